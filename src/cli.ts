@@ -1,0 +1,78 @@
+#!/usr/bin/env bun
+import { defineCommand, renderUsage, runCommand, type CommandDef, type SubCommandsDef } from "citty";
+import { EXIT, messageOf, ThoughtGateError } from "./core/errors.ts";
+import { log, setVerbose } from "./core/log.ts";
+import { TARGET, VERSION } from "./version.ts";
+
+// Subcommands load on first use, so `shim` never pays for what `inspect` (or later cedar) needs.
+const subCommands = {
+  shim: () => import("./commands/shim.ts").then((m) => m.default),
+  inspect: () => import("./commands/inspect.ts").then((m) => m.default),
+} satisfies SubCommandsDef;
+
+const root = defineCommand({
+  meta: {
+    name: "thoughtgate",
+    version: VERSION,
+    description: "Governance between AI agents and their MCP servers",
+  },
+  subCommands,
+});
+
+/**
+ * The one error boundary. Exit codes (also in README.md):
+ *   0 ok · 1 ThoughtGate or configuration error · 2 usage error · shim: the server's own code.
+ */
+export async function main(argv: string[]): Promise<number> {
+  const verbose = argv.includes("--verbose");
+  if (verbose) setVerbose();
+  try {
+    const [name, ...rest] = argv;
+    if (name === undefined || name === "--help" || name === "-h" || name === "help") {
+      process.stdout.write(`${await renderUsage(root)}\n`);
+      return name === undefined ? EXIT.usage : EXIT.ok;
+    }
+    if (name === "--version" || name === "-v" || name === "version") {
+      process.stdout.write(`thoughtgate ${VERSION} (${TARGET})\n`);
+      return EXIT.ok;
+    }
+    const load = subCommands[name as keyof typeof subCommands];
+    if (!load) throw new ThoughtGateError("USAGE", `unknown command ${JSON.stringify(name)} (see thoughtgate --help)`);
+    const command = (await load()) as CommandDef;
+    const ours = rest.includes("--") ? rest.slice(0, rest.indexOf("--")) : rest;
+    if (ours.includes("--help") || ours.includes("-h")) {
+      process.stdout.write(`${await renderUsage(command, root)}\n`);
+      return EXIT.ok;
+    }
+    const { result } = await runCommand(command, { rawArgs: rest });
+    return typeof result === "number" ? result : EXIT.ok;
+  } catch (error) {
+    return report(error, verbose);
+  }
+}
+
+function report(error: unknown, verbose: boolean): number {
+  if (error instanceof ThoughtGateError) {
+    log.error(error.message);
+    if (verbose && error.stack) log.debug(error.stack);
+    if (error.code === "USAGE") log.info("run `thoughtgate <command> --help` for usage");
+    return error.exitCode;
+  }
+  // citty's own argument errors (missing required flag, bad enum) are usage errors too.
+  if (error instanceof Error && error.name === "CLIError") {
+    log.error(error.message);
+    return EXIT.usage;
+  }
+  log.error(`unexpected error: ${messageOf(error)}`);
+  if (verbose && error instanceof Error && error.stack) log.error(error.stack);
+  return EXIT.error;
+}
+
+if (import.meta.main) {
+  process.on("uncaughtException", (error) => {
+    log.error(`uncaught: ${messageOf(error)}`);
+    process.exit(EXIT.error);
+  });
+  const code = await main(process.argv.slice(2));
+  process.exit(code);
+}

@@ -1,0 +1,66 @@
+import type { ArgsDef } from "citty";
+import { isProfile, PROFILES, type Profile } from "../core/profile.ts";
+import { usageError } from "../core/errors.ts";
+
+/** Flags several commands share. */
+export const commonArgs = {
+  verbose: { type: "boolean", description: "Debug logging and stack traces on errors" },
+} as const satisfies ArgsDef;
+
+export const profileArg = {
+  profile: {
+    type: "string",
+    description: "production (enforce) or development (log WOULD_BLOCK and forward); default $THOUGHTGATE_PROFILE or production",
+    valueHint: "production|development",
+  },
+} as const satisfies ArgsDef;
+
+export function resolveProfile(flag: string | undefined): Profile {
+  const value = flag ?? process.env.THOUGHTGATE_PROFILE ?? "production";
+  if (!isProfile(value)) throw usageError(`--profile: expected one of ${PROFILES.join("|")}, got ${JSON.stringify(value)}`);
+  return value;
+}
+
+/**
+ * Split `[flags…] -- CMD [ARGS…]`. Everything after the first `--` belongs to the child, so its
+ * own flags are never read as ours; before it, only flags we define are accepted.
+ */
+export function splitChildCommand(rawArgs: string[], args: ArgsDef, commandName: string): { ours: string[]; child: string[] } {
+  const separator = rawArgs.indexOf("--");
+  const ours = separator === -1 ? rawArgs : rawArgs.slice(0, separator);
+  const child = separator === -1 ? [] : rawArgs.slice(separator + 1);
+  rejectUnknownFlags(ours, args);
+  if (child.length === 0) throw usageError(`${commandName} needs a command after --, e.g. thoughtgate ${commandName} -- npx -y @modelcontextprotocol/server-everything`);
+  return { ours, child };
+}
+
+export function rejectUnknownFlags(rawArgs: string[], args: ArgsDef): void {
+  const known = new Set<string>();
+  for (const [name, def] of Object.entries(args)) {
+    known.add(name);
+    known.add(kebab(name));
+    const aliases = "alias" in def && def.alias !== undefined ? def.alias : [];
+    for (const alias of Array.isArray(aliases) ? aliases : [aliases]) known.add(alias);
+    if (def.type === "boolean") known.add(`no-${kebab(name)}`);
+  }
+  for (const arg of rawArgs) {
+    if (!arg.startsWith("-") || arg === "-") continue;
+    const name = arg.replace(/^--?/, "").split("=")[0] ?? "";
+    if (!known.has(name)) throw usageError(`unknown flag ${arg.split("=")[0]}`);
+  }
+  const positional = rawArgs.filter((arg, i) => !arg.startsWith("-") && !isFlagValue(rawArgs, i, args));
+  const positionalAllowed = Object.values(args).some((def) => def.type === "positional");
+  if (positional.length > 0 && !positionalAllowed) throw usageError(`unexpected argument ${JSON.stringify(positional[0])}`);
+}
+
+function isFlagValue(rawArgs: string[], index: number, args: ArgsDef): boolean {
+  const previous = rawArgs[index - 1];
+  if (previous === undefined || !previous.startsWith("-") || previous.includes("=")) return false;
+  const name = previous.replace(/^--?/, "");
+  const def = Object.entries(args).find(([key, d]) => key === name || kebab(key) === name || ("alias" in d && d.alias === name))?.[1];
+  return def !== undefined && def.type !== "boolean";
+}
+
+function kebab(name: string): string {
+  return name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
+}

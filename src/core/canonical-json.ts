@@ -1,0 +1,25 @@
+/**
+ * Canonical JSON (object keys sorted by code unit, no whitespace) and its SHA-256: the `args_hash`
+ * of the event stream and the digest approvals are bound to. Same value → same hash, whatever the
+ * key order or spacing the agent used.
+ */
+export function canonicalJson(value: unknown): string {
+  if (value === null || typeof value !== "object") {
+    // JSON.stringify maps undefined (a missing `arguments`) to undefined; canonical form is null.
+    return JSON.stringify(value) ?? "null";
+  }
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
+  const entries = Object.keys(value)
+    .sort()
+    .filter((key) => (value as Record<string, unknown>)[key] !== undefined)
+    .map((key) => `${JSON.stringify(key)}:${canonicalJson((value as Record<string, unknown>)[key])}`);
+  return `{${entries.join(",")}}`;
+}
+
+export function sha256Hex(text: string): string {
+  return new Bun.CryptoHasher("sha256").update(text).digest("hex");
+}
+
+export function argsHash(args: unknown): string {
+  return sha256Hex(canonicalJson(args ?? {}));
+}

@@ -1,0 +1,217 @@
+import { bestEffort } from "../core/errors.ts";
+import { log } from "../core/log.ts";
+import type { Profile } from "../core/profile.ts";
+import { EventStream } from "../telemetry/events.ts";
+import { VERSION } from "../version.ts";
+import type { Decider } from "./decide.ts";
+import { Framer, type Unit } from "./framer.ts";
+import { LineSink } from "./line-sink.ts";
+import { Router } from "./router.ts";
+import { ServerProcess, SIGTERM_GRACE_MS, STDIN_CLOSE_GRACE_MS, type Exit } from "./server-process.ts";
+import { WATCH_TIMEOUT_MS } from "./smuggling.ts";
+
+/** DESIGN decision 6: past this many pending decisions the shim stops reading from the agent. */
+export const MAX_PENDING_DECISIONS = 32;
+export const ORPHAN_TIMEOUT_MS = 300_000;
+
+export type ShimOptions = {
+  serverId: string;
+  profile: Profile;
+  command: string[];
+  runId: string;
+  eventsPath: string | null;
+  decider: Decider;
+  orphanTimeoutMs?: number;
+  stdinCloseGraceMs?: number;
+  sigtermGraceMs?: number;
+};
+
+/** The part of a stream reader the pumps use (Bun's stdin and pipe readers differ in their full types). */
+type ByteReader = { read(): Promise<{ done: boolean; value?: Uint8Array | undefined }>; cancel(): Promise<void> };
+
+type StopReason = "agent_eof" | "signal" | "server_exit" | "agent_gone";
+
+/**
+ * `thoughtgate shim`: proxy NDJSON JSON-RPC between the agent (our stdin/stdout) and the MCP
+ * server (a child process), judging every line on the way. Resolves with the exit code.
+ */
+export async function runShim(options: ShimOptions): Promise<number> {
+  const events = EventStream.open(options.eventsPath, {
+    run_id: options.runId,
+    server_id: options.serverId,
+    profile: options.profile,
+  });
+  events.emit("run_start", {
+    started_at: new Date().toISOString(),
+    pid: process.pid,
+    server_command: options.command,
+    policy: options.decider.policy,
+    version: VERSION,
+  });
+
+  let stopWith: (reason: StopReason) => void = () => {};
+  const stopped = new Promise<StopReason>((resolve) => {
+    stopWith = resolve;
+  });
+  const onSignal = (signal: NodeJS.Signals) => {
+    log.info(`[${options.serverId}] ${signal}: shutting down`);
+    stopWith("signal");
+  };
+  process.on("SIGTERM", onSignal);
+  process.on("SIGINT", onSignal);
+
+  const toAgent = new LineSink(Bun.stdout.writer(), (reason) => {
+    log.warn(`[${options.serverId}] agent stopped reading (${reason}): shutting down`);
+    stopWith("agent_gone");
+  });
+
+  const spawned = ServerProcess.spawn(options.command);
+  const server = spawned instanceof ServerProcess ? spawned : null;
+  const toServer = server
+    ? new LineSink(server.stdin, (reason) => log.debug(`[${options.serverId}] server stdin closed: ${reason}`))
+    : null;
+  const router = new Router({
+    serverId: options.serverId,
+    profile: options.profile,
+    decider: options.decider,
+    events,
+    toAgent,
+    toServer,
+  });
+
+  if (server) {
+    events.emit("server_state", { state: "running", pid: server.pid });
+    log.debug(`[${options.serverId}] started ${options.command.join(" ")} (pid ${server.pid})`);
+  } else {
+    const reason = "error" in spawned ? spawned.error : "spawn failed";
+    // EC-STDIO-009: stay up and answer every request with the reason instead of vanishing.
+    log.error(`[${options.serverId}] ${reason}`);
+    events.emit("server_state", { state: "failed_to_start", detail: reason });
+    router.serverGone(`it failed to start: ${reason}`);
+  }
+
+  const orphanTimeoutMs = options.orphanTimeoutMs ?? ORPHAN_TIMEOUT_MS;
+  const orphanTimer = setInterval(
+    () => router.reportOrphans(performance.now(), orphanTimeoutMs),
+    Math.max(10, Math.min(1_000, orphanTimeoutMs / 2)),
+  );
+  orphanTimer.unref();
+
+  const agentReader: ByteReader = Bun.stdin.stream().getReader();
+  const agentPump = pump(agentReader, (unit) => router.fromAgent(unit), [toServer, toAgent], router).then(() =>
+    stopWith("agent_eof"),
+  );
+  let serverReader: ByteReader | null = null;
+  let serverPump: Promise<void> = Promise.resolve();
+  if (server) {
+    const reader: ByteReader = server.stdout.getReader();
+    serverReader = reader;
+    serverPump = pump(reader, (unit) => router.fromServer(unit), [toAgent, toServer], null).then(async () => {
+      const code = await server.exited;
+      router.serverGone(`it exited (code ${server.hasExited ? code : "unknown"})`);
+      stopWith("server_exit");
+    });
+  }
+
+  const reason = await stopped;
+  log.debug(`[${options.serverId}] stopping: ${reason}`);
+  if (reason === "signal" || reason === "agent_gone") {
+    // Stop accepting new agent messages; what the server still sends is delivered until it exits.
+    bestEffort(() => void agentReader.cancel());
+  }
+
+  let exit: Exit | null = null;
+  if (server) {
+    exit = await server.stop({
+      stdinCloseMs: options.stdinCloseGraceMs ?? STDIN_CLOSE_GRACE_MS,
+      sigtermMs: options.sigtermGraceMs ?? SIGTERM_GRACE_MS,
+    });
+    events.emit("server_state", {
+      state: exit.escalation === "none" ? "exited" : "terminated",
+      pid: server.pid,
+      exit_code: exit.exitCode,
+      signal: exit.signal,
+    });
+    // A grandchild that left the group could still hold the server's stdout open.
+    await Promise.race([serverPump, Bun.sleep(options.sigtermGraceMs ?? SIGTERM_GRACE_MS)]);
+    bestEffort(() => void serverReader?.cancel());
+  } else if (reason === "agent_eof") {
+    await agentPump;
+  }
+  router.serverGone("the shim is shutting down");
+  clearInterval(orphanTimer);
+  process.off("SIGTERM", onSignal);
+  process.off("SIGINT", onSignal);
+
+  const exitCode = exitCodeOf(server, exit);
+  router.summary.events_dropped = events.dropped;
+  events.emit(
+    "run_end",
+    {
+      ended_at: new Date().toISOString(),
+      status: server ? (reason === "server_exit" ? "server_exited" : "ok") : "server_failed",
+      exit_code: exitCode,
+      summary: router.summary,
+    },
+    { force: true },
+  );
+  await toAgent.backpressure();
+  toAgent.close();
+  await events.close();
+  return exitCode;
+}
+
+/** F-018 step 7: 0 for a clean shutdown, else the server's own code (128+n for a signal it died of). */
+function exitCodeOf(server: ServerProcess | null, exit: Exit | null): number {
+  if (!server || !exit) return 1;
+  if (exit.exitCode !== null) return exit.exitCode;
+  if (exit.escalation !== "none") return 0;
+  const signal = exit.signal ? (SIGNAL_NUMBERS[exit.signal] ?? 0) : 0;
+  return 128 + signal;
+}
+
+const SIGNAL_NUMBERS: Record<string, number> = { SIGHUP: 1, SIGINT: 2, SIGQUIT: 3, SIGABRT: 6, SIGKILL: 9, SIGSEGV: 11, SIGPIPE: 13, SIGTERM: 15 };
+
+/**
+ * Read one direction until EOF: frame, route, then wait for the destination to drain (and, for
+ * the agent side, for a free decision slot) before reading more.
+ */
+async function pump(
+  reader: ByteReader,
+  route: (unit: Unit) => void,
+  sinks: Array<LineSink | null>,
+  decisions: Router | null,
+): Promise<void> {
+  const framer = new Framer();
+  let watchTimer: ReturnType<typeof setTimeout> | null = null;
+  const routeAll = (units: Unit[]) => {
+    for (const unit of units) route(unit);
+  };
+  try {
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done || value === undefined) break;
+      routeAll(framer.push(value));
+      if (framer.watching && watchTimer === null) {
+        watchTimer = setTimeout(() => {
+          watchTimer = null;
+          routeAll(framer.abandonWatch());
+        }, WATCH_TIMEOUT_MS);
+      } else if (!framer.watching && watchTimer !== null) {
+        clearTimeout(watchTimer);
+        watchTimer = null;
+      }
+      for (const sink of sinks) {
+        const pending = sink?.backpressure();
+        if (pending) await pending;
+      }
+      while (decisions && decisions.decisionsInFlight >= MAX_PENDING_DECISIONS) await decisions.decisionSettled();
+    }
+  } catch (error) {
+    // A cancelled or broken pipe ends this direction like EOF does.
+    log.debug(`stream ended: ${String(error)}`);
+  } finally {
+    if (watchTimer !== null) clearTimeout(watchTimer);
+  }
+  routeAll(framer.end());
+}

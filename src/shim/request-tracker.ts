@@ -1,0 +1,57 @@
+import { idKey, type JsonRpcId } from "../core/jsonrpc.ts";
+
+/**
+ * F-015: outstanding requests per direction, so responses can be correlated (latency, status)
+ * and requests nobody answers can be reported.
+ */
+export type Outstanding = {
+  id: JsonRpcId;
+  method: string;
+  startedAt: number;
+  /** Set for `tools/call`: the audit identity of the call. */
+  call?: { callId: string; tool: string; argsHash: string };
+  orphanReported?: boolean;
+};
+
+export class RequestTracker {
+  private readonly byKey = new Map<string, Outstanding>();
+
+  get size(): number {
+    return this.byKey.size;
+  }
+
+  has(id: JsonRpcId): boolean {
+    return this.byKey.has(idKey(id));
+  }
+
+  add(entry: Outstanding): void {
+    this.byKey.set(idKey(entry.id), entry);
+  }
+
+  /** Remove and return the request this response answers, if we saw it. */
+  settle(id: JsonRpcId): Outstanding | undefined {
+    const key = idKey(id);
+    const entry = this.byKey.get(key);
+    if (entry) this.byKey.delete(key);
+    return entry;
+  }
+
+  /** Remove and return every outstanding request (the peer that should answer is gone). */
+  drain(): Outstanding[] {
+    const all = [...this.byKey.values()];
+    this.byKey.clear();
+    return all;
+  }
+
+  /** Requests older than `timeoutMs` not reported before; each is reported once. */
+  newOrphans(now: number, timeoutMs: number): Outstanding[] {
+    const orphans: Outstanding[] = [];
+    for (const entry of this.byKey.values()) {
+      if (!entry.orphanReported && now - entry.startedAt >= timeoutMs) {
+        entry.orphanReported = true;
+        orphans.push(entry);
+      }
+    }
+    return orphans;
+  }
+}

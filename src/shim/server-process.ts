@@ -1,0 +1,127 @@
+import type { FileSink, Subprocess } from "bun";
+import { bestEffort, messageOf } from "../core/errors.ts";
+import { log } from "../core/log.ts";
+
+/** F-018 defaults: how long the server gets after stdin closes, then after SIGTERM. */
+export const STDIN_CLOSE_GRACE_MS = 5_000;
+export const SIGTERM_GRACE_MS = 2_000;
+
+export type Exit = { exitCode: number | null; signal: string | null; escalation: "none" | "sigterm" | "sigkill" };
+
+type Piped = Subprocess<"pipe", "pipe", "inherit">;
+
+/**
+ * The MCP server child: its own process group (so a Ctrl+C in the terminal reaches only the
+ * shim, which decides how the server stops), piped stdin/stdout, inherited stderr (EC-STDIO-028),
+ * and an environment without `THOUGHTGATE_*` (the governance secret must never reach it).
+ */
+export class ServerProcess {
+  private stopping: Promise<Exit> | null = null;
+  private escalation: Exit["escalation"] = "none";
+
+  private constructor(private readonly proc: Piped) {}
+
+  static spawn(command: string[], env: NodeJS.ProcessEnv = process.env): ServerProcess | { error: string } {
+    try {
+      const proc = Bun.spawn(command, {
+        stdin: "pipe",
+        stdout: "pipe",
+        stderr: "inherit",
+        detached: true,
+        env: scrubEnv(env),
+      });
+      return new ServerProcess(proc);
+    } catch (error) {
+      return { error: `cannot start ${JSON.stringify(command[0])}: ${messageOf(error)}` };
+    }
+  }
+
+  get pid(): number {
+    return this.proc.pid;
+  }
+
+  get stdin(): FileSink {
+    return this.proc.stdin;
+  }
+
+  get stdout(): ReadableStream<Uint8Array> {
+    return this.proc.stdout;
+  }
+
+  get exited(): Promise<number> {
+    return this.proc.exited;
+  }
+
+  get hasExited(): boolean {
+    return this.proc.exitCode !== null || this.proc.signalCode !== null;
+  }
+
+  /**
+   * F-018 staged shutdown: close stdin → wait → SIGTERM the group → wait → SIGKILL → reap.
+   * Idempotent: every caller gets the same outcome.
+   */
+  stop(graces: { stdinCloseMs: number; sigtermMs: number }): Promise<Exit> {
+    this.stopping ??= this.stopStaged(graces);
+    return this.stopping;
+  }
+
+  private async stopStaged({ stdinCloseMs, sigtermMs }: { stdinCloseMs: number; sigtermMs: number }): Promise<Exit> {
+    // MCP lifecycle (stdio transport): the client closes the server's stdin first and waits.
+    bestEffort(() => this.proc.stdin.end());
+    if (!(await this.exitsWithin(stdinCloseMs))) {
+      log.info(`server pid ${this.pid} still running ${stdinCloseMs} ms after stdin closed: SIGTERM`);
+      this.escalation = "sigterm";
+      this.signalGroup("SIGTERM");
+      if (!(await this.exitsWithin(sigtermMs))) {
+        log.warn(`server pid ${this.pid} ignored SIGTERM for ${sigtermMs} ms: SIGKILL`);
+        this.escalation = "sigkill";
+        this.signalGroup("SIGKILL");
+      }
+    }
+    await this.proc.exited;
+    await this.sweepGroup(sigtermMs);
+    const signal = this.proc.signalCode;
+    return { exitCode: this.proc.exitCode, signal: signal === null ? null : String(signal), escalation: this.escalation };
+  }
+
+  /**
+   * The server is gone, but processes it started may still be in its group (an `npx` wrapper's
+   * child, a helper daemon). They are ours to end: no orphan outlives the shim.
+   */
+  private async sweepGroup(graceMs: number): Promise<void> {
+    if (!this.groupAlive()) return;
+    this.signalGroup("SIGTERM");
+    const deadline = performance.now() + graceMs;
+    while (this.groupAlive() && performance.now() < deadline) await Bun.sleep(20);
+    if (this.groupAlive()) this.signalGroup("SIGKILL");
+  }
+
+  private groupAlive(): boolean {
+    // Signal 0 checks existence. The group id cannot be reused while any member lives.
+    return bestEffort(() => process.kill(-this.pid, 0));
+  }
+
+  private signalGroup(signal: NodeJS.Signals): void {
+    bestEffort(() => process.kill(-this.pid, signal));
+  }
+
+  private async exitsWithin(ms: number): Promise<boolean> {
+    if (this.hasExited) return true;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const timeout = new Promise<false>((resolve) => {
+      timer = setTimeout(() => resolve(false), ms);
+    });
+    const exited = await Promise.race([this.proc.exited.then(() => true as const), timeout]);
+    clearTimeout(timer);
+    return exited;
+  }
+}
+
+/** The server's environment: ours, minus every `THOUGHTGATE_*` variable (DESIGN decision 7). */
+export function scrubEnv(env: NodeJS.ProcessEnv): Record<string, string> {
+  const scrubbed: Record<string, string> = {};
+  for (const [key, value] of Object.entries(env)) {
+    if (value !== undefined && !key.startsWith("THOUGHTGATE_")) scrubbed[key] = value;
+  }
+  return scrubbed;
+}
