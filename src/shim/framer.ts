@@ -88,7 +88,7 @@ export class Framer {
       return;
     }
     if (verdict.error.code === "InvalidJson" && verdict.text !== null && endsInsideString(verdict.text)) {
-      this.watch = new SmugglingWatch(bytes.slice(), verdict.text, this.maxLineBytes);
+      this.watch = new SmugglingWatch(bytes.slice(), verdict.text);
       return;
     }
     units.push({ kind: "rejected", error: verdict.error });

@@ -35,37 +35,41 @@ export function endsInsideString(text: string): boolean {
   return scanJson(text, FRESH_SCAN).inString;
 }
 
-/** At most this many lines or bytes are held while a watch is open; past that it is abandoned. */
+/** At most this many lines are held while a watch is open; past that it is abandoned. */
 export const WATCH_MAX_LINES = 64;
+/** At most this many bytes are held (an attack needs a few hundred; a real message never spans lines). */
+export const WATCH_MAX_BYTES = 1024 * 1024;
 /** A watch the sender never closes is abandoned after this long, so held lines are not delayed. */
 export const WATCH_TIMEOUT_MS = 250;
+/** Quotes tried per line as the one that closes the open string. */
+const MAX_CLOSE_CANDIDATES = 8;
 
 export type WatchOutcome =
   | { kind: "open" }
-  /** The text closed into one JSON-RPC message and a later line is a message on its own. */
+  /** The lines close into one JSON-RPC message and a line inside it is a message on its own. */
   | { kind: "smuggling"; outer: { [key: string]: unknown }; smuggledLine: number }
-  /** The text closed into one message with raw newlines in a string but nothing hidden in it. */
+  /** The lines close into one message with raw newlines in a string but nothing hidden in it. */
   | { kind: "multiline"; outer: { [key: string]: unknown } }
-  /** The text closed into something that is not one JSON-RPC message, or the watch overflowed. */
+  /** Too many lines or bytes: the watch gives up and every held line is judged on its own. */
   | { kind: "abandon" };
 
+/**
+ * The embedded message carries unescaped quotes, so the joined text is never strictly valid
+ * JSON. We model the sender's intent instead: everything from the open string up to a closing
+ * quote on a later line is string content. The lines "close" when, with that content escaped,
+ * the text parses as one JSON-RPC object.
+ */
 export class SmugglingWatch {
   readonly lines: Uint8Array[] = [];
   private readonly texts: string[] = [];
-  /** The JSON text with each join point's newline escaped when it fell inside a string. */
-  private joined: string;
-  private state: ScanState;
+  /** Nesting depth at the end of the first line: what the rest after the closing quote must close. */
+  private readonly openDepth: number;
   private bytes: number;
 
-  constructor(
-    firstLine: Uint8Array,
-    firstText: string,
-    private readonly maxBytes: number,
-  ) {
+  constructor(firstLine: Uint8Array, firstText: string) {
     this.lines.push(firstLine);
     this.texts.push(firstText);
-    this.joined = firstText;
-    this.state = scanJson(firstText, FRESH_SCAN);
+    this.openDepth = scanJson(firstText, FRESH_SCAN).depth;
     this.bytes = firstLine.length;
   }
 
@@ -73,28 +77,55 @@ export class SmugglingWatch {
     this.lines.push(line);
     this.texts.push(text);
     this.bytes += line.length + 1;
-    this.joined += this.state.inString ? "\\n" : "\n";
-    this.joined += text;
-    this.state = scanJson(text, this.state);
-    if (this.lines.length > WATCH_MAX_LINES || this.bytes > this.maxBytes) return { kind: "abandon" };
-    if (this.state.inString || this.state.depth > 0) return { kind: "open" };
-    return this.evaluate();
+    if (this.lines.length > WATCH_MAX_LINES || this.bytes > WATCH_MAX_BYTES) return { kind: "abandon" };
+    const outer = this.closeWith(text);
+    if (!outer) return { kind: "open" };
+    for (let i = 1; i < this.texts.length - 1; i++) {
+      if (parsesAsJsonRpc(this.texts[i] as string)) return { kind: "smuggling", outer, smuggledLine: i };
+    }
+    return { kind: "multiline", outer };
   }
 
-  private evaluate(): WatchOutcome {
-    let outer: unknown;
-    try {
-      outer = JSON.parse(this.joined);
-    } catch {
-      return { kind: "abandon" };
+  /** Try the first quotes of `last` as the end of the open string; the outer message if one closes it. */
+  private closeWith(last: string): { [key: string]: unknown } | null {
+    const middle = this.texts.slice(1, -1);
+    let quote = indexOfUnescapedQuote(last, 0);
+    for (let tried = 0; quote !== -1 && tried < MAX_CLOSE_CANDIDATES; tried++) {
+      const rest = last.slice(quote);
+      // Cheap structural check before a full parse: the rest must close what the first line opened.
+      const after = scanJson(rest.slice(1), { inString: false, escaped: false, depth: this.openDepth });
+      if (!after.inString && after.depth === 0) {
+        const content = ["", ...middle, last.slice(0, quote)].join("\n");
+        const outer = parseJsonRpcObject(`${this.texts[0]}${escapeStringContent(content)}${rest}`);
+        if (outer) return outer;
+      }
+      quote = indexOfUnescapedQuote(last, quote + 1);
     }
-    if (typeof outer !== "object" || outer === null || Array.isArray(outer)) return { kind: "abandon" };
-    const body = outer as { [key: string]: unknown };
-    if (body.jsonrpc !== "2.0") return { kind: "abandon" };
-    for (let i = 1; i < this.texts.length; i++) {
-      if (parsesAsJsonRpc(this.texts[i] as string)) return { kind: "smuggling", outer: body, smuggledLine: i };
-    }
-    return { kind: "multiline", outer: body };
+    return null;
+  }
+}
+
+function indexOfUnescapedQuote(text: string, from: number): number {
+  for (let i = text.indexOf('"', from); i !== -1; i = text.indexOf('"', i + 1)) {
+    let backslashes = 0;
+    for (let j = i - 1; j >= 0 && text.charCodeAt(j) === 0x5c; j--) backslashes++;
+    if (backslashes % 2 === 0) return i;
+  }
+  return -1;
+}
+
+/** Raw text as the content of a JSON string (quotes, backslashes and newlines escaped). */
+function escapeStringContent(content: string): string {
+  return JSON.stringify(content).slice(1, -1);
+}
+
+function parseJsonRpcObject(text: string): { [key: string]: unknown } | null {
+  try {
+    const value: unknown = JSON.parse(text);
+    if (typeof value !== "object" || value === null || Array.isArray(value)) return null;
+    return (value as { jsonrpc?: unknown }).jsonrpc === "2.0" ? (value as { [key: string]: unknown }) : null;
+  } catch {
+    return null;
   }
 }
 
