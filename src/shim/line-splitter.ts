@@ -51,9 +51,7 @@ export class LineSplitter {
       return;
     }
     if (this.partialSize + piece.length > this.maxLineBytes) {
-      const buffered = this.takePartial();
-      this.discarding = { size: 0, head: buffered.subarray(0, KEEP_BYTES).slice(), tail: new Uint8Array(0) };
-      this.extendDiscard(buffered.subarray(KEEP_BYTES), buffered.length);
+      this.startDiscard();
       this.extendDiscard(piece);
       return;
     }
@@ -76,16 +74,23 @@ export class LineSplitter {
       return { kind: "line", bytes: piece };
     }
     if (this.partialSize + piece.length > this.maxLineBytes) {
-      const buffered = this.takePartial();
-      return {
-        kind: "oversize",
-        size: buffered.length + piece.length,
-        head: buffered.slice(0, KEEP_BYTES),
-        tail: concat([buffered, piece]).slice(-KEEP_BYTES),
-      };
+      this.startDiscard();
+      return this.complete(piece);
     }
     this.partial.push(piece);
     return { kind: "line", bytes: this.takePartial() };
+  }
+
+  /** Switch to discarding, keeping only the head and tail of what was buffered (no copy of the rest). */
+  private startDiscard(): void {
+    const parts = this.partial;
+    const size = this.partialSize;
+    this.partial = [];
+    this.partialSize = 0;
+    const head = concat(parts.slice(0, Math.ceil(KEEP_BYTES / Math.max(1, parts[0]?.length ?? 1)) + 1)).slice(0, KEEP_BYTES);
+    this.discarding = { size: 0, head, tail: new Uint8Array(0) };
+    for (const part of parts.slice(-2)) this.extendDiscard(part, 0);
+    this.discarding.size = size;
   }
 
   private extendDiscard(piece: Uint8Array, counted = piece.length): void {
