@@ -1,4 +1,5 @@
 import type { FileSink, Subprocess } from "bun";
+import { readdirSync, readFileSync } from "node:fs";
 import { bestEffort, messageOf } from "../core/errors.ts";
 import { log } from "../core/log.ts";
 
@@ -97,8 +98,7 @@ export class ServerProcess {
   }
 
   private groupAlive(): boolean {
-    // Signal 0 checks existence. The group id cannot be reused while any member lives.
-    return bestEffort(() => process.kill(-this.pid, 0));
+    return groupHasLiveMembers(this.pid);
   }
 
   private signalGroup(signal: NodeJS.Signals): void {
@@ -115,6 +115,30 @@ export class ServerProcess {
     clearTimeout(timer);
     return exited;
   }
+}
+
+/**
+ * Whether any process of group `pgid` is still running. Signal 0 also counts zombies, and a
+ * grandchild orphaned by the server stays a zombie forever where PID 1 does not reap (containers),
+ * so on Linux we read /proc and skip them. The group id cannot be reused while any member exists.
+ */
+export function groupHasLiveMembers(pgid: number): boolean {
+  if (!bestEffort(() => process.kill(-pgid, 0))) return false;
+  if (process.platform !== "linux") return true;
+  for (const entry of readdirSync("/proc")) {
+    const code = entry.charCodeAt(0);
+    if (code < 0x30 || code > 0x39) continue;
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${entry}/stat`, "latin1");
+    } catch {
+      continue; // exited while we looked
+    }
+    // "pid (comm) state ppid pgrp …": comm may contain spaces, so split after the last ')'.
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    if (Number(fields[2]) === pgid && fields[0] !== "Z" && fields[0] !== "X") return true;
+  }
+  return false;
 }
 
 /** The server's environment: ours, minus every `THOUGHTGATE_*` variable (DESIGN decision 7). */
