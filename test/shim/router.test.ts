@@ -1,0 +1,134 @@
+import { describe, expect, test } from "bun:test";
+import { EventStream } from "../../src/telemetry/events.ts";
+import type { Decider, Verdict } from "../../src/shim/decide.ts";
+import { Framer } from "../../src/shim/framer.ts";
+import { Router, type Sink } from "../../src/shim/router.ts";
+
+class Collect implements Sink {
+  readonly lines: string[] = [];
+  send(bytes: Uint8Array): void {
+    this.lines.push(new TextDecoder().decode(bytes));
+  }
+  sendText(line: string): void {
+    this.lines.push(line);
+  }
+  json(): Array<Record<string, any>> {
+    return this.lines.map((line) => JSON.parse(line));
+  }
+}
+
+function setup(decider: Decider, profile: "production" | "development" = "production") {
+  const toAgent = new Collect();
+  const toServer = new Collect();
+  const router = new Router({ serverId: "s", profile, decider, events: EventStream.open(null, { run_id: "r", server_id: "s", profile }), toAgent, toServer });
+  const framer = new Framer();
+  const agent = (message: unknown) => {
+    for (const unit of framer.push(new TextEncoder().encode(`${JSON.stringify(message)}\n`))) router.fromAgent(unit);
+  };
+  const serverFramer = new Framer();
+  const server = (message: unknown) => {
+    for (const unit of serverFramer.push(new TextEncoder().encode(`${JSON.stringify(message)}\n`))) router.fromServer(unit);
+  };
+  return { router, toAgent, toServer, agent, server };
+}
+
+const call = (id: number, name: string) => ({ jsonrpc: "2.0", id, method: "tools/call", params: { name, arguments: {} } });
+const deny: Verdict = { action: "deny", gate: "rules", ruleId: "r1", reason: "no", error: { code: -32014, message: "denied by rule r1", data: { gate: "rules" } } };
+const forward: Verdict = { action: "forward", gate: "rules", ruleId: "r0", reason: "ok" };
+
+describe("Router decision point", () => {
+  test("only governed methods are decided; everything else passes straight through", () => {
+    const decided: string[] = [];
+    const { agent, toServer } = setup({ policy: "test", decide: (m) => (decided.push(m.method), forward) });
+    agent(call(1, "a"));
+    agent({ jsonrpc: "2.0", id: 2, method: "resources/read", params: { uri: "x" } });
+    agent({ jsonrpc: "2.0", id: 3, method: "ping" });
+    agent({ jsonrpc: "2.0", id: 4, method: "tools/list" });
+    agent({ jsonrpc: "2.0", method: "notifications/initialized" });
+    expect(decided).toEqual(["tools/call", "resources/read"]);
+    expect(toServer.json().map((m) => m.id ?? m.method)).toEqual([1, 2, 3, 4, "notifications/initialized"]);
+  });
+
+  test("deny answers the agent with the verdict's error and never reaches the server", () => {
+    const { agent, toAgent, toServer, router } = setup({ policy: "test", decide: () => deny });
+    agent(call(7, "rm"));
+    expect(toServer.lines).toEqual([]);
+    expect(toAgent.json()).toEqual([{ jsonrpc: "2.0", id: 7, error: { code: -32014, message: "denied by rule r1", data: { gate: "rules" } } }]);
+    expect(router.summary).toMatchObject({ calls_total: 1, calls_denied: 1, calls_forwarded: 0 });
+  });
+
+  test("a pending decision holds only its own request: others and pings keep flowing", async () => {
+    let approve: (v: Verdict) => void = () => {};
+    const { agent, toServer, router } = setup({
+      policy: "test",
+      decide: (m) => ((m.params as { name: string }).name === "slow" ? new Promise<Verdict>((resolve) => (approve = resolve)) : forward),
+    });
+    agent(call(1, "slow"));
+    agent(call(2, "fast"));
+    agent({ jsonrpc: "2.0", id: 3, method: "ping" });
+    expect(toServer.json().map((m) => m.id)).toEqual([2, 3]);
+    expect(router.decisionsInFlight).toBe(1);
+    approve(forward);
+    await Bun.sleep(0);
+    expect(toServer.json().map((m) => m.id)).toEqual([2, 3, 1]);
+    expect(router.decisionsInFlight).toBe(0);
+  });
+
+  test("notifications/cancelled for a pending request aborts it and is not forwarded", () => {
+    let signal: AbortSignal | undefined;
+    const { agent, toServer, toAgent, router } = setup({ policy: "test", decide: (_m, s) => ((signal = s), new Promise<Verdict>(() => {})) });
+    agent(call(5, "slow"));
+    agent({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: 5, reason: "user" } });
+    expect(signal?.aborted).toBe(true);
+    expect(toServer.lines).toEqual([]);
+    expect(toAgent.lines).toEqual([]);
+    expect(router.decisionsInFlight).toBe(0);
+    // A cancel for a request the server does have is forwarded as usual.
+    agent({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: 99 } });
+    expect(toServer.json()).toEqual([{ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: 99 } }]);
+  });
+
+  test("a decider that throws or rejects fails closed", async () => {
+    const throwing = setup({ policy: "test", decide: () => { throw new Error("cedar exploded"); } });
+    throwing.agent(call(1, "x"));
+    expect(throwing.toServer.lines).toEqual([]);
+    expect(throwing.toAgent.json()[0]?.error).toMatchObject({ code: -32603, message: expect.stringContaining("cedar exploded") });
+
+    const rejecting = setup({ policy: "test", decide: () => Promise.reject(new Error("service down")) });
+    rejecting.agent(call(2, "x"));
+    await Bun.sleep(0);
+    expect(rejecting.toServer.lines).toEqual([]);
+    expect(rejecting.toAgent.json()[0]).toMatchObject({ id: 2, error: { code: -32603 } });
+  });
+
+  test("a decision that arrives after the server died answers with server-unavailable", async () => {
+    let approve: (v: Verdict) => void = () => {};
+    const { agent, router, toAgent, toServer } = setup({ policy: "test", decide: () => new Promise<Verdict>((resolve) => (approve = resolve)) });
+    agent(call(1, "slow"));
+    router.serverGone("it exited (code 1)");
+    approve(forward);
+    await Bun.sleep(0);
+    expect(toServer.lines).toEqual([]);
+    expect(toAgent.json()).toHaveLength(1);
+    expect(toAgent.json()[0]).toMatchObject({ id: 1, error: { code: -32001 } });
+  });
+
+  test("responses are correlated: a server response settles the agent's request once", () => {
+    const { agent, server, router, toAgent } = setup({ policy: "test", decide: () => forward });
+    agent(call(1, "a"));
+    expect(router.agentRequests.size).toBe(1);
+    server({ jsonrpc: "2.0", id: 1, result: { content: [] } });
+    expect(router.agentRequests.size).toBe(0);
+    server({ jsonrpc: "2.0", id: 1, result: { content: [] } }); // a duplicate: now unsolicited, dropped
+    expect(toAgent.json()).toHaveLength(1);
+  });
+
+  test('ids 1 and "1" are different requests', () => {
+    const { agent, server, toAgent } = setup({ policy: "test", decide: () => forward });
+    agent({ jsonrpc: "2.0", id: 1, method: "ping" });
+    server({ jsonrpc: "2.0", id: "1", result: {} });
+    expect(toAgent.lines).toEqual([]);
+    server({ jsonrpc: "2.0", id: 1, result: {} });
+    expect(toAgent.json()).toEqual([{ jsonrpc: "2.0", id: 1, result: {} }]);
+  });
+});
