@@ -1,0 +1,123 @@
+import * as v from "valibot";
+import { parseDuration } from "../duration.ts";
+
+/**
+ * `thoughtgate.yaml`, schema 1: the one definition of the file's shape; its type is inferred.
+ * Every object is strict (an unknown key is an error that names the allowed ones), every enum
+ * error lists its choices, so a message can say what to write instead.
+ */
+function strict<const T extends v.ObjectEntries>(entries: T) {
+  const allowed = Object.keys(entries).join(", ");
+  return v.strictObject(entries, (issue) =>
+    issue.type === "strict_object" && issue.expected === "never"
+      ? `unknown key ${issue.received}; allowed keys: ${allowed}`
+      : `expected a mapping with keys ${allowed}, got ${issue.received}`,
+  );
+}
+
+function oneOf<const T extends readonly string[]>(options: T) {
+  return v.picklist(options, (issue) => `expected one of ${options.join("|")}, got ${issue.received}`);
+}
+
+const text = (what: string) => v.pipe(v.string(`expected ${what} (a string)`), v.minLength(1, `${what} must not be empty`));
+
+const duration = v.pipe(
+  v.union([v.string(), v.number()], "expected a duration like 30s, 5m or 1h"),
+  v.check((value) => /^\d+(\.\d+)?(ms|s|m|h)?$/.test(String(value).trim()), "expected a duration like 30s, 5m or 1h"),
+  v.transform((value) => parseDuration(String(value), "duration")),
+);
+
+export const ACTIONS = ["forward", "deny", "approve", "policy"] as const;
+export type Action = (typeof ACTIONS)[number];
+
+const exposeSchema = strict({
+  mode: v.optional(oneOf(["all", "allowlist", "blocklist"] as const), "all"),
+  tools: v.optional(v.array(text("a tool name glob"), "expected a list of tool name globs"), []),
+});
+
+const sourceSchema = strict({
+  id: text("a server id"),
+  enabled: v.optional(v.boolean("expected true or false"), true),
+  expose: v.optional(exposeSchema, { mode: "all", tools: [] }),
+});
+
+const annotationsFilter = strict({
+  readOnlyHint: v.optional(v.boolean("expected true or false")),
+  destructiveHint: v.optional(v.boolean("expected true or false")),
+  idempotentHint: v.optional(v.boolean("expected true or false")),
+  openWorldHint: v.optional(v.boolean("expected true or false")),
+});
+
+const ruleSchema = strict({
+  id: v.optional(text("a rule id")),
+  match: text("a tool name glob"),
+  /** Which governed method the rule is for (glob); tools/call by default. */
+  method: v.optional(text("a method glob"), "tools/call"),
+  source: v.optional(text("a server id glob")),
+  /** Only tools whose annotations (from the server's tools/list) have these values. */
+  annotations: v.optional(annotationsFilter),
+  action: oneOf(ACTIONS),
+  policy_id: v.optional(text("a policy id")),
+  approval: v.optional(text("an approval workflow name")),
+});
+
+export const CHANNELS = ["elicitation", "web", "cli", "slack"] as const;
+
+const destinationSchema = v.variant(
+  "type",
+  [
+    strict({ type: v.literal("any") }),
+    strict({ type: v.literal("elicitation") }),
+    strict({ type: v.literal("web") }),
+    strict({ type: v.literal("cli") }),
+    strict({
+      type: v.literal("slack"),
+      channel: text("a Slack channel id"),
+      token: text("a Slack bot token (use ${SLACK_BOT_TOKEN})"),
+      base_url: v.optional(text("a base URL"), "https://slack.com/api"),
+    }),
+  ],
+  (issue) => `expected destination.type one of any|elicitation|web|cli|slack, got ${issue.received}`,
+);
+
+const workflowSchema = strict({
+  destination: v.optional(destinationSchema, { type: "any" }),
+  timeout: v.optional(duration, 300_000),
+  on_timeout: v.optional(oneOf(["deny", "approve"] as const), "deny"),
+});
+
+export const configSchema = v.pipe(
+  strict({
+    schema: v.literal(1, (issue) => `expected 1 (the only schema version), got ${issue.received}`),
+    sources: v.optional(v.array(sourceSchema, "expected a list of sources"), []),
+    governance: v.optional(
+      strict({
+        defaults: v.optional(strict({ action: v.optional(oneOf(ACTIONS), "forward") }), { action: "forward" }),
+        rules: v.optional(v.array(ruleSchema, "expected a list of rules"), []),
+      }),
+      { defaults: { action: "forward" }, rules: [] },
+    ),
+    approval: v.optional(v.record(v.string(), workflowSchema, "expected a mapping of workflow names to workflows"), {}),
+    cedar: v.optional(
+      strict({
+        policies: v.pipe(v.array(text("a policy file path"), "expected a list of policy file paths"), v.minLength(1, "list at least one policy file")),
+        schema: v.optional(text("a Cedar schema file path")),
+      }),
+    ),
+    telemetry: v.optional(
+      strict({
+        otlp: v.optional(
+          strict({
+            endpoint: v.pipe(text("an OTLP/HTTP endpoint URL"), v.url("expected a URL such as http://127.0.0.1:4318")),
+            headers: v.optional(v.record(v.string(), v.string()), {}),
+          }),
+        ),
+      }),
+    ),
+  }),
+);
+
+export type ThoughtGateConfig = v.InferOutput<typeof configSchema>;
+export type Rule = ThoughtGateConfig["governance"]["rules"][number];
+export type Workflow = ThoughtGateConfig["approval"][string];
+export type Source = ThoughtGateConfig["sources"][number];
