@@ -30,9 +30,17 @@ const duration = v.pipe(
 export const ACTIONS = ["forward", "deny", "approve", "policy"] as const;
 export type Action = (typeof ACTIONS)[number];
 
+const globs = (what: string) => v.array(text(`a ${what} glob`), `expected a list of ${what} globs`);
+
+/**
+ * What a server shows the agent. `tools` follow `mode`; `prompts` (names) and `resources` (URIs)
+ * follow it too when listed, and are left alone when absent.
+ */
 const exposeSchema = strict({
   mode: v.optional(oneOf(["all", "allowlist", "blocklist"] as const), "all"),
-  tools: v.optional(v.array(text("a tool name glob"), "expected a list of tool name globs"), []),
+  tools: v.optional(globs("tool name"), []),
+  prompts: v.optional(globs("prompt name")),
+  resources: v.optional(globs("resource URI")),
 });
 
 const sourceSchema = strict({

@@ -1,0 +1,152 @@
+import { userInfo } from "node:os";
+import type { ThoughtGateConfig, Workflow } from "../core/config/schema.ts";
+import type { Profile } from "../core/profile.ts";
+import { CedarPolicies } from "./cedar.ts";
+import { GOVERNANCE_ERROR, type Gate } from "./errors.ts";
+import { Rules, type ToolAnnotations } from "./rules.ts";
+import { listKindOf, Visibility } from "./visibility.ts";
+
+/** One governed request, as every front end (shim, service, arbiter) describes it. */
+export type EvaluateInput = {
+  serverId: string;
+  /** tools/call, resources/read, resources/subscribe or prompts/get. */
+  method: string;
+  /** Tool name, prompt name or resource URI. */
+  name: string;
+  arguments: unknown;
+  /** The tool's annotations as the server listed them, when known. */
+  annotations?: ToolAnnotations;
+};
+
+export type Block = { gate: Gate; code: number; ruleId: string | null; policyId: string | null; reason: string };
+
+/** What the gates say, before the profile is applied. */
+export type EngineDecision =
+  | { kind: "forward"; gate: Gate; ruleId: string | null; policyId: string | null; reason: string }
+  | { kind: "deny"; block: Block }
+  | {
+      kind: "approve";
+      ruleId: string | null;
+      policyId: string | null;
+      reason: string;
+      workflowName: string;
+      workflow: Workflow;
+    };
+
+/** A rule `action: approve` naming no workflow gets this one (every channel, 5 min, deny on timeout). */
+export const DEFAULT_WORKFLOW: Workflow = { destination: { type: "any" }, timeout: 300_000, on_timeout: "deny" };
+
+/**
+ * The 4-gate engine (DESIGN decision 4): Visibility → Rules → Cedar → Approval. Pure apart from
+ * reading the clock for Cedar's context: the same input and config give the same decision.
+ */
+export class GovernanceEngine {
+  readonly visibility: Visibility;
+  private readonly rules: Rules;
+
+  constructor(
+    readonly config: ThoughtGateConfig,
+    readonly cedar: CedarPolicies | null,
+    readonly origin: string,
+    private readonly user = currentUser(),
+  ) {
+    this.visibility = new Visibility(config);
+    this.rules = new Rules(config);
+  }
+
+  /** Build from a config; loads (and validates) its Cedar policies. Throws CONFIG errors. */
+  static fromConfig(config: ThoughtGateConfig, origin: string): GovernanceEngine {
+    return new GovernanceEngine(config, config.cedar ? CedarPolicies.load(config.cedar) : null, origin);
+  }
+
+  /** The same config with freshly loaded policies (the caller keeps the old engine if this throws). */
+  withReloadedCedar(): GovernanceEngine {
+    return new GovernanceEngine(this.config, this.config.cedar ? CedarPolicies.load(this.config.cedar) : null, this.origin, this.user);
+  }
+
+  evaluate(input: EvaluateInput): EngineDecision {
+    const kind = listKindOf(input.method);
+    if (kind && !this.visibility.isVisible(input.serverId, kind, input.name)) {
+      return deny("visibility", GOVERNANCE_ERROR.toolNotExposed, null, null, `${kind.slice(0, -1)} "${input.name}" is not exposed by source "${input.serverId}"`);
+    }
+    const rule = this.rules.match(input.serverId, input.method, input.name, input.annotations);
+    switch (rule.action) {
+      case "forward":
+        return { kind: "forward", gate: "rules", ruleId: rule.ruleId, policyId: null, reason: `rule ${rule.ruleId}: forward` };
+      case "deny":
+        return deny("rules", GOVERNANCE_ERROR.ruleDenied, rule.ruleId, null, `rule ${rule.ruleId}: deny`);
+      case "approve":
+        return this.approval(rule.ruleId, null, rule.approval, `rule ${rule.ruleId}: approval required`);
+      case "policy":
+        return this.policy(input, rule.ruleId, rule.policyId, rule.approval);
+    }
+  }
+
+  private policy(input: EvaluateInput, ruleId: string, policyId: string | null, approval: string | null): EngineDecision {
+    if (!this.cedar) {
+      return deny("cedar", GOVERNANCE_ERROR.policyDenied, ruleId, policyId, "no Cedar policies are loaded");
+    }
+    const verdict = this.cedar.evaluate({
+      user: this.user,
+      serverId: input.serverId,
+      method: input.method,
+      name: input.name,
+      arguments: input.arguments,
+      policyId,
+    });
+    if (verdict.decision === "error") {
+      return deny("cedar", GOVERNANCE_ERROR.policyDenied, ruleId, policyId, `Cedar error (failing closed): ${verdict.reason}`);
+    }
+    const determining = verdict.policies.join(", ") || null;
+    if (verdict.decision === "deny") {
+      return deny("cedar", GOVERNANCE_ERROR.policyDenied, ruleId, determining, determining ? `forbidden by Cedar policy ${determining}` : "no Cedar policy permits it");
+    }
+    if (approval !== null) return this.approval(ruleId, determining, approval, `permitted by Cedar policy ${determining}; approval required`);
+    return { kind: "forward", gate: "cedar", ruleId, policyId: determining, reason: `permitted by Cedar policy ${determining}` };
+  }
+
+  private approval(ruleId: string, policyId: string | null, name: string | null, reason: string): EngineDecision {
+    const workflow = name === null ? DEFAULT_WORKFLOW : this.config.approval[name];
+    // The config schema guarantees named workflows exist; a missing one must still fail closed.
+    if (!workflow) return deny("approval", GOVERNANCE_ERROR.approvalRejected, ruleId, policyId, `no approval workflow "${name}"`);
+    return { kind: "approve", ruleId, policyId, reason, workflowName: name ?? "default", workflow };
+  }
+}
+
+function deny(gate: Gate, code: number, ruleId: string | null, policyId: string | null, reason: string): EngineDecision {
+  return { kind: "deny", block: { gate, code, ruleId, policyId, reason } };
+}
+
+/**
+ * The profile's effect (F-022, F-023): `production` enforces; `development` forwards what it would
+ * have blocked (`WOULD_BLOCK`) and auto-approves what needed approval (`WOULD_REQUIRE_APPROVAL`).
+ */
+export type Outcome =
+  | { kind: "forward"; gate: Gate | null; ruleId: string | null; policyId: string | null; reason: string; would?: "WOULD_BLOCK" | "WOULD_REQUIRE_APPROVAL"; autoApproved?: boolean }
+  | { kind: "deny"; block: Block }
+  | Extract<EngineDecision, { kind: "approve" }>;
+
+export function applyProfile(decision: EngineDecision, profile: Profile): Outcome {
+  if (profile === "production" || decision.kind === "forward") return decision;
+  if (decision.kind === "deny") {
+    const { gate, ruleId, policyId, reason } = decision.block;
+    return { kind: "forward", gate, ruleId, policyId, reason: `WOULD_BLOCK: ${reason}`, would: "WOULD_BLOCK" };
+  }
+  return {
+    kind: "forward",
+    gate: "approval",
+    ruleId: decision.ruleId,
+    policyId: decision.policyId,
+    reason: `WOULD_REQUIRE_APPROVAL: ${decision.reason}`,
+    would: "WOULD_REQUIRE_APPROVAL",
+    autoApproved: true,
+  };
+}
+
+function currentUser(): string {
+  try {
+    return userInfo().username;
+  } catch {
+    return process.env.USER ?? "unknown";
+  }
+}

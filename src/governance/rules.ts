@@ -1,0 +1,49 @@
+import type { Action, Rule, ThoughtGateConfig } from "../core/config/schema.ts";
+import { compileGlob, type Glob } from "../core/glob.ts";
+
+export type ToolAnnotations = {
+  readOnlyHint?: boolean;
+  destructiveHint?: boolean;
+  idempotentHint?: boolean;
+  openWorldHint?: boolean;
+};
+
+export type RuleMatch = { ruleId: string; action: Action; policyId: string | null; approval: string | null };
+
+type CompiledRule = { rule: Rule; id: string; match: Glob; method: Glob; source: Glob | null };
+
+/** Gate 2: the first rule whose globs and annotation filter match decides; else the defaults. */
+export class Rules {
+  private readonly rules: CompiledRule[];
+  private readonly defaults: RuleMatch;
+
+  constructor(config: ThoughtGateConfig) {
+    this.rules = config.governance.rules.map((rule, i) => ({
+      rule,
+      id: rule.id ?? `rules[${i}]`,
+      match: compileGlob(rule.match),
+      method: compileGlob(rule.method),
+      source: rule.source ? compileGlob(rule.source) : null,
+    }));
+    this.defaults = { ruleId: "defaults", action: config.governance.defaults.action, policyId: null, approval: null };
+  }
+
+  match(serverId: string, method: string, name: string, annotations: ToolAnnotations | undefined): RuleMatch {
+    for (const { rule, id, match, method: methodGlob, source } of this.rules) {
+      if (!methodGlob.test(method) || !match.test(name)) continue;
+      if (source && !source.test(serverId)) continue;
+      if (rule.annotations && !annotationsMatch(rule.annotations, annotations)) continue;
+      return { ruleId: id, action: rule.action, policyId: rule.policy_id ?? null, approval: rule.approval ?? null };
+    }
+    return this.defaults;
+  }
+}
+
+/** Every hint the rule names must be present with that value (an unknown tool matches none). */
+function annotationsMatch(wanted: ToolAnnotations, actual: ToolAnnotations | undefined): boolean {
+  for (const [key, value] of Object.entries(wanted)) {
+    if (value === undefined) continue;
+    if (actual?.[key as keyof ToolAnnotations] !== value) return false;
+  }
+  return true;
+}
