@@ -53,9 +53,12 @@ export async function runShim(options: ShimOptions): Promise<number> {
   const stopped = new Promise<StopReason>((resolve) => {
     stopWith = resolve;
   });
+  let hurry: () => void = () => {};
   const onSignal = (signal: NodeJS.Signals) => {
     log.info(`[${options.serverId}] ${signal}: shutting down`);
     stopWith("signal");
+    // Also when already stopping (agent EOF first): whoever signals us may SIGKILL us next.
+    hurry();
   };
   process.on("SIGTERM", onSignal);
   process.on("SIGINT", onSignal);
@@ -67,6 +70,7 @@ export async function runShim(options: ShimOptions): Promise<number> {
 
   const spawned = ServerProcess.spawn(options.command);
   const server = spawned instanceof ServerProcess ? spawned : null;
+  if (server) hurry = () => server.hurry();
   const toServer = server
     ? new LineSink(server.stdin, (reason) => log.debug(`[${options.serverId}] server stdin closed: ${reason}`))
     : null;

@@ -11,6 +11,8 @@ export type Outstanding = {
   /** Set for `tools/call`: the audit identity of the call. */
   call?: { callId: string; tool: string; argsHash: string };
   orphanReported?: boolean;
+  /** The agent cancelled it after it was forwarded: the server may still answer, or never. */
+  cancelled?: boolean;
 };
 
 export class RequestTracker {
@@ -36,6 +38,10 @@ export class RequestTracker {
     return entry;
   }
 
+  get(id: JsonRpcId): Outstanding | undefined {
+    return this.byKey.get(idKey(id));
+  }
+
   /** Remove and return every outstanding request (the peer that should answer is gone). */
   drain(): Outstanding[] {
     const all = [...this.byKey.values()];
@@ -47,7 +53,7 @@ export class RequestTracker {
   newOrphans(now: number, timeoutMs: number): Outstanding[] {
     const orphans: Outstanding[] = [];
     for (const entry of this.byKey.values()) {
-      if (!entry.orphanReported && now - entry.startedAt >= timeoutMs) {
+      if (!entry.orphanReported && !entry.cancelled && now - entry.startedAt >= timeoutMs) {
         entry.orphanReported = true;
         orphans.push(entry);
       }

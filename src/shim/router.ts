@@ -89,7 +89,8 @@ export class Router {
     }
     this.held.clear();
     this.wakeHeldWaiters();
-    for (const entry of this.agentRequests.drain()) this.answerUnavailable(entry);
+    // A cancelled request has no one waiting for it: nothing to answer.
+    for (const entry of this.agentRequests.drain()) if (!entry.cancelled) this.answerUnavailable(entry);
     this.serverRequests.drain();
   }
 
@@ -137,7 +138,7 @@ export class Router {
       return;
     }
     if (message.kind === "notification") {
-      if (message.method === "notifications/cancelled" && this.cancelHeld(message.params)) return;
+      if (message.method === "notifications/cancelled" && this.cancel(message.params)) return;
       this.toServer?.send(bytes);
       return;
     }
@@ -154,7 +155,7 @@ export class Router {
       const entry = this.agentRequests.settle(message.id);
       if (!entry) {
         if (!this.unsolicited(message.id, "server_to_agent")) return;
-      } else if (entry.call) {
+      } else if (entry.call && !entry.cancelled) {
         this.endCall(entry, responseStatus(message), bytes.length);
       }
     }
@@ -222,12 +223,25 @@ export class Router {
     if (entry.call) this.endCall(entry, "denied", 0);
   }
 
-  private cancelHeld(params: unknown): boolean {
+  /**
+   * `notifications/cancelled` from the agent. A request still awaiting its decision is dropped
+   * here and the cancel swallowed (returns true). A request the server has: the call ends as
+   * `cancelled` in the audit, and the cancel is forwarded (MCP: the server should not answer,
+   * but may, and a late answer is passed on quietly).
+   */
+  private cancel(params: unknown): boolean {
     const requestId = (params as { requestId?: unknown } | undefined)?.requestId;
     if (typeof requestId !== "string" && typeof requestId !== "number") return false;
     const key = idKey(requestId);
     const held = this.held.get(key);
-    if (!held) return false;
+    if (!held) {
+      const forwarded = this.agentRequests.get(requestId);
+      if (forwarded && !forwarded.cancelled) {
+        forwarded.cancelled = true;
+        if (forwarded.call) this.endCall(forwarded, "cancelled", 0);
+      }
+      return false;
+    }
     // The server never saw this request, so the cancel is not forwarded (DESIGN decision 6).
     held.controller.abort();
     this.held.delete(key);

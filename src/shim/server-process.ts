@@ -6,6 +6,12 @@ import { log } from "../core/log.ts";
 /** F-018 defaults: how long the server gets after stdin closes, then after SIGTERM. */
 export const STDIN_CLOSE_GRACE_MS = 5_000;
 export const SIGTERM_GRACE_MS = 2_000;
+/**
+ * After a signal to the shim, at most this long between SIGTERM and SIGKILL to the server. A
+ * client that signals us usually escalates to SIGKILL soon after (the MCP SDK: 2 s); if that
+ * kills the shim mid-shutdown, the server, in its own process group, would be orphaned.
+ */
+export const HURRIED_SIGTERM_GRACE_MS = 1_000;
 
 export type Exit = { exitCode: number | null; signal: string | null; escalation: "none" | "sigterm" | "sigkill" };
 
@@ -19,6 +25,8 @@ type Piped = Subprocess<"pipe", "pipe", "inherit">;
 export class ServerProcess {
   private stopping: Promise<Exit> | null = null;
   private escalation: Exit["escalation"] = "none";
+  private hurried = false;
+  private cutWait: (() => void) | null = null;
 
   private constructor(private readonly proc: Piped) {}
 
@@ -66,23 +74,32 @@ export class ServerProcess {
     return this.stopping;
   }
 
+  /**
+   * Shorten the shutdown (the shim got a signal): skip the wait after stdin closes, keep the
+   * SIGTERM grace under `HURRIED_SIGTERM_GRACE_MS`; a second call goes straight to SIGKILL.
+   */
+  hurry(): void {
+    this.hurried = true;
+    this.cutWait?.();
+  }
+
   private async stopStaged({ stdinCloseMs, sigtermMs }: { stdinCloseMs: number; sigtermMs: number }): Promise<Exit> {
     // MCP lifecycle (stdio transport): the client closes the server's stdin first and waits.
     bestEffort(() => this.proc.stdin.end());
-    if (!(await this.exitsWithin(stdinCloseMs))) {
-      log.info(`server pid ${this.pid} still running ${stdinCloseMs} ms after stdin closed: SIGTERM`);
+    if (!(await this.exitsWithin(this.hurried ? 0 : stdinCloseMs))) {
+      log.info(`server pid ${this.pid} still running after stdin closed: SIGTERM`);
       this.escalation = "sigterm";
       this.signalGroup("SIGTERM");
-      if (!(await this.exitsWithin(sigtermMs))) {
-        log.warn(`server pid ${this.pid} ignored SIGTERM for ${sigtermMs} ms: SIGKILL`);
+      const grace = this.hurried ? Math.min(sigtermMs, HURRIED_SIGTERM_GRACE_MS) : sigtermMs;
+      if (!(await this.exitsWithin(grace))) {
+        log.warn(`server pid ${this.pid} ignored SIGTERM: SIGKILL`);
         this.escalation = "sigkill";
         this.signalGroup("SIGKILL");
       }
     }
     await this.proc.exited;
-    await this.sweepGroup(sigtermMs);
-    const signal = this.proc.signalCode;
-    return { exitCode: this.proc.exitCode, signal: signal === null ? null : String(signal), escalation: this.escalation };
+    await this.sweepGroup(Math.min(sigtermMs, HURRIED_SIGTERM_GRACE_MS));
+    return { exitCode: this.proc.exitCode, signal: this.proc.signalCode === null ? null : String(this.proc.signalCode), escalation: this.escalation };
   }
 
   /**
@@ -105,14 +122,18 @@ export class ServerProcess {
     bestEffort(() => process.kill(-this.pid, signal));
   }
 
+  /** Whether the server exits within `ms`; `hurry()` cuts the wait short. */
   private async exitsWithin(ms: number): Promise<boolean> {
     if (this.hasExited) return true;
+    if (ms <= 0) return false;
     let timer: ReturnType<typeof setTimeout> | undefined;
-    const timeout = new Promise<false>((resolve) => {
+    const cut = new Promise<false>((resolve) => {
       timer = setTimeout(() => resolve(false), ms);
+      this.cutWait = () => resolve(false);
     });
-    const exited = await Promise.race([this.proc.exited.then(() => true as const), timeout]);
+    const exited = await Promise.race([this.proc.exited.then(() => true as const), cut]);
     clearTimeout(timer);
+    this.cutWait = null;
     return exited;
   }
 }

@@ -3,6 +3,7 @@
  * on every path, and that nothing it started outlives it.
  */
 import { afterEach, describe, expect, test } from "bun:test";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fixture, isAlive, processesWith, readEvents, requireBinary, tempDir, waitFor } from "../support/harness.ts";
 import { RawAgent } from "../support/raw-agent.ts";
@@ -71,6 +72,26 @@ describe("shutdown (F-018)", () => {
       expect(readEvents(events).at(-1)).toMatchObject({ type: "run_end", status: "ok", exit_code: 0 });
     });
   }
+
+  test("a signal during the stdin grace skips the rest of it, so a client's SIGKILL soon after cannot orphan the server", async () => {
+    using dir = tempDir();
+    const events = join(dir.path, "events.jsonl");
+    // Default graces: 5 s after stdin closes. The MCP SDK's close() sends SIGTERM 2 s after EOF
+    // and SIGKILL 2 s after that; the shim must be done before then.
+    const record = join(dir.path, "received.jsonl");
+    const agent = start(["--events", events], ["--ignore-eof", "--record", record]);
+    await agent.request(1, "ping");
+    const pid = await serverPid(events);
+    agent.proc.stdin.end();
+    await waitFor(() => existsSync(record) && readFileSync(record, "utf8").includes("<EOF>"), "the server to see its stdin close");
+    const signalled = performance.now();
+    agent.proc.kill("SIGTERM");
+    expect(await agent.exit()).toBe(0);
+    expect(performance.now() - signalled).toBeLessThan(4_000); // well inside the 5 s grace it skipped
+    expect(isAlive(pid)).toBe(false);
+    expect(readEvents(events).find((e) => e.type === "server_state" && e.state === "terminated")).toMatchObject({ signal: "SIGTERM" });
+    expect(readEvents(events).at(-1)).toMatchObject({ type: "run_end" });
+  });
 
   test("processes the server started in its group are swept when it exits", async () => {
     using dir = tempDir();

@@ -1,4 +1,6 @@
 import { describe, expect, test } from "bun:test";
+import { join } from "node:path";
+import { readEvents, tempDir } from "../support/harness.ts";
 import { EventStream } from "../../src/telemetry/events.ts";
 import type { Decider, Verdict } from "../../src/shim/decide.ts";
 import { Framer } from "../../src/shim/framer.ts";
@@ -17,10 +19,11 @@ class Collect implements Sink {
   }
 }
 
-function setup(decider: Decider, profile: "production" | "development" = "production") {
+function setup(decider: Decider, profile: "production" | "development" = "production", eventsPath: string | null = null) {
   const toAgent = new Collect();
   const toServer = new Collect();
-  const router = new Router({ serverId: "s", profile, decider, events: EventStream.open(null, { run_id: "r", server_id: "s", profile }), toAgent, toServer });
+  const events = EventStream.open(eventsPath, { run_id: "r", server_id: "s", profile });
+  const router = new Router({ serverId: "s", profile, decider, events, toAgent, toServer });
   const framer = new Framer();
   const agent = (message: unknown) => {
     for (const unit of framer.push(new TextEncoder().encode(`${JSON.stringify(message)}\n`))) router.fromAgent(unit);
@@ -29,7 +32,7 @@ function setup(decider: Decider, profile: "production" | "development" = "produc
   const server = (message: unknown) => {
     for (const unit of serverFramer.push(new TextEncoder().encode(`${JSON.stringify(message)}\n`))) router.fromServer(unit);
   };
-  return { router, toAgent, toServer, agent, server };
+  return { router, toAgent, toServer, agent, server, events };
 }
 
 const call = (id: number, name: string) => ({ jsonrpc: "2.0", id, method: "tools/call", params: { name, arguments: {} } });
@@ -130,5 +133,24 @@ describe("Router decision point", () => {
     expect(toAgent.lines).toEqual([]);
     server({ jsonrpc: "2.0", id: 1, result: {} });
     expect(toAgent.json()).toEqual([{ jsonrpc: "2.0", id: 1, result: {} }]);
+  });
+
+  test("a call cancelled after it was forwarded ends as cancelled; a late answer passes quietly, nothing is answered at shutdown", async () => {
+    using dir = tempDir();
+    const path = join(dir.path, "events.jsonl");
+    const { agent, server, router, toAgent, toServer, events } = setup({ policy: "test", decide: () => forward }, "production", path);
+    agent(call(4, "slow"));
+    agent({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: 4 } });
+    expect(toServer.json().map((m) => m.id ?? m.method)).toEqual([4, "notifications/cancelled"]);
+    agent(call(5, "slow"));
+    agent({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: 5 } });
+    server({ jsonrpc: "2.0", id: 5, result: { late: true } });
+    router.serverGone("it exited (code 0)");
+    await events.close();
+    expect(toAgent.json()).toEqual([{ jsonrpc: "2.0", id: 5, result: { late: true } }]);
+    const ends = readEvents(path).filter((e) => e.type === "tool_call_end");
+    expect(ends.map((e) => e.status)).toEqual(["cancelled", "cancelled"]);
+    expect(readEvents(path).some((e) => e.type === "framing_error")).toBe(false);
+    expect(router.summary.calls_errored).toBe(0);
   });
 });
