@@ -59,10 +59,14 @@ approval: { q: {} }
   });
 
   test("${VAR} and ${VAR:-default} expand in strings; an unset variable is an error naming the field", () => {
-    const yaml = 'schema: 1\napproval:\n  s:\n    destination: { type: slack, channel: "${CH}", token: "${TOKEN:-none}" }\n';
-    const ok = parseConfig(yaml, { CH: "C42" });
-    expect(ok.ok && ok.config.approval.s?.destination).toEqual({ type: "slack", channel: "C42", token: "none", base_url: "https://slack.com/api" });
-    expect(problems(yaml)).toEqual(["approval.s.destination.channel: environment variable CH is not set (write ${CH:-default} to give a default)"]);
+    const yaml = 'schema: 1\ntelemetry:\n  otlp: { endpoint: "http://${HOST}:4318", headers: { x-key: "${KEY:-none}" } }\n';
+    const ok = parseConfig(yaml, { HOST: "127.0.0.1" });
+    expect(ok.ok && ok.config.telemetry?.otlp).toEqual({ endpoint: "http://127.0.0.1:4318", headers: { "x-key": "none" } });
+    expect(problems(yaml)).toEqual(["telemetry.otlp.endpoint: environment variable HOST is not set (write ${HOST:-default} to give a default)"]);
+  });
+
+  test("an approval destination that is not built is refused, not ignored", () => {
+    expect(problems("schema: 1\napproval:\n  s: { destination: { type: slack } }\n")[0]).toContain("Slack is not built yet");
   });
 
   test("durations accept ms, s, m, h", () => {

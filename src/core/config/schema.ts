@@ -69,8 +69,9 @@ const ruleSchema = strict({
   approval: v.optional(text("an approval workflow name")),
 });
 
-export const CHANNELS = ["elicitation", "web", "cli", "slack"] as const;
+export const CHANNELS = ["elicitation", "web", "cli"] as const;
 
+/** Where a workflow asks: `any` tries every available channel in order (elicitation, web, cli). */
 const destinationSchema = v.variant(
   "type",
   [
@@ -78,14 +79,8 @@ const destinationSchema = v.variant(
     strict({ type: v.literal("elicitation") }),
     strict({ type: v.literal("web") }),
     strict({ type: v.literal("cli") }),
-    strict({
-      type: v.literal("slack"),
-      channel: text("a Slack channel id"),
-      token: text("a Slack bot token (use ${SLACK_BOT_TOKEN})"),
-      base_url: v.optional(text("a base URL"), "https://slack.com/api"),
-    }),
   ],
-  (issue) => `expected destination.type one of any|elicitation|web|cli|slack, got ${issue.received}`,
+  (issue) => `expected destination.type one of any|elicitation|web|cli (Slack is not built yet), got ${issue.received}`,
 );
 
 const workflowSchema = strict({

@@ -1,0 +1,128 @@
+import * as v from "valibot";
+
+/**
+ * The governance service's wire format: one valibot schema per body, shared by the service
+ * (parses requests) and the shim (parses responses), so a change breaks both at compile time.
+ *
+ * Auth: every `/governance/*` call carries `Authorization: Bearer <session secret>` (shims get it
+ * in `THOUGHTGATE_GOVERNANCE_SECRET`). Approval decisions from people (web page, `thoughtgate
+ * approve`) carry the approval secret instead, which is only ever printed, never written to disk.
+ */
+export const SESSION_SECRET_ENV = "THOUGHTGATE_GOVERNANCE_SECRET";
+export const ENDPOINT_ENV = "THOUGHTGATE_GOVERNANCE_ENDPOINT";
+export const APPROVAL_KEY_ENV = "THOUGHTGATE_APPROVAL_KEY";
+
+const jsonRpcId = v.union([v.string(), v.number()]);
+
+export const annotationsSchema = v.object({
+  readOnlyHint: v.optional(v.boolean()),
+  destructiveHint: v.optional(v.boolean()),
+  idempotentHint: v.optional(v.boolean()),
+  openWorldHint: v.optional(v.boolean()),
+});
+
+/** POST /governance/evaluate */
+export const evaluateRequest = v.object({
+  server_id: v.string(),
+  direction: v.picklist(["agent_to_server", "server_to_agent"]),
+  method: v.string(),
+  /** Tool name, prompt name or resource URI. */
+  name: v.string(),
+  arguments: v.optional(v.unknown()),
+  annotations: v.optional(annotationsSchema),
+  id: v.optional(v.nullable(jsonRpcId)),
+  message_type: v.picklist(["request", "response", "notification"]),
+  profile: v.picklist(["production", "development"]),
+  /** Approval channels this shim can offer itself (e.g. the agent declared `elicitation`). */
+  channels: v.optional(v.array(v.picklist(["elicitation"])), []),
+});
+export type EvaluateRequest = v.InferOutput<typeof evaluateRequest>;
+
+const rpcError = v.object({ code: v.number(), message: v.string(), data: v.optional(v.unknown()) });
+
+export const evaluateResponse = v.object({
+  decision: v.picklist(["forward", "deny", "pending_approval"]),
+  gate: v.nullable(v.string()),
+  rule_id: v.nullable(v.string()),
+  policy_id: v.nullable(v.string()),
+  reason: v.string(),
+  /** For `deny`: the JSON-RPC error the agent receives. */
+  error: v.optional(rpcError),
+  /** `WOULD_BLOCK` / `WOULD_REQUIRE_APPROVAL` in the development profile. */
+  would: v.optional(v.picklist(["WOULD_BLOCK", "WOULD_REQUIRE_APPROVAL"])),
+  auto_approved: v.optional(v.boolean()),
+  /** For `pending_approval`: poll GET /governance/task/{task_id} at this interval. */
+  task_id: v.optional(v.string()),
+  poll_interval_ms: v.optional(v.number()),
+  /** For `pending_approval`: channels the shim should run itself (elicitation), in order. */
+  shim_channels: v.optional(v.array(v.picklist(["elicitation"]))),
+  /** Human-readable prompt for the approval ("Allow github.delete_repo with {…}?"). */
+  prompt: v.optional(v.string()),
+  shutdown: v.boolean(),
+});
+export type EvaluateResponse = v.InferOutput<typeof evaluateResponse>;
+
+export const TASK_STATUSES = ["pending", "approved", "denied", "timed_out", "expired", "cancelled"] as const;
+export type TaskStatus = (typeof TASK_STATUSES)[number];
+
+/** GET /governance/task/{id}; also the items of GET /governance/tasks. */
+export const taskView = v.object({
+  task_id: v.string(),
+  status: v.picklist(TASK_STATUSES),
+  server_id: v.string(),
+  method: v.string(),
+  name: v.string(),
+  arguments: v.unknown(),
+  rule_id: v.nullable(v.string()),
+  workflow: v.string(),
+  reason: v.string(),
+  /** SHA-256 of (server, method, name, canonical arguments): what the approval is bound to. */
+  digest: v.string(),
+  created_at: v.string(),
+  expires_at: v.string(),
+  decided_by: v.optional(v.string()),
+  auto_approved: v.optional(v.boolean()),
+  /** For `timed_out`: what the workflow's `on_timeout` made of it. */
+  timeout_outcome: v.optional(v.picklist(["deny", "approve"])),
+});
+export type TaskView = v.InferOutput<typeof taskView>;
+
+export const taskResponse = v.object({ task: taskView, shutdown: v.boolean() });
+export const tasksResponse = v.object({ tasks: v.array(taskView) });
+
+/** POST /governance/task/{id}/decision (session secret: the shim reporting an elicitation answer) and
+ *  POST /approvals/api/tasks/{id} (approval secret: a person on the web page or `thoughtgate approve`). */
+export const decisionRequest = v.object({
+  decision: v.picklist(["approve", "deny"]),
+  /** Who decided: "elicitation", "web", "cli", "slack". */
+  channel: v.string(),
+  /** Must equal the task's digest: a decision is bound to the exact call it was shown. */
+  digest: v.string(),
+  reason: v.optional(v.string()),
+});
+export type DecisionRequest = v.InferOutput<typeof decisionRequest>;
+
+/** POST /governance/task/{id}/cancel (the agent sent notifications/cancelled). */
+export const cancelRequest = v.object({ reason: v.optional(v.string()) });
+
+/** POST /governance/heartbeat */
+export const heartbeatRequest = v.object({ server_id: v.string(), pid: v.optional(v.number()) });
+export const heartbeatResponse = v.object({ shutdown: v.boolean() });
+
+/** POST /governance/filter: which names of a list response the agent may see. */
+export const filterRequest = v.object({
+  server_id: v.string(),
+  kind: v.picklist(["tools", "prompts", "resources"]),
+  names: v.array(v.string()),
+});
+export const filterResponse = v.object({ visible: v.array(v.string()), shutdown: v.boolean() });
+
+/** POST /governance/events: shims report what the service should count (metrics). */
+export const metricsReport = v.object({
+  server_id: v.string(),
+  messages: v.optional(v.array(v.object({ direction: v.string(), method: v.string(), count: v.number() })), []),
+  framing_errors: v.optional(v.array(v.object({ error_type: v.string(), count: v.number() })), []),
+  server_state: v.optional(v.picklist(["running", "failed_to_start", "exited", "terminated"])),
+});
+
+export const healthResponse = v.object({ status: v.literal("ok"), version: v.string(), profile: v.string() });
