@@ -2,12 +2,17 @@ import { defineCommand } from "citty";
 import { basename } from "node:path";
 import { parseDuration } from "../core/duration.ts";
 import { runShim } from "../shim/proxy.ts";
-import { forwardAll } from "../shim/decide.ts";
+import { createLocalDecider } from "../governance/shim-decider.ts";
 import { commonArgs, profileArg, resolveProfile, splitChildCommand } from "./_shared.ts";
 
 const args = {
   "server-id": { type: "string", description: "Name of this server in logs and events (default: the command's basename)" },
   ...profileArg,
+  "thoughtgate-config": {
+    type: "string",
+    description: "Policy file (default: $THOUGHTGATE_CONFIG, ./thoughtgate.yaml, ~/.config/thoughtgate/thoughtgate.yaml, else the embedded default policy)",
+    valueHint: "PATH",
+  },
   events: { type: "string", description: "Append the JSONL event stream to PATH (default $THOUGHTGATE_EVENTS; off if neither)", valueHint: "PATH" },
   "orphan-timeout": { type: "string", description: "Report requests unanswered for this long (default 5m)", valueHint: "DURATION" },
   "stdin-close-grace": { type: "string", description: "Shutdown: wait this long after closing the server's stdin (default 5s)", valueHint: "DURATION" },
@@ -25,13 +30,15 @@ export default defineCommand({
     const { child } = splitChildCommand(rawArgs, args, "shim");
     const optionalDuration = (value: string | undefined, flag: string) =>
       value === undefined ? undefined : parseDuration(value, flag);
+    const profile = resolveProfile(parsed.profile);
+    const decider = await createLocalDecider({ profile, configFlag: parsed["thoughtgate-config"] });
     return runShim({
       serverId: parsed["server-id"] ?? basename(child[0] ?? "server"),
-      profile: resolveProfile(parsed.profile),
+      profile,
       command: child,
       runId: process.env.THOUGHTGATE_RUN_ID ?? Bun.randomUUIDv7(),
       eventsPath: parsed.events ?? process.env.THOUGHTGATE_EVENTS ?? null,
-      decider: forwardAll,
+      decider,
       orphanTimeoutMs: optionalDuration(parsed["orphan-timeout"], "--orphan-timeout"),
       stdinCloseGraceMs: optionalDuration(parsed["stdin-close-grace"], "--stdin-close-grace"),
       sigtermGraceMs: optionalDuration(parsed["sigterm-grace"], "--sigterm-grace"),

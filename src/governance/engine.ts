@@ -1,7 +1,7 @@
 import { userInfo } from "node:os";
 import type { ThoughtGateConfig, Workflow } from "../core/config/schema.ts";
 import type { Profile } from "../core/profile.ts";
-import { CedarPolicies } from "./cedar.ts";
+import type { CedarPolicies } from "./cedar.ts";
 import { GOVERNANCE_ERROR, type Gate } from "./errors.ts";
 import { Rules, type ToolAnnotations } from "./rules.ts";
 import { listKindOf, Visibility } from "./visibility.ts";
@@ -54,14 +54,13 @@ export class GovernanceEngine {
     this.rules = new Rules(config);
   }
 
-  /** Build from a config; loads (and validates) its Cedar policies. Throws CONFIG errors. */
-  static fromConfig(config: ThoughtGateConfig, origin: string): GovernanceEngine {
-    return new GovernanceEngine(config, config.cedar ? CedarPolicies.load(config.cedar) : null, origin);
-  }
-
-  /** The same config with freshly loaded policies (the caller keeps the old engine if this throws). */
-  withReloadedCedar(): GovernanceEngine {
-    return new GovernanceEngine(this.config, this.config.cedar ? CedarPolicies.load(this.config.cedar) : null, this.origin, this.user);
+  /**
+   * Build from a config, loading (and validating) its Cedar policies. Throws CONFIG errors. Cedar's
+   * wasm (tens of MB) is loaded only when the config has policies (DESIGN "Measured here").
+   */
+  static async fromConfig(config: ThoughtGateConfig, origin: string): Promise<GovernanceEngine> {
+    const cedar = config.cedar ? (await import("./cedar.ts")).CedarPolicies.load(config.cedar) : null;
+    return new GovernanceEngine(config, cedar, origin);
   }
 
   evaluate(input: EvaluateInput): EngineDecision {

@@ -1,29 +1,59 @@
 import type { Message } from "../core/jsonrpc.ts";
+import type { ToolAnnotations } from "../governance/rules.ts";
+import type { ListKind } from "../governance/visibility.ts";
 
 /**
- * The single decision point every governed agent→server message goes through. The governance
- * issue fills it with the 4-gate engine; until a policy is loaded the shim forwards everything and
- * says so (`policy: "none"` in `run_start`).
+ * The single decision point every governed agent→server message goes through (DESIGN decision 4):
+ * the in-process engine (`LocalDecider`) or the governance service (`RemoteDecider`).
  */
 export type Verdict =
-  | { action: "forward"; gate: string | null; ruleId: string | null; reason: string }
+  | {
+      action: "forward";
+      gate: string | null;
+      ruleId: string | null;
+      policyId?: string | null;
+      reason: string;
+      /** development: what production would have done instead. */
+      would?: "WOULD_BLOCK" | "WOULD_REQUIRE_APPROVAL";
+      autoApproved?: boolean;
+      /** The channel a human approved it through. */
+      approvedBy?: string;
+    }
   | {
       action: "deny";
       gate: string;
       ruleId: string | null;
+      policyId?: string | null;
       reason: string;
       /** The JSON-RPC error the agent receives. */
       error: { code: number; message: string; data?: unknown };
     };
 
+export type DecisionContext = {
+  serverId: string;
+  /** The tool's annotations from the server's last tools/list, when known. */
+  annotations: ToolAnnotations | undefined;
+  /**
+   * Ask the human through the agent (MCP `elicitation/create`); resolves true only for an explicit
+   * approval. null when the agent did not declare the elicitation capability.
+   */
+  elicit: ((message: string, signal: AbortSignal) => Promise<boolean>) | null;
+};
+
+export type Request = Extract<Message, { kind: "request" }>;
+
 export type Decider = {
   /** Shown in `run_start.policy`. */
   readonly policy: string;
   /**
-   * A verdict now, or a promise of one (`pending`: e.g. waiting for a human). `signal` aborts when
+   * A verdict now, or a promise of one (pending: e.g. waiting for a human). `signal` aborts when
    * the agent cancels the request (`notifications/cancelled`) or the shim shuts down.
    */
-  decide(message: Extract<Message, { kind: "request" }>, signal: AbortSignal): Verdict | Promise<Verdict>;
+  decide(request: Request, signal: AbortSignal, context: DecisionContext): Verdict | Promise<Verdict>;
+  /** The names of a list response the agent may see; absent = no filtering. */
+  filterList?(serverId: string, kind: ListKind, names: string[]): string[] | Promise<string[]>;
+  /** Called once when the shim stops. */
+  close?(): Promise<void> | void;
 };
 
 /** DESIGN decision 5: only these methods cost a decision; everything else is forwarded and audited. */
@@ -34,8 +64,16 @@ export const GOVERNED_METHODS: ReadonlySet<string> = new Set([
   "prompts/get",
 ]);
 
+/** The name a governed request is about: tool or prompt name, resource URI. */
+export function targetName(request: Request): string {
+  const params = (request.params ?? {}) as { name?: unknown; uri?: unknown };
+  const value = request.method.startsWith("resources/") ? params.uri : params.name;
+  return typeof value === "string" ? value : "";
+}
+
 const FORWARD_ALL: Verdict = { action: "forward", gate: null, ruleId: null, reason: "no policy loaded" };
 
+/** Forwards everything: for tests and benchmarks of the bare proxy. */
 export const forwardAll: Decider = {
   policy: "none",
   decide: () => FORWARD_ALL,

@@ -143,6 +143,7 @@ export async function runShim(options: ShimOptions): Promise<number> {
     await agentPump;
   }
   router.serverGone("the shim is shutting down");
+  await options.decider.close?.();
   clearInterval(orphanTimer);
   process.off("SIGTERM", onSignal);
   process.off("SIGINT", onSignal);

@@ -4,7 +4,9 @@ import { log } from "../core/log.ts";
 import { messageOf } from "../core/errors.ts";
 import type { Profile } from "../core/profile.ts";
 import { rawForLog, type CallStatus, type EventStream, type Summary } from "../telemetry/events.ts";
-import { GOVERNED_METHODS, type Decider, type Verdict } from "./decide.ts";
+import type { ToolAnnotations } from "../governance/rules.ts";
+import type { ListKind } from "../governance/visibility.ts";
+import { GOVERNED_METHODS, targetName, type DecisionContext, type Decider, type Verdict } from "./decide.ts";
 import type { Unit } from "./framer.ts";
 import { RequestTracker, type Outstanding } from "./request-tracker.ts";
 import type { FramingError } from "./validate-line.ts";
@@ -17,6 +19,20 @@ export type Sink = {
 
 type Direction = "agent_to_server" | "server_to_agent";
 type Request = Extract<Message, { kind: "request" }>;
+type Response = Extract<Message, { kind: "response" }>;
+
+/** List methods whose responses the visibility gate filters, and the key naming each item. */
+const LISTS: Record<string, { kind: ListKind; key: "name" | "uri" }> = {
+  "tools/list": { kind: "tools", key: "name" },
+  "prompts/list": { kind: "prompts", key: "name" },
+  "resources/list": { kind: "resources", key: "uri" },
+};
+
+const APPROVAL_SCHEMA = {
+  type: "object",
+  properties: { approve: { type: "boolean", title: "Allow this call?", description: "Approve only if you expected this call." } },
+  required: ["approve"],
+} as const;
 
 export type RouterOptions = {
   serverId: string;
@@ -41,6 +57,12 @@ export class Router {
   /** Governed requests whose decision is still pending (approval), by id key. */
   private readonly held = new Map<string, { entry: Outstanding; controller: AbortController }>();
   private readonly heldWaiters: Array<() => void> = [];
+  /** Requests the shim itself sent to the agent (approval elicitations), by id key. */
+  private readonly shimRequests = new Map<string, (response: Response) => void>();
+  /** Each tool's annotations from the server's tools/list (the embedded default policy uses them). */
+  private readonly annotations = new Map<string, ToolAnnotations>();
+  /** Whether the agent declared the `elicitation` capability (form mode) in its initialize. */
+  private agentCanElicit = false;
   private toServer: Sink | null;
   private serverUnavailable: string;
 
@@ -142,8 +164,14 @@ export class Router {
       this.toServer?.send(bytes);
       return;
     }
-    if (message.id !== null && !this.serverRequests.settle(message.id)) {
-      if (!this.unsolicited(message.id, "agent_to_server")) return;
+    if (message.id !== null) {
+      const ours = this.shimRequests.get(idKey(message.id));
+      if (ours) {
+        this.shimRequests.delete(idKey(message.id));
+        ours(message);
+        return;
+      }
+      if (!this.serverRequests.settle(message.id) && !this.unsolicited(message.id, "agent_to_server")) return;
     }
     this.toServer?.send(bytes);
   }
@@ -157,13 +185,77 @@ export class Router {
         if (!this.unsolicited(message.id, "server_to_agent")) return;
       } else if (entry.call && !entry.cancelled) {
         this.endCall(entry, responseStatus(message), bytes.length);
+      } else if (entry.method in LISTS && !message.isError && this.filterList(entry, message, bytes)) {
+        return;
       }
     }
     this.options.toAgent.send(bytes);
   }
 
+  /**
+   * A list response: remember tool annotations, and hide what the visibility gate hides (DESIGN
+   * decision 5). Returns true when it took over delivering the response. The original bytes go
+   * out unless something was actually hidden.
+   */
+  private filterList(entry: Outstanding, message: Response, bytes: Uint8Array): boolean {
+    const list = LISTS[entry.method];
+    const result = message.body.result as Record<string, unknown> | undefined;
+    const items = result?.[list?.kind ?? ""];
+    if (!list || !result || !Array.isArray(items)) return false;
+    const names = items.map((item) => {
+      const value = (item as Record<string, unknown> | null)?.[list.key];
+      return typeof value === "string" ? value : "";
+    });
+    if (list.kind === "tools") {
+      items.forEach((item, i) => {
+        const annotations = (item as { annotations?: unknown } | null)?.annotations;
+        if (names[i] && annotations && typeof annotations === "object") this.annotations.set(names[i] as string, annotations as ToolAnnotations);
+      });
+    }
+    const filter = this.options.decider.filterList;
+    if (!filter) return false;
+    const deliver = (visible: string[]) => {
+      const keep = new Set(visible);
+      const kept = items.filter((_, i) => keep.has(names[i] as string));
+      if (kept.length === items.length) {
+        this.options.toAgent.send(bytes);
+        return;
+      }
+      log.info(`[${this.options.serverId}] ${entry.method}: hid ${items.length - kept.length} of ${items.length} (not exposed)`);
+      this.options.toAgent.sendText(JSON.stringify({ ...message.body, result: { ...result, [list.kind]: kept } }));
+    };
+    let visible: string[] | Promise<string[]>;
+    try {
+      visible = filter.call(this.options.decider, this.options.serverId, list.kind, names);
+    } catch (error) {
+      visible = Promise.reject(error);
+    }
+    if (!(visible instanceof Promise)) {
+      deliver(visible);
+      return true;
+    }
+    visible.then(deliver, (error: unknown) => {
+      // Fail closed: a list we cannot filter is not shown (development: shown, with a warning).
+      if (this.options.profile === "development") {
+        log.warn(`[${this.options.serverId}] WOULD_BLOCK ${entry.method}: cannot filter (${messageOf(error)}); forwarding unfiltered`);
+        this.options.toAgent.send(bytes);
+        return;
+      }
+      log.error(`[${this.options.serverId}] ${entry.method}: cannot filter (${messageOf(error)}); refusing it`);
+      this.options.toAgent.sendText(
+        errorResponse(entry.id, GOVERNANCE_UNAVAILABLE, `ThoughtGate cannot check ${entry.method}: ${messageOf(error)}`, {
+          gate: "visibility",
+          server_id: this.options.serverId,
+          reason: "governance unavailable",
+        }),
+      );
+    });
+    return true;
+  }
+
   private agentRequest(request: Request, bytes: Uint8Array): void {
     const entry: Outstanding = { id: request.id, method: request.method, startedAt: performance.now() };
+    if (request.method === "initialize") this.agentCanElicit = declaresFormElicitation(request.params);
     if (request.method === "tools/call") {
       const args = (request.params as { arguments?: unknown } | undefined)?.arguments;
       entry.call = { callId: Bun.randomUUIDv7(), tool: toolNameOf(request.params) ?? "", argsHash: argsHash(args) };
@@ -187,31 +279,65 @@ export class Router {
     const controller = new AbortController();
     let verdict: Verdict | Promise<Verdict>;
     try {
-      verdict = this.options.decider.decide(request, controller.signal);
+      verdict = this.options.decider.decide(request, controller.signal, this.contextFor(request));
     } catch (error) {
       verdict = decisionFailed(error);
     }
     if (!(verdict instanceof Promise)) {
-      this.apply(entry, bytes, verdict);
+      this.apply(entry, bytes, verdict, request);
       return;
     }
     // Pending (e.g. waiting for a human): this request alone waits (DESIGN decision 6).
     const key = idKey(request.id);
     this.held.set(key, { entry, controller });
-    this.emitDecision(entry, { action: "pending" });
+    this.emitDecision(entry, { action: "pending" }, request);
     verdict
       .catch(decisionFailed)
       .then((settled) => {
         if (this.held.get(key)?.entry !== entry) return; // cancelled or the server went away
         this.held.delete(key);
         this.wakeHeldWaiters();
-        if (this.toServer) this.apply(entry, bytes, settled);
+        if (this.toServer) this.apply(entry, bytes, settled, request);
         else this.answerUnavailable(entry);
       });
   }
 
-  private apply(entry: Outstanding, bytes: Uint8Array, verdict: Verdict): void {
-    this.emitDecision(entry, verdict);
+  private contextFor(request: Request): DecisionContext {
+    return {
+      serverId: this.options.serverId,
+      annotations: request.method === "tools/call" ? this.annotations.get(targetName(request)) : undefined,
+      elicit: this.agentCanElicit ? this.elicit : null,
+    };
+  }
+
+  /** Ask the agent's user through MCP elicitation, with an id no server can have used or guess. */
+  private readonly elicit = (message: string, signal: AbortSignal): Promise<boolean> =>
+    new Promise<boolean>((resolve, reject) => {
+      if (signal.aborted) {
+        reject(new Error("approval aborted"));
+        return;
+      }
+      const id = `thoughtgate-approval-${crypto.randomUUID()}`;
+      const onAbort = () => {
+        this.shimRequests.delete(idKey(id));
+        this.options.toAgent.sendText(
+          JSON.stringify({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: id, reason: "approval no longer needed" } }),
+        );
+        reject(new Error("approval aborted"));
+      };
+      signal.addEventListener("abort", onAbort, { once: true });
+      this.shimRequests.set(idKey(id), (response) => {
+        signal.removeEventListener("abort", onAbort);
+        const result = response.body.result as { action?: unknown; content?: { approve?: unknown } } | undefined;
+        resolve(!response.isError && result?.action === "accept" && result.content?.approve === true);
+      });
+      this.options.toAgent.sendText(
+        JSON.stringify({ jsonrpc: "2.0", id, method: "elicitation/create", params: { message, requestedSchema: APPROVAL_SCHEMA } }),
+      );
+    });
+
+  private apply(entry: Outstanding, bytes: Uint8Array, verdict: Verdict, request: Request): void {
+    this.emitDecision(entry, verdict, request);
     if (verdict.action === "forward") {
       if (entry.call) this.summary.calls_forwarded += 1;
       this.agentRequests.add(entry);
@@ -340,16 +466,28 @@ export class Router {
     }
   }
 
-  private emitDecision(entry: Outstanding, verdict: Verdict | { action: "pending" }): void {
-    if (!entry.call) return;
-    this.options.events.emit("tool_call_decision", {
-      call_id: entry.call.callId,
-      tool: entry.call.tool,
+  private emitDecision(entry: Outstanding, verdict: Verdict | { action: "pending" }, request: Request): void {
+    const decided = verdict.action === "pending" ? null : verdict;
+    if (decided?.action === "forward" && decided.would) {
+      log.warn(`[${this.options.serverId}] ${decided.would} ${request.method} ${targetName(request)}: ${decided.reason}`);
+    } else if (decided?.action === "deny") {
+      log.info(`[${this.options.serverId}] denied ${request.method} ${targetName(request)}: ${decided.reason}`);
+    }
+    const fields = {
       decision: verdict.action,
-      gate: "gate" in verdict ? verdict.gate : null,
-      rule_id: "ruleId" in verdict ? verdict.ruleId : null,
-      reason: "reason" in verdict ? verdict.reason : "awaiting decision",
-    });
+      gate: decided?.gate ?? null,
+      rule_id: decided?.ruleId ?? null,
+      policy_id: decided?.policyId ?? null,
+      reason: decided?.reason ?? "awaiting decision",
+      ...(decided?.action === "forward" && decided.would ? { would: decided.would } : {}),
+      ...(decided?.action === "forward" && decided.autoApproved ? { auto_approved: true } : {}),
+      ...(decided?.action === "forward" && decided.approvedBy ? { approved_by: decided.approvedBy } : {}),
+    };
+    if (entry.call) {
+      this.options.events.emit("tool_call_decision", { call_id: entry.call.callId, tool: entry.call.tool, ...fields });
+    } else {
+      this.options.events.emit("method_decision", { request_id: entry.id, method: request.method, name: targetName(request), ...fields });
+    }
   }
 
   private endCall(entry: Outstanding, status: CallStatus, bytesOut: number): void {
@@ -369,6 +507,16 @@ export class Router {
     for (const wake of this.heldWaiters.splice(0)) wake();
   }
 }
+
+/** MCP: `elicitation: {}` (2025-06-18) or `{form: {}}` (2025-11-25) means form elicitation works. */
+function declaresFormElicitation(params: unknown): boolean {
+  const elicitation = (params as { capabilities?: { elicitation?: unknown } } | undefined)?.capabilities?.elicitation;
+  if (elicitation === null || typeof elicitation !== "object") return false;
+  const modes = Object.keys(elicitation);
+  return modes.length === 0 || modes.includes("form");
+}
+
+const GOVERNANCE_UNAVAILABLE = -32013;
 
 function responseStatus(message: Extract<Message, { kind: "response" }>): CallStatus {
   if (message.isError) return "error";

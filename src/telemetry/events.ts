@@ -33,14 +33,9 @@ export type EventFields = {
     detail?: string;
   };
   tool_call_start: { call_id: string; request_id: string | number; tool: string; args_hash: string };
-  tool_call_decision: {
-    call_id: string;
-    tool: string;
-    decision: Decision;
-    gate: string | null;
-    rule_id: string | null;
-    reason: string;
-  };
+  tool_call_decision: { call_id: string; tool: string } & DecisionFields;
+  /** A decision on a governed method other than tools/call (resources/read, prompts/get…). */
+  method_decision: { request_id: string | number; method: string; name: string } & DecisionFields;
   tool_call_end: {
     call_id: string;
     tool: string;
@@ -75,6 +70,18 @@ export type EventFields = {
 };
 
 export type EventType = keyof EventFields;
+
+export type DecisionFields = {
+  decision: Decision;
+  gate: string | null;
+  rule_id: string | null;
+  policy_id: string | null;
+  reason: string;
+  /** development: what production would have done (WOULD_BLOCK / WOULD_REQUIRE_APPROVAL). */
+  would?: string;
+  auto_approved?: boolean;
+  approved_by?: string;
+};
 
 export type Summary = {
   calls_total: number;

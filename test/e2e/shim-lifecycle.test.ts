@@ -167,13 +167,14 @@ describe("environment and audit", () => {
       expect(event).toMatchObject({ v: 1, run_id: "run-42", server_id: "scripted", profile: "production" });
       expect(new Date(event.ts as string).toISOString()).toBe(event.ts as string);
     }
-    expect(all[0]).toMatchObject({ type: "run_start", policy: "none" });
+    // No thoughtgate.yaml anywhere (HOME is a temp dir): the embedded default policy applies.
+    expect(all[0]).toMatchObject({ type: "run_start", policy: "embedded-default" });
     const call = all.filter((e) => e.call_id === all.find((x) => x.type === "tool_call_start")?.call_id);
     expect(call.map((e) => e.type)).toEqual(["tool_call_start", "tool_call_decision", "tool_call_end"]);
     // args_hash is SHA-256 of canonical JSON: sorted keys, no whitespace.
     const canonical = '{"a":[1,{"c":3,"d":4}],"b":2}';
     expect(call[0]).toMatchObject({ tool: "echo", request_id: 1, args_hash: new Bun.CryptoHasher("sha256").update(canonical).digest("hex") });
-    expect(call[1]).toMatchObject({ decision: "forward", reason: "no policy loaded" });
+    expect(call[1]).toMatchObject({ decision: "forward", gate: "rules", rule_id: "defaults", policy_id: null });
     expect(call[2]).toMatchObject({ status: "ok", bytes_out: expect.any(Number) });
     expect(call[2]?.latency_ms).toBeGreaterThan(0);
     const callIds = all.filter((e) => e.type === "tool_call_start").map((e) => e.call_id);

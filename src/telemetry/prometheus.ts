@@ -1,0 +1,120 @@
+/**
+ * A small Prometheus registry rendering the text exposition format 0.0.4: counters, gauges and
+ * histograms with labels. Label values come from shims and servers (server ids, method names), so
+ * they are escaped as the format requires: backslash, double quote and newline.
+ */
+export type Labels = Record<string, string>;
+
+type Series<T> = Map<string, { labels: Labels; value: T }>;
+
+abstract class Metric<T> {
+  protected readonly series: Series<T> = new Map();
+
+  constructor(
+    readonly name: string,
+    readonly help: string,
+    readonly type: "counter" | "gauge" | "histogram",
+  ) {}
+
+  protected entry(labels: Labels, initial: () => T): { labels: Labels; value: T } {
+    const key = labelText(labels);
+    let found = this.series.get(key);
+    if (!found) {
+      found = { labels, value: initial() };
+      this.series.set(key, found);
+    }
+    return found;
+  }
+
+  abstract samples(): string[];
+
+  render(): string {
+    return [`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} ${this.type}`, ...this.samples()].join("\n");
+  }
+}
+
+export class Counter extends Metric<number> {
+  constructor(name: string, help: string) {
+    super(name, help, "counter");
+  }
+
+  inc(labels: Labels = {}, by = 1): void {
+    this.entry(labels, () => 0).value += by;
+  }
+
+  get(labels: Labels = {}): number {
+    return this.series.get(labelText(labels))?.value ?? 0;
+  }
+
+  samples(): string[] {
+    return [...this.series.values()].map(({ labels, value }) => `${this.name}${labelText(labels)} ${value}`);
+  }
+}
+
+export class Gauge extends Metric<number> {
+  constructor(
+    name: string,
+    help: string,
+    /** Computed at scrape time instead of set (e.g. servers seen recently). */
+    private readonly collect?: () => Array<{ labels: Labels; value: number }>,
+  ) {
+    super(name, help, "gauge");
+  }
+
+  set(labels: Labels, value: number): void {
+    this.entry(labels, () => 0).value = value;
+  }
+
+  samples(): string[] {
+    const values = this.collect ? this.collect() : [...this.series.values()];
+    return values.map(({ labels, value }) => `${this.name}${labelText(labels)} ${value}`);
+  }
+}
+
+type Buckets = { counts: number[]; sum: number; count: number };
+
+export class Histogram extends Metric<Buckets> {
+  constructor(
+    name: string,
+    help: string,
+    /** Upper bounds in the metric's unit, ascending; +Inf is implied. */
+    readonly bounds: number[],
+  ) {
+    super(name, help, "histogram");
+  }
+
+  observe(labels: Labels, value: number): void {
+    const buckets = this.entry(labels, () => ({ counts: this.bounds.map(() => 0), sum: 0, count: 0 })).value;
+    this.bounds.forEach((bound, i) => {
+      if (value <= bound) buckets.counts[i] = (buckets.counts[i] ?? 0) + 1;
+    });
+    buckets.sum += value;
+    buckets.count += 1;
+  }
+
+  samples(): string[] {
+    const lines: string[] = [];
+    for (const { labels, value } of this.series.values()) {
+      this.bounds.forEach((bound, i) => lines.push(`${this.name}_bucket${labelText({ ...labels, le: String(bound) })} ${value.counts[i] ?? 0}`));
+      lines.push(`${this.name}_bucket${labelText({ ...labels, le: "+Inf" })} ${value.count}`);
+      lines.push(`${this.name}_sum${labelText(labels)} ${value.sum}`);
+      lines.push(`${this.name}_count${labelText(labels)} ${value.count}`);
+    }
+    return lines;
+  }
+}
+
+export function renderMetrics(metrics: Array<Metric<unknown>>): string {
+  return `${metrics.map((m) => m.render()).join("\n")}\n`;
+}
+
+/** `{a="1",b="x\"y"}`, or "" without labels. */
+export function labelText(labels: Labels): string {
+  const entries = Object.entries(labels);
+  if (entries.length === 0) return "";
+  return `{${entries.map(([key, value]) => `${key}="${escapeLabelValue(value)}"`).join(",")}}`;
+}
+
+export function escapeLabelValue(value: string): string {
+  return value.replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(/\n/g, "\\n");
+}
