@@ -104,7 +104,7 @@ export class Histogram extends Metric<Buckets> {
   }
 }
 
-export function renderMetrics(metrics: Array<Metric<unknown>>): string {
+export function renderMetrics(metrics: Array<{ render(): string }>): string {
   return `${metrics.map((m) => m.render()).join("\n")}\n`;
 }
 

@@ -1,0 +1,231 @@
+/**
+ * The approvals web page (DESIGN decision 9): one self-contained document, no external assets.
+ * Task data is attacker-controlled (tool arguments come from the agent, names from the server), so
+ * the script builds every node with `textContent`, never `innerHTML`, and the CSP allows only this
+ * response's nonce to run. The key stays in the page's URL and memory; it is sent as a bearer token.
+ */
+export function approvalPageHtml(nonce: string): string {
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="referrer" content="no-referrer">
+<link rel="icon" href="data:,">
+<title>ThoughtGate approvals</title>
+<style nonce="${nonce}">${STYLE}</style>
+</head>
+<body>
+<header>
+  <h1>ThoughtGate approvals</h1>
+  <p id="status" class="status">Connecting…</p>
+</header>
+<main>
+  <p id="error" class="error" hidden></p>
+  <section id="pending-section">
+    <h2>Waiting for you <span id="pending-count" class="count"></span></h2>
+    <p id="empty" class="empty" hidden>No calls are waiting for approval.</p>
+    <div id="pending"></div>
+  </section>
+  <section id="recent-section" hidden>
+    <h2>Recently decided</h2>
+    <div id="recent"></div>
+  </section>
+</main>
+<script nonce="${nonce}">${SCRIPT}</script>
+</body>
+</html>
+`;
+}
+
+const STYLE = `
+:root { color-scheme: light dark; --bg: #f6f7f9; --card: #fff; --text: #1d232b; --muted: #5f6b7a; --border: #d9dee5;
+  --approve: #1a7f37; --deny: #c62828; --accent: #2f5bd3; }
+@media (prefers-color-scheme: dark) { :root { --bg: #15181d; --card: #1e232a; --text: #e6e9ee; --muted: #98a2b3; --border: #333a44; } }
+* { box-sizing: border-box; }
+body { margin: 0; font: 15px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; background: var(--bg); color: var(--text); }
+header { padding: 18px 28px 10px; border-bottom: 1px solid var(--border); background: var(--card); display: flex; align-items: baseline; gap: 18px; flex-wrap: wrap; }
+h1 { font-size: 20px; margin: 0; }
+h2 { font-size: 15px; text-transform: uppercase; letter-spacing: .04em; color: var(--muted); margin: 24px 0 10px; }
+main { padding: 0 28px 40px; max-width: 980px; }
+.status { margin: 0; color: var(--muted); font-size: 13px; }
+.status.live::before { content: "● "; color: var(--approve); }
+.error { margin: 20px 0; padding: 12px 16px; border: 1px solid var(--deny); border-radius: 8px; color: var(--deny); background: color-mix(in srgb, var(--deny) 8%, transparent); font-weight: 600; }
+.empty { color: var(--muted); }
+.count { background: var(--accent); color: #fff; border-radius: 10px; padding: 0 8px; font-size: 12px; }
+.count:empty { display: none; }
+.task { background: var(--card); border: 1px solid var(--border); border-radius: 10px; padding: 14px 18px; margin-bottom: 12px; }
+.task .title { display: flex; justify-content: space-between; gap: 12px; align-items: baseline; flex-wrap: wrap; }
+.task .call { font-family: ui-monospace, SFMono-Regular, Menlo, monospace; font-size: 16px; font-weight: 600; overflow-wrap: anywhere; }
+.task .left { font-size: 13px; color: var(--muted); white-space: nowrap; }
+.task .left.soon { color: var(--deny); font-weight: 600; }
+.task .meta { color: var(--muted); font-size: 13px; margin: 4px 0 8px; overflow-wrap: anywhere; }
+.task pre { margin: 0 0 12px; padding: 10px 12px; background: var(--bg); border: 1px solid var(--border); border-radius: 6px; max-height: 320px; overflow: auto; font-size: 13px; white-space: pre-wrap; overflow-wrap: anywhere; }
+.actions { display: flex; gap: 10px; }
+button { font: inherit; font-weight: 600; border: 0; border-radius: 6px; padding: 7px 20px; color: #fff; cursor: pointer; }
+button.approve { background: var(--approve); }
+button.deny { background: var(--deny); }
+button:disabled { opacity: .5; cursor: default; }
+.task.done { opacity: .55; }
+.badge { font-size: 12px; font-weight: 700; text-transform: uppercase; padding: 1px 8px; border-radius: 10px; border: 1px solid currentColor; }
+.badge.approved { color: var(--approve); }
+.badge.denied, .badge.timed_out, .badge.expired, .badge.cancelled { color: var(--deny); }
+`;
+
+const SCRIPT = `
+"use strict";
+const key = new URLSearchParams(location.search).get("key") || "";
+const $ = (id) => document.getElementById(id);
+const POLL_MS = 1000;
+let lastSignature = "";
+let tasks = [];
+const busy = new Set();
+
+function el(tag, className, text) {
+  const node = document.createElement(tag);
+  if (className) node.className = className;
+  if (text !== undefined) node.textContent = text;
+  return node;
+}
+
+function callName(task) {
+  const target = task.method === "tools/call" ? task.name : task.method + " " + task.name;
+  return task.server_id + " · " + target;
+}
+
+function timeLeft(task) {
+  const ms = Date.parse(task.expires_at) - Date.now();
+  if (ms <= 0) return { text: "expiring…", soon: true };
+  const s = Math.ceil(ms / 1000);
+  const text = s >= 60 ? Math.floor(s / 60) + "m " + String(s % 60).padStart(2, "0") + "s left" : s + "s left";
+  return { text, soon: s <= 30 };
+}
+
+function prettyArguments(value) {
+  try { return JSON.stringify(value, null, 2); } catch { return String(value); }
+}
+
+function card(task) {
+  const pending = task.status === "pending";
+  const node = el("article", pending ? "task" : "task done");
+  node.dataset.taskId = task.task_id;
+  const title = el("div", "title");
+  title.append(el("span", "call", callName(task)));
+  if (pending) {
+    const left = el("span", "left");
+    left.dataset.expires = task.task_id;
+    title.append(left);
+  } else {
+    title.append(el("span", "badge " + task.status, task.status.replace("_", " ")));
+  }
+  node.append(title);
+  const meta = ["rule " + (task.rule_id || "—"), "workflow " + task.workflow, "task " + task.task_id];
+  if (!pending && task.decided_by) meta.push("by " + task.decided_by);
+  node.append(el("div", "meta", meta.join(" · ")));
+  node.append(el("div", "meta", task.reason));
+  const args = el("pre", "arguments", prettyArguments(task.arguments));
+  node.append(args);
+  if (pending) {
+    const actions = el("div", "actions");
+    const approve = el("button", "approve", "Approve");
+    const deny = el("button", "deny", "Deny");
+    approve.type = deny.type = "button";
+    approve.disabled = deny.disabled = busy.has(task.task_id);
+    approve.addEventListener("click", () => decide(task, "approve"));
+    deny.addEventListener("click", () => decide(task, "deny"));
+    actions.append(approve, deny);
+    node.append(actions);
+  }
+  return node;
+}
+
+function updateCountdowns() {
+  for (const node of document.querySelectorAll("[data-expires]")) {
+    const task = tasks.find((t) => t.task_id === node.dataset.expires);
+    if (!task) continue;
+    const left = timeLeft(task);
+    node.textContent = left.text;
+    node.classList.toggle("soon", left.soon);
+  }
+}
+
+function render() {
+  const signature = JSON.stringify(tasks) + [...busy].join(",");
+  if (signature !== lastSignature) {
+    lastSignature = signature;
+    const pending = tasks.filter((t) => t.status === "pending");
+    const recent = tasks.filter((t) => t.status !== "pending").slice(0, 20);
+    $("pending").replaceChildren(...pending.map(card));
+    $("recent").replaceChildren(...recent.map(card));
+    $("empty").hidden = pending.length > 0;
+    $("recent-section").hidden = recent.length === 0;
+    $("pending-count").textContent = pending.length ? String(pending.length) : "";
+    document.title = (pending.length ? "(" + pending.length + ") " : "") + "ThoughtGate approvals";
+  }
+  updateCountdowns();
+}
+
+function showError(message) {
+  $("error").textContent = message;
+  $("error").hidden = false;
+  $("status").textContent = "Not connected";
+  $("status").classList.remove("live");
+}
+
+async function api(path, init) {
+  const response = await fetch(path, { ...init, cache: "no-store", headers: { ...(init && init.headers), authorization: "Bearer " + key } });
+  let body = null;
+  try { body = await response.json(); } catch {}
+  if (response.status === 401) throw Object.assign(new Error("This approvals link has a wrong or old key (the service may have restarted). Open the URL that thoughtgate serve printed."), { fatal: true });
+  if (!response.ok) throw new Error((body && body.error) || "HTTP " + response.status);
+  return body;
+}
+
+let stopped = false;
+async function refresh() {
+  try {
+    const body = await api("/approvals/api/tasks");
+    tasks = Array.isArray(body.tasks) ? body.tasks : [];
+    $("error").hidden = true;
+    $("pending-section").hidden = false;
+    $("status").textContent = "Live · updated " + new Date().toLocaleTimeString();
+    $("status").classList.add("live");
+    render();
+  } catch (error) {
+    if (error.fatal) {
+      stopped = true;
+      tasks = [];
+      $("pending").replaceChildren();
+      $("recent").replaceChildren();
+      $("pending-section").hidden = true;
+      $("recent-section").hidden = true;
+    }
+    showError(error.fatal ? error.message : "Cannot reach the governance service (" + error.message + "); retrying…");
+  }
+}
+
+async function decide(task, decision) {
+  busy.add(task.task_id);
+  render();
+  try {
+    await api("/approvals/api/tasks/" + encodeURIComponent(task.task_id), {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ decision, channel: "web", digest: task.digest }),
+    });
+  } catch (error) {
+    showError("Could not " + decision + " " + callName(task) + ": " + error.message);
+  } finally {
+    busy.delete(task.task_id);
+    await refresh();
+  }
+}
+
+async function loop() {
+  if (!key) { showError("This page needs its key: open the URL that thoughtgate serve printed."); $("pending-section").hidden = true; return; }
+  await refresh();
+  if (!stopped) setTimeout(loop, POLL_MS);
+}
+setInterval(updateCountdowns, 1000);
+loop();
+`;
