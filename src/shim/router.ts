@@ -63,6 +63,11 @@ export class Router {
   private readonly annotations = new Map<string, ToolAnnotations>();
   /** Whether the agent declared the `elicitation` capability (form mode) in its initialize. */
   private agentCanElicit = false;
+  /** Requests the shim itself sent to the server (its own tools/list), by id key. */
+  private readonly shimServerRequests = new Map<string, (response: Response) => void>();
+  /** Set once the server's tool list (and so every tool's annotations) has been read. */
+  private toolListRead = false;
+  private toolListFetch: Promise<void> | null = null;
   private toServer: Sink | null;
   private serverUnavailable: string;
 
@@ -177,6 +182,15 @@ export class Router {
   }
 
   private serverMessage(message: Message, bytes: Uint8Array): void {
+    if (message.kind === "response" && message.id !== null) {
+      const ours = this.shimServerRequests.get(idKey(message.id));
+      if (ours) {
+        this.shimServerRequests.delete(idKey(message.id));
+        ours(message);
+        return;
+      }
+    }
+    if (message.kind === "notification" && message.method === "notifications/tools/list_changed") this.toolListRead = false;
     if (message.kind === "request") {
       this.serverRequests.add({ id: message.id, method: message.method, startedAt: performance.now() });
     } else if (message.kind === "response" && message.id !== null) {
@@ -206,12 +220,7 @@ export class Router {
       const value = (item as Record<string, unknown> | null)?.[list.key];
       return typeof value === "string" ? value : "";
     });
-    if (list.kind === "tools") {
-      items.forEach((item, i) => {
-        const annotations = (item as { annotations?: unknown } | null)?.annotations;
-        if (names[i] && annotations && typeof annotations === "object") this.annotations.set(names[i] as string, annotations as ToolAnnotations);
-      });
-    }
+    if (list.kind === "tools") this.rememberAnnotations(items);
     const filter = this.options.decider.filterList;
     if (!filter) return false;
     const deliver = (visible: string[]) => {
@@ -277,6 +286,24 @@ export class Router {
       return;
     }
     const controller = new AbortController();
+    const key = idKey(request.id);
+    if (request.method === "tools/call" && !this.toolListRead) {
+      // Policies may depend on the tool's annotations (the embedded default does): an agent that
+      // never listed the tools must not get past them, so the shim reads the list itself first.
+      // The call is held meanwhile (a cancel for it is honoured), and then decided as usual.
+      this.held.set(key, { entry, controller });
+      void this.readToolList().then(() => {
+        if (this.held.get(key)?.entry !== entry) return; // cancelled or the server went away
+        this.held.delete(key);
+        this.wakeHeldWaiters();
+        this.decide(request, entry, bytes, controller);
+      });
+      return;
+    }
+    this.decide(request, entry, bytes, controller);
+  }
+
+  private decide(request: Request, entry: Outstanding, bytes: Uint8Array, controller: AbortController): void {
     let verdict: Verdict | Promise<Verdict>;
     try {
       verdict = this.options.decider.decide(request, controller.signal, this.contextFor(request));
@@ -300,6 +327,55 @@ export class Router {
         if (this.toServer) this.apply(entry, bytes, settled, request);
         else this.answerUnavailable(entry);
       });
+  }
+
+  private rememberAnnotations(tools: unknown[]): void {
+    for (const tool of tools) {
+      const { name, annotations } = (tool ?? {}) as { name?: unknown; annotations?: unknown };
+      if (typeof name === "string" && annotations !== null && typeof annotations === "object") {
+        this.annotations.set(name, annotations as ToolAnnotations);
+      }
+    }
+    this.toolListRead = true;
+  }
+
+  /** Fetch every page of the server's tools/list with the shim's own request ids (never shown to the agent). */
+  private readToolList(): Promise<void> {
+    this.toolListFetch ??= (async () => {
+      let cursor: string | undefined;
+      for (let page = 0; page < TOOL_LIST_MAX_PAGES; page++) {
+        const response = await this.askServer("tools/list", cursor === undefined ? {} : { cursor });
+        const result = response?.body.result as { tools?: unknown; nextCursor?: unknown } | undefined;
+        if (!result || !Array.isArray(result.tools)) {
+          log.warn(`[${this.options.serverId}] could not read the tool list; deciding without tool annotations`);
+          return;
+        }
+        this.rememberAnnotations(result.tools);
+        if (typeof result.nextCursor !== "string") return;
+        cursor = result.nextCursor;
+      }
+    })().finally(() => {
+      this.toolListFetch = null;
+    });
+    return this.toolListFetch;
+  }
+
+  /** One request to the server from the shim itself; null if it does not answer in time or is gone. */
+  private askServer(method: string, params: unknown): Promise<Response | null> {
+    const server = this.toServer;
+    if (!server) return Promise.resolve(null);
+    const id = `thoughtgate-${crypto.randomUUID()}`;
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        this.shimServerRequests.delete(idKey(id));
+        resolve(null);
+      }, SHIM_REQUEST_TIMEOUT_MS);
+      this.shimServerRequests.set(idKey(id), (response) => {
+        clearTimeout(timer);
+        resolve(response);
+      });
+      server.sendText(JSON.stringify({ jsonrpc: "2.0", id, method, params }));
+    });
   }
 
   private contextFor(request: Request): DecisionContext {
@@ -517,6 +593,9 @@ function declaresFormElicitation(params: unknown): boolean {
 }
 
 const GOVERNANCE_UNAVAILABLE = -32013;
+/** The shim's own requests to the server (its tools/list) give up after this long. */
+const SHIM_REQUEST_TIMEOUT_MS = 10_000;
+const TOOL_LIST_MAX_PAGES = 50;
 
 function responseStatus(message: Extract<Message, { kind: "response" }>): CallStatus {
   if (message.isError) return "error";

@@ -4,7 +4,7 @@
  * everything outside it, with the shim carrying the roots exchange both ways.
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { ListRootsRequestSchema, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { ElicitRequestSchema, ListRootsRequestSchema, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { existsSync, mkdirSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -35,6 +35,8 @@ describe("server-filesystem through the shim stays inside the client's root", ()
   const secret = join(outside, "secret.txt");
   let shim: Connection;
   let rootsRequests = 0;
+  /** What the shim asked the user (MCP elicitation): the embedded default policy wants approval for destructive tools. */
+  const approvalPrompts: string[] = [];
   let serverPid: number | null = null;
 
   beforeAll(async () => {
@@ -47,12 +49,17 @@ describe("server-filesystem through the shim stays inside the client's root", ()
       server: ["node", FILESYSTEM_SERVER_JS],
       serverId: "filesystem",
       dir: dir.path,
-      capabilities: { roots: { listChanged: true } },
-      setup: (client) =>
+      capabilities: { roots: { listChanged: true }, elicitation: {} },
+      setup: (client) => {
         client.setRequestHandler(ListRootsRequestSchema, () => {
           rootsRequests += 1;
           return { roots: [{ uri: pathToFileURL(root).href, name: "workspace" }] };
-        }),
+        });
+        client.setRequestHandler(ElicitRequestSchema, (request) => {
+          approvalPrompts.push(String(request.params.message));
+          return { action: "accept", content: { approve: true } };
+        });
+      },
     });
     // The server asks for roots after `initialized` and says on stderr when it has applied them.
     await waitFor(
@@ -82,6 +89,10 @@ describe("server-filesystem through the shim stays inside the client's root", ()
     const written = await callTool(shim, { name: "write_file", arguments: { path, content } });
     expect(written.isError).toBeFalsy();
     expect(readFileSync(path, "utf8")).toBe(content);
+    // write_file is annotated destructiveHint: true, so the embedded default policy asked the user
+    // first (the client never called tools/list: the shim read the annotations itself).
+    expect(approvalPrompts).toHaveLength(1);
+    expect(approvalPrompts[0]).toStartWith("Allow filesystem.write_file with {");
 
     const read = await callTool(shim, { name: "read_text_file", arguments: { path } });
     expect(read.isError).toBeFalsy();
@@ -107,6 +118,8 @@ describe("server-filesystem through the shim stays inside the client's root", ()
     expect(textOf(write)).toContain("Access denied");
     expect(existsSync(planted)).toBe(false);
     expect(readFileSync(secret, "utf8")).toBe("not for the agent\n");
+    // Reads are annotated readOnlyHint: true and need no approval; only the two writes asked.
+    expect(approvalPrompts).toHaveLength(2);
   });
 
   test("closing the client ends the server, and the audit log accounts for every call", async () => {

@@ -19,7 +19,7 @@ class Collect implements Sink {
   }
 }
 
-function setup(decider: Decider, profile: "production" | "development" = "production", eventsPath: string | null = null) {
+function setup(decider: Decider, profile: "production" | "development" = "production", eventsPath: string | null = null, seedToolList = true) {
   const toAgent = new Collect();
   const toServer = new Collect();
   const events = EventStream.open(eventsPath, { run_id: "r", server_id: "s", profile });
@@ -32,6 +32,13 @@ function setup(decider: Decider, profile: "production" | "development" = "produc
   const server = (message: unknown) => {
     for (const unit of serverFramer.push(new TextEncoder().encode(`${JSON.stringify(message)}\n`))) router.fromServer(unit);
   };
+  if (seedToolList) {
+    // The agent listed the tools once, as agents do; the router now knows every annotation.
+    agent({ jsonrpc: "2.0", id: "setup-list", method: "tools/list" });
+    server({ jsonrpc: "2.0", id: "setup-list", result: { tools: [] } });
+    toAgent.lines.length = 0;
+    toServer.lines.length = 0;
+  }
   return { router, toAgent, toServer, agent, server, events };
 }
 
@@ -152,5 +159,32 @@ describe("Router decision point", () => {
     expect(ends.map((e) => e.status)).toEqual(["cancelled", "cancelled"]);
     expect(readEvents(path).some((e) => e.type === "framing_error")).toBe(false);
     expect(router.summary.calls_errored).toBe(0);
+  });
+
+  test("a tools/call before any tools/list: the shim reads the list itself first, so annotations cannot be skipped", async () => {
+    const seen: unknown[] = [];
+    const { agent, server, toAgent, toServer } = setup({ policy: "test", decide: (_m, _s, ctx) => (seen.push(ctx.annotations), forward) }, "production", null, false);
+    agent(call(1, "write_file"));
+    const [ask] = toServer.json();
+    // Read the id first: bun's toMatchObject with an asymmetric matcher rewrites the matched field.
+    const askId = String(ask?.id);
+    expect(askId).toStartWith("thoughtgate-");
+    expect(ask?.method).toBe("tools/list");
+    expect(seen).toEqual([]);
+    server({ jsonrpc: "2.0", id: askId, result: { tools: [{ name: "write_file", annotations: { destructiveHint: true } }], nextCursor: "p2" } });
+    await Bun.sleep(0);
+    const second = toServer.json()[1];
+    const secondId = second?.id;
+    expect(second).toMatchObject({ method: "tools/list", params: { cursor: "p2" } });
+    server({ jsonrpc: "2.0", id: secondId, result: { tools: [{ name: "read_file", annotations: { readOnlyHint: true } }] } });
+    await Bun.sleep(0);
+    expect(seen).toEqual([{ destructiveHint: true }]);
+    expect(toServer.json().at(-1)).toEqual(call(1, "write_file"));
+    // The shim's own list responses never reach the agent.
+    expect(toAgent.lines).toEqual([]);
+    // list_changed makes the next call read the list again.
+    server({ jsonrpc: "2.0", method: "notifications/tools/list_changed" });
+    agent(call(2, "read_file"));
+    expect(toServer.json().at(-1)).toMatchObject({ method: "tools/list" });
   });
 });

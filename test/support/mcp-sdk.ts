@@ -188,8 +188,13 @@ export function auditProblems(events: Event[], toolCalls: Connection["toolCalls"
     }
     const related = events.filter((event) => event.call_id === start.call_id);
     const types = related.map((event) => event.type);
-    if (types.join(",") !== "tool_call_start,tool_call_decision,tool_call_end") {
-      problems.push(`call ${index} (${call.name}): events for its call_id are [${types.join(", ")}]`);
+    // A call that waited for a human has a `pending` decision before the final one.
+    const decisions = related.filter((event) => event.type === "tool_call_decision").map((event) => event.decision);
+    const shapeOk =
+      types.join(",") === "tool_call_start,tool_call_decision,tool_call_end" ||
+      (types.join(",") === "tool_call_start,tool_call_decision,tool_call_decision,tool_call_end" && decisions[0] === "pending" && decisions[1] !== "pending");
+    if (!shapeOk) {
+      problems.push(`call ${index} (${call.name}): events for its call_id are [${types.join(", ")}] with decisions [${decisions.join(", ")}]`);
     }
     for (const event of related) {
       if (event.tool !== call.name) problems.push(`call ${index}: ${String(event.type)} names tool ${String(event.tool)}`);
