@@ -2,12 +2,17 @@ import { defineCommand } from "citty";
 import { basename } from "node:path";
 import { parseDuration } from "../core/duration.ts";
 import { runShim } from "../shim/proxy.ts";
-import { createLocalDecider } from "../governance/shim-decider.ts";
+import { createShimDecider } from "../governance/shim-decider.ts";
 import { commonArgs, profileArg, resolveProfile, splitChildCommand } from "./_shared.ts";
 
 const args = {
   "server-id": { type: "string", description: "Name of this server in logs and events (default: the command's basename)" },
   ...profileArg,
+  "governance-endpoint": {
+    type: "string",
+    description: "Ask this governance service (thoughtgate serve / wrap) for every decision; secret from $THOUGHTGATE_GOVERNANCE_SECRET",
+    valueHint: "URL",
+  },
   "thoughtgate-config": {
     type: "string",
     description: "Policy file (default: $THOUGHTGATE_CONFIG, ./thoughtgate.yaml, ~/.config/thoughtgate/thoughtgate.yaml, else the embedded default policy)",
@@ -31,9 +36,15 @@ export default defineCommand({
     const optionalDuration = (value: string | undefined, flag: string) =>
       value === undefined ? undefined : parseDuration(value, flag);
     const profile = resolveProfile(parsed.profile);
-    const decider = await createLocalDecider({ profile, configFlag: parsed["thoughtgate-config"] });
+    const serverId = parsed["server-id"] ?? basename(child[0] ?? "server");
+    const decider = await createShimDecider({
+      profile,
+      serverId,
+      endpoint: parsed["governance-endpoint"],
+      configFlag: parsed["thoughtgate-config"],
+    });
     return runShim({
-      serverId: parsed["server-id"] ?? basename(child[0] ?? "server"),
+      serverId,
       profile,
       command: child,
       runId: process.env.THOUGHTGATE_RUN_ID ?? Bun.randomUUIDv7(),

@@ -2,9 +2,14 @@ import type { Profile } from "../core/profile.ts";
 import type { Decider } from "../shim/decide.ts";
 import { EngineHolder } from "./engine-holder.ts";
 import { LocalDecider } from "./local-decider.ts";
+import { usageError } from "../core/errors.ts";
+import { ENDPOINT_ENV, SESSION_SECRET_ENV } from "./api.ts";
 
 export type ShimGovernanceOptions = {
   profile: Profile;
+  serverId: string;
+  /** `--governance-endpoint` (or $THOUGHTGATE_GOVERNANCE_ENDPOINT): decide through the service. */
+  endpoint: string | undefined;
   /** `--thoughtgate-config`; discovery and the embedded default apply when absent. */
   configFlag: string | undefined;
 };
@@ -18,4 +23,16 @@ export async function createLocalDecider(options: ShimGovernanceOptions): Promis
   holder.watch();
   const decider = new LocalDecider(holder, options.profile);
   return Object.assign(decider, { close: () => holder.close() });
+}
+
+/** The service when an endpoint is given (its secret comes from the environment), else the local engine. */
+export async function createShimDecider(options: ShimGovernanceOptions, env: NodeJS.ProcessEnv = process.env): Promise<Decider> {
+  const endpoint = options.endpoint ?? env[ENDPOINT_ENV];
+  if (!endpoint) return createLocalDecider(options);
+  if (options.configFlag) throw usageError("use either --governance-endpoint or --thoughtgate-config: the service owns the policy");
+  const secret = env[SESSION_SECRET_ENV];
+  if (!secret) throw usageError(`--governance-endpoint needs the session secret in $${SESSION_SECRET_ENV}`);
+  // Loaded only here: a shim with a local policy never needs the HTTP client.
+  const { RemoteDecider } = await import("./remote-decider.ts");
+  return RemoteDecider.connect({ endpoint, secret, serverId: options.serverId, profile: options.profile });
 }

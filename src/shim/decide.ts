@@ -54,6 +54,10 @@ export type Decider = {
   filterList?(serverId: string, kind: ListKind, names: string[]): string[] | Promise<string[]>;
   /** Called once when the shim stops. */
   close?(): Promise<void> | void;
+  /** Resolves when governance asks the shim to shut down (F-018 via the service). */
+  readonly stopRequested?: Promise<string>;
+  /** Given the router's running message counts, for the governance service's metrics. */
+  attachCounts?(counts: () => { messages: Map<string, number>; framingErrors: Map<string, number> }): void;
 };
 
 /** DESIGN decision 5: only these methods cost a decision; everything else is forwarded and audited. */

@@ -29,7 +29,7 @@ export type ShimOptions = {
 /** The part of a stream reader the pumps use (Bun's stdin and pipe readers differ in their full types). */
 type ByteReader = { read(): Promise<{ done: boolean; value?: Uint8Array | undefined }>; cancel(): Promise<void> };
 
-type StopReason = "agent_eof" | "signal" | "server_exit" | "agent_gone";
+type StopReason = "agent_eof" | "signal" | "server_exit" | "agent_gone" | "governance";
 
 /**
  * `thoughtgate shim`: proxy NDJSON JSON-RPC between the agent (our stdin/stdout) and the MCP
@@ -83,6 +83,12 @@ export async function runShim(options: ShimOptions): Promise<number> {
     toServer,
   });
 
+  options.decider.attachCounts?.(() => ({ messages: router.messageCounts, framingErrors: router.framingErrorCounts }));
+  void options.decider.stopRequested?.then((why) => {
+    log.info(`[${options.serverId}] ${why}: shutting down`);
+    stopWith("governance");
+  });
+
   if (server) {
     events.emit("server_state", { state: "running", pid: server.pid });
     log.debug(`[${options.serverId}] started ${options.command.join(" ")} (pid ${server.pid})`);
@@ -119,7 +125,7 @@ export async function runShim(options: ShimOptions): Promise<number> {
 
   const reason = await stopped;
   log.debug(`[${options.serverId}] stopping: ${reason}`);
-  if (reason === "signal" || reason === "agent_gone") {
+  if (reason === "signal" || reason === "agent_gone" || reason === "governance") {
     // Stop accepting new agent messages; what the server still sends is delivered until it exits.
     bestEffort(() => void agentReader.cancel());
   }

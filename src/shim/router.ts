@@ -71,6 +71,11 @@ export class Router {
   private toServer: Sink | null;
   private serverUnavailable: string;
 
+  /** "<direction> <method>" → messages seen (responses count under "response"), for metrics. */
+  readonly messageCounts = new Map<string, number>();
+  /** Framing error code → count, for metrics. */
+  readonly framingErrorCounts = new Map<string, number>();
+
   readonly summary: Summary = {
     calls_total: 0,
     calls_forwarded: 0,
@@ -137,6 +142,8 @@ export class Router {
 
   private route(unit: Unit, direction: Direction): void {
     if (unit.kind === "message") {
+      const countKey = `${direction} ${unit.message.kind === "response" ? "response" : unit.message.method}`;
+      this.messageCounts.set(countKey, (this.messageCounts.get(countKey) ?? 0) + 1);
       if (direction === "agent_to_server") {
         this.summary.messages_agent_to_server += 1;
         this.agentMessage(unit.message, unit.bytes);
@@ -508,6 +515,7 @@ export class Router {
     answered: JsonRpcId | null | undefined,
   ): void {
     this.summary.framing_errors += 1;
+    this.framingErrorCounts.set(error.code, (this.framingErrorCounts.get(error.code) ?? 0) + 1);
     const logged = rawForLog(error.raw);
     const label = action === "would_reject" ? (error.code === "SmugglingAttempt" ? "WOULD_REJECT" : "WOULD_DROP") : "rejected";
     log.warn(

@@ -1,0 +1,303 @@
+import * as v from "valibot";
+import { messageOf, ThoughtGateError } from "../core/errors.ts";
+import { log } from "../core/log.ts";
+import type { Profile } from "../core/profile.ts";
+import { targetName, type DecisionContext, type Decider, type Request, type Verdict } from "../shim/decide.ts";
+import {
+  evaluateResponse,
+  filterResponse,
+  heartbeatResponse,
+  taskResponse,
+  type EvaluateResponse,
+  type TaskView,
+} from "./api.ts";
+import { GOVERNANCE_ERROR } from "./errors.ts";
+import type { ListKind } from "./visibility.ts";
+import { toInput } from "./local-decider.ts";
+
+/** F-016a: readiness poll backoff. */
+const READY_FIRST_DELAY_MS = 50;
+const READY_MAX_DELAY_MS = 2_000;
+const READY_ATTEMPTS = 20;
+/** F-016b: per-call timeouts (Bun's fetch has one deadline; connect failures on loopback are immediate). */
+const EVALUATE_TIMEOUT_MS = 2_000;
+const POLL_TIMEOUT_MS = 5_000;
+const HEARTBEAT_MS = 5_000;
+
+export type MessageCounts = Map<string, number>;
+
+export type RemoteOptions = {
+  endpoint: string;
+  secret: string;
+  serverId: string;
+  profile: Profile;
+};
+
+/**
+ * The shim's side of the governance service (`--governance-endpoint`): every governed call is
+ * decided by the service. When the service cannot be reached the call fails closed (production)
+ * or is forwarded with WOULD_BLOCK (development).
+ */
+export class RemoteDecider implements Decider {
+  private heartbeat: ReturnType<typeof setInterval> | null = null;
+  private requestStop: (reason: string) => void = () => {};
+  /** Resolves when the service asks the shim to shut down (wrap is exiting) or stops answering. */
+  readonly stopRequested: Promise<string>;
+  private counts: (() => { messages: MessageCounts; framingErrors: MessageCounts }) | null = null;
+  private reported = { messages: new Map<string, number>(), framingErrors: new Map<string, number>() };
+
+  private constructor(private readonly options: RemoteOptions) {
+    this.stopRequested = new Promise((resolve) => {
+      this.requestStop = resolve;
+    });
+  }
+
+  get policy(): string {
+    return `service ${this.options.endpoint}`;
+  }
+
+  /** Wait until the service answers /healthz (F-016a); else GovernanceUnavailable. */
+  static async connect(options: RemoteOptions): Promise<RemoteDecider> {
+    const decider = new RemoteDecider({ ...options, endpoint: options.endpoint.replace(/\/+$/, "") });
+    let delay = READY_FIRST_DELAY_MS;
+    let lastError = "";
+    for (let attempt = 1; attempt <= READY_ATTEMPTS; attempt++) {
+      try {
+        const response = await decider.call("GET", "/healthz", undefined, EVALUATE_TIMEOUT_MS);
+        if (response.ok) {
+          decider.startHeartbeat();
+          return decider;
+        }
+        lastError = `HTTP ${response.status}${response.status === 401 ? " (wrong or missing THOUGHTGATE_GOVERNANCE_SECRET)" : ""}`;
+        if (response.status === 401) break;
+      } catch (error) {
+        lastError = messageOf(error);
+      }
+      await Bun.sleep(delay);
+      delay = Math.min(delay * 2, READY_MAX_DELAY_MS);
+    }
+    throw new ThoughtGateError("GOVERNANCE_UNAVAILABLE", `governance service ${options.endpoint} is not available: ${lastError}`);
+  }
+
+  async decide(request: Request, signal: AbortSignal, context: DecisionContext): Promise<Verdict> {
+    const input = toInput(request, context);
+    let answer: EvaluateResponse;
+    try {
+      answer = await this.json(
+        "POST",
+        "/governance/evaluate",
+        {
+          server_id: this.options.serverId,
+          direction: "agent_to_server",
+          method: input.method,
+          name: input.name,
+          arguments: input.arguments,
+          ...(input.annotations ? { annotations: input.annotations } : {}),
+          id: request.id,
+          message_type: "request",
+          profile: this.options.profile,
+          channels: context.elicit ? ["elicitation"] : [],
+        },
+        evaluateResponse,
+        EVALUATE_TIMEOUT_MS,
+      );
+    } catch (error) {
+      return this.unavailable(request, `governance service unavailable: ${messageOf(error)}`);
+    }
+    if (answer.shutdown) this.requestStop("the governance service is shutting down");
+    if (answer.decision === "forward") {
+      return {
+        action: "forward",
+        gate: answer.gate,
+        ruleId: answer.rule_id,
+        policyId: answer.policy_id,
+        reason: answer.reason,
+        ...(answer.would ? { would: answer.would } : {}),
+        ...(answer.auto_approved ? { autoApproved: true } : {}),
+      };
+    }
+    if (answer.decision === "deny") {
+      return {
+        action: "deny",
+        gate: answer.gate ?? "governance",
+        ruleId: answer.rule_id,
+        policyId: answer.policy_id,
+        reason: answer.reason,
+        error: answer.error ?? { code: GOVERNANCE_ERROR.ruleDenied, message: `ThoughtGate blocked ${input.name}: ${answer.reason}` },
+      };
+    }
+    if (!answer.task_id) return this.unavailable(request, "the service asked for approval without a task id");
+    return this.awaitApproval(answer, answer.task_id, request, signal, context);
+  }
+
+  attachCounts(counts: () => { messages: MessageCounts; framingErrors: MessageCounts }): void {
+    this.counts = counts;
+  }
+
+  async filterList(serverId: string, kind: ListKind, names: string[]): Promise<string[]> {
+    const answer = await this.json("POST", "/governance/filter", { server_id: serverId, kind, names }, filterResponse, EVALUATE_TIMEOUT_MS);
+    if (answer.shutdown) this.requestStop("the governance service is shutting down");
+    return answer.visible;
+  }
+
+  async close(): Promise<void> {
+    if (this.heartbeat) clearInterval(this.heartbeat);
+    this.heartbeat = null;
+    await this.reportCounts().catch(() => {});
+  }
+
+  /**
+   * Wait for the task: run the channels the service handed to the shim (elicitation) and poll the
+   * task until someone decides, it times out, or the agent cancels the call.
+   */
+  private async awaitApproval(answer: EvaluateResponse, taskId: string, request: Request, signal: AbortSignal, context: DecisionContext): Promise<Verdict> {
+    const path = `/governance/task/${encodeURIComponent(taskId)}`;
+    const done = new AbortController();
+    const onCancel = () => {
+      void this.call("POST", `${path}/cancel`, { reason: "the agent cancelled the request" }, EVALUATE_TIMEOUT_MS).catch(() => {});
+    };
+    signal.addEventListener("abort", onCancel, { once: true });
+    try {
+      if (answer.shim_channels?.includes("elicitation") && context.elicit) {
+        void this.elicitFor(path, answer.prompt ?? `Allow ${this.options.serverId}.${targetName(request)}?`, context.elicit, AbortSignal.any([signal, done.signal]));
+      }
+      const interval = Math.max(50, answer.poll_interval_ms ?? 250);
+      for (;;) {
+        if (signal.aborted) return this.blocked(request, answer, GOVERNANCE_ERROR.taskCancelled, "cancelled by the agent");
+        let task: TaskView;
+        try {
+          const polled = await this.json("GET", path, undefined, taskResponse, POLL_TIMEOUT_MS);
+          if (polled.shutdown) this.requestStop("the governance service is shutting down");
+          task = polled.task;
+        } catch (error) {
+          return this.unavailable(request, `lost the governance service while waiting for approval: ${messageOf(error)}`);
+        }
+        if (task.status !== "pending") return this.settled(task, request, answer);
+        await Bun.sleep(interval);
+      }
+    } finally {
+      done.abort();
+      signal.removeEventListener("abort", onCancel);
+    }
+  }
+
+  private async elicitFor(path: string, prompt: string, elicit: NonNullable<DecisionContext["elicit"]>, signal: AbortSignal): Promise<void> {
+    try {
+      const approved = await elicit(prompt, signal);
+      const { task } = await this.json("GET", path, undefined, taskResponse, POLL_TIMEOUT_MS);
+      if (task.status !== "pending") return;
+      await this.call("POST", `${path}/decision`, { decision: approved ? "approve" : "deny", channel: "elicitation", digest: task.digest }, EVALUATE_TIMEOUT_MS);
+    } catch (error) {
+      if (!signal.aborted) log.warn(`approval through the agent failed: ${messageOf(error)} (other channels still apply)`);
+    }
+  }
+
+  private settled(task: TaskView, request: Request, answer: EvaluateResponse): Verdict {
+    const by = task.decided_by ?? "unknown";
+    switch (task.status) {
+      case "approved":
+        return { action: "forward", gate: "approval", ruleId: answer.rule_id, policyId: answer.policy_id, reason: `${answer.reason}: approved (${by})`, approvedBy: by };
+      case "timed_out":
+        if (task.timeout_outcome === "approve") {
+          return { action: "forward", gate: "approval", ruleId: answer.rule_id, policyId: answer.policy_id, reason: `${answer.reason}: approved by on_timeout`, approvedBy: "timeout" };
+        }
+        return this.blocked(request, answer, GOVERNANCE_ERROR.approvalTimeout, "no answer before the approval timed out");
+      case "expired":
+        return this.blocked(request, answer, GOVERNANCE_ERROR.taskExpired, "the approval task expired");
+      case "cancelled":
+        return this.blocked(request, answer, GOVERNANCE_ERROR.taskCancelled, "the approval task was cancelled");
+      default:
+        return this.blocked(request, answer, GOVERNANCE_ERROR.approvalRejected, `rejected (${by})`);
+    }
+  }
+
+  private blocked(request: Request, answer: EvaluateResponse, code: number, why: string): Verdict {
+    const reason = `${answer.reason}: ${why}`;
+    return {
+      action: "deny",
+      gate: "approval",
+      ruleId: answer.rule_id,
+      policyId: answer.policy_id,
+      reason,
+      error: {
+        code,
+        message: `ThoughtGate blocked ${request.method} ${targetName(request)}: ${reason}`,
+        data: { gate: "approval", tool: targetName(request), server_id: this.options.serverId, correlation_id: String(request.id), reason, task_id: answer.task_id },
+      },
+    };
+  }
+
+  /** DESIGN decision 3: no answer from governance → deny in production, WOULD_BLOCK in development. */
+  private unavailable(request: Request, reason: string): Verdict {
+    log.error(`[${this.options.serverId}] ${reason}`);
+    if (this.options.profile === "development") {
+      return { action: "forward", gate: "governance", ruleId: null, reason: `WOULD_BLOCK: ${reason}`, would: "WOULD_BLOCK" };
+    }
+    return {
+      action: "deny",
+      gate: "governance",
+      ruleId: null,
+      reason,
+      error: {
+        code: GOVERNANCE_ERROR.serviceUnavailable,
+        message: `ThoughtGate blocked ${request.method} ${targetName(request)}: ${reason}`,
+        data: { gate: "governance", tool: targetName(request), server_id: this.options.serverId, correlation_id: String(request.id), reason },
+      },
+    };
+  }
+
+  private startHeartbeat(): void {
+    this.heartbeat = setInterval(() => void this.beat(), HEARTBEAT_MS);
+    this.heartbeat.unref();
+  }
+
+  private async beat(): Promise<void> {
+    try {
+      const answer = await this.json("POST", "/governance/heartbeat", { server_id: this.options.serverId, pid: process.pid }, heartbeatResponse, EVALUATE_TIMEOUT_MS);
+      if (answer.shutdown) this.requestStop("the governance service asked the shim to shut down");
+      await this.reportCounts();
+    } catch (error) {
+      // EC-STDIO-042: the service is gone (wrap died uncleanly): shut down rather than run ungoverned.
+      this.requestStop(`the governance service stopped answering (${messageOf(error)})`);
+    }
+  }
+
+  /** Send what changed since the last report (for the service's Prometheus metrics). */
+  private async reportCounts(): Promise<void> {
+    const source = this.counts?.();
+    if (!source) return;
+    const delta = (now: MessageCounts, before: Map<string, number>) => {
+      const out: Array<[string, number]> = [];
+      for (const [key, count] of now) {
+        const change = count - (before.get(key) ?? 0);
+        if (change > 0) out.push([key, change]);
+        before.set(key, count);
+      }
+      return out;
+    };
+    const messages = delta(source.messages, this.reported.messages).map(([key, count]) => {
+      const [direction, method] = key.split(" ", 2) as [string, string];
+      return { direction, method, count };
+    });
+    const framing = delta(source.framingErrors, this.reported.framingErrors).map(([error_type, count]) => ({ error_type, count }));
+    if (messages.length === 0 && framing.length === 0) return;
+    await this.call("POST", "/governance/events", { server_id: this.options.serverId, messages, framing_errors: framing }, EVALUATE_TIMEOUT_MS);
+  }
+
+  private async json<S extends v.GenericSchema>(method: string, path: string, body: unknown, schema: S, timeoutMs: number): Promise<v.InferOutput<S>> {
+    const response = await this.call(method, path, body, timeoutMs);
+    if (!response.ok) throw new Error(`${method} ${path}: HTTP ${response.status} ${(await response.text()).slice(0, 200)}`);
+    const parsed = v.safeParse(schema, await response.json());
+    if (!parsed.success) throw new Error(`${method} ${path}: unexpected answer: ${parsed.issues[0]?.message ?? "invalid"}`);
+    return parsed.output;
+  }
+
+  private call(method: string, path: string, body: unknown, timeoutMs: number): Promise<Response> {
+    return fetch(`${this.options.endpoint}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${this.options.secret}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      signal: AbortSignal.timeout(timeoutMs),
+    });
+  }
+}
