@@ -18,7 +18,9 @@ export type ErrorCode =
   | "IO"
   | "GOVERNANCE_UNAVAILABLE"
   | "TIMEOUT"
-  | "PROTOCOL";
+  | "PROTOCOL"
+  /** An approval task that is unknown, already decided, or not the call it claims to be. */
+  | "TASK";
 
 export class ThoughtGateError extends Error {
   constructor(

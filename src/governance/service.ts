@@ -50,6 +50,11 @@ export type GovernanceService = {
   stop(): Promise<void>;
 };
 
+/** A session or approval secret: 32 random bytes, hex. */
+export function newSecret(): string {
+  return randomBytes(32).toString("hex");
+}
+
 /** How often a shim should poll a pending task. */
 export const POLL_INTERVAL_MS = 250;
 /** Above the shim's 10 MiB line limit, so any line it accepted fits in an evaluate body. */

@@ -1,0 +1,3 @@
+import { decisionCommand } from "./_approval.ts";
+
+export default decisionCommand("approve");

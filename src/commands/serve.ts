@@ -1,0 +1,73 @@
+import { defineCommand } from "citty";
+import { EXIT, usageError } from "../core/errors.ts";
+import { log } from "../core/log.ts";
+import { APPROVAL_KEY_ENV, ENDPOINT_ENV, SESSION_SECRET_ENV } from "../governance/api.ts";
+import { EngineHolder } from "../governance/engine-holder.ts";
+import { newSecret, startGovernanceService } from "../governance/service.ts";
+import { commonArgs, profileArg, rejectUnknownFlags, resolveProfile } from "./_shared.ts";
+
+const args = {
+  "thoughtgate-config": { type: "string", description: "Policy file (default: $THOUGHTGATE_CONFIG, ./thoughtgate.yaml, ~/.config/thoughtgate/thoughtgate.yaml, else the embedded default)", valueHint: "PATH" },
+  ...profileArg,
+  "governance-port": { type: "string", description: "Listen on this port of 127.0.0.1 (default 0: any free port)", valueHint: "N" },
+  ...commonArgs,
+} as const;
+
+export default defineCommand({
+  meta: {
+    name: "serve",
+    description: "Run the governance service on its own: decisions for shims, the approvals page, metrics; reloads on SIGHUP and file changes",
+  },
+  args,
+  async run({ rawArgs, args: parsed }) {
+    rejectUnknownFlags(rawArgs, args);
+    const profile = resolveProfile(parsed.profile);
+    const port = parsePort(parsed["governance-port"]);
+    const engines = await EngineHolder.load(parsed["thoughtgate-config"]);
+    const sessionSecret = newSecret();
+    const approvalSecret = newSecret();
+    const service = startGovernanceService({ engine: () => engines.engine, profile, port, sessionSecret, approvalSecret });
+    engines.watch();
+    const keepAliveOnHangup = () => log.warn("SIGHUP: nothing to reload (the embedded default policy is in force; start with a thoughtgate.yaml to reload it)");
+    if (engines.file === null) process.on("SIGHUP", keepAliveOnHangup);
+
+    const policy = engines.file ?? "the embedded default (no thoughtgate.yaml found; see `thoughtgate validate-config --explain`)";
+    // Printed, never written to a file: the approval key must not touch disk (DESIGN decision 7).
+    process.stderr.write(
+      [
+        `ThoughtGate governance service on ${service.url} (profile ${profile})`,
+        `policy: ${policy}`,
+        "",
+        "Shims (thoughtgate shim --governance-endpoint) read:",
+        `  export ${ENDPOINT_ENV}=${service.url} ${SESSION_SECRET_ENV}=${sessionSecret}`,
+        "",
+        "Approvals page (keep this link private):",
+        `  ${service.approvalsUrl}`,
+        "",
+        "For thoughtgate tasks | approve | deny:",
+        `  export ${ENDPOINT_ENV}=${service.url} ${APPROVAL_KEY_ENV}=${approvalSecret}`,
+        "",
+        "Ctrl-C stops; SIGHUP or editing the policy files reloads.",
+        "",
+      ].join("\n"),
+    );
+
+    const signal = await new Promise<NodeJS.Signals>((resolve) => {
+      process.once("SIGINT", () => resolve("SIGINT"));
+      process.once("SIGTERM", () => resolve("SIGTERM"));
+    });
+    log.info(`${signal}: stopping the governance service`);
+    service.setShutdown();
+    engines.close();
+    process.off("SIGHUP", keepAliveOnHangup);
+    await service.stop();
+    return EXIT.ok;
+  },
+});
+
+function parsePort(value: string | undefined): number {
+  if (value === undefined) return 0;
+  const port = Number(value);
+  if (!/^\d+$/.test(value) || port > 65_535) throw usageError(`--governance-port: expected a port number 0-65535, got ${JSON.stringify(value)}`);
+  return port;
+}

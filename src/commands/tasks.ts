@@ -1,0 +1,56 @@
+import { defineCommand } from "citty";
+import { canonicalJson } from "../core/canonical-json.ts";
+import { EXIT } from "../core/errors.ts";
+import type { TaskView } from "../governance/api.ts";
+import { callLabel, clientFrom, printable, serviceArgs } from "./_approval.ts";
+import { commonArgs, rejectUnknownFlags } from "./_shared.ts";
+
+const args = {
+  json: { type: "boolean", description: "Print the tasks as JSON" },
+  all: { type: "boolean", description: "Include decided, timed-out and cancelled tasks" },
+  ...serviceArgs,
+  ...commonArgs,
+} as const;
+
+const ARGUMENTS_CHARS = 60;
+
+export default defineCommand({
+  meta: { name: "tasks", description: "List the calls waiting for approval in a running governance service" },
+  args,
+  async run({ rawArgs, args: parsed }) {
+    rejectUnknownFlags(rawArgs, args);
+    const all = await clientFrom(parsed).list();
+    const tasks = parsed.all ? all : all.filter((task) => task.status === "pending");
+    const text = parsed.json ? `${JSON.stringify(tasks, null, 2)}\n` : render(tasks, parsed.all === true);
+    await Bun.write(Bun.stdout, text);
+    return EXIT.ok;
+  },
+});
+
+function render(tasks: TaskView[], all: boolean): string {
+  if (tasks.length === 0) return all ? "no approval tasks\n" : "no calls are waiting for approval\n";
+  const now = Date.now();
+  const rows = tasks.map((task) => [
+    task.task_id,
+    task.status,
+    callLabel(task),
+    printable(task.rule_id ?? "-"),
+    task.status === "pending" ? timeLeft(Date.parse(task.expires_at) - now) : printable(task.decided_by ?? "-"),
+    printable(shorten(canonicalJson(task.arguments))),
+  ]);
+  const header = ["TASK", "STATUS", "CALL", "RULE", all ? "LEFT / BY" : "LEFT", "ARGUMENTS"];
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => (row[i] ?? "").length)));
+  const line = (cells: string[]) => cells.map((cell, i) => (i === cells.length - 1 ? cell : cell.padEnd(widths[i] ?? 0))).join("  ");
+  const footer = tasks.some((t) => t.status === "pending") ? "\nthoughtgate approve <task> | thoughtgate deny <task> [--reason TEXT]\n" : "";
+  return `${[line(header), ...rows.map(line)].join("\n")}\n${footer}`;
+}
+
+function timeLeft(ms: number): string {
+  if (ms <= 0) return "expiring";
+  const seconds = Math.ceil(ms / 1000);
+  return seconds >= 60 ? `${Math.floor(seconds / 60)}m ${String(seconds % 60).padStart(2, "0")}s` : `${seconds}s`;
+}
+
+function shorten(text: string): string {
+  return text.length > ARGUMENTS_CHARS ? `${text.slice(0, ARGUMENTS_CHARS - 1)}…` : text;
+}

@@ -1,0 +1,90 @@
+import type { Rule, ThoughtGateConfig, Workflow } from "../core/config/schema.ts";
+import type { LoadedConfig } from "../core/config/load.ts";
+import { DEFAULT_WORKFLOW } from "./engine.ts";
+
+export type PolicySource = { file: string | null; origin: LoadedConfig["origin"] };
+
+const ORIGINS: Record<LoadedConfig["origin"], string> = {
+  flag: "given on the command line",
+  env: "from $THOUGHTGATE_CONFIG",
+  cwd: "found in the working directory",
+  user: "found in the user config directory",
+  embedded: "no thoughtgate.yaml found",
+};
+
+/**
+ * The effective policy in words, in the order the gates apply it (`validate-config --explain`):
+ * what each server exposes, the rules (first match wins), the default, the approval workflows and
+ * the Cedar policies.
+ */
+export function explainPolicy(config: ThoughtGateConfig, source: PolicySource, cedarPolicyIds: string[]): string[] {
+  const lines: string[] = [];
+  lines.push(`policy: ${source.file ?? "the embedded default"} (${ORIGINS[source.origin]})`);
+
+  lines.push("", "gate 1, visibility (what each server shows the agent):");
+  for (const s of config.sources) {
+    if (!s.enabled) {
+      lines.push(`  ${s.id}: disabled (shows nothing)`);
+      continue;
+    }
+    const { mode, tools, prompts, resources } = s.expose;
+    if (mode === "all") {
+      lines.push(`  ${s.id}: everything`);
+      continue;
+    }
+    const lists = [`tools ${list(tools)}`, ...(prompts ? [`prompts ${list(prompts)}`] : []), ...(resources ? [`resources ${list(resources)}`] : [])];
+    lines.push(`  ${s.id}: ${mode} ${lists.join("; ")}`);
+  }
+  lines.push(`  ${config.sources.length > 0 ? "any other server" : "every server"}: everything`);
+
+  lines.push("", "gate 2, rules (first match wins):");
+  config.governance.rules.forEach((rule, i) => lines.push(`  ${i + 1}. ${rule.id ?? `rules[${i}]`}: ${describeRule(rule)}`));
+  if (config.governance.rules.length === 0) lines.push("  (none)");
+  lines.push(`  otherwise: ${config.governance.defaults.action}`);
+
+  lines.push("", "gate 3, Cedar:");
+  if (config.cedar) {
+    lines.push(`  policies: ${config.cedar.policies.join(", ")}`);
+    if (config.cedar.schema) lines.push(`  schema: ${config.cedar.schema}`);
+    lines.push(`  policy ids: ${cedarPolicyIds.length > 0 ? cedarPolicyIds.join(", ") : "(none)"}`);
+  } else {
+    lines.push("  no policies (rules with action policy are not allowed)");
+  }
+
+  lines.push("", "gate 4, approval workflows:");
+  for (const [name, workflow] of Object.entries(config.approval)) lines.push(`  ${name}: ${describeWorkflow(workflow)}`);
+  lines.push(`  default (built in, for approve rules that name none): ${describeWorkflow(DEFAULT_WORKFLOW)}`);
+  return lines;
+}
+
+function describeRule(rule: Rule): string {
+  const on = [rule.method === "tools/call" ? `tool ${rule.match}` : `${rule.method} ${rule.match}`];
+  if (rule.source) on.push(`on ${rule.source}`);
+  if (rule.annotations) {
+    const hints = Object.entries(rule.annotations).filter(([, value]) => value !== undefined);
+    on.push(`with ${hints.map(([key, value]) => `${key}=${value}`).join(", ")}`);
+  }
+  let action: string = rule.action;
+  if (rule.action === "approve") action = `approve (workflow ${rule.approval ?? "default"})`;
+  if (rule.action === "policy") {
+    action = `Cedar decides${rule.policy_id ? ` (policy_id ${rule.policy_id})` : ""}${rule.approval ? `, then approval (workflow ${rule.approval})` : ""}`;
+  }
+  return `${on.join(" ")} → ${action}`;
+}
+
+function describeWorkflow(workflow: Workflow): string {
+  const where = workflow.destination.type === "any" ? "any channel (elicitation, web page, CLI)" : `${workflow.destination.type} only`;
+  return `${where}; after ${formatDuration(workflow.timeout)} without an answer: ${workflow.on_timeout}`;
+}
+
+function list(globs: string[]): string {
+  return globs.length > 0 ? globs.join(", ") : "(empty)";
+}
+
+/** 300000 → "5m", 30000 → "30s", 1500 → "1500ms". */
+export function formatDuration(ms: number): string {
+  if (ms % 3_600_000 === 0 && ms > 0) return `${ms / 3_600_000}h`;
+  if (ms % 60_000 === 0 && ms > 0) return `${ms / 60_000}m`;
+  if (ms % 1_000 === 0) return `${ms / 1_000}s`;
+  return `${ms}ms`;
+}

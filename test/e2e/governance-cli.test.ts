@@ -1,0 +1,204 @@
+/**
+ * `thoughtgate serve`, `tasks`, `approve`, `deny` and `validate-config` through the compiled binary:
+ * what a person at a terminal sees.
+ */
+import { afterEach, describe, expect, test } from "bun:test";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { tempDir, waitFor } from "../support/harness.ts";
+import { runBinary, ServeProcess } from "../support/serve.ts";
+
+const CONFIG = `schema: 1
+sources:
+  - { id: gh, expose: { mode: blocklist, tools: [secret_tool] } }
+governance:
+  defaults: { action: forward }
+  rules:
+    - { id: deletes, match: "delete_*", action: approve }
+    - { id: files, match: read_file, action: policy }
+cedar:
+  policies: [policy.cedar]
+`;
+const NO_ETC = `@id("allow") permit(principal, action, resource);
+@id("no-etc") forbid(principal, action, resource) when { resource.arguments has path && resource.arguments.path like "/etc/*" };
+`;
+const NO_TMP = `@id("allow") permit(principal, action, resource);
+@id("no-tmp") forbid(principal, action, resource) when { resource.arguments has path && resource.arguments.path like "/tmp/*" };
+`;
+
+const cleanup: Array<() => unknown> = [];
+afterEach(async () => {
+  for (const step of cleanup.splice(0).reverse()) await step();
+});
+
+function policyDir(cedar = NO_ETC, config = CONFIG): string {
+  const dir = tempDir();
+  cleanup.push(() => dir[Symbol.dispose]());
+  writeFileSync(join(dir.path, "thoughtgate.yaml"), config);
+  writeFileSync(join(dir.path, "policy.cedar"), cedar);
+  return dir.path;
+}
+
+async function serve(dir: string): Promise<ServeProcess> {
+  const s = await ServeProcess.start(["--thoughtgate-config", join(dir, "thoughtgate.yaml")]);
+  cleanup.push(() => s.stop());
+  return s;
+}
+
+describe("serve + tasks/approve/deny", () => {
+  test("serve prints the endpoint, the shims' secret, the approvals page and the CLI key; the service needs the secret", async () => {
+    const s = await serve(policyDir());
+    expect(s.endpoint).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    expect(s.stderr).toContain(`export THOUGHTGATE_GOVERNANCE_ENDPOINT=${s.endpoint} THOUGHTGATE_GOVERNANCE_SECRET=${s.secret}`);
+    expect(s.stderr).toContain(`export THOUGHTGATE_GOVERNANCE_ENDPOINT=${s.endpoint} THOUGHTGATE_APPROVAL_KEY=${s.key}`);
+    expect(s.approvalsUrl).toBe(`${s.endpoint}/approvals?key=${s.key}`);
+    expect(s.secret).not.toBe(s.key);
+    expect((await fetch(`${s.endpoint}/healthz`)).status).toBe(401);
+    expect((await fetch(`${s.endpoint}/healthz`, { headers: { authorization: `Bearer ${s.secret}` } })).status).toBe(200);
+    expect(await s.stop()).toBe(0);
+  });
+
+  test("tasks lists pending calls; approve and deny settle them; mistakes are one-line errors with exit 1", async () => {
+    const s = await serve(policyDir());
+    const env = s.cliEnv;
+    expect((await runBinary(["tasks"], { env })).stdout).toBe("no calls are waiting for approval\n");
+
+    const first = await s.evaluate({ name: "delete_repo", arguments: { repo: "acme/site" } });
+    const second = await s.evaluate({ name: "delete_branch", arguments: { branch: "main" } });
+    expect(first.decision).toBe("pending_approval");
+    const listed = await runBinary(["tasks"], { env });
+    expect(listed.exitCode).toBe(0);
+    const rows = listed.stdout.split("\n");
+    expect(rows[0]).toMatch(/^TASK\s+STATUS\s+CALL\s+RULE\s+LEFT\s+ARGUMENTS$/);
+    expect(rows[1]).toMatch(new RegExp(`^${first.task_id}\\s+pending\\s+gh\\.delete_repo\\s+deletes\\s+[45]m \\d\\ds\\s+\\{"repo":"acme/site"\\}$`));
+    expect(rows[2]).toMatch(new RegExp(`^${second.task_id}\\s+pending\\s+gh\\.delete_branch\\s+`));
+    const json = JSON.parse((await runBinary(["tasks", "--json"], { env })).stdout) as Array<{ task_id: string }>;
+    expect(json.map((t) => t.task_id)).toEqual([first.task_id, second.task_id]);
+
+    const approved = await runBinary(["approve", first.task_id], { env });
+    expect(approved).toMatchObject({ exitCode: 0, stdout: `approved ${first.task_id}: gh.delete_repo\n` });
+    expect(await s.task(first.task_id)).toMatchObject({ status: "approved", decided_by: "cli" });
+    const denied = await runBinary(["deny", second.task_id, "--reason", "not on a Friday"], { env });
+    expect(denied).toMatchObject({ exitCode: 0, stdout: `denied ${second.task_id}: gh.delete_branch\n` });
+    expect(await s.task(second.task_id)).toMatchObject({ status: "denied", reason: "not on a Friday" });
+
+    const again = await runBinary(["deny", first.task_id], { env });
+    expect(again.exitCode).toBe(1);
+    expect(again.stderr.trim()).toBe(`[error] task ${first.task_id} is already approved`);
+    const unknown = await runBinary(["approve", "0123456789ab"], { env });
+    expect(unknown.exitCode).toBe(1);
+    expect(unknown.stderr).toContain("no task 0123456789ab");
+    const wrongKey = await runBinary(["tasks"], { env: { ...env, THOUGHTGATE_APPROVAL_KEY: "0".repeat(64) } });
+    expect(wrongKey.exitCode).toBe(1);
+    expect(wrongKey.stderr).toContain("refused the approval key");
+    // The shims' secret is not an approval key.
+    expect((await runBinary(["approve", first.task_id, "--key", s.secret], { env })).exitCode).toBe(1);
+
+    expect((await runBinary(["tasks"], { env })).stdout).toBe("no calls are waiting for approval\n");
+    const all = await runBinary(["tasks", "--all"], { env });
+    expect(all.stdout).toContain(`${first.task_id}  approved`);
+    expect(all.stdout).toContain(`${second.task_id}  denied`);
+
+    await s.stop();
+    const unreachable = await runBinary(["tasks"], { env });
+    expect(unreachable.exitCode).toBe(1);
+    expect(unreachable.stderr).toContain(`cannot reach the governance service at ${s.endpoint}`);
+  });
+
+  test("without an endpoint or key, the CLI says where to get them", async () => {
+    const result = await runBinary(["tasks"]);
+    expect(result.exitCode).toBe(2);
+    expect(result.stderr).toContain("set THOUGHTGATE_GOVERNANCE_ENDPOINT or pass --endpoint");
+  });
+
+  test("serve with an invalid config exits 1 with the problems; with none at all it uses the embedded default and says so", async () => {
+    const dir = policyDir(NO_ETC, "schema: 1\nsources:\n  - { id: gh, expose: { mode: some } }\n");
+    const bad = await runBinary(["serve", "--governance-port", "0", "--thoughtgate-config", join(dir, "thoughtgate.yaml")]);
+    expect(bad.exitCode).toBe(1);
+    expect(bad.stderr).toContain("sources[0].expose.mode: expected one of all|allowlist|blocklist");
+    const missing = await runBinary(["serve", "--governance-port", "0", "--thoughtgate-config", join(dir, "nope.yaml")]);
+    expect(missing.exitCode).toBe(1);
+    expect(missing.stderr).toContain("nope.yaml: no such file");
+
+    const empty = tempDir();
+    cleanup.push(() => empty[Symbol.dispose]());
+    const s = await ServeProcess.start([], { cwd: empty.path });
+    cleanup.push(() => s.stop());
+    expect(s.stderr).toContain("policy: the embedded default");
+    expect(await s.evaluate({ name: "anything" })).toMatchObject({ decision: "forward" });
+  });
+
+  test("SIGHUP reloads: a broken Cedar file keeps the old policy, a fixed one takes effect", async () => {
+    const dir = policyDir();
+    const s = await serve(dir);
+    const read = (path: string) => s.evaluate({ name: "read_file", arguments: { path } });
+    expect(await read("/etc/passwd")).toMatchObject({ decision: "deny", policy_id: "no-etc", error: { code: -32003 } });
+    expect((await read("/tmp/x")).decision).toBe("forward");
+
+    const failures = () => s.stderr.split("failed; keeping the policy in force").length - 1;
+    const before = failures();
+    writeFileSync(join(dir, "policy.cedar"), "permit(principal, action, resource");
+    s.proc.kill("SIGHUP");
+    await waitFor(() => failures() > before, "the failed reload to be reported");
+    expect(s.stderr).toMatch(/\[error\] reload of .*thoughtgate\.yaml failed; keeping the policy in force/);
+    expect(await read("/etc/passwd")).toMatchObject({ decision: "deny", policy_id: "no-etc" });
+    expect((await read("/tmp/x")).decision).toBe("forward");
+
+    writeFileSync(join(dir, "policy.cedar"), NO_TMP);
+    s.proc.kill("SIGHUP");
+    await waitFor(async () => (await read("/tmp/x")).decision === "deny", "the fixed policy to take effect");
+    expect(await read("/tmp/x")).toMatchObject({ policy_id: "no-tmp", error: { code: -32003 } });
+    expect((await read("/etc/passwd")).decision).toBe("forward");
+    expect(s.proc.exitCode).toBeNull();
+  });
+});
+
+describe("validate-config", () => {
+  test("a good file: ok; with --explain, the effective policy", async () => {
+    const dir = policyDir();
+    const file = join(dir, "thoughtgate.yaml");
+    expect(await runBinary(["validate-config", file])).toMatchObject({ exitCode: 0, stdout: `ok: ${file}\n` });
+    const explained = await runBinary(["validate-config", file, "--explain"]);
+    expect(explained.exitCode).toBe(0);
+    for (const line of [
+      `policy: ${file} (given on the command line)`,
+      "  gh: blocklist tools secret_tool",
+      "  any other server: everything",
+      "  1. deletes: tool delete_* → approve (workflow default)",
+      "  2. files: tool read_file → Cedar decides",
+      "  otherwise: forward",
+      "  policy ids: allow, no-etc",
+      "  default (built in, for approve rules that name none): any channel (elicitation, web page, CLI); after 5m without an answer: deny",
+    ]) {
+      expect(explained.stdout).toContain(`${line}\n`);
+    }
+  });
+
+  test("a bad file: each problem as `path: message`, exit 1; a broken Cedar file too", async () => {
+    const dir = policyDir(NO_ETC, "schema: 1\nsources:\n  - { id: gh, expose: { mode: some } }\ngovernance:\n  rules: [{ match: x, action: nope }]\n");
+    const bad = await runBinary(["validate-config", join(dir, "thoughtgate.yaml")]);
+    expect(bad.exitCode).toBe(1);
+    expect(bad.stdout.split("\n").slice(1, 3)).toEqual([
+      'sources[0].expose.mode: expected one of all|allowlist|blocklist, got "some"',
+      'governance.rules[0].action: expected one of forward|deny|approve|policy, got "nope"',
+    ]);
+    const cedar = await runBinary(["validate-config", join(policyDir("permit(principal, action, resource"), "thoughtgate.yaml")]);
+    expect(cedar.exitCode).toBe(1);
+    expect(cedar.stdout).toContain("cedar: ");
+    expect(cedar.stdout).toContain("policy.cedar");
+  });
+
+  test("no file anywhere: the embedded default applies, shown with --explain", async () => {
+    const empty = tempDir();
+    cleanup.push(() => empty[Symbol.dispose]());
+    const plain = await runBinary(["validate-config"], { cwd: empty.path });
+    expect(plain.exitCode).toBe(0);
+    expect(plain.stdout).toContain("no thoughtgate.yaml found");
+    expect(plain.stdout).toContain("the embedded default policy applies");
+    const explained = await runBinary(["validate-config", "--explain"], { cwd: empty.path });
+    expect(explained.stdout).toContain("1. default-read-only: tool * with readOnlyHint=true → forward");
+    expect(explained.stdout).toContain("2. default-destructive: tool * with destructiveHint=true → approve (workflow default)");
+    const missing = await runBinary(["validate-config", join(empty.path, "nope.yaml")]);
+    expect(missing).toMatchObject({ exitCode: 1, stdout: `${join(empty.path, "nope.yaml")}: no such file\n` });
+  });
+});
