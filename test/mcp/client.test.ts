@@ -211,13 +211,20 @@ describe("process", () => {
   test("close() escalates to SIGKILL for a server that ignores EOF and SIGTERM, and leaves no process behind", async () => {
     const marker = `client-stubborn-${Bun.randomUUIDv7()}`;
     const client = McpClient.start({ command: fixture("client-stubborn-fixture.ts", marker) });
-    const { pid: childPid } = (await client.request("child")) as { pid: number };
-    expect(processesWith(marker).sort()).toEqual([client.pid, childPid].sort());
-    const waiting = client.request("never");
+    try {
+      const { pid: childPid } = (await client.request("child")) as { pid: number };
+      // The child's command line shows up in /proc a moment after its pid is known.
+      await waitFor(() => processesWith(marker).length === 2, "the server and its child to run");
+      expect(processesWith(marker).sort()).toEqual([client.pid, childPid].sort());
+      const waiting = client.request("never");
 
-    const exit = await client.close(QUICK);
-    expect(exit).toEqual({ exitCode: null, signal: "SIGKILL", escalation: "sigkill" });
-    expect(await rejectionOf(waiting)).toMatchObject({ reason: "closed" });
+      const exit = await client.close(QUICK);
+      expect(exit).toEqual({ exitCode: null, signal: "SIGKILL", escalation: "sigkill" });
+      expect(await rejectionOf(waiting)).toMatchObject({ reason: "closed" });
+    } finally {
+      // Idempotent: when an assertion above failed, this is the shutdown that was not reached.
+      await client.close(QUICK);
+    }
     expect(processesWith(marker)).toEqual([]);
   }, TEST_TIMEOUT_MS);
 });
