@@ -1,0 +1,122 @@
+/**
+ * The approvals page in a real browser (Debian's Chromium driven by playwright-core; no browser
+ * download): it shows pending calls with their arguments as text, approves and denies, refreshes
+ * on its own, and shows nothing but an error for a wrong key.
+ */
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { chromium, type Browser, type Page } from "playwright-core";
+import { tempDir, waitFor } from "../support/harness.ts";
+import { ServeProcess } from "../support/serve.ts";
+
+const CHROMIUM = "/usr/bin/chromium";
+const CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"];
+const XSS = "<img src=x onerror=alert(1)>";
+const SCREENSHOT = "/tmp/thoughtgate-approvals.png";
+
+const dir = tempDir();
+let browser: Browser;
+let serve: ServeProcess;
+
+beforeAll(async () => {
+  writeFileSync(
+    join(dir.path, "thoughtgate.yaml"),
+    `schema: 1
+governance:
+  rules:
+    - { id: deletes, match: "delete_*", action: approve }
+    - { id: pushes, match: "push_*", action: approve, approval: careful }
+approval:
+  careful: { timeout: 10m, on_timeout: deny }
+`,
+  );
+  serve = await ServeProcess.start(["--thoughtgate-config", join(dir.path, "thoughtgate.yaml")]);
+  browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await serve?.stop();
+  dir[Symbol.dispose]();
+});
+
+/** A page that records every dialog (alert) and script error, so a test can prove none happened. */
+async function openPage(url: string): Promise<{ page: Page; dialogs: string[]; errors: string[] }> {
+  const page = await browser.newPage({ viewport: { width: 1100, height: 900 } });
+  const dialogs: string[] = [];
+  const errors: string[] = [];
+  page.on("dialog", (dialog) => {
+    dialogs.push(dialog.message());
+    void dialog.dismiss();
+  });
+  page.on("pageerror", (error) => errors.push(error.message));
+  page.on("console", (message) => {
+    if (message.type() === "error") errors.push(message.text());
+  });
+  await page.goto(url);
+  return { page, dialogs, errors };
+}
+
+async function pending(name: string, args: unknown): Promise<string> {
+  const answer = await serve.evaluate({ server_id: "github", name, arguments: args });
+  expect(answer.decision).toBe("pending_approval");
+  return answer.task_id as string;
+}
+
+test("pending calls show with their arguments as text; Approve and Deny decide them; new tasks appear live", async () => {
+  const first = await pending("delete_repo", { repo: "acme/site", note: XSS });
+  const second = await pending("push_force", { branch: "main", commits: 3 });
+  const { page, dialogs, errors } = await openPage(serve.approvalsUrl);
+
+  const firstCard = page.locator(`[data-task-id="${first}"]`);
+  await firstCard.waitFor();
+  expect(await firstCard.locator(".call").textContent()).toBe("github · delete_repo");
+  const shownArgs = (await firstCard.locator("pre").textContent()) ?? "";
+  expect(JSON.parse(shownArgs)).toEqual({ repo: "acme/site", note: XSS });
+  expect(shownArgs).toContain(XSS);
+  expect(await firstCard.locator(".meta").first().textContent()).toContain("rule deletes");
+  expect(await firstCard.locator(".left").textContent()).toMatch(/^[45]m \d\ds left$/);
+  // The argument stayed text: no element was made from it and nothing ran.
+  expect(await page.locator("img").count()).toBe(0);
+
+  await firstCard.getByRole("button", { name: "Approve" }).click();
+  await waitFor(async () => (await serve.task(first)).status === "approved", "the task to be approved");
+  expect(await serve.task(first)).toMatchObject({ decided_by: "web" });
+  await page.locator(`#recent [data-task-id="${first}"].done`).waitFor();
+  expect(await page.locator(`#recent [data-task-id="${first}"] .badge`).textContent()).toBe("approved");
+
+  await page.locator(`[data-task-id="${second}"]`).getByRole("button", { name: "Deny" }).click();
+  await waitFor(async () => (await serve.task(second)).status === "denied", "the task to be denied");
+
+  // No reload: the page polls and shows a task created after it opened.
+  const third = await pending("delete_branch", { branch: "release/1.0" });
+  await page.locator(`#pending [data-task-id="${third}"]`).waitFor();
+  expect(await page.locator("#pending .task").count()).toBe(1);
+  expect(await page.title()).toBe("(1) ThoughtGate approvals");
+
+  await page.screenshot({ path: SCREENSHOT, fullPage: true });
+  expect(dialogs).toEqual([]);
+  expect(errors).toEqual([]);
+  await page.close();
+});
+
+test("a wrong key shows an error, not tasks", async () => {
+  await pending("delete_everything", { really: true });
+  const { page } = await openPage(`${serve.endpoint}/approvals?key=${"0".repeat(64)}`);
+  expect(await page.locator("body").textContent()).toContain("wrong or old key");
+  expect(await page.locator(".task").count()).toBe(0);
+  expect(await page.content()).not.toContain("delete_everything");
+  await page.close();
+});
+
+test("an open page whose key stops working (the service restarted) clears its tasks and says so", async () => {
+  const { page } = await openPage(serve.approvalsUrl);
+  await page.locator("#pending .task").first().waitFor();
+  // What an open tab meets after `serve` restarted with a new key: the service refuses the old one.
+  await page.route("**/approvals/api/tasks", (route) => route.continue({ headers: { ...route.request().headers(), authorization: `Bearer ${"1".repeat(64)}` } }));
+  await page.locator("#error:not([hidden])").waitFor();
+  expect(await page.locator("#error").textContent()).toContain("wrong or old key");
+  expect(await page.locator(".task").count()).toBe(0);
+  await page.close();
+});
