@@ -1,10 +1,99 @@
 import { defineCommand } from "citty";
-import { ThoughtGateError } from "../core/errors.ts";
+import { parseDuration } from "../core/duration.ts";
+import { EXIT } from "../core/errors.ts";
+import { DEFAULT_REQUEST_TIMEOUT_MS } from "../mcp/client.ts";
+import { inspectServer, type Hint, type InspectReport } from "../mcp/inspect.ts";
+import { commonArgs, splitChildCommand } from "./_shared.ts";
 
-// Placeholder replaced by the inspect implementation (src/mcp/client.ts).
+const args = {
+  json: { type: "boolean", description: "Print one JSON document (with each tool's full definition) instead of tables" },
+  timeout: { type: "string", description: "Wait this long for each answer from the server (default 30s)", valueHint: "DURATION" },
+  ...commonArgs,
+} as const;
+
 export default defineCommand({
-  meta: { name: "inspect", description: "List an MCP server's tools, prompts and resources" },
-  run() {
-    throw new ThoughtGateError("USAGE", "inspect is not built yet");
+  meta: {
+    name: "inspect",
+    description: "Start an MCP server, list its tools (annotations, definition hash), prompts and resources, stop it: inspect [flags] -- CMD [ARGS...]",
+  },
+  args,
+  async run({ rawArgs, args: parsed }) {
+    const { child } = splitChildCommand(rawArgs, args, "inspect");
+    const timeoutMs = parsed.timeout === undefined ? DEFAULT_REQUEST_TIMEOUT_MS : parseDuration(parsed.timeout, "--timeout");
+    const report = await inspectServer({ command: child, timeoutMs });
+    // Bun.write waits until a slow pipe took everything: the CLI exits right after we return.
+    await Bun.write(Bun.stdout, parsed.json ? `${JSON.stringify(report, null, 2)}\n` : renderTables(report));
+    return EXIT.ok;
   },
 });
+
+/** Plain-text tables; no colour, so the output reads the same in a terminal, a pipe or a file. */
+function renderTables(report: InspectReport): string {
+  const { server } = report;
+  const out: string[] = [];
+  out.push(`Server    ${server.title ?? server.name} ${server.version}${server.title ? ` (${server.name})` : ""}`);
+  out.push(`Protocol  ${server.protocolVersion}`);
+  out.push("");
+  out.push(`Tools (${report.tools.length})`);
+  if (report.tools.length > 0) {
+    out.push(
+      ...table(
+        ["NAME", "READ-ONLY", "DESTRUCTIVE", "IDEMPOTENT", "OPEN-WORLD", "DEFINITION HASH"],
+        report.tools.map((tool) => [
+          tool.name,
+          hint(tool.annotations.readOnlyHint),
+          hint(tool.annotations.destructiveHint),
+          hint(tool.annotations.idempotentHint),
+          hint(tool.annotations.openWorldHint),
+          tool.definition_hash,
+        ]),
+      ),
+    );
+    if (report.tools.some((tool) => Object.values(tool.annotations).includes(null))) {
+      out.push("  - = not declared; MCP then assumes read-only no, destructive yes, idempotent no, open-world yes");
+    }
+  }
+  out.push("");
+  out.push(`Prompts (${report.prompts.length})`);
+  if (report.prompts.length > 0) {
+    out.push(
+      ...table(
+        ["NAME", "ARGUMENTS", "DESCRIPTION"],
+        report.prompts.map((prompt) => [
+          prompt.name,
+          prompt.arguments.map((arg) => (arg.required ? `${arg.name}*` : arg.name)).join(", ") || "-",
+          oneLine(prompt.description ?? ""),
+        ]),
+      ),
+    );
+    if (report.prompts.some((prompt) => prompt.arguments.some((arg) => arg.required))) out.push("  * = required");
+  }
+  out.push("");
+  out.push(`Resources (${report.resources.length})`);
+  if (report.resources.length > 0) {
+    out.push(
+      ...table(
+        ["URI", "NAME", "MIME TYPE"],
+        report.resources.map((resource) => [resource.uri, resource.name, resource.mimeType ?? "-"]),
+      ),
+    );
+  }
+  return `${out.join("\n")}\n`;
+}
+
+function table(header: string[], rows: string[][]): string[] {
+  const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => (row[column] ?? "").length)));
+  const line = (cells: string[]) => `  ${cells.map((cell, column) => cell.padEnd(widths[column] ?? 0)).join("  ")}`.trimEnd();
+  return [line(header), ...rows.map(line)];
+}
+
+function hint(value: Hint): string {
+  return value === null ? "-" : value ? "yes" : "no";
+}
+
+const DESCRIPTION_CHARS = 60;
+
+function oneLine(text: string): string {
+  const flat = text.replace(/\s+/g, " ").trim();
+  return flat.length > DESCRIPTION_CHARS ? `${flat.slice(0, DESCRIPTION_CHARS - 1)}…` : flat;
+}
