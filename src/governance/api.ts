@@ -91,7 +91,9 @@ export const taskResponse = v.object({ task: taskView, shutdown: v.boolean() });
 export const tasksResponse = v.object({ tasks: v.array(taskView) });
 
 /** POST /governance/task/{id}/decision (session secret: the shim reporting an elicitation answer) and
- *  POST /approvals/api/tasks/{id} (approval secret: a person on the web page or `thoughtgate approve`). */
+ *  POST /approvals/api/tasks/{id} (approval secret: a person on the web page or `thoughtgate approve`).
+ *  Both answer `taskResponse`; GET /approvals/api/tasks/{id} and GET /approvals/api/tasks answer
+ *  `taskResponse` / `tasksResponse` like their /governance twins. */
 export const decisionRequest = v.object({
   decision: v.picklist(["approve", "deny"]),
   /** Who decided: "elicitation", "web", "cli", "slack". */
@@ -102,7 +104,7 @@ export const decisionRequest = v.object({
 });
 export type DecisionRequest = v.InferOutput<typeof decisionRequest>;
 
-/** POST /governance/task/{id}/cancel (the agent sent notifications/cancelled). */
+/** POST /governance/task/{id}/cancel (the agent sent notifications/cancelled); answers `taskResponse`. */
 export const cancelRequest = v.object({ reason: v.optional(v.string()) });
 
 /** POST /governance/heartbeat */
@@ -117,7 +119,7 @@ export const filterRequest = v.object({
 });
 export const filterResponse = v.object({ visible: v.array(v.string()), shutdown: v.boolean() });
 
-/** POST /governance/events: shims report what the service should count (metrics). */
+/** POST /governance/events: shims report what the service should count (metrics); answers `heartbeatResponse`. */
 export const metricsReport = v.object({
   server_id: v.string(),
   messages: v.optional(v.array(v.object({ direction: v.string(), method: v.string(), count: v.number() })), []),
@@ -126,3 +128,13 @@ export const metricsReport = v.object({
 });
 
 export const healthResponse = v.object({ status: v.literal("ok"), version: v.string(), profile: v.string() });
+
+/**
+ * Any non-2xx answer: 400 bad_request (the body failed its schema; one line), 401 unauthorized
+ * (missing or wrong secret), 403 forbidden (foreign Host or cross-origin POST), 404 not_found (unknown
+ * task or endpoint), 409 not_pending (already decided) or digest_mismatch (the decision names another call).
+ */
+export const errorResponse = v.object({
+  error: v.string(),
+  code: v.picklist(["bad_request", "unauthorized", "forbidden", "not_found", "not_pending", "digest_mismatch", "internal"]),
+});

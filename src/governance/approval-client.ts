@@ -1,6 +1,6 @@
 import * as v from "valibot";
 import { messageOf, ThoughtGateError, usageError } from "../core/errors.ts";
-import { APPROVAL_KEY_ENV, ENDPOINT_ENV, taskResponse, tasksResponse, type TaskView } from "./api.ts";
+import { APPROVAL_KEY_ENV, ENDPOINT_ENV, errorResponse, taskResponse, tasksResponse, type TaskView } from "./api.ts";
 
 /** How long `thoughtgate approve|deny|tasks` waits for the local service. */
 const REQUEST_TIMEOUT_MS = 5_000;
@@ -55,13 +55,13 @@ export class ApprovalClient {
       throw new ThoughtGateError("GOVERNANCE_UNAVAILABLE", `cannot reach the governance service at ${this.endpoint} (${messageOf(error)}); is \`thoughtgate serve\` running?`);
     }
     const payload: unknown = await response.json().catch(() => null);
-    const said = (payload as { error?: unknown } | null)?.error;
+    const said = v.is(errorResponse, payload) ? payload.error : undefined;
     if (response.status === 401) {
       throw new ThoughtGateError("CONFIG", `the governance service at ${this.endpoint} refused the approval key (wrong key, or the service restarted: use the ${APPROVAL_KEY_ENV} it printed)`);
     }
-    if (response.status === 404 && path.startsWith("/approvals/api/tasks/")) throw new ThoughtGateError("TASK", typeof said === "string" ? said : `no such task`);
-    if (response.status === 409) throw new ThoughtGateError("TASK", typeof said === "string" ? said : "the task is no longer pending");
-    if (!response.ok) throw new ThoughtGateError("PROTOCOL", `the governance service answered ${response.status}${typeof said === "string" ? `: ${said}` : ""}`);
+    if (response.status === 404 && path.startsWith("/approvals/api/tasks/")) throw new ThoughtGateError("TASK", said ?? "no such task");
+    if (response.status === 409) throw new ThoughtGateError("TASK", said ?? "the task is no longer pending");
+    if (!response.ok) throw new ThoughtGateError("PROTOCOL", `the governance service answered ${response.status}${said ? `: ${said}` : ""}`);
     const parsed = v.safeParse(schema, payload);
     if (!parsed.success) throw new ThoughtGateError("PROTOCOL", `the governance service sent an answer this version does not understand (${parsed.issues[0]?.message})`);
     return parsed.output;

@@ -11,6 +11,7 @@ import {
   cancelRequest,
   decisionRequest,
   evaluateRequest,
+  errorResponse,
   filterRequest,
   heartbeatRequest,
   metricsReport,
@@ -87,7 +88,7 @@ export function startGovernanceService(options: ServiceOptions): GovernanceServi
 
   const json = (body: unknown, status = 200) =>
     Response.json(body, { status, headers: { "cache-control": "no-store", "x-content-type-options": "nosniff" } });
-  const failure = (status: number, code: string, error: string) => json({ error, code }, status);
+  const failure = (status: number, code: v.InferOutput<typeof errorResponse>["code"], error: string) => json({ error, code }, status);
   const unauthorized = (what: string) => {
     metrics.unauthorized.inc();
     return failure(401, "unauthorized", `missing or wrong ${what}`);
