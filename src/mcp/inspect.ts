@@ -60,31 +60,30 @@ export type InspectOptions = {
  */
 export async function inspectServer(options: InspectOptions): Promise<InspectReport> {
   const shown = options.command.map(shellWord).join(" ");
-  const client = McpClient.start({ command: options.command });
+  const graces = options.graces ?? DEFAULT_GRACES;
   // Ctrl+C must not leave the server behind: it runs in its own process group and never sees it.
-  let interrupted: NodeJS.Signals | null = null;
+  // The handlers go in before the server starts, so no signal can find it running without them.
+  const interruption: { signal: NodeJS.Signals | null } = { signal: null };
+  let client: McpClient | null = null;
   const onSignal = (signal: NodeJS.Signals) => {
-    interrupted = signal;
-    void client.close(options.graces ?? DEFAULT_GRACES);
+    interruption.signal = signal;
+    void client?.close(graces);
   };
   process.on("SIGINT", onSignal);
   process.on("SIGTERM", onSignal);
   try {
-    let init: InitializeResult;
+    client = McpClient.start({ command: options.command });
     try {
-      init = await client.initialize({ timeoutMs: options.timeoutMs });
-    } catch (error) {
-      throw interrupted ? interruptedError(interrupted) : contextual(error, `MCP server ${shown}`);
-    }
-    try {
+      if (interruption.signal) throw interruptedError(interruption.signal);
+      const init = await client.initialize({ timeoutMs: options.timeoutMs });
       return await listEverything(client, init, options.timeoutMs);
     } catch (error) {
-      throw interrupted ? interruptedError(interrupted) : contextual(error, `MCP server ${shown}`);
+      throw interruption.signal ? interruptedError(interruption.signal) : contextual(error, `MCP server ${shown}`);
     }
   } finally {
     process.off("SIGINT", onSignal);
     process.off("SIGTERM", onSignal);
-    await client.close(options.graces ?? DEFAULT_GRACES);
+    await client?.close(graces);
   }
 }
 

@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { canonicalJson, sha256Hex } from "../../src/core/canonical-json.ts";
 import type { InspectReport } from "../../src/mcp/inspect.ts";
-import { EVERYTHING_SERVER, fixture, processesWith, requireBinary } from "../support/harness.ts";
+import { EVERYTHING_SERVER, fixture, isAlive, processesWith, requireBinary, waitFor } from "../support/harness.ts";
 
 // Starting node and the everything server through the compiled binary is slow on 2 busy cores.
 const TEST_TIMEOUT_MS = 45_000;
@@ -98,6 +98,22 @@ describe("thoughtgate inspect", () => {
     expect(run.stdout).toBe("");
     expect(run.stderr.trim().split("\n")).toEqual([expect.stringMatching(/initialize: no response within 1000 ms$/)]);
     expect(processesWith(marker)).toEqual([]);
+  }, TEST_TIMEOUT_MS);
+
+  test("Ctrl+C while waiting stops the server too (it is in its own process group), exit 1", async () => {
+    const marker = `client-silent-${Bun.randomUUIDv7()}`;
+    await using proc = Bun.spawn([requireBinary(), "inspect", "--", ...fixture("client-silent-fixture.ts", marker)], {
+      stdin: "ignore",
+      stdout: "pipe",
+      stderr: "pipe",
+    });
+    // thoughtgate's own command line carries the marker too: the server is the other process.
+    const serverPid = await waitFor(() => processesWith(marker).find((pid) => pid !== proc.pid), "the server to start");
+    proc.kill("SIGINT");
+    const [stderr, exitCode] = await Promise.all([new Response(proc.stderr).text(), proc.exited]);
+    expect(exitCode).toBe(1);
+    expect(stderr.trim().split("\n")).toEqual([expect.stringContaining("interrupted by SIGINT")]);
+    expect(isAlive(serverPid)).toBe(false);
   }, TEST_TIMEOUT_MS);
 
   test("a server that exits instead of answering: the exit status in one line, exit 1", async () => {
