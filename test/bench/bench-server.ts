@@ -1,0 +1,78 @@
+/**
+ * The benchmark's MCP server: NDJSON JSON-RPC on stdin/stdout, every answer written at once, so
+ * the figures measure the proxy in front of it, not the server. It answers `initialize`, `ping`,
+ * `tools/list` and `tools/call` for one tool, `echo`, whose result is its arguments. It exits on
+ * stdin EOF (MCP stdio lifecycle). Extra command-line arguments are ignored: the bench passes a run
+ * marker so it can find any server left behind.
+ */
+import type { FileSink } from "bun";
+
+type RpcRequest = { id?: unknown; method?: unknown; params?: unknown };
+
+const ECHO_TOOL = {
+  name: "echo",
+  description: "Returns its arguments",
+  inputSchema: { type: "object", additionalProperties: true },
+};
+
+function result(id: unknown, value: unknown): string {
+  return JSON.stringify({ jsonrpc: "2.0", id, result: value });
+}
+
+function error(id: unknown, code: number, message: string): string {
+  return JSON.stringify({ jsonrpc: "2.0", id, error: { code, message } });
+}
+
+/** The response line for one request line, or null for a notification. */
+function answer(line: string): string | null {
+  let request: RpcRequest;
+  try {
+    request = JSON.parse(line) as RpcRequest;
+  } catch {
+    return error(null, -32700, "parse error");
+  }
+  if (request.id === undefined) return null;
+  const params = (request.params ?? {}) as { protocolVersion?: unknown; name?: unknown; arguments?: unknown };
+  switch (request.method) {
+    case "initialize":
+      return result(request.id, {
+        protocolVersion: typeof params.protocolVersion === "string" ? params.protocolVersion : "2025-06-18",
+        capabilities: { tools: {} },
+        serverInfo: { name: "bench-server", version: "1.0.0" },
+      });
+    case "ping":
+      return result(request.id, {});
+    case "tools/list":
+      return result(request.id, { tools: [ECHO_TOOL] });
+    case "tools/call": {
+      if (params.name !== "echo") return error(request.id, -32602, `unknown tool ${JSON.stringify(params.name)}`);
+      const args = params.arguments ?? {};
+      return result(request.id, { content: [{ type: "text", text: JSON.stringify(args) }], structuredContent: args });
+    }
+    default:
+      return error(request.id, -32601, `method not found: ${String(request.method)}`);
+  }
+}
+
+const out: FileSink = Bun.stdout.writer();
+const input = Bun.stdin.stream().getReader();
+const decoder = new TextDecoder();
+let partial = "";
+for (;;) {
+  const { value, done } = await input.read();
+  if (done) break;
+  const lines = (partial + decoder.decode(value, { stream: true })).split("\n");
+  partial = lines.pop() ?? "";
+  // One write per chunk: a pipelined burst costs one syscall, not one per response.
+  let replies = "";
+  for (const line of lines) {
+    if (line.trim() === "") continue;
+    const reply = answer(line);
+    if (reply !== null) replies += `${reply}\n`;
+  }
+  if (replies === "") continue;
+  out.write(replies);
+  const flushed = out.flush();
+  if (flushed instanceof Promise) await flushed;
+}
+await out.end();
