@@ -108,7 +108,10 @@ export async function runShim(options: ShimOptions): Promise<number> {
   orphanTimer.unref();
 
   const agentReader: ByteReader = Bun.stdin.stream().getReader();
-  const agentPump = pump(agentReader, (unit) => router.fromAgent(unit), [toServer, toAgent], router).then(() =>
+  // Each pump waits only on the sink it forwards to. Waiting on the other direction too deadlocks:
+  // a server blocked writing its stdout stops reading its stdin, and neither side moves again.
+  // (The few lines a pump writes back to its own sender, error answers, buffer without waiting.)
+  const agentPump = pump(agentReader, (unit) => router.fromAgent(unit), toServer, router).then(() =>
     stopWith("agent_eof"),
   );
   let serverReader: ByteReader | null = null;
@@ -116,7 +119,7 @@ export async function runShim(options: ShimOptions): Promise<number> {
   if (server) {
     const reader: ByteReader = server.stdout.getReader();
     serverReader = reader;
-    serverPump = pump(reader, (unit) => router.fromServer(unit), [toAgent, toServer], null).then(async () => {
+    serverPump = pump(reader, (unit) => router.fromServer(unit), toAgent, null).then(async () => {
       const code = await server.exited;
       router.serverGone(`it exited (code ${server.hasExited ? code : "unknown"})`);
       stopWith("server_exit");
@@ -190,7 +193,7 @@ const SIGNAL_NUMBERS: Record<string, number> = { SIGHUP: 1, SIGINT: 2, SIGQUIT: 
 async function pump(
   reader: ByteReader,
   route: (unit: Unit) => void,
-  sinks: Array<LineSink | null>,
+  destination: LineSink | null,
   decisions: Router | null,
 ): Promise<void> {
   const framer = new Framer();
@@ -212,10 +215,8 @@ async function pump(
         clearTimeout(watchTimer);
         watchTimer = null;
       }
-      for (const sink of sinks) {
-        const pending = sink?.backpressure();
-        if (pending) await pending;
-      }
+      const pending = destination?.backpressure();
+      if (pending) await pending;
       while (decisions && decisions.decisionsInFlight >= MAX_PENDING_DECISIONS) await decisions.decisionSettled();
     }
   } catch (error) {

@@ -174,14 +174,15 @@ describe("framing rules, server → agent: the pending request gets an error ins
     await agent.request(59, "ping");
     const peakKb = () => Number(/VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${agent.proc.pid}/status`, "utf8"))?.[1]);
     const before = peakKb();
-    const big = { head: '{"jsonrpc":"2.0","id":60,"result":{"content":[{"type":"text","text":"', fill: "y", count: 128 * 1024 * 1024, tail: '"}]}}\n' };
+    const big = { head: '{"jsonrpc":"2.0","id":60,"result":{"content":[{"type":"text","text":"', fill: "y", count: 512 * 1024 * 1024, tail: '"}]}}\n' };
     agent.send({ jsonrpc: "2.0", id: 60, method: "tools/call", params: { name: "emit", arguments: { big } } });
     const answer = await agent.next(60_000);
     expect(answer).toMatchObject({ id: 60, error: { code: -32002, data: { reason: "MessageTooLarge" } } });
     expect((await agent.request(61, "ping")).result).toEqual({});
-    // 128 MiB went through as one line; the shim held at most the 10 MiB limit of it (plus GC slack).
+    // 512 MiB went through as one line. A shim that buffered it would grow by at least that much;
+    // ours holds at most the 10 MiB limit plus chunks the GC has not reclaimed yet (more under load).
     const grewMb = (peakKb() - before) / 1024;
-    expect(grewMb, `shim peak RSS grew by ${grewMb.toFixed(1)} MB`).toBeLessThan(48);
+    expect(grewMb, `shim peak RSS grew by ${grewMb.toFixed(1)} MB`).toBeLessThan(128);
   });
 
   test("a response written in pieces with pauses arrives whole (EC-STDIO-027)", async () => {
