@@ -8,6 +8,7 @@ import { TARGET, VERSION } from "./version.ts";
 const subCommands = {
   shim: () => import("./commands/shim.ts").then((m) => m.default),
   inspect: () => import("./commands/inspect.ts").then((m) => m.default),
+  doctor: () => import("./commands/doctor.ts").then((m) => m.default),
   serve: () => import("./commands/serve.ts").then((m) => m.default),
   tasks: () => import("./commands/tasks.ts").then((m) => m.default),
   approve: () => import("./commands/approve.ts").then((m) => m.default),

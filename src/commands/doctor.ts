@@ -1,0 +1,37 @@
+import { defineCommand } from "citty";
+import { EXIT } from "../core/errors.ts";
+import { runDoctor, type CheckResult, type DoctorReport } from "../doctor/checks.ts";
+import { commonArgs, rejectUnknownFlags } from "./_shared.ts";
+
+const args = {
+  json: { type: "boolean", description: "Print the report as JSON" },
+  ...commonArgs,
+} as const;
+
+export default defineCommand({
+  meta: {
+    name: "doctor",
+    description: "Check this install: binary, agent configs, a left-over wrap journal, the governance service, the Cedar engine",
+  },
+  args,
+  async run({ rawArgs, args: parsed }) {
+    rejectUnknownFlags(rawArgs, args);
+    const report = await runDoctor();
+    process.stdout.write(parsed.json ? `${JSON.stringify(report, null, 2)}\n` : renderText(report));
+    return report.ok ? EXIT.ok : EXIT.error;
+  },
+});
+
+const MARK: Record<CheckResult["status"], string> = { pass: "ok  ", fail: "FAIL", info: "info" };
+
+function renderText(report: DoctorReport): string {
+  const width = Math.max(...report.checks.map((check) => check.title.length));
+  const lines = [`thoughtgate ${report.version} (${report.target})`];
+  for (const check of report.checks) {
+    lines.push(`${MARK[check.status]}  ${check.title.padEnd(width)}  ${check.summary}`);
+    for (const detail of check.details) lines.push(`${" ".repeat(width + 8)}${detail}`);
+  }
+  const failed = report.checks.filter((check) => check.status === "fail").map((check) => check.title);
+  lines.push(failed.length === 0 ? "all checks passed" : `failed: ${failed.join(", ")}`);
+  return `${lines.join("\n")}\n`;
+}
