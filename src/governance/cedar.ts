@@ -1,7 +1,12 @@
-import * as cedar from "@cedar-policy/cedar-wasm/nodejs";
+import type { AuthorizationAnswer, CedarValueJson, DetailedError } from "@cedar-policy/cedar-wasm/web";
 import { readFileSync } from "node:fs";
 import { basename } from "node:path";
 import { ThoughtGateError } from "../core/errors.ts";
+import { loadCedar } from "./cedar-wasm.ts";
+
+// The engine embedded in the binary. cedar-wasm's `nodejs` build would read its wasm from the build
+// machine's node_modules at run time and fail with ENOENT on every other machine (cedar-wasm.ts).
+const cedar = loadCedar();
 
 /**
  * The Cedar gate (DESIGN "Cedar model", namespace `ThoughtGate`):
@@ -73,11 +78,11 @@ export class CedarPolicies {
     const resource = toolCall
       ? { type: "ThoughtGate::ToolCall", id: `${request.serverId}/${request.name}` }
       : { type: "ThoughtGate::McpMethod", id: `${request.serverId}/${request.method}` };
-    const attrs: Record<string, cedar.CedarValueJson> = toolCall
+    const attrs: Record<string, CedarValueJson> = toolCall
       ? { name: request.name, server: request.serverId, arguments: toCedarRecord(request.arguments) }
       : { method: request.method, server: request.serverId, name: request.name };
     const now = request.now ?? new Date();
-    let answer: cedar.AuthorizationAnswer;
+    let answer: AuthorizationAnswer;
     try {
       answer = cedar.statefulIsAuthorized({
         principal: { type: "ThoughtGate::App", id: request.user },
@@ -113,7 +118,7 @@ function readText(file: string, what: string): string {
   }
 }
 
-function configError(file: string, errors: cedar.DetailedError[]): ThoughtGateError {
+function configError(file: string, errors: DetailedError[]): ThoughtGateError {
   return new ThoughtGateError("CONFIG", `${file}: ${errors.map((e) => e.message).join("; ")}`);
 }
 
@@ -122,18 +127,18 @@ function configError(file: string, errors: cedar.DetailedError[]): ThoughtGateEr
  * `__entity` or `__extn` key would be read as an entity reference or an extension call: an
  * attacker-controlled argument must never turn into one, so such keys get a `_` prefix.
  */
-export function toCedarRecord(value: unknown): { [key: string]: cedar.CedarValueJson } {
+export function toCedarRecord(value: unknown): { [key: string]: CedarValueJson } {
   const converted = toCedar(value);
-  return converted !== null && typeof converted === "object" && !Array.isArray(converted) ? (converted as { [key: string]: cedar.CedarValueJson }) : {};
+  return converted !== null && typeof converted === "object" && !Array.isArray(converted) ? (converted as { [key: string]: CedarValueJson }) : {};
 }
 
-function toCedar(value: unknown): cedar.CedarValueJson {
+function toCedar(value: unknown): CedarValueJson {
   if (value === null || value === undefined) return null;
   if (typeof value === "boolean" || typeof value === "string") return value;
   if (typeof value === "number") return Number.isSafeInteger(value) ? value : String(value);
   if (Array.isArray(value)) return value.map(toCedar).filter((item) => item !== null);
   if (typeof value === "object") {
-    const record: { [key: string]: cedar.CedarValueJson } = {};
+    const record: { [key: string]: CedarValueJson } = {};
     for (const [key, item] of Object.entries(value)) {
       const converted = toCedar(item);
       if (converted !== null) record[key.startsWith("__") ? `_${key}` : key] = converted;
