@@ -28,11 +28,6 @@ export function isValidId(id: unknown): id is JsonRpcId {
   return typeof id === "string" || (typeof id === "number" && Number.isSafeInteger(id));
 }
 
-/** A map key that keeps `1` and `"1"` apart: they are different JSON-RPC ids. */
-export function idKey(id: JsonRpcId): string {
-  return typeof id === "string" ? `s${id}` : `n${id}`;
-}
-
 export type Classified =
   | { ok: true; message: Message }
   | { ok: false; code: "NotJsonRpc" | "InvalidId"; detail: string; id: JsonRpcId | null; wasRequest: boolean };

@@ -19,7 +19,7 @@ export class LocalDecider implements Decider {
     return this.engines.label;
   }
 
-  decide(request: Request, signal: AbortSignal, context: DecisionContext): Verdict | Promise<Verdict> {
+  decide(request: Request, context: DecisionContext): Verdict | Promise<Verdict> {
     const input = toInput(request, context);
     let decision: EngineDecision;
     try {
@@ -28,9 +28,14 @@ export class LocalDecider implements Decider {
       decision = { kind: "deny", block: { gate: "governance", code: GOVERNANCE_ERROR.serviceUnavailable, ruleId: null, policyId: null, reason: `engine error: ${(error as Error).message}` } };
     }
     const outcome = applyProfile(decision, this.profile);
-    if (outcome.kind === "forward") return { action: "forward", ...outcome };
+    if (outcome.kind === "forward") {
+      const verdict: Verdict = { action: "forward", gate: outcome.gate, ruleId: outcome.ruleId, policyId: outcome.policyId, reason: outcome.reason };
+      if (outcome.would) verdict.would = outcome.would;
+      if (outcome.autoApproved) verdict.autoApproved = true;
+      return verdict;
+    }
     if (outcome.kind === "deny") return denied(outcome.block, input, request);
-    return this.approve(outcome, input, request, signal, context);
+    return this.approve(outcome, input, request, context.signal, context);
   }
 
   filterList(serverId: string, kind: ListKind, names: string[]): string[] {
@@ -70,13 +75,14 @@ export class LocalDecider implements Decider {
 
 export function toInput(request: Request, context: DecisionContext): EvaluateInput {
   const params = (request.params ?? {}) as { arguments?: unknown };
-  return {
+  const input: EvaluateInput = {
     serverId: context.serverId,
     method: request.method,
     name: targetName(request),
     arguments: request.method === "tools/call" ? (params.arguments ?? {}) : request.params,
-    ...(context.annotations ? { annotations: context.annotations } : {}),
   };
+  if (context.annotations) input.annotations = context.annotations;
+  return input;
 }
 
 /** The JSON-RPC error a blocked call gets: the gate's code and `{gate, tool, server_id, correlation_id, reason}`. */

@@ -79,7 +79,8 @@ export class RemoteDecider implements Decider {
     throw new ThoughtGateError("GOVERNANCE_UNAVAILABLE", `governance service ${options.endpoint} is not available: ${lastError}`);
   }
 
-  async decide(request: Request, signal: AbortSignal, context: DecisionContext): Promise<Verdict> {
+  async decide(request: Request, context: DecisionContext): Promise<Verdict> {
+    const signal = context.signal;
     const input = toInput(request, context);
     let answer: EvaluateResponse;
     try {

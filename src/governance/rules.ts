@@ -10,7 +10,15 @@ export type ToolAnnotations = {
 
 export type RuleMatch = { ruleId: string; action: Action; policyId: string | null; approval: string | null };
 
-type CompiledRule = { rule: Rule; id: string; match: Glob; method: Glob; source: Glob | null };
+type CompiledRule = {
+  rule: Rule;
+  id: string;
+  match: Glob;
+  method: Glob;
+  source: Glob | null;
+  /** The annotation filter as [hint, wanted value] pairs, built once. */
+  annotations: Array<[keyof ToolAnnotations, boolean]> | null;
+};
 
 /** Gate 2: the first rule whose globs and annotation filter match decides; else the defaults. */
 export class Rules {
@@ -24,15 +32,18 @@ export class Rules {
       match: compileGlob(rule.match),
       method: compileGlob(rule.method),
       source: rule.source ? compileGlob(rule.source) : null,
+      annotations: rule.annotations
+        ? (Object.entries(rule.annotations).filter(([, value]) => value !== undefined) as Array<[keyof ToolAnnotations, boolean]>)
+        : null,
     }));
     this.defaults = { ruleId: "defaults", action: config.governance.defaults.action, policyId: null, approval: null };
   }
 
   match(serverId: string, method: string, name: string, annotations: ToolAnnotations | undefined): RuleMatch {
-    for (const { rule, id, match, method: methodGlob, source } of this.rules) {
+    for (const { rule, id, match, method: methodGlob, source, annotations: wanted } of this.rules) {
       if (!methodGlob.test(method) || !match.test(name)) continue;
       if (source && !source.test(serverId)) continue;
-      if (rule.annotations && !annotationsMatch(rule.annotations, annotations)) continue;
+      if (wanted && !annotationsMatch(wanted, annotations)) continue;
       return { ruleId: id, action: rule.action, policyId: rule.policy_id ?? null, approval: rule.approval ?? null };
     }
     return this.defaults;
@@ -40,10 +51,9 @@ export class Rules {
 }
 
 /** Every hint the rule names must be present with that value (an unknown tool matches none). */
-function annotationsMatch(wanted: ToolAnnotations, actual: ToolAnnotations | undefined): boolean {
-  for (const [key, value] of Object.entries(wanted)) {
-    if (value === undefined) continue;
-    if (actual?.[key as keyof ToolAnnotations] !== value) return false;
+function annotationsMatch(wanted: Array<[keyof ToolAnnotations, boolean]>, actual: ToolAnnotations | undefined): boolean {
+  for (const [hint, value] of wanted) {
+    if (actual?.[hint] !== value) return false;
   }
   return true;
 }

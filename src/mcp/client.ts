@@ -1,6 +1,6 @@
 import { basename } from "node:path";
 import { bestEffort, messageOf, ThoughtGateError } from "../core/errors.ts";
-import { errorResponse, idKey, RPC, type JsonObject, type JsonRpcId, type Message } from "../core/jsonrpc.ts";
+import { errorResponse, RPC, type JsonObject, type JsonRpcId, type Message } from "../core/jsonrpc.ts";
 import { log } from "../core/log.ts";
 import { Framer, type Unit } from "../shim/framer.ts";
 import { LineSink } from "../shim/line-sink.ts";
@@ -55,7 +55,7 @@ type ByteReader = { read(): Promise<{ done: boolean; value?: Uint8Array | undefi
  */
 export class McpClient {
   private nextId = 1;
-  private readonly pending = new Map<string, Pending>();
+  private readonly pending = new Map<JsonRpcId, Pending>();
   private readonly requestHandlers = new Map<string, RequestHandler>();
   private readonly notificationHandlers = new Set<(notification: Notification) => void>();
   private readonly toServer: LineSink;
@@ -109,14 +109,14 @@ export class McpClient {
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
-        this.pending.delete(idKey(id));
+        this.pending.delete(id);
         // MCP 2025-06-18 cancellation: a sender giving up SHOULD say so, except for initialize.
         if (method !== "initialize" && this.state === "open") {
           this.send({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: id, reason: `no response within ${timeoutMs} ms` } });
         }
         reject(new RequestTimeoutError(method, timeoutMs));
       }, timeoutMs);
-      this.pending.set(idKey(id), { method, resolve, reject, timer });
+      this.pending.set(id, { method, resolve, reject, timer });
       this.send(params === undefined ? { jsonrpc: "2.0", id, method } : { jsonrpc: "2.0", id, method, params });
     });
   }
@@ -289,9 +289,9 @@ export class McpClient {
   }
 
   private settle(id: JsonRpcId): Pending | undefined {
-    const entry = this.pending.get(idKey(id));
+    const entry = this.pending.get(id);
     if (!entry) return undefined;
-    this.pending.delete(idKey(id));
+    this.pending.delete(id);
     clearTimeout(entry.timer);
     return entry;
   }

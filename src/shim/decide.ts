@@ -30,6 +30,8 @@ export type Verdict =
     };
 
 export type DecisionContext = {
+  /** Aborts when the agent cancels the request (`notifications/cancelled`) or the shim shuts down. */
+  readonly signal: AbortSignal;
   serverId: string;
   /** The tool's annotations from the server's last tools/list, when known. */
   annotations: ToolAnnotations | undefined;
@@ -45,11 +47,8 @@ export type Request = Extract<Message, { kind: "request" }>;
 export type Decider = {
   /** Shown in `run_start.policy`. */
   readonly policy: string;
-  /**
-   * A verdict now, or a promise of one (pending: e.g. waiting for a human). `signal` aborts when
-   * the agent cancels the request (`notifications/cancelled`) or the shim shuts down.
-   */
-  decide(request: Request, signal: AbortSignal, context: DecisionContext): Verdict | Promise<Verdict>;
+  /** A verdict now, or a promise of one (pending: e.g. waiting for a human). */
+  decide(request: Request, context: DecisionContext): Verdict | Promise<Verdict>;
   /** The names of a list response the agent may see; absent = no filtering. */
   filterList?(serverId: string, kind: ListKind, names: string[]): string[] | Promise<string[]>;
   /** Called once when the shim stops. */

@@ -83,7 +83,10 @@ export async function runShim(options: ShimOptions): Promise<number> {
     toServer,
   });
 
-  options.decider.attachCounts?.(() => ({ messages: router.messageCounts, framingErrors: router.framingErrorCounts }));
+  if (options.decider.attachCounts) {
+    router.counting = true;
+    options.decider.attachCounts(() => ({ messages: router.messageCounts, framingErrors: router.framingErrorCounts }));
+  }
   void options.decider.stopRequested?.then((why) => {
     log.info(`[${options.serverId}] ${why}: shutting down`);
     stopWith("governance");

@@ -1,4 +1,4 @@
-import { idKey, type JsonRpcId } from "../core/jsonrpc.ts";
+import type { JsonRpcId } from "../core/jsonrpc.ts";
 
 /**
  * F-015: outstanding requests per direction, so responses can be correlated (latency, status)
@@ -16,30 +16,31 @@ export type Outstanding = {
 };
 
 export class RequestTracker {
-  private readonly byKey = new Map<string, Outstanding>();
+  // Map keys compare ids by value and type: 1 and "1" stay different requests, as JSON-RPC wants.
+  private readonly byKey = new Map<JsonRpcId, Outstanding>();
 
   get size(): number {
     return this.byKey.size;
   }
 
   has(id: JsonRpcId): boolean {
-    return this.byKey.has(idKey(id));
+    return this.byKey.has(id);
   }
 
   add(entry: Outstanding): void {
-    this.byKey.set(idKey(entry.id), entry);
+    this.byKey.set(entry.id, entry);
   }
 
   /** Remove and return the request this response answers, if we saw it. */
   settle(id: JsonRpcId): Outstanding | undefined {
-    const key = idKey(id);
+    const key = id;
     const entry = this.byKey.get(key);
     if (entry) this.byKey.delete(key);
     return entry;
   }
 
   get(id: JsonRpcId): Outstanding | undefined {
-    return this.byKey.get(idKey(id));
+    return this.byKey.get(id);
   }
 
   /** Remove and return every outstanding request (the peer that should answer is gone). */

@@ -1,4 +1,4 @@
-import { errorResponse, idKey, RPC, toolNameOf, type JsonRpcId, type Message } from "../core/jsonrpc.ts";
+import { errorResponse, RPC, toolNameOf, type JsonRpcId, type Message } from "../core/jsonrpc.ts";
 import { argsHash } from "../core/canonical-json.ts";
 import { log } from "../core/log.ts";
 import { messageOf } from "../core/errors.ts";
@@ -55,16 +55,16 @@ export class Router {
   /** Server requests (sampling, elicitation, roots) the agent has not answered yet. */
   readonly serverRequests = new RequestTracker();
   /** Governed requests whose decision is still pending (approval), by id key. */
-  private readonly held = new Map<string, { entry: Outstanding; controller: AbortController }>();
+  private readonly held = new Map<JsonRpcId, { entry: Outstanding; control: LazyAbort }>();
   private readonly heldWaiters: Array<() => void> = [];
   /** Requests the shim itself sent to the agent (approval elicitations), by id key. */
-  private readonly shimRequests = new Map<string, (response: Response) => void>();
+  private readonly shimRequests = new Map<JsonRpcId, (response: Response) => void>();
   /** Each tool's annotations from the server's tools/list (the embedded default policy uses them). */
   private readonly annotations = new Map<string, ToolAnnotations>();
   /** Whether the agent declared the `elicitation` capability (form mode) in its initialize. */
   private agentCanElicit = false;
   /** Requests the shim itself sent to the server (its own tools/list), by id key. */
-  private readonly shimServerRequests = new Map<string, (response: Response) => void>();
+  private readonly shimServerRequests = new Map<JsonRpcId, (response: Response) => void>();
   /** Set once the server's tool list (and so every tool's annotations) has been read. */
   private toolListRead = false;
   private toolListFetch: Promise<void> | null = null;
@@ -73,6 +73,8 @@ export class Router {
 
   /** "<direction> <method>" → messages seen (responses count under "response"), for metrics. */
   readonly messageCounts = new Map<string, number>();
+  /** Counting costs a string and a map update per message: only done when someone reads it. */
+  counting = false;
   /** Framing error code → count, for metrics. */
   readonly framingErrorCounts = new Map<string, number>();
 
@@ -115,8 +117,8 @@ export class Router {
   serverGone(detail: string): void {
     this.toServer = null;
     this.serverUnavailable = detail;
-    for (const { entry, controller } of this.held.values()) {
-      controller.abort();
+    for (const { entry, control } of this.held.values()) {
+      control.abort();
       this.answerUnavailable(entry);
     }
     this.held.clear();
@@ -142,8 +144,10 @@ export class Router {
 
   private route(unit: Unit, direction: Direction): void {
     if (unit.kind === "message") {
-      const countKey = `${direction} ${unit.message.kind === "response" ? "response" : unit.message.method}`;
-      this.messageCounts.set(countKey, (this.messageCounts.get(countKey) ?? 0) + 1);
+      if (this.counting) {
+        const countKey = `${direction} ${unit.message.kind === "response" ? "response" : unit.message.method}`;
+        this.messageCounts.set(countKey, (this.messageCounts.get(countKey) ?? 0) + 1);
+      }
       if (direction === "agent_to_server") {
         this.summary.messages_agent_to_server += 1;
         this.agentMessage(unit.message, unit.bytes);
@@ -177,9 +181,9 @@ export class Router {
       return;
     }
     if (message.id !== null) {
-      const ours = this.shimRequests.get(idKey(message.id));
+      const ours = this.shimRequests.get(message.id);
       if (ours) {
-        this.shimRequests.delete(idKey(message.id));
+        this.shimRequests.delete(message.id);
         ours(message);
         return;
       }
@@ -190,9 +194,9 @@ export class Router {
 
   private serverMessage(message: Message, bytes: Uint8Array): void {
     if (message.kind === "response" && message.id !== null) {
-      const ours = this.shimServerRequests.get(idKey(message.id));
+      const ours = this.shimServerRequests.get(message.id);
       if (ours) {
-        this.shimServerRequests.delete(idKey(message.id));
+        this.shimServerRequests.delete(message.id);
         ours(message);
         return;
       }
@@ -299,28 +303,28 @@ export class Router {
       this.toServer.send(bytes);
       return;
     }
-    const controller = new AbortController();
-    const key = idKey(request.id);
+    const control = new LazyAbort();
+    const key = request.id;
     if (request.method === "tools/call" && !this.toolListRead) {
       // Policies may depend on the tool's annotations (the embedded default does): an agent that
       // never listed the tools must not get past them, so the shim reads the list itself first.
       // The call is held meanwhile (a cancel for it is honoured), and then decided as usual.
-      this.held.set(key, { entry, controller });
+      this.held.set(key, { entry, control });
       void this.readToolList().then(() => {
         if (this.held.get(key)?.entry !== entry) return; // cancelled or the server went away
         this.held.delete(key);
         this.wakeHeldWaiters();
-        this.decide(request, entry, bytes, controller);
+        this.decide(request, entry, bytes, control);
       });
       return;
     }
-    this.decide(request, entry, bytes, controller);
+    this.decide(request, entry, bytes, control);
   }
 
-  private decide(request: Request, entry: Outstanding, bytes: Uint8Array, controller: AbortController): void {
+  private decide(request: Request, entry: Outstanding, bytes: Uint8Array, control: LazyAbort): void {
     let verdict: Verdict | Promise<Verdict>;
     try {
-      verdict = this.options.decider.decide(request, controller.signal, this.contextFor(request));
+      verdict = this.options.decider.decide(request, this.contextFor(request, control));
     } catch (error) {
       verdict = decisionFailed(error);
     }
@@ -329,8 +333,8 @@ export class Router {
       return;
     }
     // Pending (e.g. waiting for a human): this request alone waits (DESIGN decision 6).
-    const key = idKey(request.id);
-    this.held.set(key, { entry, controller });
+    const key = request.id;
+    this.held.set(key, { entry, control });
     this.emitDecision(entry, { action: "pending" }, request);
     verdict
       .catch(decisionFailed)
@@ -381,10 +385,10 @@ export class Router {
     const id = `thoughtgate-${crypto.randomUUID()}`;
     return new Promise((resolve) => {
       const timer = setTimeout(() => {
-        this.shimServerRequests.delete(idKey(id));
+        this.shimServerRequests.delete(id);
         resolve(null);
       }, SHIM_REQUEST_TIMEOUT_MS);
-      this.shimServerRequests.set(idKey(id), (response) => {
+      this.shimServerRequests.set(id, (response) => {
         clearTimeout(timer);
         resolve(response);
       });
@@ -392,8 +396,11 @@ export class Router {
     });
   }
 
-  private contextFor(request: Request): DecisionContext {
+  private contextFor(request: Request, control: LazyAbort): DecisionContext {
     return {
+      get signal() {
+        return control.signal;
+      },
       serverId: this.options.serverId,
       annotations: request.method === "tools/call" ? this.annotations.get(targetName(request)) : undefined,
       elicit: this.agentCanElicit ? this.elicit : null,
@@ -409,14 +416,14 @@ export class Router {
       }
       const id = `thoughtgate-approval-${crypto.randomUUID()}`;
       const onAbort = () => {
-        this.shimRequests.delete(idKey(id));
+        this.shimRequests.delete(id);
         this.options.toAgent.sendText(
           JSON.stringify({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: id, reason: "approval no longer needed" } }),
         );
         reject(new Error("approval aborted"));
       };
       signal.addEventListener("abort", onAbort, { once: true });
-      this.shimRequests.set(idKey(id), (response) => {
+      this.shimRequests.set(id, (response) => {
         signal.removeEventListener("abort", onAbort);
         const result = response.body.result as { action?: unknown; content?: { approve?: unknown } } | undefined;
         resolve(!response.isError && result?.action === "accept" && result.content?.approve === true);
@@ -448,7 +455,7 @@ export class Router {
   private cancel(params: unknown): boolean {
     const requestId = (params as { requestId?: unknown } | undefined)?.requestId;
     if (typeof requestId !== "string" && typeof requestId !== "number") return false;
-    const key = idKey(requestId);
+    const key = requestId;
     const held = this.held.get(key);
     if (!held) {
       const forwarded = this.agentRequests.get(requestId);
@@ -459,7 +466,7 @@ export class Router {
       return false;
     }
     // The server never saw this request, so the cancel is not forwarded (DESIGN decision 6).
-    held.controller.abort();
+    held.control.abort();
     this.held.delete(key);
     this.wakeHeldWaiters();
     if (held.entry.call) this.endCall(held.entry, "cancelled", 0);
@@ -613,6 +620,26 @@ const GOVERNANCE_UNAVAILABLE = -32013;
 /** The shim's own requests to the server (its tools/list) give up after this long. */
 const SHIM_REQUEST_TIMEOUT_MS = 10_000;
 const TOOL_LIST_MAX_PAGES = 50;
+
+/**
+ * An AbortController made only when someone asks for its signal: most decisions are synchronous
+ * and never need one (a controller per call cost ~5% of the shim's time).
+ */
+class LazyAbort {
+  private controller: AbortController | null = null;
+  private aborted = false;
+
+  get signal(): AbortSignal {
+    this.controller ??= new AbortController();
+    if (this.aborted) this.controller.abort();
+    return this.controller.signal;
+  }
+
+  abort(): void {
+    this.aborted = true;
+    this.controller?.abort();
+  }
+}
 
 function responseStatus(message: Extract<Message, { kind: "response" }>): CallStatus {
   if (message.isError) return "error";

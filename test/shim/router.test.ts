@@ -86,7 +86,7 @@ describe("Router decision point", () => {
 
   test("notifications/cancelled for a pending request aborts it and is not forwarded", () => {
     let signal: AbortSignal | undefined;
-    const { agent, toServer, toAgent, router } = setup({ policy: "test", decide: (_m, s) => ((signal = s), new Promise<Verdict>(() => {})) });
+    const { agent, toServer, toAgent, router } = setup({ policy: "test", decide: (_m, ctx) => ((signal = ctx.signal), new Promise<Verdict>(() => {})) });
     agent(call(5, "slow"));
     agent({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: 5, reason: "user" } });
     expect(signal?.aborted).toBe(true);
@@ -163,7 +163,7 @@ describe("Router decision point", () => {
 
   test("a tools/call before any tools/list: the shim reads the list itself first, so annotations cannot be skipped", async () => {
     const seen: unknown[] = [];
-    const { agent, server, toAgent, toServer } = setup({ policy: "test", decide: (_m, _s, ctx) => (seen.push(ctx.annotations), forward) }, "production", null, false);
+    const { agent, server, toAgent, toServer } = setup({ policy: "test", decide: (_m, ctx) => (seen.push(ctx.annotations), forward) }, "production", null, false);
     agent(call(1, "write_file"));
     const [ask] = toServer.json();
     // Read the id first: bun's toMatchObject with an asymmetric matcher rewrites the matched field.
