@@ -8,9 +8,7 @@ import * as v from "valibot";
  * in `THOUGHTGATE_GOVERNANCE_SECRET`). Approval decisions from people (web page, `thoughtgate
  * approve`) carry the approval secret instead, which is only ever printed, never written to disk.
  */
-export const SESSION_SECRET_ENV = "THOUGHTGATE_GOVERNANCE_SECRET";
-export const ENDPOINT_ENV = "THOUGHTGATE_GOVERNANCE_ENDPOINT";
-export const APPROVAL_KEY_ENV = "THOUGHTGATE_APPROVAL_KEY";
+export { APPROVAL_KEY_ENV, ENDPOINT_ENV, SESSION_SECRET_ENV } from "./env.ts";
 
 const jsonRpcId = v.union([v.string(), v.number()]);
 

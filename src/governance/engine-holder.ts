@@ -1,6 +1,6 @@
 import { watch, type FSWatcher } from "node:fs";
 import { basename, dirname } from "node:path";
-import { loadConfig } from "../core/config/load.ts";
+import { discoverConfig } from "../core/config/discover.ts";
 import { messageOf } from "../core/errors.ts";
 import { log } from "../core/log.ts";
 import { EMBEDDED_DEFAULT } from "./default-policy.ts";
@@ -28,6 +28,10 @@ export class EngineHolder {
 
   /** `--thoughtgate-config` / discovery; with no file anywhere, the embedded default policy. */
   static async load(flag: string | undefined): Promise<EngineHolder> {
+    // The schema (valibot) is loaded only when there is a file to check: a first run with the
+    // embedded default keeps a shim ~1 MB smaller.
+    if (!discoverConfig(flag)) return new EngineHolder(new GovernanceEngine(EMBEDDED_DEFAULT, null, "embedded default policy"), null, flag);
+    const { loadConfig } = await import("../core/config/load.ts");
     const loaded = loadConfig(flag);
     if (!loaded) return new EngineHolder(new GovernanceEngine(EMBEDDED_DEFAULT, null, "embedded default policy"), null, flag);
     return new EngineHolder(await GovernanceEngine.fromConfig(loaded.config, loaded.file ?? "config"), loaded.file, flag ?? loaded.file ?? undefined);
@@ -44,6 +48,7 @@ export class EngineHolder {
 
   async reload(): Promise<boolean> {
     try {
+      const { loadConfig } = await import("../core/config/load.ts");
       const loaded = loadConfig(this.flag);
       if (!loaded) throw new Error(`${this.file} disappeared`);
       this.current = await GovernanceEngine.fromConfig(loaded.config, loaded.file ?? "config");

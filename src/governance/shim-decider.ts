@@ -3,7 +3,7 @@ import type { Decider } from "../shim/decide.ts";
 import { EngineHolder } from "./engine-holder.ts";
 import { LocalDecider } from "./local-decider.ts";
 import { usageError } from "../core/errors.ts";
-import { ENDPOINT_ENV, SESSION_SECRET_ENV } from "./api.ts";
+import { ENDPOINT_ENV, SESSION_SECRET_ENV } from "./env.ts";
 
 export type ShimGovernanceOptions = {
   profile: Profile;

@@ -1,8 +1,8 @@
 import { existsSync, readFileSync } from "node:fs";
-import { dirname, isAbsolute, join, resolve } from "node:path";
+import { dirname, isAbsolute, join } from "node:path";
 import * as v from "valibot";
 import { ThoughtGateError } from "../errors.ts";
-import { configDir } from "../paths.ts";
+import { discoverConfig, type ConfigOrigin } from "./discover.ts";
 import { expandEnv } from "./expand.ts";
 import { configSchema, type ThoughtGateConfig } from "./schema.ts";
 
@@ -13,26 +13,12 @@ export type LoadedConfig = {
   /** Absolute path of the file, or null for the embedded default. */
   file: string | null;
   /** How it was found: the flag, the environment, the working directory, the user config dir, or the default. */
-  origin: "flag" | "env" | "cwd" | "user" | "embedded";
+  origin: ConfigOrigin;
 };
 
-export type ParseResult = { ok: true; config: ThoughtGateConfig } | { ok: false; problems: ConfigProblem[] };
+export { discoverConfig };
 
-/**
- * Which file to load: `--thoughtgate-config`, `$THOUGHTGATE_CONFIG`, `./thoughtgate.yaml`,
- * `~/.config/thoughtgate/thoughtgate.yaml`; null when none exists. A file that was asked for
- * (flag or environment) must exist: that is checked by `loadConfig`, not skipped here.
- */
-export function discoverConfig(flag: string | undefined, env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()):
-  { file: string; origin: LoadedConfig["origin"] } | null {
-  if (flag) return { file: resolve(cwd, flag), origin: "flag" };
-  if (env.THOUGHTGATE_CONFIG) return { file: resolve(cwd, env.THOUGHTGATE_CONFIG), origin: "env" };
-  const local = join(cwd, "thoughtgate.yaml");
-  if (existsSync(local)) return { file: local, origin: "cwd" };
-  const user = join(configDir(env), "thoughtgate.yaml");
-  if (existsSync(user)) return { file: user, origin: "user" };
-  return null;
-}
+export type ParseResult = { ok: true; config: ThoughtGateConfig } | { ok: false; problems: ConfigProblem[] };
 
 /** Parse and validate YAML text. Every problem comes with its field path. */
 export function parseConfig(text: string, env: NodeJS.ProcessEnv = process.env): ParseResult {
