@@ -59,10 +59,16 @@ approval: { q: {} }
   });
 
   test("${VAR} and ${VAR:-default} expand in strings; an unset variable is an error naming the field", () => {
-    const yaml = 'schema: 1\ntelemetry:\n  otlp: { endpoint: "http://${HOST}:4318", headers: { x-key: "${KEY:-none}" } }\n';
-    const ok = parseConfig(yaml, { HOST: "127.0.0.1" });
-    expect(ok.ok && ok.config.telemetry?.otlp).toEqual({ endpoint: "http://127.0.0.1:4318", headers: { "x-key": "none" } });
-    expect(problems(yaml)).toEqual(["telemetry.otlp.endpoint: environment variable HOST is not set (write ${HOST:-default} to give a default)"]);
+    const yaml = 'schema: 1\ncedar:\n  policies: ["${POLICY_DIR}/a.cedar", "${OTHER:-/etc/tg}/b.cedar"]\n';
+    const ok = parseConfig(yaml, { POLICY_DIR: "/srv/policies" });
+    expect(ok.ok && ok.config.cedar?.policies).toEqual(["/srv/policies/a.cedar", "/etc/tg/b.cedar"]);
+    expect(problems(yaml)).toEqual(["cedar.policies[0]: environment variable POLICY_DIR is not set (write ${POLICY_DIR:-default} to give a default)"]);
+  });
+
+  test("settings that are not built are refused, not ignored", () => {
+    expect(problems("schema: 1\ntelemetry: { otlp: { endpoint: http://127.0.0.1:4318 } }\n")).toEqual([
+      "telemetry: OTLP trace export (telemetry.otlp) is not built yet; remove the telemetry section",
+    ]);
   });
 
   test("an approval destination that is not built is refused, not ignored", () => {
