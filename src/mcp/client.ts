@@ -2,11 +2,11 @@ import { basename } from "node:path";
 import { bestEffort, messageOf, ThoughtGateError } from "../core/errors.ts";
 import { errorResponse, RPC, type JsonObject, type JsonRpcId, type Message } from "../core/jsonrpc.ts";
 import { log } from "../core/log.ts";
-import { Framer, type Unit } from "../shim/framer.ts";
+import type { Unit } from "../shim/framer.ts";
+import { readFramed, type ByteReader } from "../shim/framed-reader.ts";
 import { LineSink } from "../shim/line-sink.ts";
 import { MAX_LINE_BYTES } from "../shim/line-splitter.ts";
 import { ServerProcess, SIGTERM_GRACE_MS, STDIN_CLOSE_GRACE_MS, type Exit } from "../shim/server-process.ts";
-import { WATCH_TIMEOUT_MS } from "../shim/smuggling.ts";
 import type { FramingError } from "../shim/validate-line.ts";
 import { VERSION } from "../version.ts";
 import { ConnectionClosedError, RequestTimeoutError, RpcError } from "./rpc-errors.ts";
@@ -45,7 +45,6 @@ type Pending = {
 };
 
 /** The part of a stream reader we use (Bun's and the DOM's reader types differ). */
-type ByteReader = { read(): Promise<{ done: boolean; value?: Uint8Array | undefined }>; cancel(): Promise<void> };
 
 /**
  * A JSON-RPC 2.0 client for one MCP server over stdio (seed 001, past its in-order limit):
@@ -186,34 +185,7 @@ export class McpClient {
   }
 
   private async read(reader: ByteReader, maxLineBytes: number): Promise<void> {
-    const framer = new Framer(maxLineBytes);
-    let watchTimer: ReturnType<typeof setTimeout> | null = null;
-    const routeAll = (units: Unit[]) => {
-      for (const unit of units) this.route(unit);
-    };
-    try {
-      for (;;) {
-        const { value, done } = await reader.read();
-        if (done || value === undefined) break;
-        routeAll(framer.push(value));
-        // A line ending inside a string holds the next lines back (smuggling watch); not for long.
-        if (framer.watching && watchTimer === null) {
-          watchTimer = setTimeout(() => {
-            watchTimer = null;
-            routeAll(framer.abandonWatch());
-          }, WATCH_TIMEOUT_MS);
-        } else if (!framer.watching && watchTimer !== null) {
-          clearTimeout(watchTimer);
-          watchTimer = null;
-        }
-      }
-    } catch (error) {
-      // A cancelled or broken pipe ends the stream like EOF does.
-      log.debug(`[${this.label}] stdout ended: ${messageOf(error)}`);
-    } finally {
-      if (watchTimer !== null) clearTimeout(watchTimer);
-    }
-    routeAll(framer.end());
+    await readFramed(reader, (unit) => this.route(unit), { label: this.label, maxLineBytes });
     await this.ended();
   }
 

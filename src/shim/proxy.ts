@@ -4,11 +4,11 @@ import type { Profile } from "../core/profile.ts";
 import { EventStream } from "../telemetry/events.ts";
 import { VERSION } from "../version.ts";
 import type { Decider } from "./decide.ts";
-import { Framer, type Unit } from "./framer.ts";
+import type { Unit } from "./framer.ts";
+import { readFramed, type ByteReader } from "./framed-reader.ts";
 import { LineSink } from "./line-sink.ts";
 import { Router } from "./router.ts";
 import { ServerProcess, SIGTERM_GRACE_MS, STDIN_CLOSE_GRACE_MS, type Exit } from "./server-process.ts";
-import { WATCH_TIMEOUT_MS } from "./smuggling.ts";
 
 /** DESIGN decision 6: past this many pending decisions the shim stops reading from the agent. */
 export const MAX_PENDING_DECISIONS = 32;
@@ -25,9 +25,6 @@ export type ShimOptions = {
   stdinCloseGraceMs?: number;
   sigtermGraceMs?: number;
 };
-
-/** The part of a stream reader the pumps use (Bun's stdin and pipe readers differ in their full types). */
-type ByteReader = { read(): Promise<{ done: boolean; value?: Uint8Array | undefined }>; cancel(): Promise<void> };
 
 type StopReason = "agent_eof" | "signal" | "server_exit" | "agent_gone" | "governance";
 
@@ -114,7 +111,7 @@ export async function runShim(options: ShimOptions): Promise<number> {
   // Each pump waits only on the sink it forwards to. Waiting on the other direction too deadlocks:
   // a server blocked writing its stdout stops reading its stdin, and neither side moves again.
   // (The few lines a pump writes back to its own sender, error answers, buffer without waiting.)
-  const agentPump = pump(agentReader, (unit) => router.fromAgent(unit), toServer, router).then(() =>
+  const agentPump = pump(agentReader, (unit) => router.fromAgent(unit), toServer, router, `${options.serverId} agent`).then(() =>
     stopWith("agent_eof"),
   );
   let serverReader: ByteReader | null = null;
@@ -122,7 +119,7 @@ export async function runShim(options: ShimOptions): Promise<number> {
   if (server) {
     const reader: ByteReader = server.stdout.getReader();
     serverReader = reader;
-    serverPump = pump(reader, (unit) => router.fromServer(unit), toAgent, null).then(async () => {
+    serverPump = pump(reader, (unit) => router.fromServer(unit), toAgent, null, `${options.serverId} server`).then(async () => {
       const code = await server.exited;
       router.serverGone(`it exited (code ${server.hasExited ? code : "unknown"})`);
       stopWith("server_exit");
@@ -190,43 +187,20 @@ function exitCodeOf(server: ServerProcess | null, exit: Exit | null): number {
 const SIGNAL_NUMBERS: Record<string, number> = { SIGHUP: 1, SIGINT: 2, SIGQUIT: 3, SIGABRT: 6, SIGKILL: 9, SIGSEGV: 11, SIGPIPE: 13, SIGTERM: 15 };
 
 /**
- * Read one direction until EOF: frame, route, then wait for the destination to drain (and, for
- * the agent side, for a free decision slot) before reading more.
+ * One direction of the proxy: read, frame and route until EOF; before reading more, wait for the
+ * destination to drain and (agent side) for a free decision slot.
  */
-async function pump(
-  reader: ByteReader,
-  route: (unit: Unit) => void,
-  destination: LineSink | null,
-  decisions: Router | null,
-): Promise<void> {
-  const framer = new Framer();
-  let watchTimer: ReturnType<typeof setTimeout> | null = null;
-  const routeAll = (units: Unit[]) => {
-    for (const unit of units) route(unit);
-  };
-  try {
-    for (;;) {
-      const { value, done } = await reader.read();
-      if (done || value === undefined) break;
-      routeAll(framer.push(value));
-      if (framer.watching && watchTimer === null) {
-        watchTimer = setTimeout(() => {
-          watchTimer = null;
-          routeAll(framer.abandonWatch());
-        }, WATCH_TIMEOUT_MS);
-      } else if (!framer.watching && watchTimer !== null) {
-        clearTimeout(watchTimer);
-        watchTimer = null;
-      }
+function pump(reader: ByteReader, route: (unit: Unit) => void, destination: LineSink | null, decisions: Router | null, label: string): Promise<void> {
+  return readFramed(reader, route, {
+    label,
+    afterChunk: () => {
       const pending = destination?.backpressure();
-      if (pending) await pending;
-      while (decisions && decisions.decisionsInFlight >= MAX_PENDING_DECISIONS) await decisions.decisionSettled();
-    }
-  } catch (error) {
-    // A cancelled or broken pipe ends this direction like EOF does.
-    log.debug(`stream ended: ${String(error)}`);
-  } finally {
-    if (watchTimer !== null) clearTimeout(watchTimer);
-  }
-  routeAll(framer.end());
+      if (pending) return pending.then(() => waitForDecisionSlot(decisions));
+      return decisions && decisions.decisionsInFlight >= MAX_PENDING_DECISIONS ? waitForDecisionSlot(decisions) : null;
+    },
+  });
+}
+
+async function waitForDecisionSlot(decisions: Router | null): Promise<void> {
+  while (decisions && decisions.decisionsInFlight >= MAX_PENDING_DECISIONS) await decisions.decisionSettled();
 }
