@@ -7,6 +7,8 @@ import { TARGET, VERSION } from "./version.ts";
 // Subcommands load on first use, so `shim` never pays for what `inspect` (or later cedar) needs.
 const subCommands = {
   shim: () => import("./commands/shim.ts").then((m) => m.default),
+  "__demo-server": () => import("./commands/demo-parts.ts").then((m) => m.demoServer),
+  "__demo-agent": () => import("./commands/demo-parts.ts").then((m) => m.demoAgent),
   inspect: () => import("./commands/inspect.ts").then((m) => m.default),
   doctor: () => import("./commands/doctor.ts").then((m) => m.default),
   serve: () => import("./commands/serve.ts").then((m) => m.default),

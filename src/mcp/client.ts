@@ -35,6 +35,8 @@ export type ClientOptions = {
   maxLineBytes?: number;
   /** Names the server in log lines (default: the command's basename). */
   label?: string;
+  /** Pass `THOUGHTGATE_*` through: only for starting ThoughtGate itself (a rewritten config entry). */
+  keepThoughtGateEnv?: boolean;
 };
 
 type Pending = {
@@ -83,7 +85,7 @@ export class McpClient {
 
   /** Start the server. Throws `ThoughtGateError("SPAWN_FAILED")` when the command cannot run. */
   static start(options: ClientOptions): McpClient {
-    const spawned = ServerProcess.spawn(options.command, options.env);
+    const spawned = ServerProcess.spawn(options.command, options.env, { keepThoughtGateEnv: options.keepThoughtGateEnv === true });
     if (!(spawned instanceof ServerProcess)) throw new ThoughtGateError("SPAWN_FAILED", spawned.error);
     return new McpClient(spawned, options);
   }

@@ -30,14 +30,19 @@ export class ServerProcess {
 
   private constructor(private readonly proc: Piped) {}
 
-  static spawn(command: string[], env: NodeJS.ProcessEnv = process.env): ServerProcess | { error: string } {
+  /**
+   * `keepThoughtGateEnv` is for a process that is itself ThoughtGate (an agent starting a rewritten
+   * entry runs `thoughtgate shim`, which needs the session secret the entry carries); an MCP
+   * server never gets it.
+   */
+  static spawn(command: string[], env: NodeJS.ProcessEnv = process.env, options: { keepThoughtGateEnv?: boolean } = {}): ServerProcess | { error: string } {
     try {
       const proc = Bun.spawn(command, {
         stdin: "pipe",
         stdout: "pipe",
         stderr: "inherit",
         detached: true,
-        env: scrubEnv(env),
+        env: options.keepThoughtGateEnv ? definedOnly(env) : scrubEnv(env),
       });
       return new ServerProcess(proc);
     } catch (error) {
@@ -160,6 +165,12 @@ export function groupHasLiveMembers(pgid: number): boolean {
     if (Number(fields[2]) === pgid && fields[0] !== "Z" && fields[0] !== "X") return true;
   }
   return false;
+}
+
+function definedOnly(env: NodeJS.ProcessEnv): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [key, value] of Object.entries(env)) if (value !== undefined) out[key] = value;
+  return out;
 }
 
 /** The server's environment: ours, minus every `THOUGHTGATE_*` variable (DESIGN decision 7). */

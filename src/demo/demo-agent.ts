@@ -1,0 +1,62 @@
+import { readFileSync } from "node:fs";
+import { messageOf } from "../core/errors.ts";
+import { McpClient } from "../mcp/client.ts";
+import { RpcError } from "../mcp/rpc-errors.ts";
+
+/**
+ * The demo's agent (hidden `thoughtgate __demo-agent CONFIG`): like a real agent it reads its MCP
+ * config, starts the server entry exactly as written there (after `wrap`, that is
+ * `thoughtgate shim … -- <server>`), and talks MCP to it. It declares MCP elicitation, so approvals
+ * come to it; its scripted "user" says no the first time and yes the second.
+ */
+type Entry = { command: string; args?: string[]; env?: Record<string, string> };
+
+export async function runDemoAgent(configPath: string, out: (line: string) => void): Promise<number> {
+  const config = JSON.parse(readFileSync(configPath, "utf8")) as { mcpServers?: Record<string, Entry> };
+  const [name, entry] = Object.entries(config.mcpServers ?? {})[0] ?? [];
+  if (!name || !entry) throw new Error(`${configPath} has no mcpServers entry`);
+  out(`agent: starting "${name}" as written in its config: ${[entry.command, ...(entry.args ?? [])].join(" ")}`);
+  const client = McpClient.start({
+    command: [entry.command, ...(entry.args ?? [])],
+    env: { ...process.env, ...entry.env },
+    keepThoughtGateEnv: true,
+    label: name,
+  });
+  const answers = [false, true];
+  client.setRequestHandler("elicitation/create", (params) => {
+    const approve = answers.shift() ?? false;
+    out(`  ? ${(params as { message?: string }).message ?? "(approval)"}`);
+    out(`  → the user answers: ${approve ? "approve" : "deny"}`);
+    return { action: "accept", content: { approve } };
+  });
+  try {
+    await client.initialize({ capabilities: { elicitation: {} } });
+    const { tools } = (await client.request("tools/list")) as { tools: Array<{ name: string; annotations?: Record<string, boolean> }> };
+    out(`agent: the server offers ${tools.map((t) => `${t.name}${hint(t.annotations)}`).join(", ")}`);
+    const calls: Array<[string, Record<string, unknown>]> = [
+      ["read_notes", {}],
+      ["add_note", { text: "remember the milk" }],
+      ["delete_notes", {}],
+      ["delete_notes", {}],
+      ["read_notes", {}],
+    ];
+    for (const [tool, args] of calls) {
+      out(`agent → ${tool} ${JSON.stringify(args)}`);
+      try {
+        const result = (await client.request("tools/call", { name: tool, arguments: args }, 60_000)) as { content?: Array<{ text?: string }> };
+        out(`  ✓ ${(result.content ?? []).map((c) => c.text ?? "").join(" ").replaceAll("\n", " | ")}`);
+      } catch (error) {
+        out(`  ✗ ${error instanceof RpcError ? `${error.rpc.message} (${error.rpc.code})` : messageOf(error)}`);
+      }
+    }
+  } finally {
+    await client.close();
+  }
+  return 0;
+}
+
+function hint(annotations: Record<string, boolean> | undefined): string {
+  if (annotations?.readOnlyHint) return " (read-only)";
+  if (annotations?.destructiveHint) return " (destructive)";
+  return "";
+}
