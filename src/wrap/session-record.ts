@@ -1,0 +1,134 @@
+import { existsSync, mkdirSync, openSync, readFileSync, readSync, closeSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { stateDir } from "../core/paths.ts";
+
+/**
+ * One place for a wrap session's record (issue 4 item 5): every shim of the session appends its
+ * events to `<state dir>/sessions/<run id>/events.jsonl`, printed at start; the summary at exit
+ * and the demo's live view read it back.
+ */
+export function createSessionDir(runId: string, env: NodeJS.ProcessEnv = process.env): { dir: string; events: string } {
+  const dir = join(stateDir(env), "sessions", runId);
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  return { dir, events: join(dir, "events.jsonl") };
+}
+
+export type SessionSummary = {
+  servers: number;
+  calls: number;
+  forwarded: number;
+  denied: number;
+  approved: number;
+  autoApproved: number;
+  wouldBlock: number;
+  framingErrors: number;
+  smugglingAttempts: number;
+  eventsDropped: number;
+};
+
+type Event = Record<string, unknown>;
+
+export function readEvents(path: string): Event[] {
+  if (!existsSync(path)) return [];
+  const events: Event[] = [];
+  for (const line of readFileSync(path, "utf8").split("\n")) {
+    if (!line) continue;
+    try {
+      events.push(JSON.parse(line) as Event);
+    } catch {
+      // A line cut short by a crash: the rest of the record still counts.
+    }
+  }
+  return events;
+}
+
+export function summarize(events: Event[]): SessionSummary {
+  const summary: SessionSummary = { servers: 0, calls: 0, forwarded: 0, denied: 0, approved: 0, autoApproved: 0, wouldBlock: 0, framingErrors: 0, smugglingAttempts: 0, eventsDropped: 0 };
+  for (const event of events) {
+    if (event.type === "run_start") summary.servers += 1;
+    else if (event.type === "tool_call_start") summary.calls += 1;
+    else if (event.type === "tool_call_decision") {
+      if (event.decision === "deny") summary.denied += 1;
+      if (event.decision !== "forward") continue;
+      summary.forwarded += 1;
+      if (event.approved_by && event.approved_by !== "timeout") summary.approved += 1;
+      if (event.auto_approved) summary.autoApproved += 1;
+      if (event.would === "WOULD_BLOCK") summary.wouldBlock += 1;
+    } else if (event.type === "framing_error") {
+      summary.framingErrors += 1;
+      if (event.error === "SmugglingAttempt") summary.smugglingAttempts += 1;
+    } else if (event.type === "run_end") {
+      summary.eventsDropped += Number((event.summary as { events_dropped?: number } | undefined)?.events_dropped ?? 0);
+    }
+  }
+  return summary;
+}
+
+export function renderSummary(summary: SessionSummary, eventsPath: string): string {
+  const lines = [
+    `thoughtgate: session summary (${summary.servers} server${summary.servers === 1 ? "" : "s"} governed)`,
+    `  tool calls   ${summary.calls}`,
+    `  forwarded    ${summary.forwarded}${summary.approved ? ` (${summary.approved} approved by a person)` : ""}${summary.autoApproved ? ` (${summary.autoApproved} auto-approved: development)` : ""}`,
+    `  denied       ${summary.denied}`,
+  ];
+  if (summary.wouldBlock) lines.push(`  would block  ${summary.wouldBlock} (development profile: forwarded anyway)`);
+  lines.push(`  framing      ${summary.framingErrors} error${summary.framingErrors === 1 ? "" : "s"}${summary.smugglingAttempts ? `, ${summary.smugglingAttempts} smuggling attempt(s)` : ""}`);
+  if (summary.eventsDropped) lines.push(`  (${summary.eventsDropped} audit events were dropped under load)`);
+  lines.push(`  record       ${eventsPath}`);
+  return lines.join("\n");
+}
+
+/** One line per governance decision, for showing them as they happen. */
+export function describeDecision(event: Event): string | null {
+  if (event.type !== "tool_call_decision") return null;
+  const call = `${String(event.server_id)}.${String(event.tool)}`;
+  const why = String(event.reason ?? "");
+  switch (event.decision) {
+    case "pending":
+      return `[governance] ${call}: waiting for approval`;
+    case "deny":
+      return `[governance] ${call}: DENIED (${why})`;
+    default:
+      return `[governance] ${call}: forwarded${event.would ? ` ${String(event.would)}` : ""} (${why})`;
+  }
+}
+
+/**
+ * Follow the events file and call `onEvent` for each new event until `stop()`. Polls: the file is
+ * appended by other processes (the shims), and a short poll is simpler and more portable than
+ * filesystem notifications for that.
+ */
+export function followEvents(path: string, onEvent: (event: Event) => void, intervalMs = 100): { stop(): void } {
+  let offset = 0;
+  let rest = "";
+  const read = () => {
+    if (!existsSync(path)) return;
+    const size = statSync(path).size;
+    if (size <= offset) return;
+    const fd = openSync(path, "r");
+    try {
+      const buffer = Buffer.alloc(size - offset);
+      readSync(fd, buffer, 0, buffer.length, offset);
+      offset = size;
+      const text = rest + buffer.toString("utf8");
+      const lines = text.split("\n");
+      rest = lines.pop() ?? "";
+      for (const line of lines) {
+        try {
+          if (line) onEvent(JSON.parse(line) as Event);
+        } catch {
+          // Not an event line: skip it.
+        }
+      }
+    } finally {
+      closeSync(fd);
+    }
+  };
+  const timer = setInterval(read, intervalMs);
+  return {
+    stop() {
+      clearInterval(timer);
+      read();
+    },
+  };
+}
