@@ -20,7 +20,9 @@ export type ErrorCode =
   | "TIMEOUT"
   | "PROTOCOL"
   /** An approval task that is unknown, already decided, or not the call it claims to be. */
-  | "TASK";
+  | "TASK"
+  /** A config (or the wrap journal) is locked by another live wrap: `… is being wrapped by pid N …`. */
+  | "LOCKED";
 
 export class ThoughtGateError extends Error {
   constructor(
