@@ -1,0 +1,36 @@
+import { afterEach, beforeEach, expect, test } from "bun:test";
+import { chmodSync, lstatSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { writeFileAtomic } from "../../src/wrap/atomic-write.ts";
+import { tempDir } from "../support/harness.ts";
+
+let dir: ReturnType<typeof tempDir>;
+beforeEach(() => {
+  dir = tempDir();
+});
+afterEach(() => dir[Symbol.dispose]());
+
+test("atomic write replaces the content, keeps the file's mode and leaves no temp file", () => {
+  const file = join(dir.path, "mcp.json");
+  writeFileSync(file, "{}");
+  chmodSync(file, 0o640);
+  writeFileAtomic(file, '{"a": 1}\n');
+  expect({ text: readFileSync(file, "utf8"), mode: statSync(file).mode & 0o7777, files: readdirSync(dir.path) }).toEqual({ text: '{"a": 1}\n', mode: 0o640, files: ["mcp.json"] });
+});
+
+test("a symlinked config stays a symlink; its target gets the new content", () => {
+  const real = join(dir.path, "dotfiles", "settings.json");
+  mkdirSync(join(dir.path, "dotfiles"));
+  writeFileSync(real, "{}");
+  const link = join(dir.path, "settings.json");
+  symlinkSync(real, link);
+  writeFileAtomic(link, "{ }");
+  expect({ isLink: lstatSync(link).isSymbolicLink(), target: readFileSync(real, "utf8") }).toEqual({ isLink: true, target: "{ }" });
+});
+
+test("a failed write is an IO error that leaves the target and the directory as they were", () => {
+  const target = join(dir.path, "a-directory");
+  mkdirSync(target);
+  expect(() => writeFileAtomic(target, "x")).toThrow(/cannot write .*a-directory/);
+  expect(readdirSync(dir.path)).toEqual(["a-directory"]);
+});
