@@ -1,0 +1,58 @@
+/**
+ * A pid plus when that process started. The journal records both, so after a reboot or pid reuse a
+ * stranger that happens to have the dead wrap's pid is not mistaken for it (and does not block
+ * `unwrap` forever).
+ */
+import { readFileSync } from "node:fs";
+
+/**
+ * An opaque start stamp for a running process, or null when there is no such process (or only its
+ * zombie). Linux: the boot id plus field 22 of /proc/<pid>/stat (start time in clock ticks since
+ * boot). macOS: `ps -o lstart` (whole seconds, absolute, so it survives a reboot's reuse too).
+ */
+export function processStartId(pid: number): string | null {
+  return process.platform === "linux" ? linuxStartId(pid) : psStartId(pid);
+}
+
+let ownStartId: string | null | undefined;
+
+/** This process's stamp, computed once (macOS pays for a `ps`). */
+export function ownProcessStartId(): string | null {
+  if (ownStartId === undefined) ownStartId = processStartId(process.pid);
+  return ownStartId;
+}
+
+/**
+ * Whether the process that recorded `startId` still runs. Without a stamp (it could not be read
+ * when recorded) a live pid counts as alive: refusing is safer than restoring under a live wrap.
+ */
+export function isSameProcessRunning(pid: number, startId: string | null): boolean {
+  const now = processStartId(pid);
+  if (now === null) return false;
+  return startId === null || now === startId;
+}
+
+let bootId: string | undefined;
+
+function linuxStartId(pid: number): string | null {
+  let stat: string;
+  try {
+    stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  } catch {
+    return null;
+  }
+  // The command name in parentheses may hold spaces; fields are counted after its closing paren.
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  const state = fields[0];
+  if (state === "Z" || state === "X") return null;
+  bootId ??= readFileSync("/proc/sys/kernel/random/boot_id", "utf8").trim();
+  // fields[0] is field 3 (state), so field 22 (starttime) is fields[19].
+  return `${bootId}:${fields[19] ?? "?"}`;
+}
+
+function psStartId(pid: number): string | null {
+  const ps = Bun.spawnSync(["ps", "-o", "stat=", "-o", "lstart=", "-p", String(pid)], { stdout: "pipe", stderr: "ignore", env: { PATH: "/bin:/usr/bin", LC_ALL: "C" } });
+  const line = ps.stdout.toString().trim();
+  if (ps.exitCode !== 0 || line === "" || line.startsWith("Z")) return null;
+  return line.slice(line.indexOf(" ") + 1).trim();
+}

@@ -1,0 +1,88 @@
+/**
+ * Putting a rewritten config back (DESIGN decision 8, F-020), shared by a live wrap's ConfigGuard
+ * and by `unwrap` repairing after a dead one. The caller holds the config's lock.
+ */
+import { readFileSync } from "node:fs";
+import type { JSONPath } from "jsonc-parser";
+import { messageOf, ThoughtGateError } from "../core/errors.ts";
+import { log } from "../core/log.ts";
+import { writeFileAtomic } from "./atomic-write.ts";
+import { readBackup, removeBackup } from "./backup.ts";
+import { removeRecord, type JournalRecord } from "./journal.ts";
+import { restoreOwnedKeys } from "./restore.ts";
+
+export type PutBackKind =
+  /** The file was still what wrap wrote (or was deleted): the backup's bytes go back exactly. */
+  | "backup"
+  /** The agent changed the file meanwhile: only the entries wrap owns go back, its changes stay. */
+  | "owned-keys"
+  /** The file already holds the original bytes: nothing to write. */
+  | "unchanged"
+  /** Wrap backed the file up but died before rewriting it: nothing to write. */
+  | "never-rewritten";
+
+export type PutBackPlan = {
+  kind: PutBackKind;
+  /** What is on disk now (null: the file is gone). */
+  current: Buffer | null;
+  /** What will be written (null: nothing). */
+  restored: Buffer | null;
+};
+
+export type PutBackInput = Pick<JournalRecord, "configPath" | "backupPath" | "rewrittenSha256"> & { owned: JSONPath[] };
+
+export function planPutBack(input: PutBackInput): PutBackPlan {
+  const current = readCurrent(input.configPath);
+  if (input.rewrittenSha256 === null) return { kind: "never-rewritten", current, restored: null };
+  const backup = readBackup(input.backupPath);
+  if (current === null) return { kind: "backup", current, restored: backup };
+  if (current.equals(backup)) return { kind: "unchanged", current, restored: null };
+  if (sha256OfBytes(current) === input.rewrittenSha256) return { kind: "backup", current, restored: backup };
+  const currentText = current.toString("utf8");
+  const backupText = backup.toString("utf8");
+  // `current` differs from what wrap wrote (checked above), so restoreOwnedKeys's own "untouched file"
+  // shortcut must not fire: the backup text stands in for the rewrite, and it differs from `current` too.
+  const restored = restoreOwnedKeys(backupText, backupText, currentText, input.owned);
+  return { kind: "owned-keys", current, restored: Buffer.from(restored, "utf8") };
+}
+
+/**
+ * Restore the config, then forget it: journal record, then backup (in that order, so a crash in
+ * between leaves a backup equal to the config, which the next wrap recognises as harmless).
+ */
+export function putBack(input: PutBackInput, journal?: string): PutBackKind {
+  const plan = planPutBack(input);
+  if (plan.restored) writeFileAtomic(input.configPath, plan.restored);
+  // The config is back: from here on a failure is untidiness, not a config left rewritten. What stays
+  // (a record whose file equals its backup, or such a backup alone) is cleared by the next unwrap or wrap.
+  try {
+    removeRecord(input.configPath, journal);
+    removeBackup(input.backupPath);
+  } catch (error) {
+    log.warn(`restored ${input.configPath}, but could not clear its journal record or backup: ${messageOf(error)}; \`thoughtgate unwrap\` tidies up once this process has ended`);
+  }
+  return plan.kind;
+}
+
+/** Hex SHA-256 of bytes as they are on disk (what the journal's `rewrittenSha256` holds). */
+export function sha256OfBytes(bytes: Uint8Array): string {
+  return new Bun.CryptoHasher("sha256").update(bytes).digest("hex");
+}
+
+function readCurrent(path: string): Buffer | null {
+  try {
+    return readFileSync(path);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return null;
+    throw new ThoughtGateError("IO", `cannot read ${path}: ${messageOf(error)}`, { cause: error });
+  }
+}
+
+/** F-020: what a user can do when an automatic restore failed. */
+export function manualRestoreHint(configPath: string, backupPath: string): string {
+  return `the original is in ${backupPath}; restore it by hand with  cp ${shellQuote(backupPath)} ${shellQuote(configPath)} && rm ${shellQuote(backupPath)}  (or run \`thoughtgate unwrap --config-path ${shellQuote(configPath)}\` once this wrap has ended)`;
+}
+
+function shellQuote(text: string): string {
+  return /^[\w@%+=:,./-]+$/.test(text) ? text : `'${text.replaceAll("'", `'\\''`)}'`;
+}
