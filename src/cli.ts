@@ -16,6 +16,7 @@ const subCommands = {
   approve: () => import("./commands/approve.ts").then((m) => m.default),
   deny: () => import("./commands/deny.ts").then((m) => m.default),
   "validate-config": () => import("./commands/validate-config.ts").then((m) => m.default),
+  unwrap: () => import("./commands/unwrap.ts").then((m) => m.default),
 } satisfies SubCommandsDef;
 
 const root = defineCommand({

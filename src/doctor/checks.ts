@@ -90,7 +90,7 @@ function checkWrapJournal({ env }: DoctorContext): CheckBody {
   return {
     status: "fail",
     summary: `left over at ${path}`,
-    details: ["a wrap is running, or one ended without restoring agent configs; `thoughtgate unwrap` will repair them (not built yet)"],
+    details: ["a wrap is running, or one ended without restoring agent configs; `thoughtgate unwrap` restores them once that wrap has ended (`--dry-run` shows what it would do)"],
     data: { path, exists: true },
   };
 }
