@@ -5,9 +5,9 @@ import { repair, type RepairOutcome } from "../wrap/repair.ts";
 import { commonArgs, rejectUnknownFlags } from "./_shared.ts";
 
 const args = {
-  configPath: { type: "string", description: "Repair only this agent config", valueHint: "path" },
+  "config-path": { type: "string", description: "Repair only this agent config", valueHint: "PATH" },
   all: { type: "boolean", description: "Repair every config in the wrap journal (the default)" },
-  dryRun: { type: "boolean", description: "Show what would be restored, as a unified diff; change nothing" },
+  "dry-run": { type: "boolean", description: "Show what would be restored, as a unified diff; change nothing" },
   ...commonArgs,
 } as const;
 
@@ -19,10 +19,10 @@ export default defineCommand({
   args,
   run({ rawArgs, args: parsed }) {
     rejectUnknownFlags(rawArgs, args);
-    if (parsed.configPath !== undefined && parsed.all === true) throw usageError("--config-path and --all exclude each other");
-    const dryRun = parsed.dryRun === true;
-    const outcomes = repair({ configPath: parsed.configPath, dryRun });
-    const lines = outcomes.length === 0 ? [nothingToDo(parsed.configPath)] : outcomes.flatMap((outcome) => render(outcome));
+    const configPath = parsed["config-path"];
+    if (configPath !== undefined && parsed.all === true) throw usageError("--config-path and --all exclude each other");
+    const outcomes = repair({ configPath, dryRun: parsed["dry-run"] === true });
+    const lines = outcomes.length === 0 ? [nothingToDo(configPath)] : outcomes.flatMap((outcome) => render(outcome));
     process.stdout.write(`${lines.join("\n")}\n`);
     const bad = outcomes.some((o) => o.status === "refused" || o.status === "failed" || o.status === "orphan-backup");
     return bad ? EXIT.error : EXIT.ok;
