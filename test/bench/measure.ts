@@ -18,28 +18,36 @@ import {
 } from "./plan.ts";
 import { memoryOf, progress, type Memory } from "./report.ts";
 
+/** What a set of sessions measures besides sequential `tools/call` and the bounded pipelined run. */
+export type SessionShape = { ping: boolean; unbounded: boolean; pipelined: number };
+const EVERYTHING: SessionShape = { ping: true, unbounded: true, pipelined: PLAN.pipelined };
+
 /** One long-lived client per configuration: latency in interleaved blocks, then throughput rounds. */
-export async function measureSessions(configs: Config[], env: Record<string, string>): Promise<Map<ConfigName, SessionFigures>> {
+export async function measureSessions(
+  configs: Config[],
+  env: Record<string, string>,
+  shape: SessionShape = EVERYTHING,
+): Promise<Map<ConfigName, SessionFigures>> {
   await using stack = new AsyncDisposableStack();
   const sessions = configs.map((config) => ({
     name: config.name,
-    client: stack.use(BenchClient.spawn(config.command("session"), env)),
+    client: stack.use(BenchClient.spawn(config.command("session"), envFor(config, env))),
     figures: { ping: [], call: [], windowed: [], unbounded: [] } as SessionFigures,
   }));
   for (const { client } of sessions) await client.roundTrip(INITIALIZE);
 
-  progress(`warm-up: ${PLAN.warmup} ping + ${PLAN.warmup} tools/call + ${PLAN.warmup * 5} pipelined per configuration`);
+  const calls = shape.ping ? ([[PING, "ping"], [ECHO_CALL, "call"]] as const) : ([[ECHO_CALL, "call"]] as const);
+  progress(`warm-up: ${calls.map(([call]) => `${PLAN.warmup} ${call.method}`).join(" + ")} + ${PLAN.warmup * 5} pipelined per configuration`);
   for (const { client } of sessions) {
     for (let i = 0; i < PLAN.warmup; i++) {
-      await client.roundTrip(PING);
-      await client.roundTrip(ECHO_CALL);
+      for (const [call] of calls) await client.roundTrip(call);
     }
     await client.pipelined(ECHO_CALL, PLAN.warmup * 5, PIPELINE_WINDOW);
   }
 
   // Interleaved blocks: a slow spell of the machine lands on every configuration, not on one.
   const perBlock = Math.ceil(PLAN.iterations / PLAN.blocks);
-  for (const [call, key] of [[PING, "ping"], [ECHO_CALL, "call"]] as const) {
+  for (const [call, key] of calls) {
     progress(`sequential ${call.method}: ${perBlock * PLAN.blocks} round trips per configuration`);
     for (let block = 0; block < PLAN.blocks; block++) {
       for (const { client, figures } of sessions) {
@@ -49,16 +57,17 @@ export async function measureSessions(configs: Config[], env: Record<string, str
   }
 
   // Windowed rounds first: an unbounded run can leave a proxy stalled for good.
-  const count = PLAN.pipelined.toLocaleString("en-US");
-  for (const [window, key] of [[PIPELINE_WINDOW, "windowed"], [Number.POSITIVE_INFINITY, "unbounded"]] as const) {
-    const shape = Number.isFinite(window) ? `at most ${window} in flight` : "unbounded";
-    progress(`pipelined tools/call, ${shape}: ${PLAN.throughputRounds} × ${count} per configuration`);
+  const count = shape.pipelined.toLocaleString("en-US");
+  const runs = shape.unbounded ? ([[PIPELINE_WINDOW, "windowed"], [Number.POSITIVE_INFINITY, "unbounded"]] as const) : ([[PIPELINE_WINDOW, "windowed"]] as const);
+  for (const [window, key] of runs) {
+    const shapeName = Number.isFinite(window) ? `at most ${window} in flight` : "unbounded";
+    progress(`pipelined tools/call, ${shapeName}: ${PLAN.throughputRounds} × ${count} per configuration`);
     for (let round = 0; round < PLAN.throughputRounds; round++) {
       for (const { name, client, figures } of sessions) {
         if (!client.usable) continue;
-        const outcome = await client.pipelined(ECHO_CALL, PLAN.pipelined, window);
+        const outcome = await client.pipelined(ECHO_CALL, shape.pipelined, window);
         figures[key].push(outcome);
-        if (!outcome.ok) progress(`${name} stalled (${shape}) after ${outcome.received} of ${count} responses`);
+        if (!outcome.ok) progress(`${name} stalled (${shapeName}) after ${outcome.received} of ${count} responses`);
       }
     }
   }
@@ -73,13 +82,17 @@ export async function measureSessions(configs: Config[], env: Record<string, str
   return new Map(sessions.map(({ name, figures }) => [name, figures]));
 }
 
+function envFor(config: Config, env: Record<string, string>): Record<string, string> {
+  return config.env ? { ...env, ...config.env } : env;
+}
+
 /** Spawn → `initialize` response received, each configuration in turn, `PLAN.spawns` times. */
 export async function measureStartup(configs: Config[], env: Record<string, string>): Promise<Map<ConfigName, number[]>> {
   const samples = new Map<ConfigName, number[]>(configs.map((config) => [config.name, []]));
   for (let i = 0; i < PLAN.spawns; i++) {
     for (const config of configs) {
       const started = performance.now();
-      await using client = BenchClient.spawn(config.command("startup"), env);
+      await using client = BenchClient.spawn(config.command("startup"), envFor(config, env));
       await client.roundTrip(INITIALIZE);
       samples.get(config.name)?.push(performance.now() - started);
     }
@@ -94,7 +107,7 @@ export async function measureStartup(configs: Config[], env: Record<string, stri
 export async function measureMemory(config: Config, env: Record<string, string>): Promise<MemoryFigures> {
   await using stack = new AsyncDisposableStack();
   const clients = Array.from({ length: CONCURRENT_PROXIES }, (_, i) =>
-    stack.use(BenchClient.spawn(config.command(`memory-${i}`), env)),
+    stack.use(BenchClient.spawn(config.command(`memory-${i}`), envFor(config, env))),
   );
   await Promise.all(clients.map((client) => client.roundTrip(INITIALIZE)));
   const idle = perProxy(clients.map((client) => memoryOf(client.pid)));

@@ -1,6 +1,6 @@
 /**
  * What the bench runs and what it holds the shim to: iteration counts (`--quick` for a shorter
- * run), the issue's targets, the requests, and the configurations' names.
+ * run), the issues' targets, the requests, and the configurations' names.
  */
 import type { Call, Throughput } from "./bench-client.ts";
 import type { Memory } from "./report.ts";
@@ -9,6 +9,14 @@ export const QUICK = process.argv.includes("--quick");
 export const PLAN = QUICK
   ? { warmup: 200, iterations: 1_000, blocks: 10, pipelined: 10_000, throughputRounds: 2, spawns: 5, versionRuns: 10 }
   : { warmup: 1_000, iterations: 5_000, blocks: 25, pipelined: 50_000, throughputRounds: 3, spawns: 20, versionRuns: 20 };
+/**
+ * Pipelined calls per round in the governed sessions (the rest of their plan is `PLAN`'s): a call
+ * decided by the service is an HTTP request, ~12,000/s on 2 cores, so 3 × 50,000 would take
+ * longer than the rest of the bench.
+ */
+export const GOVERNED_PIPELINED = QUICK ? 4_000 : 20_000;
+/** Cedar alone: evaluations timed one by one in the bench process, after a warm-up. */
+export const CEDAR_PLAN = QUICK ? { policies: 50, warmup: 500, evaluations: 2_000 } : { policies: 50, warmup: 1_000, evaluations: 10_000 };
 export const CONCURRENT_PROXIES = 5;
 /** Pipelined calls each proxy carries before its memory is read: a warm, working proxy, not an idle one. */
 export const MEMORY_WARMUP_CALLS = 2_000;
@@ -18,8 +26,10 @@ export const MEMORY_WARMUP_CALLS = 2_000;
  */
 export const PIPELINE_WINDOW = 256;
 
-/** The issue's targets for the shim, added to the direct figures or relative to the relay. */
+/** The shim issue's targets, added to the direct figures or relative to the relay. */
 export const TARGET = { addedP50Ms: 0.15, addedP99Ms: 1, throughputVsRelay: 0.85, pssKb: 12 * 1024 };
+/** The governance issue's targets: a governed call's added p99, one Cedar evaluation, the service's RSS. */
+export const GOVERNANCE_TARGET = { addedP99Ms: 1, cedarP99Ms: 0.2, serviceRssKb: 80 * 1024 };
 
 export const INITIALIZE: Call = {
   method: "initialize",
@@ -31,9 +41,9 @@ export const ECHO_CALL: Call = {
   params: { name: "echo", arguments: { message: "hello from the benchmark", count: 3 } },
 };
 
-export type ConfigName = "direct" | "relay" | "shim" | "shim+events";
-/** `tag` names the event file of a `--events` run. */
-export type Config = { name: ConfigName; command: (tag: string) => string[] };
+export type ConfigName = "direct" | "relay" | "shim" | "shim+events" | "shim+engine" | "shim+service";
+/** `tag` names the event file of a `--events` run; `env` is added to the bench's child environment. */
+export type Config = { name: ConfigName; command: (tag: string) => string[]; env?: Record<string, string> };
 export type SessionFigures = { ping: number[]; call: number[]; windowed: Throughput[]; unbounded: Throughput[] };
 
 export type MemoryFigures = { idle: Memory; working: Memory };

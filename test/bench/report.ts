@@ -34,6 +34,13 @@ export function memoryOf(pid: number): Memory {
   return { pssKb: field("Pss"), rssKb: field("Rss") };
 }
 
+/** A process's resident set (`VmRSS:` in /proc/<pid>/status), in kB. */
+export function residentKb(pid: number): number {
+  const match = /^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
+  if (!match) throw new Error(`no VmRSS in /proc/${pid}/status`);
+  return Number(match[1]);
+}
+
 export type Row = {
   figure: string;
   config: string;

@@ -1,10 +1,13 @@
 /**
  * The figures as table rows: each configuration's value next to its baseline (direct for latency
- * and start-up, the relay for throughput and memory), the added cost or ratio, and the verdict
- * for the shim rows. The relay's latency rows say "floor": it is what any Bun proxy pays.
+ * and start-up, the relay for throughput and memory; direct for governed throughput), the added
+ * cost or ratio, and the verdict for the shim rows. The relay's latency rows say "floor": it is
+ * what any Bun proxy pays.
  */
 import { STALL_MS, type Throughput } from "./bench-client.ts";
-import { CONCURRENT_PROXIES, MEMORY_WARMUP_CALLS, PLAN, TARGET, type ConfigName, type MemoryFigures } from "./plan.ts";
+import type { CedarFigures } from "./cedar-eval.ts";
+import type { ServiceMemory } from "./governed.ts";
+import { CEDAR_PLAN, CONCURRENT_PROXIES, GOVERNANCE_TARGET, MEMORY_WARMUP_CALLS, PLAN, TARGET, type ConfigName, type MemoryFigures } from "./plan.ts";
 import { mb, median, ms, percentile, perSecond, signedMs, verdict, type Row } from "./report.ts";
 
 function get<T>(map: Map<ConfigName, T>, name: ConfigName): T {
@@ -13,54 +16,59 @@ function get<T>(map: Map<ConfigName, T>, name: ConfigName): T {
   return value;
 }
 
-const JUDGED: ReadonlySet<ConfigName> = new Set(["shim", "shim+events"]);
+/** The proxies the targets apply to; the relay is only a reference. */
+const JUDGED: ReadonlySet<ConfigName> = new Set(["shim", "shim+events", "shim+engine", "shim+service"]);
 
-export function latencyRows(figure: string, samples: Map<ConfigName, number[]>, q: number, targetAddedMs: number): Row[] {
+/** Percentile `q` of each configuration against direct's; `targetAddedMs` null: no target for this figure. */
+export function latencyRows(figure: string, samples: Map<ConfigName, number[]>, q: number, targetAddedMs: number | null): Row[] {
   const base = percentile(get(samples, "direct"), q);
   return [...samples].map(([config, values]): Row => {
     const value = percentile(values, q);
     if (config === "direct") return { figure, config, value: ms(value), baseline: "(baseline)", delta: "", target: "", result: "" };
     const added = value - base;
+    const judged = targetAddedMs !== null && JUDGED.has(config);
     return {
       figure,
       config,
       value: ms(value),
       baseline: ms(base),
       delta: signedMs(added),
-      target: `≤ +${targetAddedMs} ms`,
-      result: JUDGED.has(config) ? verdict(added <= targetAddedMs) : "floor",
+      target: targetAddedMs === null ? "" : `≤ +${targetAddedMs} ms`,
+      result: targetAddedMs === null ? "" : judged ? verdict(added <= targetAddedMs) : "floor",
     };
   });
 }
 
 function rate(outcome: Throughput): number {
-  return outcome.ok ? PLAN.pipelined / (outcome.elapsedMs / 1000) : 0;
+  return outcome.ok ? outcome.count / (outcome.elapsedMs / 1000) : 0;
 }
 
-export function throughputRows(figure: string, runs: Map<ConfigName, Throughput[]>): Row[] {
-  const relayRuns = get(runs, "relay");
-  const relay = relayRuns.every((run) => run.ok) ? median(relayRuns.map(rate)) : null;
+/** Median responses per second against `baseline`'s; `targetRatio` null: no target for this figure. */
+export function throughputRows(figure: string, runs: Map<ConfigName, Throughput[]>, baseline: ConfigName, targetRatio: number | null): Row[] {
+  const baseRuns = get(runs, baseline);
+  const base = baseRuns.every((run) => run.ok) ? median(baseRuns.map(rate)) : null;
   return [...runs].map(([config, outcomes]): Row => {
-    const target = JUDGED.has(config) ? `≥ ${TARGET.throughputVsRelay}× relay` : "";
+    const judged = targetRatio !== null && JUDGED.has(config);
+    const target = judged ? `≥ ${targetRatio}× ${baseline}` : "";
     const stall = outcomes.find((outcome) => !outcome.ok);
     if (stall && !stall.ok) {
-      const value = `stalled after ${stall.received.toLocaleString("en-US")} of ${PLAN.pipelined.toLocaleString("en-US")}`;
+      const value = `stalled after ${stall.received.toLocaleString("en-US")} of ${stall.count.toLocaleString("en-US")}`;
       const ran = `no response for ${STALL_MS / 1000} s`;
-      return { figure, config, value, baseline: relay === null ? "—" : perSecond(relay), delta: ran, target, result: "MISS" };
+      return { figure, config, value, baseline: base === null ? "—" : perSecond(base), delta: ran, target, result: judged ? "MISS" : "" };
     }
     const value = median(outcomes.map(rate));
-    if (config === "relay" || relay === null) {
-      return { figure, config, value: perSecond(value), baseline: config === "relay" ? "(baseline)" : "—", delta: "", target: "", result: "" };
+    if (config === baseline || base === null) {
+      return { figure, config, value: perSecond(value), baseline: config === baseline ? "(baseline)" : "—", delta: "", target: "", result: "" };
     }
-    const ratio = value / relay;
+    const ratio = value / base;
     return {
       figure,
       config,
       value: perSecond(value),
-      baseline: perSecond(relay),
-      delta: `${ratio.toFixed(2)}× relay`,
+      baseline: perSecond(base),
+      delta: `${ratio.toFixed(2)}× ${baseline}`,
       target,
-      result: JUDGED.has(config) ? verdict(ratio >= TARGET.throughputVsRelay) : "",
+      result: judged ? verdict(ratio >= targetRatio) : "",
     };
   });
 }
@@ -130,5 +138,44 @@ export function binaryRows(
       target: "",
       result: "",
     },
+  ];
+}
+
+/** One evaluation's time: no baseline, only the governance issue's target on p99. */
+export function cedarRows(cedar: CedarFigures): Row[] {
+  const config = "CedarPolicies.evaluate";
+  const figure = (label: string) => `Cedar evaluation ${label}, ${CEDAR_PLAN.policies} policies`;
+  const p50 = percentile(cedar.samples, 0.5);
+  const p99 = percentile(cedar.samples, 0.99);
+  return [
+    { figure: figure("p50"), config, value: ms(p50), baseline: "—", delta: "", target: "", result: "" },
+    {
+      figure: figure("p99"),
+      config,
+      value: ms(p99),
+      baseline: "—",
+      delta: "",
+      target: `≤ ${GOVERNANCE_TARGET.cedarP99Ms} ms`,
+      result: verdict(p99 <= GOVERNANCE_TARGET.cedarP99Ms),
+    },
+  ];
+}
+
+/** The service's RSS against the relay's (an idle compiled Bun program); the target is on the working figure. */
+export function serviceMemoryRows(service: ServiceMemory, relayIdleRssKb: number): Row[] {
+  const config = "thoughtgate serve";
+  const row = (figure: string, kb: number, judged: boolean): Row => ({
+    figure,
+    config,
+    value: mb(kb),
+    baseline: mb(relayIdleRssKb),
+    delta: `${kb >= relayIdleRssKb ? "+" : "−"}${mb(Math.abs(kb - relayIdleRssKb))} vs relay`,
+    target: judged ? `≤ ${mb(GOVERNANCE_TARGET.serviceRssKb)}` : "",
+    result: judged ? verdict(kb <= GOVERNANCE_TARGET.serviceRssKb) : "",
+  });
+  return [
+    row("service RSS, idle, rules only", service.rulesOnlyIdleRssKb, false),
+    row(`service RSS, idle, ${CEDAR_PLAN.policies} Cedar policies loaded`, service.idleRssKb, false),
+    row("service RSS, after the governed runs", service.afterRssKb, true),
   ];
 }

@@ -1,17 +1,34 @@
 /**
  * `bun run bench` (`--quick` for a shorter run): what `thoughtgate shim` costs, measured in one run
  * against the same server reached directly (the baseline) and through a byte relay that parses
- * nothing (the floor any stdio proxy built on Bun pays). Prints the machine and the tables to
- * stdout, progress to stderr. Pipes only, no network; every process it starts is reaped.
+ * nothing (the floor any stdio proxy built on Bun pays); then what governing a call costs, with
+ * the engine in the shim and in `thoughtgate serve`, and one Cedar evaluation alone. Prints the
+ * machine and the tables to stdout, progress to stderr. Pipes, and loopback HTTP between the shim
+ * and the governance service only; every process it starts is reaped.
  */
 import { readFileSync, statSync } from "node:fs";
 import { cpus, loadavg, release } from "node:os";
 import { join } from "node:path";
 import { BINARY, ROOT, processesWith, requireBinary, tempDir } from "../support/harness.ts";
+import { measureCedar, writePolicySet, type CedarFigures } from "./cedar-eval.ts";
+import { measureGoverned, type GovernedFigures } from "./governed.ts";
 import { measureMemory, measureSessions, measureStartup, wallTimes } from "./measure.ts";
-import { CONCURRENT_PROXIES, PIPELINE_WINDOW, PLAN, QUICK, TARGET, type Config, type ConfigName, type MemoryFigures } from "./plan.ts";
-import { median, progress, renderTable } from "./report.ts";
-import { binaryRows, latencyRows, memoryRows, startupRows, throughputRows } from "./rows.ts";
+import {
+  CEDAR_PLAN,
+  CONCURRENT_PROXIES,
+  GOVERNANCE_TARGET,
+  GOVERNED_PIPELINED,
+  PIPELINE_WINDOW,
+  PLAN,
+  QUICK,
+  TARGET,
+  type Config,
+  type ConfigName,
+  type MemoryFigures,
+  type SessionFigures,
+} from "./plan.ts";
+import { median, progress, renderTable, type Row } from "./report.ts";
+import { binaryRows, cedarRows, latencyRows, memoryRows, serviceMemoryRows, startupRows, throughputRows } from "./rows.ts";
 
 function configurations(server: string[], relay: string, eventsDir: string): Config[] {
   const shim = [BINARY, "shim", "--server-id", "bench"];
@@ -59,6 +76,29 @@ function sourceRevision(): string {
   return git("status", "--porcelain", "--", "src") === "" ? `commit ${commit}` : `commit ${commit} plus uncommitted changes in src/`;
 }
 
+function pick(sessions: Map<ConfigName, SessionFigures>, key: "ping" | "call"): Map<ConfigName, number[]> {
+  return new Map([...sessions].map(([name, figures]) => [name, figures[key]]));
+}
+
+function pickRuns(sessions: Map<ConfigName, SessionFigures>, key: "windowed" | "unbounded") {
+  return new Map([...sessions].map(([name, figures]) => [name, figures[key]]));
+}
+
+function governanceRows(governed: GovernedFigures, cedar: CedarFigures, relayIdleRssKb: number): Row[] {
+  const calls = pick(governed.sessions, "call");
+  return [
+    ...latencyRows("governed tools/call round trip p50", calls, 0.5, null),
+    ...latencyRows("governed tools/call round trip p99", calls, 0.99, GOVERNANCE_TARGET.addedP99Ms),
+    ...throughputRows(`governed pipelined tools/call, ≤ ${PIPELINE_WINDOW} in flight`, pickRuns(governed.sessions, "windowed"), "direct", null),
+    ...cedarRows(cedar),
+    ...serviceMemoryRows(governed.service, relayIdleRssKb),
+  ];
+}
+
+function count(value: number): string {
+  return value.toLocaleString("en-US");
+}
+
 function childEnv(): Record<string, string> {
   const env: Record<string, string> = {};
   // A THOUGHTGATE_EVENTS in the caller's environment would turn auditing on for the plain `shim` runs.
@@ -74,8 +114,10 @@ async function main(): Promise<void> {
   requireBinary();
   using work = tempDir("thoughtgate-bench-");
   const relay = await compileRelay(join(work.path, "byte-relay"));
-  // Every server carries this marker, so anything left behind can be found at the end.
-  const marker = `--bench-run=${Bun.randomUUIDv7()}`;
+  // Every server carries the run id in a marker argument, and the governance service in its policy
+  // file's name, so anything left behind can be found at the end.
+  const runId = Bun.randomUUIDv7();
+  const marker = `--bench-run=${runId}`;
   const server = [process.execPath, join(import.meta.dir, "bench-server.ts"), marker];
   const configs = configurations(server, relay, work.path);
   const env = childEnv();
@@ -103,21 +145,29 @@ async function main(): Promise<void> {
   // The relay without arguments prints its usage and exits: a compiled Bun binary's bare start-up.
   const relayStartMs = median(wallTimes([relay], PLAN.versionRuns));
 
-  const leftovers = processesWith(marker);
+  const cedarFile = writePolicySet(work.path);
+  const governed = await measureGoverned(server, work.path, runId, cedarFile, env);
+  // Last: it loads Cedar's wasm into the bench process itself.
+  progress(`Cedar: ${CEDAR_PLAN.evaluations} evaluations with ${CEDAR_PLAN.policies} policies`);
+  const cedar = await measureCedar(cedarFile);
+
+  const leftovers = processesWith(runId);
   for (const pid of leftovers) process.kill(pid, "SIGKILL");
 
-  const pick = (key: "ping" | "call") => new Map([...sessions].map(([name, figures]) => [name, figures[key]]));
-  const pickRuns = (key: "windowed" | "unbounded") => new Map([...sessions].map(([name, figures]) => [name, figures[key]]));
   const rows = [
-    ...latencyRows("ping round trip p50", pick("ping"), 0.5, TARGET.addedP50Ms),
-    ...latencyRows("ping round trip p99", pick("ping"), 0.99, TARGET.addedP99Ms),
-    ...latencyRows("tools/call round trip p50", pick("call"), 0.5, TARGET.addedP50Ms),
-    ...latencyRows("tools/call round trip p99", pick("call"), 0.99, TARGET.addedP99Ms),
-    ...throughputRows(`pipelined tools/call, ≤ ${PIPELINE_WINDOW} in flight`, pickRuns("windowed")),
-    ...throughputRows("pipelined tools/call, unbounded", pickRuns("unbounded")),
+    ...latencyRows("ping round trip p50", pick(sessions, "ping"), 0.5, TARGET.addedP50Ms),
+    ...latencyRows("ping round trip p99", pick(sessions, "ping"), 0.99, TARGET.addedP99Ms),
+    ...latencyRows("tools/call round trip p50", pick(sessions, "call"), 0.5, TARGET.addedP50Ms),
+    ...latencyRows("tools/call round trip p99", pick(sessions, "call"), 0.99, TARGET.addedP99Ms),
+    ...throughputRows(`pipelined tools/call, ≤ ${PIPELINE_WINDOW} in flight`, pickRuns(sessions, "windowed"), "relay", TARGET.throughputVsRelay),
+    ...throughputRows("pipelined tools/call, unbounded", pickRuns(sessions, "unbounded"), "relay", TARGET.throughputVsRelay),
     ...startupRows(startup),
     ...memoryRows(memory),
   ];
+  const relayMemory = memory.get("relay");
+  if (!relayMemory) throw new Error("no memory figures for the relay");
+  const governance = governanceRows(governed, cedar, relayMemory.idle.rssKb);
+  const decisions = [...governed.decisions].map(([decision, n]) => `${count(n)} ${decision}`).join(", ") || "none";
   const binary = binaryRows(
     { bytes: statSync(BINARY).size, versionMs },
     { bytes: statSync(relay).size, startMs: relayStartMs },
@@ -143,6 +193,16 @@ async function main(): Promise<void> {
       renderTable(binary),
       "",
       `- shim+events session: ${events.events.toLocaleString("en-US")} events written for ${events.calls.toLocaleString("en-US")} tool calls, ${events.dropped?.toLocaleString("en-US") ?? "unknown"} dropped by the shim's queue limit`,
+      "",
+      "## Governance",
+      "",
+      `- governed sessions: a policy file whose first rule, \`ok\`, forwards \`echo\`, whose second sends every other tool to the ${CEDAR_PLAN.policies} Cedar policies below (so the engine loads them), and whose default denies; shim+engine: \`thoughtgate shim --server-id bench --thoughtgate-config FILE\` (the engine in the shim); shim+service: \`thoughtgate shim --server-id bench --governance-endpoint URL\` asking \`thoughtgate serve --thoughtgate-config FILE\` over loopback HTTP`,
+      `- plan: ${count(PLAN.iterations)} sequential tools/call per latency figure after ${count(PLAN.warmup)} warm-up, in ${PLAN.blocks} interleaved blocks; median of ${PLAN.throughputRounds} × ${count(GOVERNED_PIPELINED)} pipelined tools/call with at most ${PIPELINE_WINDOW} unanswered; Cedar: \`CedarPolicies.evaluate\` in the bench process, ${count(CEDAR_PLAN.evaluations)} evaluations after ${count(CEDAR_PLAN.warmup)} warm-up; service RSS is VmRSS, its baseline the relay's idle RSS`,
+      "",
+      renderTable(governance),
+      "",
+      `- service decisions (its /metrics): ${decisions}`,
+      `- Cedar: ${count(cedar.requests)} distinct requests in turn: ${count(cedar.allowed)} allowed, ${count(cedar.denied)} denied (${count(cedar.deniedByDefault)} of them with no permit matching); ${cedar.policiesDeciding} of the ${CEDAR_PLAN.policies} policies decided at least one`,
       `- processes left behind: ${leftovers.length === 0 ? "none" : `${leftovers.length} (killed: ${leftovers.join(", ")})`}`,
       `- bench wall time: ${((performance.now() - started) / 1000).toFixed(1)} s`,
     ].join("\n"),

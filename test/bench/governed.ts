@@ -1,0 +1,104 @@
+/**
+ * Governed `tools/call`: the bench server behind `thoughtgate shim` with a policy, decided by the
+ * engine inside the shim (`--thoughtgate-config`) or by `thoughtgate serve` over loopback HTTP
+ * (`--governance-endpoint`), next to the server reached directly. The policy forwards `echo` by
+ * its first rule and denies what no rule takes, so every call answered with a result went through
+ * the rules gate to `forward` (the client fails the run on any error response it checks). Its
+ * second rule sends every other tool to Cedar, so the engine loads the bench's 50 policies, as a
+ * real service with policies would: the service's memory includes its Cedar engine. The service
+ * lives for this phase only; its RSS is read once idle and once after the runs, and a second
+ * service with the rules alone is started briefly for its idle RSS.
+ */
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { BINARY } from "../support/harness.ts";
+import { ServeProcess } from "../support/serve.ts";
+import { measureSessions } from "./measure.ts";
+import { GOVERNED_PIPELINED, type Config, type ConfigName, type SessionFigures } from "./plan.ts";
+import { progress, residentKb } from "./report.ts";
+
+const RULES = `schema: 1
+governance:
+  defaults: { action: deny }
+  rules:
+    - { id: ok, match: echo, action: forward }
+`;
+
+function withCedar(cedarFile: string): string {
+  return `${RULES}    - { id: cedar, match: "*", action: policy }
+cedar:
+  policies: [${JSON.stringify(cedarFile)}]
+`;
+}
+
+export type ServiceMemory = { rulesOnlyIdleRssKb: number; idleRssKb: number; afterRssKb: number };
+
+export type GovernedFigures = {
+  sessions: Map<ConfigName, SessionFigures>;
+  service: ServiceMemory;
+  /** The service's `thoughtgate_stdio_governance_decisions_total`, summed by decision. */
+  decisions: Map<string, number>;
+};
+
+/**
+ * `runId` goes into the policy files' names, which are on the services' command lines, so the
+ * end-of-run check finds a service left behind as it finds a server. `cedarFile`: the bench's
+ * Cedar policy set (cedar-eval.ts).
+ */
+export async function measureGoverned(
+  server: string[],
+  dir: string,
+  runId: string,
+  cedarFile: string,
+  env: Record<string, string>,
+): Promise<GovernedFigures> {
+  const rulesOnly = join(dir, `rules-${runId}.yaml`);
+  writeFileSync(rulesOnly, RULES);
+  const rulesOnlyIdleRssKb = await idleServiceRss(rulesOnly, env);
+
+  const policy = join(dir, `governance-${runId}.yaml`);
+  writeFileSync(policy, withCedar(cedarFile));
+  await using service = await ServeProcess.start(["--thoughtgate-config", policy], { env: withoutOwnVariables(env) });
+  const idleRssKb = residentKb(service.proc.pid);
+
+  const shim = [BINARY, "shim", "--server-id", "bench"];
+  const configs: Config[] = [
+    { name: "direct", command: () => server },
+    { name: "shim+engine", command: () => [...shim, "--thoughtgate-config", policy, "--", ...server] },
+    {
+      name: "shim+service",
+      command: () => [...shim, "--governance-endpoint", service.endpoint, "--", ...server],
+      env: { THOUGHTGATE_GOVERNANCE_SECRET: service.secret },
+    },
+  ];
+  progress("governed tools/call: direct, shim with the engine in-process, shim asking thoughtgate serve");
+  const sessions = await measureSessions(configs, env, { ping: false, unbounded: false, pipelined: GOVERNED_PIPELINED });
+  const afterRssKb = residentKb(service.proc.pid);
+  const decisions = await decisionCounts(service);
+  return { sessions, service: { rulesOnlyIdleRssKb, idleRssKb, afterRssKb }, decisions };
+}
+
+async function idleServiceRss(policy: string, env: Record<string, string>): Promise<number> {
+  await using service = await ServeProcess.start(["--thoughtgate-config", policy], { env: withoutOwnVariables(env) });
+  return residentKb(service.proc.pid);
+}
+
+/**
+ * ServeProcess starts from the bench's own environment; a THOUGHTGATE_* variable there (a log
+ * level, a profile, a config) must not change the service, so each is unset for it.
+ */
+function withoutOwnVariables(env: Record<string, string>): Record<string, string | undefined> {
+  const unset = Object.keys(process.env).filter((key) => key.startsWith("THOUGHTGATE_"));
+  return { ...env, ...Object.fromEntries(unset.map((key) => [key, undefined])) };
+}
+
+async function decisionCounts(service: ServeProcess): Promise<Map<string, number>> {
+  const response = await fetch(`${service.endpoint}/metrics`, { headers: { authorization: `Bearer ${service.secret}` } });
+  if (!response.ok) throw new Error(`the service's /metrics answered ${response.status}`);
+  const counts = new Map<string, number>();
+  for (const line of (await response.text()).split("\n")) {
+    const match = /^thoughtgate_stdio_governance_decisions_total\{.*decision="([^"]+)".*\} (\d+)$/.exec(line);
+    if (match?.[1] !== undefined) counts.set(match[1], (counts.get(match[1]) ?? 0) + Number(match[2]));
+  }
+  return counts;
+}
