@@ -24,7 +24,10 @@ export function restoreOwnedKeys(backup: string, rewritten: string, current: str
     if (before) {
       text = text.slice(0, now.offset) + backup.slice(before.offset, before.offset + before.length) + text.slice(now.offset + now.length);
     } else {
-      text = applyEdits(text, modify(text, path, undefined, { formattingOptions: detectFormatting(text) }));
+      // No formatting options: the edit removes exactly `,<whitespace>"key": value` after the
+      // previous property, which is what the rewrite inserted. With formatting, jsonc-parser
+      // would also reflow the lines around it (a one-line entry becomes several).
+      text = applyEdits(text, modify(text, path, undefined, {}));
     }
   }
   return text;

@@ -42,3 +42,10 @@ describe("restoreOwnedKeys", () => {
     expect(restored).toContain('"remote"');
   });
 });
+
+test("a key wrap added to a one-line entry is removed without reflowing the entry", () => {
+  const rewritten = backup.replace('"args": ["-y", "gh-mcp"] }', '"args": ["shim", "--", "npx", "-y", "gh-mcp"], "env": { "K": "v" } }');
+  const changed = applyEdits(rewritten, modify(rewritten, ["theme"], "light", {}));
+  const owned = [["mcpServers", "github", "args"], ["mcpServers", "github", "env"]];
+  expect(restoreOwnedKeys(backup, rewritten, changed, owned)).toBe(applyEdits(backup, modify(backup, ["theme"], "light", {})));
+});
