@@ -6,6 +6,8 @@ import { TARGET, VERSION } from "./version.ts";
 
 // Subcommands load on first use, so `shim` never pays for what `inspect` (or later cedar) needs.
 const subCommands = {
+  wrap: () => import("./commands/wrap.ts").then((m) => m.default),
+  demo: () => import("./commands/demo.ts").then((m) => m.default),
   shim: () => import("./commands/shim.ts").then((m) => m.default),
   "__demo-server": () => import("./commands/demo-parts.ts").then((m) => m.demoServer),
   "__demo-agent": () => import("./commands/demo-parts.ts").then((m) => m.demoAgent),

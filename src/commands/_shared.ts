@@ -64,3 +64,11 @@ function isFlagValue(rawArgs: string[], index: number, args: ArgsDef): boolean {
 function kebab(name: string): string {
   return name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
 }
+
+/** `--governance-port`: 0 (any free port) when absent. */
+export function parsePort(value: string | undefined): number {
+  if (value === undefined) return 0;
+  const port = Number(value);
+  if (!/^\d+$/.test(value) || port > 65_535) throw usageError(`--governance-port: expected a port number 0-65535, got ${JSON.stringify(value)}`);
+  return port;
+}

@@ -4,7 +4,7 @@ import { log } from "../core/log.ts";
 import { APPROVAL_KEY_ENV, ENDPOINT_ENV, SESSION_SECRET_ENV } from "../governance/api.ts";
 import { EngineHolder } from "../governance/engine-holder.ts";
 import { newSecret, startGovernanceService } from "../governance/service.ts";
-import { commonArgs, profileArg, rejectUnknownFlags, resolveProfile } from "./_shared.ts";
+import { parsePort, commonArgs, profileArg, rejectUnknownFlags, resolveProfile } from "./_shared.ts";
 
 const args = {
   "thoughtgate-config": { type: "string", description: "Policy file (default: $THOUGHTGATE_CONFIG, ./thoughtgate.yaml, ~/.config/thoughtgate/thoughtgate.yaml, else the embedded default)", valueHint: "PATH" },
@@ -64,10 +64,3 @@ export default defineCommand({
     return EXIT.ok;
   },
 });
-
-function parsePort(value: string | undefined): number {
-  if (value === undefined) return 0;
-  const port = Number(value);
-  if (!/^\d+$/.test(value) || port > 65_535) throw usageError(`--governance-port: expected a port number 0-65535, got ${JSON.stringify(value)}`);
-  return port;
-}

@@ -1,4 +1,5 @@
 import { readFileSync } from "node:fs";
+import { parse } from "jsonc-parser";
 import { messageOf } from "../core/errors.ts";
 import { McpClient } from "../mcp/client.ts";
 import { RpcError } from "../mcp/rpc-errors.ts";
@@ -12,7 +13,8 @@ import { RpcError } from "../mcp/rpc-errors.ts";
 type Entry = { command: string; args?: string[]; env?: Record<string, string> };
 
 export async function runDemoAgent(configPath: string, out: (line: string) => void): Promise<number> {
-  const config = JSON.parse(readFileSync(configPath, "utf8")) as { mcpServers?: Record<string, Entry> };
+  // JSONC, as agents read their configs (comments and trailing commas allowed).
+  const config = parse(readFileSync(configPath, "utf8")) as { mcpServers?: Record<string, Entry> };
   const [name, entry] = Object.entries(config.mcpServers ?? {})[0] ?? [];
   if (!name || !entry) throw new Error(`${configPath} has no mcpServers entry`);
   out(`agent: starting "${name}" as written in its config: ${[entry.command, ...(entry.args ?? [])].join(" ")}`);

@@ -58,6 +58,7 @@ export class LocalDecider implements Decider {
         `${outcome.reason}, but no approval channel is available (the agent did not declare MCP elicitation; run under \`thoughtgate wrap\` or with a governance service for the web page and \`thoughtgate approve\`)`,
       );
     }
+    context.awaitingApproval(`${outcome.reason}: asking the user through the agent`);
     const timeout = AbortSignal.timeout(workflow.timeout);
     try {
       const approved = await context.elicit(approvalPrompt(input, outcome.reason), AbortSignal.any([signal, timeout]));

@@ -128,6 +128,7 @@ export class RemoteDecider implements Decider {
       };
     }
     if (!answer.task_id) return this.unavailable(request, "the service asked for approval without a task id");
+    context.awaitingApproval(`${answer.reason} (task ${answer.task_id})`);
     return this.awaitApproval(answer, answer.task_id, request, signal, context);
   }
 

@@ -40,6 +40,8 @@ export type DecisionContext = {
    * approval. null when the agent did not declare the elicitation capability.
    */
   elicit: ((message: string, signal: AbortSignal) => Promise<boolean>) | null;
+  /** The decider is now waiting for a human: recorded as a `pending` decision in the audit. */
+  awaitingApproval(reason: string): void;
 };
 
 export type Request = Extract<Message, { kind: "request" }>;

@@ -324,7 +324,7 @@ export class Router {
   private decide(request: Request, entry: Outstanding, bytes: Uint8Array, control: LazyAbort): void {
     let verdict: Verdict | Promise<Verdict>;
     try {
-      verdict = this.options.decider.decide(request, this.contextFor(request, control));
+      verdict = this.options.decider.decide(request, this.contextFor(request, control, entry));
     } catch (error) {
       verdict = decisionFailed(error);
     }
@@ -332,10 +332,10 @@ export class Router {
       this.apply(entry, bytes, verdict, request);
       return;
     }
-    // Pending (e.g. waiting for a human): this request alone waits (DESIGN decision 6).
+    // Not decided yet (a service round trip, or a human): this request alone waits (DESIGN
+    // decision 6). The audit's `pending` decision comes from the decider, when it asks a human.
     const key = request.id;
     this.held.set(key, { entry, control });
-    this.emitDecision(entry, { action: "pending" }, request);
     verdict
       .catch(decisionFailed)
       .then((settled) => {
@@ -396,8 +396,9 @@ export class Router {
     });
   }
 
-  private contextFor(request: Request, control: LazyAbort): DecisionContext {
+  private contextFor(request: Request, control: LazyAbort, entry: Outstanding): DecisionContext {
     return {
+      awaitingApproval: (reason) => this.emitDecision(entry, { action: "pending", reason }, request),
       get signal() {
         return control.signal;
       },
@@ -564,7 +565,7 @@ export class Router {
     }
   }
 
-  private emitDecision(entry: Outstanding, verdict: Verdict | { action: "pending" }, request: Request): void {
+  private emitDecision(entry: Outstanding, verdict: Verdict | { action: "pending"; reason: string }, request: Request): void {
     const decided = verdict.action === "pending" ? null : verdict;
     if (decided?.action === "forward" && decided.would) {
       log.warn(`[${this.options.serverId}] ${decided.would} ${request.method} ${targetName(request)}: ${decided.reason}`);
@@ -577,7 +578,7 @@ export class Router {
       gate: decided?.gate ?? null,
       rule_id: decided?.ruleId ?? null,
       policy_id: decided?.policyId ?? null,
-      reason: decided?.reason ?? "awaiting decision",
+      reason: verdict.reason,
       ...(decided?.action === "forward" && decided.would ? { would: decided.would } : {}),
       ...(decided?.action === "forward" && decided.autoApproved ? { auto_approved: true } : {}),
       ...(decided?.action === "forward" && decided.approvedBy ? { approved_by: decided.approvedBy } : {}),
