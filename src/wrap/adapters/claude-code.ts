@@ -1,0 +1,77 @@
+import { existsSync } from "node:fs";
+import { join, resolve } from "node:path";
+import type { JSONPath } from "jsonc-parser";
+import { applyPrecedence, customPath, disable, entriesOfMap, openConfigFile, readMapFile, selfAndParents, standardEntry, stringList, type Adapter } from "./shared.ts";
+import type { AgentContext, ConfigFile } from "./types.ts";
+
+/**
+ * Claude Code (the `claude` CLI) reads servers from three scopes (docs "MCP installation scopes"):
+ * - user: `mcpServers` at the top of `~/.claude.json` (`$CLAUDE_CONFIG_DIR/.claude.json` when set);
+ * - local: `projects["<abs dir>"].mcpServers` in the same file, private to one directory;
+ * - project: `mcpServers` in `.mcp.json`, shared through the repository; servers listed in
+ *   `disabledMcpjsonServers` (the project's entry in `~/.claude.json`, or a settings file) are
+ *   not started.
+ * Precedence is local > project > user. Claude Code versions differ on whether a session in a
+ * subdirectory also picks up `.mcp.json` and `projects[...]` of the parent directories, so those
+ * are read (and governed) too: an entry the agent never starts costs nothing, one it starts
+ * without the shim would be a hole. `${VAR}` and `${VAR:-default}` are expanded in every scope.
+ */
+export const claudeCode: Adapter = {
+  agent: "claude-code",
+  label: "Claude Code",
+  discover(ctx, options) {
+    const custom = customPath(ctx, options);
+    if (custom) return [readMapFile("claude-code", custom, "custom", "mcpServers", "claude-code", ctx)];
+    // Claude Code keys projects by the absolute directory, without a trailing slash.
+    const cwd = resolve(ctx.cwd);
+    const dirs = selfAndParents(cwd);
+    const userPath = join(claudeConfigDir(ctx) ?? ctx.home, ".claude.json");
+    const paths: JSONPath[] = [["mcpServers"], ["projects", cwd, "disabledMcpjsonServers"], ...dirs.map((dir) => ["projects", dir, "mcpServers"])];
+    const { file: userFile, values } = openConfigFile("claude-code", userPath, "user", paths);
+    const spec = { agent: "claude-code", file: userPath, syntax: "claude-code", ctx } as const;
+    const userEntries = entriesOfMap(userFile, values[0], { ...spec, scope: "user", mapPath: ["mcpServers"] }, standardEntry);
+    const localEntries = dirs.flatMap((dir, i) =>
+      entriesOfMap(userFile, values[i + 2], { ...spec, scope: "local", mapPath: ["projects", dir, "mcpServers"] }, standardEntry),
+    );
+    userFile.entries = [...userEntries, ...localEntries];
+
+    const projectFiles = dirs
+      .map((dir) => join(dir, ".mcp.json"))
+      .filter((path, i) => i === 0 || existsSync(path))
+      .map((path) => readMapFile("claude-code", path, "project", "mcpServers", "claude-code", ctx));
+    const projectEntries = projectFiles.flatMap((file) => file.entries);
+    const [nearest] = projectFiles;
+    if (nearest) {
+      const disabled = disabledMcpjsonServers(ctx, values[1] === undefined ? undefined : stringList(values[1]), nearest);
+      for (const entry of projectEntries) if (disabled.has(entry.name)) disable(entry, "listed in disabledMcpjsonServers");
+    }
+    applyPrecedence([...localEntries, ...projectEntries, ...userEntries]);
+    return [userFile, ...projectFiles];
+  },
+};
+
+/** `$CLAUDE_CONFIG_DIR` (relative to the working directory), when set. */
+function claudeConfigDir(ctx: AgentContext): string | undefined {
+  const dir = ctx.env.CLAUDE_CONFIG_DIR;
+  return dir ? resolve(ctx.cwd, dir) : undefined;
+}
+
+/**
+ * Names of `.mcp.json` servers the user turned off: the project's list in `~/.claude.json`
+ * (`fromProject`), and the `disabledMcpjsonServers` setting in the project's and the user's
+ * settings files. A settings file that cannot be read is a warning on `target`.
+ */
+function disabledMcpjsonServers(ctx: AgentContext, fromProject: string[] | undefined, target: ConfigFile): Set<string> {
+  const names = new Set(fromProject ?? []);
+  const settings = [
+    join(ctx.cwd, ".claude", "settings.local.json"),
+    join(ctx.cwd, ".claude", "settings.json"),
+    join(claudeConfigDir(ctx) ?? join(ctx.home, ".claude"), "settings.json"),
+  ];
+  for (const path of settings) {
+    const { file, values } = openConfigFile("claude-code", path, "user", [["disabledMcpjsonServers"]]);
+    for (const problem of file.problems) target.warnings.push(`${path} ${problem}: its disabledMcpjsonServers were not read`);
+    for (const name of stringList(values[0]) ?? []) names.add(name);
+  }
+  return names;
+}

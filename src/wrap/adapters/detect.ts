@@ -1,0 +1,89 @@
+import { statSync } from "node:fs";
+import { basename, resolve } from "node:path";
+import { AGENT_TYPES, type AgentType } from "./types.ts";
+
+/** Command names (basename, `.exe` dropped, lower case) of each agent's launcher. */
+const COMMANDS: Record<string, AgentType> = {
+  claude: "claude-code",
+  "claude-code": "claude-code",
+  "claude-desktop": "claude-desktop",
+  cursor: "cursor",
+  "cursor-agent": "cursor",
+  code: "vscode",
+  "code-insiders": "vscode",
+  windsurf: "windsurf",
+  zed: "zed",
+  // Arch, Fedora and Nix package Zed's CLI under these names.
+  zeditor: "zed",
+  zedit: "zed",
+  "zed-editor": "zed",
+};
+
+/** macOS application bundle names (lower case), for `/Applications/X.app/...` and `open -a X`. */
+const APPS: Record<string, AgentType> = {
+  claude: "claude-desktop",
+  zed: "zed",
+  "zed preview": "zed",
+  cursor: "cursor",
+  "visual studio code": "vscode",
+  "visual studio code - insiders": "vscode",
+  windsurf: "windsurf",
+};
+
+/**
+ * F-001: which agent `command` launches, from its program name, or null when it is none we know
+ * (wrap then asks for `--agent-type`). `claude` is Claude Code; Claude Desktop is the `Claude`
+ * app (`/Applications/Claude.app/...`, `open -a Claude`, the capitalised binary) or
+ * `claude-desktop` on Linux.
+ */
+export function detectAgent(command: readonly string[]): AgentType | null {
+  const app = appName(command);
+  if (app !== undefined) return APPS[app.toLowerCase()] ?? null;
+  const program = command[0];
+  if (!program) return null;
+  const name = basename(program).replace(/\.exe$/i, "");
+  if (name === "Claude") return "claude-desktop";
+  return COMMANDS[name.toLowerCase()] ?? null;
+}
+
+/** VS Code Insiders keeps its user settings apart from VS Code's. */
+export function isVsCodeInsiders(command: readonly string[]): boolean {
+  const app = appName(command);
+  if (app !== undefined) return app.toLowerCase().endsWith("insiders");
+  return basename(command[0] ?? "").toLowerCase().replace(/\.exe$/, "") === "code-insiders";
+}
+
+/** The bundle name when the command is a macOS app: `open -a Zed`, `/Applications/Zed.app/Contents/MacOS/zed`. */
+function appName(command: readonly string[]): string | undefined {
+  const [program, ...args] = command;
+  if (!program) return undefined;
+  if (basename(program) === "open") {
+    const flag = args.indexOf("-a");
+    const target = flag < 0 ? undefined : args[flag + 1];
+    return target === undefined ? undefined : basename(target).replace(/\.app\/?$/, "");
+  }
+  return /([^/]+)\.app(?:\/|$)/.exec(program)?.[1];
+}
+
+export function isAgentType(value: string): value is AgentType {
+  return (AGENT_TYPES as readonly string[]).includes(value);
+}
+
+const EDITORS = new Set<AgentType>(["cursor", "vscode", "windsurf", "zed"]);
+
+/**
+ * The project the agent works in, whose project-scope files count: for an editor opened on a
+ * folder (`zed ~/src/app`, `code .`), the first argument that is a directory; otherwise (and for
+ * a CLI agent) the working directory.
+ */
+export function projectDir(agent: AgentType, command: readonly string[], cwd: string): string {
+  const program = basename(command[0] ?? "");
+  if (!EDITORS.has(agent) || program === "cursor-agent") return cwd;
+  const args = command.slice(1);
+  for (const [i, arg] of args.entries()) {
+    if (arg.startsWith("-") || (program === "open" && args[i - 1] === "-a")) continue;
+    const dir = resolve(cwd, arg);
+    if (statSync(dir, { throwIfNoEntry: false })?.isDirectory()) return dir;
+  }
+  return cwd;
+}

@@ -1,0 +1,50 @@
+import { claudeCode } from "./claude-code.ts";
+import { claudeDesktop } from "./claude-desktop.ts";
+import { cursor } from "./cursor.ts";
+import { custom } from "./custom.ts";
+import type { Adapter } from "./shared.ts";
+import type { AgentContext, AgentType, ConfigFile, DiscoverOptions, ServerEntry } from "./types.ts";
+import { vscode } from "./vscode.ts";
+import { windsurf } from "./windsurf.ts";
+import { zed } from "./zed.ts";
+
+export const ADAPTERS: Record<AgentType, Adapter> = {
+  "claude-desktop": claudeDesktop,
+  "claude-code": claudeCode,
+  cursor,
+  vscode,
+  windsurf,
+  zed,
+  custom,
+};
+
+/**
+ * Every config file `agent` may read its MCP servers from, existing or not, with their entries.
+ * Reading never throws for a bad file: a file that cannot be used has `problems`, and its entries
+ * (if any were read) are not governed, so wrap leaves it byte-identical.
+ */
+export function discover(agent: AgentType, ctx: AgentContext, options: DiscoverOptions = {}): ConfigFile[] {
+  const files = ADAPTERS[agent].discover(ctx, options);
+  for (const file of files) {
+    if (file.problems.length === 0) continue;
+    for (const entry of file.entries) {
+      if (!entry.governed) continue;
+      entry.status = "file-problem";
+      entry.governed = false;
+      entry.reason = `the file ${file.problems[0]}: left untouched`;
+    }
+  }
+  return files;
+}
+
+/** The entries the agent will start, after disabled ones and lower-precedence duplicates are set aside. */
+export function effectiveEntries(files: readonly ConfigFile[]): ServerEntry[] {
+  return files.flatMap((file) => file.entries).filter((entry) => !entry.shadowedBy && entry.status !== "disabled" && entry.status !== "invalid");
+}
+
+export { detectAgent, isAgentType, isVsCodeInsiders, projectDir } from "./detect.ts";
+export { renderCoverage } from "./coverage.ts";
+export { rewrite } from "./rewrite.ts";
+export { isWrapped } from "./shared.ts";
+export type { Adapter } from "./shared.ts";
+export * from "./types.ts";

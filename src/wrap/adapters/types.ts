@@ -1,0 +1,100 @@
+import type { JSONPath } from "jsonc-parser";
+
+/** The agents `wrap` knows (seed 000 §6.1 `--agent-type`). */
+export const AGENT_TYPES = ["claude-desktop", "claude-code", "cursor", "vscode", "windsurf", "zed", "custom"] as const;
+export type AgentType = (typeof AGENT_TYPES)[number];
+
+/**
+ * Everything discovery needs from the outside world, injected so tests never see the real HOME:
+ * `env` is the agent's environment (for `${VAR}` expansion and XDG / CLAUDE_CONFIG_DIR).
+ */
+export type AgentContext = {
+  home: string;
+  cwd: string;
+  env: Record<string, string | undefined>;
+  platform: NodeJS.Platform;
+};
+
+export type DiscoverOptions = {
+  /** `--config-path`: read only this file, in the agent's own format (for `custom`, `mcpServers`). */
+  configPath?: string;
+  /** VS Code Insiders keeps its user profile in `Code - Insiders` instead of `Code`. */
+  insiders?: boolean;
+};
+
+/**
+ * `user`: the agent's global config; `project`: a file in the working directory shared with the
+ * team; `local`: Claude Code's per-project entries in `~/.claude.json`; `custom`: `--config-path`.
+ */
+export type ConfigScope = "user" | "project" | "local" | "custom";
+
+/**
+ * Why an entry is or is not rewritten. Only `governed` entries are touched; every other status is
+ * left byte-identical and shown in the coverage table with `reason`.
+ */
+export type EntryStatus =
+  | "governed"
+  /** `url` / `serverUrl` / `type: http|sse`: talks to a server over the network, not through a shim. */
+  | "remote"
+  /** Turned off in the config (`disabled: true`, Zed `enabled: false`, `disabledMcpjsonServers`). */
+  | "disabled"
+  /** Already runs `thoughtgate shim` (EC-STDIO-034): wrapping it again would nest shims. */
+  | "wrapped"
+  /** A Zed extension server: the extension, not the settings file, decides the command. */
+  | "extension"
+  /** Not a server the agent could start (no command, args not strings, ...). */
+  | "invalid"
+  /** The file it is in cannot be edited safely (see the file's `problems`), so nothing in it is. */
+  | "file-problem";
+
+/** The command line as the agent will run it: `${VAR}` references expanded. */
+export type CommandLine = { command: string; args: string[]; env: Record<string, string> };
+
+export type ServerEntry = {
+  name: string;
+  agent: AgentType;
+  scope: ConfigScope;
+  /** Absolute path of the file the entry is in. */
+  file: string;
+  /** Where the entry object sits in the file, for `rewrite` and `restoreOwnedKeys`. */
+  jsonPath: JSONPath;
+  transport: "stdio" | "remote";
+  /** As written in the file (`${VAR}` references unexpanded); undefined when there is none. */
+  command: string | undefined;
+  args: string[];
+  env: Record<string, string>;
+  /** What the agent will actually run, `${VAR}` references expanded; only for stdio entries with a command. */
+  effective: CommandLine | undefined;
+  status: EntryStatus;
+  governed: boolean;
+  /** Why the entry is not governed (absent when it is). */
+  reason?: string;
+  /**
+   * Set when a scope the agent prefers defines the same name (Claude Code local > project > user,
+   * Cursor project > user), so the agent should not start this one. Such an entry is still
+   * governed: if the agent's precedence is not what we think, nothing runs around the shim.
+   */
+  shadowedBy?: { scope: ConfigScope; file: string };
+  /** Zed only: `command` as a string with sibling `args`/`env` (flat), or `command: {path, args, env}` (nested). */
+  form?: "flat" | "nested";
+  /** Things the user should know that do not stop the rewrite (an unset variable, a VS Code `${input:…}`). */
+  warnings: string[];
+};
+
+export type ConfigFile = {
+  agent: AgentType;
+  path: string;
+  /** The file's main scope; Claude Code's `~/.claude.json` also holds `local` entries (see each entry's scope). */
+  scope: ConfigScope;
+  exists: boolean;
+  /** The file's exact text ("" when it does not exist); what `rewrite` edits and the backup must equal. */
+  text: string;
+  entries: ServerEntry[];
+  /** Reasons this file must not be touched (does not parse, duplicate keys, ...). Empty when it is usable. */
+  problems: string[];
+  /** Things worth saying that do not stop the rewrite. */
+  warnings: string[];
+};
+
+/** What `rewrite` puts in place of a governed entry's command: the shim binary, its args, extra env. */
+export type ShimCommand = { command: string; args: string[]; env: Record<string, string> };

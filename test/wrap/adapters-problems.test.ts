@@ -1,0 +1,115 @@
+import { describe, expect, test } from "bun:test";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { discover, isWrapped, rewrite, type AgentContext, type ConfigFile, type ServerEntry } from "../../src/wrap/adapters/index.ts";
+
+function windsurfHome(content: string | Uint8Array): Disposable & { ctx: AgentContext; path: string } {
+  const home = mkdtempSync(join(tmpdir(), "thoughtgate-adapters-"));
+  const path = join(home, ".codeium", "windsurf", "mcp_config.json");
+  mkdirSync(join(home, ".codeium", "windsurf"), { recursive: true });
+  writeFileSync(path, content);
+  return { ctx: { home, cwd: home, env: {}, platform: "linux" }, path, [Symbol.dispose]: () => rmSync(home, { recursive: true, force: true }) };
+}
+
+const only = (files: ConfigFile[]): ConfigFile => {
+  const [file] = files;
+  if (!file) throw new Error("no file");
+  return file;
+};
+
+const shim = (entry: ServerEntry) => ({ command: "/opt/tg", args: ["shim", "--", entry.command ?? "", ...entry.args], env: { THOUGHTGATE_GOVERNANCE_SECRET: "s" } });
+
+describe("a file wrap must not touch is a problem on that file, not a crash", () => {
+  test.each([
+    ["a missing comma", '{\n  "mcpServers": {\n    "a": { "command": "x" }\n    "b": { "command": "y" }\n  }\n}\n', "does not parse (line 4, column 5: CommaExpected)"],
+    ["an empty file (EC-STDIO-002)", "", "is empty"],
+    ["an array at the top", '[{ "command": "x" }]', "does not hold a JSON object at the top level"],
+    ["a server defined twice", '{ "mcpServers": { "a": { "command": "x" }, "a": { "command": "y" } } }', 'has the server "a" twice in "mcpServers": the agent reads the last one, so wrap leaves the file alone'],
+    ["a key twice inside a server", '{ "mcpServers": { "a": { "command": "x", "command": "y" } } }', 'has "command" twice in the server "a": the agent reads the last one, so wrap leaves the file alone'],
+    ["mcpServers twice", '{ "mcpServers": {}, "mcpServers": { "a": { "command": "y" } } }', 'has "mcpServers" twice: the agent reads the last one, so wrap leaves the file alone'],
+    ["mcpServers that is not an object", '{ "mcpServers": ["a"] }', '"mcpServers" is not an object'],
+    ["bytes that are not UTF-8", new Uint8Array([0x7b, 0x22, 0xff, 0x22, 0x3a, 0x31, 0x7d]), "is not valid UTF-8"],
+  ])("%s", (_, content, problem) => {
+    using home = windsurfHome(content);
+    const file = only(discover("windsurf", home.ctx));
+    expect(file.problems).toEqual([problem]);
+    expect(file.entries.filter((entry) => entry.governed)).toEqual([]);
+  });
+
+  test("duplicate keys outside the server map do not block the file", () => {
+    using home = windsurfHome('{ "mcpServers": { "a": { "command": "x", "args": ["1"] } }, "x": {}, "x": 2 }');
+    expect(only(discover("windsurf", home.ctx)).problems).toEqual([]);
+  });
+
+  test("a problem anywhere in a file stops every entry in it, even ones read before the problem", () => {
+    using home = windsurfHome("{}");
+    const projects = { [home.ctx.cwd]: { mcpServers: { a: { command: "x" } } } };
+    const text = JSON.stringify({ mcpServers: { u: { command: "u" } }, projects }).replace('"a":{"command":"x"}', '"a":{"command":"x"},"a":{"command":"y"}');
+    writeFileSync(join(home.ctx.home, ".claude.json"), text);
+    const [file] = discover("claude-code", home.ctx);
+    expect(file?.problems).toEqual(['has the server "a" twice in "projects.' + home.ctx.cwd + '.mcpServers": the agent reads the last one, so wrap leaves the file alone']);
+    expect(file?.entries.map((e) => [e.name, e.status, e.governed])).toEqual([["u", "file-problem", false]]);
+  });
+
+  test("rewrite refuses a text that does not parse, and one whose entries changed since discovery", () => {
+    using home = windsurfHome('{ "mcpServers": { "a": { "command": "x" } } }');
+    const file = only(discover("windsurf", home.ctx));
+    expect(() => rewrite('{ "mcpServers": { "a": { "command": "x" } }', file.entries, shim)).toThrow("does not parse");
+    expect(() => rewrite('{ "mcpServers": { "a": { "command": "other" } } }', file.entries, shim)).toThrow('the server "a" changed since it was read');
+    expect(() => rewrite('{ "mcpServers": {} }', file.entries, shim)).toThrow('the server "a" changed since it was read');
+  });
+
+  test("a byte-order mark is kept and the file is still read and rewritten", () => {
+    using home = windsurfHome('\uFEFF{ "mcpServers": { "a": { "command": "x" } } }');
+    const file = only(discover("windsurf", home.ctx));
+    expect(file.problems).toEqual([]);
+    expect(file.text.startsWith("\uFEFF")).toBe(true);
+    const { text } = rewrite(file.text, file.entries, shim);
+    expect(text).toBe('\uFEFF{ "mcpServers": { "a": { "command": "/opt/tg", "args": ["shim", "--", "x"], "env": { "THOUGHTGATE_GOVERNANCE_SECRET": "s" } } } }');
+  });
+
+  test("an entry the agent cannot start is reported as invalid and left alone", () => {
+    using home = windsurfHome('{ "mcpServers": { "a": { "args": ["x"] }, "b": { "command": "x", "args": "--flag" }, "c": "npx", "d": { "command": "x", "type": "websocket-ish" } } }');
+    const entries = only(discover("windsurf", home.ctx)).entries;
+    expect(entries.map((e) => [e.name, e.status, e.reason])).toEqual([
+      ["a", "invalid", "has no command: the agent cannot start it, left untouched"],
+      ["b", "invalid", "has args that are not a list of strings: the agent cannot start it, left untouched"],
+      ["c", "invalid", "is not an object: the agent cannot start it, left untouched"],
+      ["d", "invalid", 'has an unknown type "websocket-ish": the agent cannot start it, left untouched'],
+    ]);
+  });
+});
+
+describe("double wrap (EC-STDIO-034)", () => {
+  test("a config wrap already rewrote is recognised: its entries are `wrapped`, not wrapped again", () => {
+    using home = windsurfHome('{\n  "mcpServers": {\n    "a": { "command": "npx", "args": ["-y", "srv"] }\n  }\n}\n');
+    const file = only(discover("windsurf", home.ctx));
+    const wrapped = rewrite(file.text, file.entries, (entry) => ({
+      command: "/usr/local/bin/thoughtgate",
+      args: ["shim", "--server-id", entry.name, "--", entry.command ?? "", ...entry.args],
+      env: {},
+    }));
+    writeFileSync(home.path, wrapped.text);
+    const again = only(discover("windsurf", home.ctx));
+    expect(again.entries.map((e) => [e.name, e.status, e.governed])).toEqual([["a", "wrapped", false]]);
+    expect(again.entries[0]?.reason).toContain("thoughtgate unwrap");
+    expect(rewrite(again.text, again.entries, shim).text).toBe(again.text);
+  });
+
+  const line = (command: string, args: string[], env: Record<string, string> = {}) => ({ command, args, env, effective: undefined });
+  test.each([
+    ["the thoughtgate binary running shim", line("/opt/homebrew/bin/thoughtgate", ["shim", "--server-id", "fs", "--", "npx", "fs"]), true],
+    ["a dev checkout: bun cli.ts shim, with the given binary", line("bun", ["/src/thoughtgate/src/cli.ts", "shim", "--", "npx"]), false],
+    ["the governance variables wrap injects", line("bun", ["run", "x"], { THOUGHTGATE_GOVERNANCE_SECRET: "s" }), true],
+    ["a server whose own args say shim after --", line("/opt/thoughtgate", ["serve", "--", "shim"]), false],
+    ["thoughtgate run without shim", line("thoughtgate", ["inspect", "--", "npx"]), false],
+    ["a server merely named like it", line("npx", ["-y", "thoughtgate-notes"]), false],
+  ])("%s", (_, entry, expected) => {
+    expect(isWrapped(entry)).toBe(expected);
+  });
+
+  test("a launcher given as the binary counts (a dev checkout run with bun)", () => {
+    expect(isWrapped(line("bun", ["/src/thoughtgate/src/cli.ts", "shim", "--", "npx"]), "/src/thoughtgate/src/cli.ts")).toBe(true);
+  });
+});
