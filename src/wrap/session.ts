@@ -10,6 +10,7 @@ import { SESSION_SECRET_ENV } from "../governance/env.ts";
 import { newSecret, startGovernanceService, type GovernanceService } from "../governance/service.ts";
 import { detectAgent, discover, projectDir, renderCoverage, rewrite, type AgentContext, type AgentType, type ConfigFile, type ServerEntry, type ShimCommand } from "./adapters/index.ts";
 import { ConfigGuard, restoreAllGuards } from "./config-guard.ts";
+import { lockedError, lockPathFor, tryLock } from "./lock.ts";
 import { repairStale } from "./repair.ts";
 import { createSessionDir, describeDecision, followEvents, readEvents, renderSummary, summarize } from "./session-record.ts";
 
@@ -54,6 +55,15 @@ export async function runWrap(options: WrapOptions): Promise<number> {
     for (const outcome of repairStale()) options.say(`thoughtgate: repaired ${outcome.configPath}, left rewritten by an earlier wrap (${outcome.status})`);
   }
   const files = discover(agent, ctx, options.configPath ? { configPath: options.configPath } : {});
+  // A file whose entries already run a shim may be another wrap's, still running (EC-STDIO-034):
+  // that is the lock error, not "nothing to govern".
+  for (const file of files) {
+    if (!file.entries.some((entry) => entry.status === "wrapped")) continue;
+    const lockPath = lockPathFor(file.path);
+    const held = tryLock(lockPath);
+    if (!held.ok) throw lockedError(lockPath, file.path, held.holderPid);
+    held.lock.release();
+  }
   options.say(`thoughtgate: ${agent} MCP servers\n${renderCoverage(files, ctx)}`);
   const toRewrite = files.filter((file) => file.entries.some((entry) => entry.governed));
   if (toRewrite.length === 0) options.say("thoughtgate: no stdio MCP server to govern; the agent runs as it is");
