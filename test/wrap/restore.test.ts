@@ -49,3 +49,13 @@ test("a key wrap added to a one-line entry is removed without reflowing the entr
   const owned = [["mcpServers", "github", "args"], ["mcpServers", "github", "env"]];
   expect(restoreOwnedKeys(backup, rewritten, changed, owned)).toBe(applyEdits(backup, modify(backup, ["theme"], "light", {})));
 });
+
+test("nested owned paths and a current text that does not parse still restore the owned entries", () => {
+  const rewritten = wrapped(backup);
+  const owned = [["mcpServers", "github"], ["mcpServers", "github", "args"]];
+  const changed = applyEdits(rewritten, modify(rewritten, ["theme"], "light", {}));
+  expect(restoreOwnedKeys(backup, rewritten, changed, owned)).toBe(applyEdits(backup, modify(backup, ["theme"], "light", {})));
+  // An agent that left a stray comma at the end: the error-tolerant parse still finds the entry.
+  const broken = changed.replace(/}\n$/, "},\n");
+  expect(restoreOwnedKeys(backup, rewritten, broken, [["mcpServers", "github"]])).toContain('"github": { "command": "npx", "args": ["-y", "gh-mcp"] }');
+});

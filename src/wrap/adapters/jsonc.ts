@@ -276,3 +276,17 @@ export function propertiesOf(node: Node): { props: Map<string, Node>; duplicate?
   }
   return duplicate === undefined ? { props } : { props, duplicate };
 }
+
+/** Non-overlapping edits applied in one pass (jsonc-parser's `applyEdits` copies the text once per edit). */
+export function spliceAll(text: string, edits: readonly (Span & { content: string })[]): string {
+  const sorted = [...edits].sort((a, b) => a.offset - b.offset);
+  const parts: string[] = [];
+  let at = 0;
+  for (const edit of sorted) {
+    if (edit.offset < at) throw new Error(`overlapping edits at offset ${edit.offset}`);
+    parts.push(text.slice(at, edit.offset), edit.content);
+    at = edit.offset + edit.length;
+  }
+  parts.push(text.slice(at));
+  return parts.join("");
+}

@@ -1,7 +1,7 @@
 import type { JSONPath, Node } from "jsonc-parser";
 import { ThoughtGateError } from "../../core/errors.ts";
 import { detectFormatting } from "../restore.ts";
-import { jsoncProblem, locateValues, parseSpan, propertiesOf, type Subtree } from "./jsonc.ts";
+import { jsoncProblem, locateValues, parseSpan, propertiesOf, spliceAll, type Subtree } from "./jsonc.ts";
 import type { ServerEntry, ShimCommand } from "./types.ts";
 
 /**
@@ -104,16 +104,7 @@ class EntryWriter {
 
   /** The text with every edit applied, in one pass. */
   apply(): string {
-    const edits = this.edits.sort((a, b) => a.offset - b.offset);
-    const parts: string[] = [];
-    let at = 0;
-    for (const edit of edits) {
-      if (edit.offset < at) throw new Error(`overlapping edits at offset ${edit.offset}`);
-      parts.push(this.text.slice(at, edit.offset), edit.content);
-      at = edit.offset + edit.length;
-    }
-    parts.push(this.text.slice(at));
-    return parts.join("");
+    return spliceAll(this.text, this.edits);
   }
 
   private replace(base: number, node: Node, value: unknown): void {
