@@ -13,6 +13,11 @@ const args = {
     description: "Ask this governance service (thoughtgate serve / wrap) for every decision; secret from $THOUGHTGATE_GOVERNANCE_SECRET",
     valueHint: "URL",
   },
+  "governance-secret-file": {
+    type: "string",
+    description: "Read the governance session secret from this file (what wrap writes) instead of $THOUGHTGATE_GOVERNANCE_SECRET",
+    valueHint: "PATH",
+  },
   "thoughtgate-config": {
     type: "string",
     description: "Policy file (default: $THOUGHTGATE_CONFIG, ./thoughtgate.yaml, ~/.config/thoughtgate/thoughtgate.yaml, else the embedded default policy)",
@@ -41,6 +46,7 @@ export default defineCommand({
       profile,
       serverId,
       endpoint: parsed["governance-endpoint"],
+      secretFile: parsed["governance-secret-file"],
       configFlag: parsed["thoughtgate-config"],
     });
     return runShim({

@@ -2,7 +2,8 @@ import type { Profile } from "../core/profile.ts";
 import type { Decider } from "../shim/decide.ts";
 import { EngineHolder } from "./engine-holder.ts";
 import { LocalDecider } from "./local-decider.ts";
-import { usageError } from "../core/errors.ts";
+import { readFileSync } from "node:fs";
+import { messageOf, ThoughtGateError, usageError } from "../core/errors.ts";
 import { ENDPOINT_ENV, SESSION_SECRET_ENV } from "./env.ts";
 
 export type ShimGovernanceOptions = {
@@ -10,6 +11,8 @@ export type ShimGovernanceOptions = {
   serverId: string;
   /** `--governance-endpoint` (or $THOUGHTGATE_GOVERNANCE_ENDPOINT): decide through the service. */
   endpoint: string | undefined;
+  /** `--governance-secret-file`: where wrap keeps the session secret (never in the agent's config). */
+  secretFile?: string | undefined;
   /** `--thoughtgate-config`; discovery and the embedded default apply when absent. */
   configFlag: string | undefined;
 };
@@ -30,9 +33,18 @@ export async function createShimDecider(options: ShimGovernanceOptions, env: Nod
   const endpoint = options.endpoint ?? env[ENDPOINT_ENV];
   if (!endpoint) return createLocalDecider(options);
   if (options.configFlag) throw usageError("use either --governance-endpoint or --thoughtgate-config: the service owns the policy");
-  const secret = env[SESSION_SECRET_ENV];
-  if (!secret) throw usageError(`--governance-endpoint needs the session secret in $${SESSION_SECRET_ENV}`);
+  const secret = options.secretFile ? readSecretFile(options.secretFile) : env[SESSION_SECRET_ENV];
+  if (!secret) throw usageError(`--governance-endpoint needs the session secret in $${SESSION_SECRET_ENV} or --governance-secret-file`);
   // Loaded only here: a shim with a local policy never needs the HTTP client.
   const { RemoteDecider } = await import("./remote-decider.ts");
   return RemoteDecider.connect({ endpoint, secret, serverId: options.serverId, profile: options.profile });
+}
+
+function readSecretFile(path: string): string {
+  try {
+    return readFileSync(path, "utf8").trim();
+  } catch (error) {
+    // The session that wrote it has ended (or never started): there is no service to ask.
+    throw new ThoughtGateError("GOVERNANCE_UNAVAILABLE", `cannot read the governance session secret ${path}: ${messageOf(error)} (is the thoughtgate wrap session that wrote it still running?)`);
+  }
 }

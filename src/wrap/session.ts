@@ -1,4 +1,5 @@
-import { realpathSync } from "node:fs";
+import { realpathSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { homedir } from "node:os";
 import { createTwoFilesPatch } from "diff";
 import type { JSONPath } from "jsonc-parser";
@@ -6,9 +7,8 @@ import { messageOf, ThoughtGateError, usageError } from "../core/errors.ts";
 import { log } from "../core/log.ts";
 import type { Profile } from "../core/profile.ts";
 import { EngineHolder } from "../governance/engine-holder.ts";
-import { SESSION_SECRET_ENV } from "../governance/env.ts";
 import { newSecret, startGovernanceService, type GovernanceService } from "../governance/service.ts";
-import { detectAgent, discover, projectDir, renderCoverage, rewrite, type AgentContext, type AgentType, type ConfigFile, type ServerEntry, type ShimCommand } from "./adapters/index.ts";
+import { detectAgent, discover, isVsCodeInsiders, projectDir, renderCoverage, rewrite, type AgentContext, type AgentType, type ConfigFile, type ServerEntry, type ShimCommand } from "./adapters/index.ts";
 import { ConfigGuard, restoreAllGuards } from "./config-guard.ts";
 import { lockedError, lockPathFor, tryLock } from "./lock.ts";
 import { repairStale } from "./repair.ts";
@@ -54,7 +54,7 @@ export async function runWrap(options: WrapOptions): Promise<number> {
   if (!options.dryRun) {
     for (const outcome of repairStale()) options.say(`thoughtgate: repaired ${outcome.configPath}, left rewritten by an earlier wrap (${outcome.status})`);
   }
-  const files = discover(agent, ctx, options.configPath ? { configPath: options.configPath } : {});
+  const files = discover(agent, ctx, { ...(options.configPath ? { configPath: options.configPath } : {}), insiders: isVsCodeInsiders(options.command) });
   // A file whose entries already run a shim may be another wrap's, still running (EC-STDIO-034):
   // that is the lock error, not "nothing to govern".
   for (const file of files) {
@@ -70,7 +70,7 @@ export async function runWrap(options: WrapOptions): Promise<number> {
 
   const binary = realpathSync(process.execPath);
   if (options.dryRun) {
-    const shimFor = shimCommand(binary, options.profile, "http://127.0.0.1:<port>", { secret: "<session secret>", runId: "<run id>", events: "<session record>" });
+    const shimFor = shimCommand(binary, options.profile, "http://127.0.0.1:<port>", { secretFile: "<session dir>/secret", runId: "<run id>", events: "<session record>" });
     for (const file of toRewrite) {
       const { text } = rewrite(file.text, file.entries, shimFor);
       options.say(createTwoFilesPatch(file.path, file.path, file.text, text, "current", "while wrapped"));
@@ -91,6 +91,10 @@ export async function runWrap(options: WrapOptions): Promise<number> {
   engines.watch();
   const runId = Bun.randomUUIDv7();
   const record = createSessionDir(runId);
+  // The shims' secret goes in the session directory (0600), not in the agent's config: a project
+  // config (.mcp.json, .vscode/mcp.json) may be shared or committed while the session runs.
+  const secretFile = join(record.dir, "secret");
+  writeFileSync(secretFile, sessionSecret, { mode: 0o600 });
   options.say(
     [
       `thoughtgate: policy ${engines.file ?? "embedded default (read-only tools forwarded, destructive tools need approval)"}, profile ${options.profile}`,
@@ -100,7 +104,7 @@ export async function runWrap(options: WrapOptions): Promise<number> {
   );
 
   const guards: ConfigGuard[] = [];
-  const shimFor = shimCommand(binary, options.profile, service.url, { secret: sessionSecret, runId, events: record.events });
+  const shimFor = shimCommand(binary, options.profile, service.url, { secretFile, runId, events: record.events });
   const restoreEverything = () => {
     if (!options.restore) return;
     for (const result of restoreAllGuards()) {
@@ -147,6 +151,7 @@ export async function runWrap(options: WrapOptions): Promise<number> {
       if (guards.length > 0) options.say("thoughtgate: --no-restore: configs stay rewritten; `thoughtgate unwrap --all` puts them back");
     }
     await stop(service, engines);
+    rmSync(secretFile, { force: true });
     process.off("exit", onExit);
     process.off("uncaughtException", onUncaught);
   }
@@ -168,7 +173,7 @@ function rewriteFile(file: ConfigFile, agent: AgentType, shimFor: (entry: Server
 }
 
 /** The shim each governed entry runs: this binary, the entry's server id, the session's service. */
-function shimCommand(binary: string, profile: Profile, endpoint: string, session: { secret: string; runId: string; events: string }) {
+function shimCommand(binary: string, profile: Profile, endpoint: string, session: { secretFile: string; runId: string; events: string }) {
   const ids = new Map<string, number>();
   return (entry: ServerEntry): ShimCommand => {
     // Server ids must be unique in one session: the same name in two scopes gets the scope added.
@@ -179,8 +184,8 @@ function shimCommand(binary: string, profile: Profile, endpoint: string, session
     return {
       command: binary,
       // The original command and args exactly as written (unexpanded `${VAR}`s stay references).
-      args: ["shim", "--server-id", serverId, "--governance-endpoint", endpoint, "--profile", profile, "--events", session.events, "--", entry.command ?? "", ...entry.args],
-      env: { [SESSION_SECRET_ENV]: session.secret, THOUGHTGATE_RUN_ID: session.runId },
+      args: ["shim", "--server-id", serverId, "--governance-endpoint", endpoint, "--governance-secret-file", session.secretFile, "--profile", profile, "--events", session.events, "--", entry.command ?? "", ...entry.args],
+      env: { THOUGHTGATE_RUN_ID: session.runId },
     };
   };
 }

@@ -139,8 +139,7 @@ describe("thoughtgate wrap", () => {
     const first = wrap(files, ["--wait"]);
     await waitFor(() => report(files.report)?.state === "ready", "the first agent to be ready");
     const second = Bun.spawnSync([requireBinary(), "wrap", "--agent-type", "custom", "--config-path", files.config, "--", "true"]);
-    expect(second.exitCode).toBe(1);
-    expect(second.stderr.toString()).toContain(`is being wrapped by pid ${first.proc.pid}`);
+    expect({ code: second.exitCode, err: second.stderr.toString() }).toMatchObject({ code: 1, err: expect.stringContaining(`is being wrapped by pid ${first.proc.pid}`) });
     first.proc.kill("SIGTERM");
     await first.exit;
     expect(readFileSync(files.config, "utf8")).toBe(files.original);
