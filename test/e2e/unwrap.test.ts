@@ -1,21 +1,11 @@
-import { afterEach, beforeEach, expect, test } from "bun:test";
-import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { expect, test } from "bun:test";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { journalPath } from "../../src/core/paths.ts";
-import { SAMPLE_JSONC } from "../support/config-rewrite.ts";
+import { SAMPLE_JSONC, useSampleConfig } from "../support/config-rewrite.ts";
 import { killHard, runFixture, startHolder } from "../support/guard-holder.ts";
-import { requireBinary, tempDir } from "../support/harness.ts";
+import { requireBinary } from "../support/harness.ts";
 
-let dir: ReturnType<typeof tempDir>;
-let config: string;
-beforeEach(() => {
-  dir = tempDir();
-  // The fixtures (started with process.env) and the binary share this journal.
-  process.env.XDG_STATE_HOME = join(dir.path, "state");
-  config = join(dir.path, "settings.json");
-  writeFileSync(config, SAMPLE_JSONC);
-});
-afterEach(() => dir[Symbol.dispose]());
+const sample = useSampleConfig();
 
 async function unwrap(...args: string[]) {
   await using proc = Bun.spawn([requireBinary(), "unwrap", ...args], { env: { ...process.env }, stdout: "pipe", stderr: "pipe" });
@@ -24,61 +14,61 @@ async function unwrap(...args: string[]) {
 }
 
 function besideConfig(): string[] {
-  return readdirSync(dir.path).filter((name) => name !== "settings.json" && name !== "state");
+  return readdirSync(sample.dir).filter((name) => name !== "settings.json" && name !== "state");
 }
 
 test("kill -9 of a wrap holding the config: `unwrap --all` restores it byte for byte and clears the journal", async () => {
-  const holder = await startHolder(config);
-  const rewritten = readFileSync(config, "utf8");
+  const holder = await startHolder(sample.config);
+  const rewritten = readFileSync(sample.config, "utf8");
   expect(rewritten).toContain("/opt/thoughtgate/bin/thoughtgate");
   await killHard(holder);
 
   const { code, stdout } = await unwrap("--all");
-  expect({ code, stdout }).toEqual({ code: 0, stdout: `restored ${config} from its backup, byte for byte (left by wrap pid ${holder.pid}, custom)\n` });
-  expect(readFileSync(config).equals(Buffer.from(SAMPLE_JSONC))).toBe(true);
+  expect({ code, stdout }).toEqual({ code: 0, stdout: `restored ${sample.config} from its backup, byte for byte (left by wrap pid ${holder.pid}, custom)\n` });
+  expect(readFileSync(sample.config).equals(Buffer.from(SAMPLE_JSONC))).toBe(true);
   expect({ beside: besideConfig(), journal: existsSync(journalPath()) }).toEqual({ beside: [], journal: false });
   expect(await unwrap()).toMatchObject({ code: 0, stdout: `nothing to restore: the wrap journal (${journalPath()}) has no records\n` });
 });
 
 test("unwrap refuses the file of a wrap that is still running (the binary's flock sees its lock), then repairs it once it is killed", async () => {
-  const holder = await startHolder(config);
-  const rewritten = readFileSync(config, "utf8");
+  const holder = await startHolder(sample.config);
+  const rewritten = readFileSync(sample.config, "utf8");
   try {
-    const refused = await unwrap("--config-path", config);
+    const refused = await unwrap("--config-path", sample.config);
     expect(refused.code).toBe(1);
-    expect(refused.stdout).toStartWith(`refused ${config}: ${config} is being wrapped by pid ${holder.pid}`);
-    expect(readFileSync(config, "utf8")).toBe(rewritten);
-    expect(readFileSync(`${config}.thoughtgate-lock`, "utf8")).toBe(`${holder.pid}\n`);
+    expect(refused.stdout).toStartWith(`refused ${sample.config}: ${sample.config} is being wrapped by pid ${holder.pid}`);
+    expect(readFileSync(sample.config, "utf8")).toBe(rewritten);
+    expect(readFileSync(`${sample.config}.thoughtgate-lock`, "utf8")).toBe(`${holder.pid}\n`);
   } finally {
     await killHard(holder);
   }
-  const repaired = await unwrap("--config-path", config);
+  const repaired = await unwrap("--config-path", sample.config);
   expect(repaired.code).toBe(0);
-  expect(readFileSync(config, "utf8")).toBe(SAMPLE_JSONC);
+  expect(readFileSync(sample.config, "utf8")).toBe(SAMPLE_JSONC);
   expect(besideConfig()).toEqual([]);
 });
 
-test("a crash between backup and rewrite is cleaned up by unwrap; the config was never changed", async () => {
-  const crashed = await runFixture("die-after-backup", config);
+test("a crash between backup and rewrite is cleaned up by unwrap; the sample.config was never changed", async () => {
+  const crashed = await runFixture("die-after-backup", sample.config);
   const { code, stdout } = await unwrap();
-  expect({ code, stdout }).toEqual({ code: 0, stdout: `${config} was backed up but never rewritten; removed the backup (left by wrap pid ${crashed.pid}, custom)\n` });
-  expect(readFileSync(config, "utf8")).toBe(SAMPLE_JSONC);
+  expect({ code, stdout }).toEqual({ code: 0, stdout: `${sample.config} was backed up but never rewritten; removed the backup (left by wrap pid ${crashed.pid}, custom)\n` });
+  expect(readFileSync(sample.config, "utf8")).toBe(SAMPLE_JSONC);
   expect({ beside: besideConfig(), journal: existsSync(journalPath()) }).toEqual({ beside: [], journal: false });
 });
 
 test("--dry-run prints a unified diff and changes nothing; usage errors exit 2", async () => {
-  const holder = await startHolder(config);
+  const holder = await startHolder(sample.config);
   await killHard(holder);
-  const rewritten = readFileSync(config, "utf8");
+  const rewritten = readFileSync(sample.config, "utf8");
   const { code, stdout } = await unwrap("--dry-run");
   expect(code).toBe(0);
-  expect(stdout).toStartWith(`would restore ${config} from its backup, byte for byte`);
-  expect(stdout).toContain(`--- ${config}\tnow`);
+  expect(stdout).toStartWith(`would restore ${sample.config} from its backup, byte for byte`);
+  expect(stdout).toContain(`--- ${sample.config}\tnow`);
   expect(stdout).toContain('-      "command": "/opt/thoughtgate/bin/thoughtgate",');
-  expect(readFileSync(config, "utf8")).toBe(rewritten);
+  expect(readFileSync(sample.config, "utf8")).toBe(rewritten);
   expect(existsSync(journalPath())).toBe(true);
 
-  expect(await unwrap("--all", "--config-path", config)).toMatchObject({ code: 2, stderr: expect.stringContaining("--config-path and --all exclude each other") });
+  expect(await unwrap("--all", "--config-path", sample.config)).toMatchObject({ code: 2, stderr: expect.stringContaining("--config-path and --all exclude each other") });
   expect(await unwrap("--everything")).toMatchObject({ code: 2, stderr: expect.stringContaining("unknown flag --everything") });
   expect((await unwrap()).code).toBe(0);
 });

@@ -2,7 +2,11 @@
  * A small hand-written JSONC agent config and a stand-in for an adapter's rewrite (jsonc-parser
  * `modify`), for the config-guard tests: they need a rewrite, not a particular agent's.
  */
+import { afterEach, beforeEach } from "bun:test";
 import { applyEdits, modify, type JSONPath } from "jsonc-parser";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { tempDir } from "./harness.ts";
 
 export const SAMPLE_JSONC = `{
   // Servers I use every day
@@ -35,4 +39,28 @@ export function rewriteSample(text: string, servers = ["github", "files"]): { te
 export function agentEdit(text: string): string {
   const themed = applyEdits(text, modify(text, ["theme"], "light", {}));
   return applyEdits(themed, modify(themed, ["mcpServers", "added-by-agent"], { command: "my-server" }, { formattingOptions: { insertSpaces: true, tabSize: 2 } }));
+}
+
+/**
+ * For each test: a temp dir with a fresh copy of SAMPLE_JSONC and its own wrap journal
+ * (XDG_STATE_HOME in the dir, so fixtures spawned with process.env and the binary share it).
+ */
+export function useSampleConfig(): { readonly dir: string; readonly config: string } {
+  let dir: ReturnType<typeof tempDir> | undefined;
+  let config = "";
+  beforeEach(() => {
+    dir = tempDir();
+    process.env.XDG_STATE_HOME = join(dir.path, "state");
+    config = join(dir.path, "settings.json");
+    writeFileSync(config, SAMPLE_JSONC);
+  });
+  afterEach(() => dir?.[Symbol.dispose]());
+  return {
+    get dir() {
+      return dir?.path ?? "";
+    },
+    get config() {
+      return config;
+    },
+  };
 }

@@ -1,22 +1,12 @@
-import { afterEach, beforeEach, expect, test } from "bun:test";
+import { expect, test } from "bun:test";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
 import { ThoughtGateError } from "../../src/core/errors.ts";
 import { ConfigGuard } from "../../src/wrap/config-guard.ts";
 import { acquireLock, lockPathFor } from "../../src/wrap/lock.ts";
-import { SAMPLE_JSONC } from "../support/config-rewrite.ts";
+import { SAMPLE_JSONC, useSampleConfig } from "../support/config-rewrite.ts";
 import { deadPid, killHard, runFixture, startHolder } from "../support/guard-holder.ts";
-import { tempDir } from "../support/harness.ts";
 
-let dir: ReturnType<typeof tempDir>;
-let config: string;
-beforeEach(() => {
-  dir = tempDir();
-  process.env.XDG_STATE_HOME = join(dir.path, "state");
-  config = join(dir.path, "settings.json");
-  writeFileSync(config, SAMPLE_JSONC);
-});
-afterEach(() => dir[Symbol.dispose]());
+const sample = useSampleConfig();
 
 function lockError(step: () => unknown): ThoughtGateError {
   try {
@@ -29,45 +19,45 @@ function lockError(step: () => unknown): ThoughtGateError {
 }
 
 test("a second acquisition in the same process fails with LOCKED naming the holder's pid; release frees and removes it", () => {
-  const path = lockPathFor(config);
-  const first = acquireLock(path, { subject: config });
+  const path = lockPathFor(sample.config);
+  const first = acquireLock(path, { subject: sample.config });
   expect(readFileSync(path, "utf8")).toBe(`${process.pid}\n`);
-  const error = lockError(() => acquireLock(path, { subject: config }));
+  const error = lockError(() => acquireLock(path, { subject: sample.config }));
   expect({ code: error.code, exitCode: error.exitCode }).toEqual({ code: "LOCKED", exitCode: 1 });
-  expect(error.message).toContain(`${config} is being wrapped by pid ${process.pid}`);
+  expect(error.message).toContain(`${sample.config} is being wrapped by pid ${process.pid}`);
   first.release();
   first.release();
   expect(existsSync(path)).toBe(false);
-  acquireLock(path, { subject: config }).release();
+  acquireLock(path, { subject: sample.config }).release();
 });
 
 test("another process holding the guard: acquire fails in this process and in a third one", async () => {
-  await using holder = await startHolder(config);
-  const here = lockError(() => new ConfigGuard({ configPath: config, agentType: "custom" }).acquire());
+  await using holder = await startHolder(sample.config);
+  const here = lockError(() => new ConfigGuard({ configPath: sample.config, agentType: "custom" }).acquire());
   expect(here.code).toBe("LOCKED");
   expect(here.message).toContain(`is being wrapped by pid ${holder.pid}`);
-  const third = await runFixture("try", config);
+  const third = await runFixture("try", sample.config);
   expect(third.code).toBe(1);
   expect(JSON.parse(third.stdout)).toMatchObject({ ok: false, code: "LOCKED" });
-  expect(JSON.parse(third.stdout).message).toContain(`${config} is being wrapped by pid ${holder.pid}`);
+  expect(JSON.parse(third.stdout).message).toContain(`${sample.config} is being wrapped by pid ${holder.pid}`);
   await killHard(holder);
 });
 
 test("a stale lock file (its pid gone, no flock held) is taken over, and the guard's restore removes it", async () => {
-  const path = lockPathFor(config);
+  const path = lockPathFor(sample.config);
   writeFileSync(path, `${await deadPid()}\n`);
-  const guard = new ConfigGuard({ configPath: config, agentType: "custom" });
+  const guard = new ConfigGuard({ configPath: sample.config, agentType: "custom" });
   guard.acquire();
   expect(readFileSync(path, "utf8")).toBe(`${process.pid}\n`);
-  expect(guard.restore()).toEqual({ status: "restored", configPath: config, kind: "never-rewritten" });
+  expect(guard.restore()).toEqual({ status: "restored", configPath: sample.config, kind: "never-rewritten" });
   expect(existsSync(path)).toBe(false);
 });
 
 test("the kernel drops the lock of a SIGKILLed holder: the lock file it left is taken over", async () => {
-  const holder = await startHolder(config);
+  const holder = await startHolder(sample.config);
   await killHard(holder);
-  expect(readFileSync(lockPathFor(config), "utf8")).toBe(`${holder.pid}\n`);
-  const lock = acquireLock(lockPathFor(config), { subject: config });
-  expect(readFileSync(lockPathFor(config), "utf8")).toBe(`${process.pid}\n`);
+  expect(readFileSync(lockPathFor(sample.config), "utf8")).toBe(`${holder.pid}\n`);
+  const lock = acquireLock(lockPathFor(sample.config), { subject: sample.config });
+  expect(readFileSync(lockPathFor(sample.config), "utf8")).toBe(`${process.pid}\n`);
   lock.release();
 });

@@ -1,45 +1,37 @@
-import { afterEach, beforeEach, expect, test } from "bun:test";
+import { expect, test } from "bun:test";
 import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { journalPath } from "../../src/core/paths.ts";
 import { patchRecord, readJournal } from "../../src/wrap/journal.ts";
 import { processStartId } from "../../src/wrap/process-identity.ts";
 import { repair, repairStale } from "../../src/wrap/repair.ts";
-import { agentEdit, SAMPLE_JSONC } from "../support/config-rewrite.ts";
+import { agentEdit, SAMPLE_JSONC, useSampleConfig } from "../support/config-rewrite.ts";
 import { killHard, runFixture, startHolder } from "../support/guard-holder.ts";
-import { isAlive, tempDir, waitFor } from "../support/harness.ts";
+import { isAlive, waitFor } from "../support/harness.ts";
 
-let dir: ReturnType<typeof tempDir>;
-let config: string;
-beforeEach(() => {
-  dir = tempDir();
-  process.env.XDG_STATE_HOME = join(dir.path, "state");
-  config = join(dir.path, "settings.json");
-  writeFileSync(config, SAMPLE_JSONC);
-});
-afterEach(() => dir[Symbol.dispose]());
+const sample = useSampleConfig();
 
-/** Files next to the config besides the config itself: backups, lock files, temp files. */
+/** Files next to the sample.config besides the sample.config itself: backups, lock files, temp files. */
 function besideConfig(): string[] {
-  return readdirSync(dir.path).filter((name) => name !== "settings.json" && name !== "state");
+  return readdirSync(sample.dir).filter((name) => name !== "settings.json" && name !== "state");
 }
 
-test("a crash between backup and rewrite: repair removes the backup and the record, the config was never touched", async () => {
-  const crashed = await runFixture("die-after-backup", config);
+test("a crash between backup and rewrite: repair removes the backup and the record, the sample.config was never touched", async () => {
+  const crashed = await runFixture("die-after-backup", sample.config);
   expect(crashed.signal).toBe("SIGKILL");
   expect(besideConfig().toSorted()).toEqual(["settings.json.thoughtgate-backup", "settings.json.thoughtgate-lock"]);
-  expect(readJournal()).toMatchObject([{ configPath: config, rewrittenSha256: null }]);
-  expect(repair()).toMatchObject([{ status: "restored", configPath: config, kind: "never-rewritten", agentType: "custom" }]);
-  expect(readFileSync(config, "utf8")).toBe(SAMPLE_JSONC);
+  expect(readJournal()).toMatchObject([{ configPath: sample.config, rewrittenSha256: null }]);
+  expect(repair()).toMatchObject([{ status: "restored", configPath: sample.config, kind: "never-rewritten", agentType: "custom" }]);
+  expect(readFileSync(sample.config, "utf8")).toBe(SAMPLE_JSONC);
   expect({ beside: besideConfig(), journal: existsSync(journalPath()) }).toEqual({ beside: [], journal: false });
 });
 
 test("after kill -9, changes the agent made since are kept and only the owned entries are put back", async () => {
-  const holder = await startHolder(config);
+  const holder = await startHolder(sample.config);
   await killHard(holder);
-  writeFileSync(config, agentEdit(readFileSync(config, "utf8")));
-  expect(repair({ configPath: config })).toEqual([{ status: "restored", configPath: config, kind: "owned-keys", agentType: "custom", pid: holder.pid }]);
-  const restored = readFileSync(config, "utf8");
+  writeFileSync(sample.config, agentEdit(readFileSync(sample.config, "utf8")));
+  expect(repair({ configPath: sample.config })).toEqual([{ status: "restored", configPath: sample.config, kind: "owned-keys", agentType: "custom", pid: holder.pid }]);
+  const restored = readFileSync(sample.config, "utf8");
   expect(restored).toContain('"theme": "light"');
   expect(restored).toContain('"added-by-agent"');
   expect(restored).not.toContain("thoughtgate");
@@ -47,16 +39,16 @@ test("after kill -9, changes the agent made since are kept and only the owned en
 });
 
 test("a live wrap's file is refused; --dry-run shows the diff of a dead one and changes nothing", async () => {
-  const other = join(dir.path, "other.json");
+  const other = join(sample.dir, "other.json");
   writeFileSync(other, SAMPLE_JSONC);
-  await using live = await startHolder(config);
+  await using live = await startHolder(sample.config);
   const dead = await startHolder(other);
   await killHard(dead);
   const rewrittenOther = readFileSync(other, "utf8");
 
   const preview = repair({ dryRun: true });
   expect(preview.map((o) => [o.configPath, o.status])).toEqual([
-    [config, "refused"],
+    [sample.config, "refused"],
     [other, "would-restore"],
   ]);
   expect(preview[0]).toMatchObject({ reason: expect.stringContaining(`is being wrapped by pid ${live.pid}`) });
@@ -67,37 +59,37 @@ test("a live wrap's file is refused; --dry-run shows the diff of a dead one and 
   // The wrap command's start-up repair: the dead one is fixed, the live one is not its business.
   expect(repairStale()).toEqual([{ status: "restored", configPath: other, kind: "backup", agentType: "custom", pid: dead.pid }]);
   expect(readFileSync(other, "utf8")).toBe(SAMPLE_JSONC);
-  expect(readJournal().map((r) => r.configPath)).toEqual([config]);
+  expect(readJournal().map((r) => r.configPath)).toEqual([sample.config]);
   await killHard(live);
 });
 
 test("a reused pid does not pass for the dead wrap: the start stamp differs, so the record is repaired", async () => {
-  const holder = await startHolder(config);
+  const holder = await startHolder(sample.config);
   await killHard(holder);
   await using stranger = Bun.spawn([process.execPath, "-e", "setInterval(() => {}, 1 << 30)"], { stdout: "ignore", stderr: "ignore" });
   await waitFor(() => isAlive(stranger.pid), "the stranger process");
   // Same pid as a running process, but the start stamp the dead wrap recorded.
-  patchRecord(config, { pid: stranger.pid });
+  patchRecord(sample.config, { pid: stranger.pid });
   expect(repair()).toMatchObject([{ status: "restored", kind: "backup", pid: stranger.pid }]);
-  expect(readFileSync(config, "utf8")).toBe(SAMPLE_JSONC);
+  expect(readFileSync(sample.config, "utf8")).toBe(SAMPLE_JSONC);
   stranger.kill("SIGKILL");
 });
 
 test("a record naming a process that runs, with its own start stamp, is refused even when the lock is free", async () => {
-  const holder = await startHolder(config);
+  const holder = await startHolder(sample.config);
   await killHard(holder);
   await using running = Bun.spawn([process.execPath, "-e", "setInterval(() => {}, 1 << 30)"], { stdout: "ignore", stderr: "ignore" });
   await waitFor(() => isAlive(running.pid), "the running process");
-  patchRecord(config, { pid: running.pid, pidStart: processStartId(running.pid) });
-  expect(repair()).toMatchObject([{ status: "refused", configPath: config, reason: expect.stringContaining(`wrap pid ${running.pid}`) }]);
-  expect(readFileSync(config, "utf8")).not.toBe(SAMPLE_JSONC);
+  patchRecord(sample.config, { pid: running.pid, pidStart: processStartId(running.pid) });
+  expect(repair()).toMatchObject([{ status: "refused", configPath: sample.config, reason: expect.stringContaining(`wrap pid ${running.pid}`) }]);
+  expect(readFileSync(sample.config, "utf8")).not.toBe(SAMPLE_JSONC);
   running.kill("SIGKILL");
   await running.exited;
   expect(repair()).toMatchObject([{ status: "restored", kind: "backup" }]);
 });
 
-test("asking for one config with no record but a backup beside it reports the orphan backup", () => {
-  writeFileSync(`${config}.thoughtgate-backup`, "{}");
-  expect(repair({ configPath: config })).toEqual([{ status: "orphan-backup", configPath: config, backupPath: `${config}.thoughtgate-backup` }]);
-  expect(repair({ configPath: join(dir.path, "nothing.json") })).toEqual([]);
+test("asking for one sample.config with no record but a backup beside it reports the orphan backup", () => {
+  writeFileSync(`${sample.config}.thoughtgate-backup`, "{}");
+  expect(repair({ configPath: sample.config })).toEqual([{ status: "orphan-backup", configPath: sample.config, backupPath: `${sample.config}.thoughtgate-backup` }]);
+  expect(repair({ configPath: join(sample.dir, "nothing.json") })).toEqual([]);
 });
