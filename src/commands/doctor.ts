@@ -22,7 +22,7 @@ export default defineCommand({
   },
 });
 
-const MARK: Record<CheckResult["status"], string> = { pass: "ok  ", fail: "FAIL", info: "info" };
+const MARK: Record<CheckResult["status"], string> = { pass: "ok  ", fail: "FAIL", info: "info", warn: "warn" };
 
 function renderText(report: DoctorReport): string {
   const width = Math.max(...report.checks.map((check) => check.title.length));
@@ -31,7 +31,9 @@ function renderText(report: DoctorReport): string {
     lines.push(`${MARK[check.status]}  ${check.title.padEnd(width)}  ${check.summary}`);
     for (const detail of check.details) lines.push(`${" ".repeat(width + 8)}${detail}`);
   }
-  const failed = report.checks.filter((check) => check.status === "fail").map((check) => check.title);
-  lines.push(failed.length === 0 ? "all checks passed" : `failed: ${failed.join(", ")}`);
+  const titles = (status: CheckResult["status"]) => report.checks.filter((check) => check.status === status).map((check) => check.title);
+  const [failed, warned] = [titles("fail"), titles("warn")];
+  const verdict = failed.length === 0 ? (warned.length === 0 ? "all checks passed" : "no check failed") : `failed: ${failed.join(", ")}`;
+  lines.push(warned.length === 0 ? verdict : `${verdict}; warnings: ${warned.join(", ")}`);
   return `${lines.join("\n")}\n`;
 }

@@ -4,13 +4,17 @@
  * crash of the whole report. Rendering lives in `src/commands/doctor.ts`.
  */
 import { existsSync, realpathSync } from "node:fs";
+import { homedir } from "node:os";
 import { messageOf } from "../core/errors.ts";
 import { journalPath } from "../core/paths.ts";
 import { TARGET, VERSION } from "../version.ts";
-import { agentConfigLocations, type AgentConfigLocation } from "./agent-configs.ts";
+import { checkAgentConfigs } from "./agent-configs.ts";
 
-/** `info` reports without judging (which agents are installed is not a health question). */
-export type CheckStatus = "pass" | "fail" | "info";
+/**
+ * `info` reports without judging (which agents are installed is not a health question); `warn`
+ * is something to look at that does not fail the report (an agent config that does not parse).
+ */
+export type CheckStatus = "pass" | "fail" | "info" | "warn";
 
 export type CheckResult = {
   id: "binary" | "agent-configs" | "wrap-journal" | "governance-bind" | "cedar";
@@ -25,10 +29,10 @@ export type CheckResult = {
 
 export type DoctorReport = { ok: boolean; version: string; target: string; checks: CheckResult[] };
 
-export type DoctorContext = { env: NodeJS.ProcessEnv; cwd: string; platform: NodeJS.Platform; execPath: string };
+export type DoctorContext = { env: NodeJS.ProcessEnv; home: string; cwd: string; platform: NodeJS.Platform; execPath: string };
 
 export function currentContext(): DoctorContext {
-  return { env: process.env, cwd: process.cwd(), platform: process.platform, execPath: process.execPath };
+  return { env: process.env, home: process.env.HOME || homedir(), cwd: process.cwd(), platform: process.platform, execPath: process.execPath };
 }
 
 const SERVICE_PROBE_TIMEOUT_MS = 5_000;
@@ -44,7 +48,7 @@ export async function runDoctor(context: DoctorContext = currentContext()): Prom
   return { ok: checks.every((check) => check.status !== "fail"), version: VERSION, target: TARGET, checks };
 }
 
-type CheckBody = Omit<CheckResult, "id" | "title">;
+export type CheckBody = Omit<CheckResult, "id" | "title">;
 
 async function guarded(id: CheckResult["id"], title: string, body: () => CheckBody | Promise<CheckBody>): Promise<CheckResult> {
   try {
@@ -72,16 +76,7 @@ function checkBinary({ env, execPath }: DoctorContext): CheckBody {
   };
 }
 
-function checkAgentConfigs(context: DoctorContext): CheckBody {
-  const locations = agentConfigLocations(context).map((location: AgentConfigLocation) => ({ ...location, exists: existsSync(location.path) }));
-  const found = locations.filter((location) => location.exists);
-  return {
-    status: "info",
-    summary: `${found.length} of ${locations.length} known MCP config files found`,
-    details: found.map((location) => `${location.agent} (${location.scope}): ${location.path}`),
-    data: { locations },
-  };
-}
+const UNWRAP_ALL = "thoughtgate unwrap --all";
 
 function checkWrapJournal({ env }: DoctorContext): CheckBody {
   const path = journalPath(env);
@@ -90,8 +85,11 @@ function checkWrapJournal({ env }: DoctorContext): CheckBody {
   return {
     status: "fail",
     summary: `left over at ${path}`,
-    details: ["a wrap is running, or one ended without restoring agent configs; `thoughtgate unwrap` restores them once that wrap has ended (`--dry-run` shows what it would do)"],
-    data: { path, exists: true },
+    details: [
+      "a wrap is running, or one ended without restoring the agent configs it rewrote",
+      `fix: run \`${UNWRAP_ALL}\` to restore them (it leaves a running wrap's configs to that wrap; add --dry-run to see the changes first)`,
+    ],
+    data: { path, exists: true, fix: UNWRAP_ALL },
   };
 }
 

@@ -1,33 +1,108 @@
 import { expect, test } from "bun:test";
-import { agentConfigLocations } from "../../src/doctor/agent-configs.ts";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { checkAgentConfigs, type AgentConfigReport } from "../../src/doctor/agent-configs.ts";
+import { agentConfigFixture } from "../support/agent-configs.ts";
+import { tempDir } from "../support/harness.ts";
 
-const paths = (platform: NodeJS.Platform, env: NodeJS.ProcessEnv) =>
-  agentConfigLocations({ env, cwd: "/work/proj", platform }).map(({ agent, scope, path }) => `${agent} (${scope}): ${path}`);
+const reports = (data: Record<string, unknown>) => data.agents as AgentConfigReport[];
+const existing = (data: Record<string, unknown>) =>
+  reports(data).flatMap((agent) => agent.files.filter((file) => file.exists).map((file) => ({ agent: agent.agent, ...file })));
 
-test("Linux: XDG config dirs, project files in the current directory", () => {
-  expect(paths("linux", { HOME: "/home/u", XDG_CONFIG_HOME: "/home/u/.cfg" })).toEqual([
-    "Claude Desktop (user): /home/u/.cfg/Claude/claude_desktop_config.json",
-    "Claude Code (user): /home/u/.claude.json",
-    "Claude Code (project): /work/proj/.mcp.json",
-    "Cursor (user): /home/u/.cursor/mcp.json",
-    "Cursor (project): /work/proj/.cursor/mcp.json",
-    "VS Code (user): /home/u/.cfg/Code/User/mcp.json",
-    "VS Code (project): /work/proj/.vscode/mcp.json",
-    "Windsurf (user): /home/u/.codeium/windsurf/mcp_config.json",
-    "Zed (user): /home/u/.cfg/zed/settings.json",
+function write(path: string, text: string) {
+  mkdirSync(dirname(path), { recursive: true });
+  writeFileSync(path, text);
+}
+
+test("every agent wrap knows but custom is reported, with the files its adapter would read", () => {
+  using home = tempDir();
+  const ctx = { home: home.path, cwd: join(home.path, "proj"), env: { HOME: home.path }, platform: "linux" as const };
+  const check = checkAgentConfigs(ctx);
+  expect(check.status).toBe("info");
+  expect(check.summary).toBe("no agent MCP config file found");
+  expect(reports(check.data).map((agent) => `${agent.label}: ${agent.files.map((file) => `${file.scope} ${file.path.replace(home.path, "~")}`).join(", ")}`)).toEqual([
+    "Claude Desktop: user ~/.config/Claude/claude_desktop_config.json",
+    "Claude Code: user ~/.claude.json, project ~/proj/.mcp.json",
+    "Cursor: project ~/proj/.cursor/mcp.json, user ~/.cursor/mcp.json",
+    // VS Code and VS Code Insiders keep separate user profiles; doctor has no command to tell which.
+    "VS Code: project ~/proj/.vscode/mcp.json, user ~/.config/Code/User/mcp.json, user ~/.config/Code - Insiders/User/mcp.json",
+    "Windsurf: user ~/.codeium/windsurf/mcp_config.json",
+    "Zed: project ~/proj/.zed/settings.json, user ~/.config/zed/settings.json",
   ]);
 });
 
-test("macOS: desktop apps under Application Support, Zed under ~/.config", () => {
-  expect(paths("darwin", { HOME: "/Users/u", XDG_CONFIG_HOME: "/ignored" })).toEqual([
-    "Claude Desktop (user): /Users/u/Library/Application Support/Claude/claude_desktop_config.json",
-    "Claude Code (user): /Users/u/.claude.json",
-    "Claude Code (project): /work/proj/.mcp.json",
-    "Cursor (user): /Users/u/.cursor/mcp.json",
-    "Cursor (project): /work/proj/.cursor/mcp.json",
-    "VS Code (user): /Users/u/Library/Application Support/Code/User/mcp.json",
-    "VS Code (project): /work/proj/.vscode/mcp.json",
-    "Windsurf (user): /Users/u/.codeium/windsurf/mcp_config.json",
-    "Zed (user): /Users/u/.config/zed/settings.json",
+test("Claude Code: the servers wrap would govern and those it leaves alone, per file and per agent", () => {
+  using fixture = agentConfigFixture("claude-code");
+  const check = checkAgentConfigs(fixture.ctx);
+  const claudeCode = reports(check.data).find((agent) => agent.agent === "claude-code");
+  // The user file holds user and local entries; the project's disabledMcpjsonServers are read
+  // from ~/.claude.json and .claude/settings.local.json, as wrap reads them.
+  expect(claudeCode).toEqual({
+    agent: "claude-code",
+    label: "Claude Code",
+    governed: 7,
+    leftAlone: { remote: 2, disabled: 2 },
+    files: [
+      { path: join(fixture.home, ".claude.json"), scope: "user", exists: true, governed: 5, leftAlone: { remote: 1 }, problems: [], warnings: [] },
+      { path: join(fixture.project, ".mcp.json"), scope: "project", exists: true, governed: 2, leftAlone: { remote: 1, disabled: 2 }, problems: [], warnings: [] },
+    ],
+  });
+  expect(check.status).toBe("info");
+  expect(check.summary).toBe("2 config files of 1 agent: 7 stdio servers wrap would govern, 4 left alone");
+  expect(check.details).toEqual([
+    "Claude Code: 7 stdio servers to govern, 4 left alone (2 remote, 2 disabled)",
+    `  ${join(fixture.home, ".claude.json")} (user): 5 stdio servers to govern, 1 left alone (1 remote)`,
+    `  ${join(fixture.project, ".mcp.json")} (project): 2 stdio servers to govern, 3 left alone (1 remote, 2 disabled)`,
+    "no config file: Claude Desktop, Cursor, VS Code, Windsurf, Zed",
+  ]);
+});
+
+test("Zed: extension servers, disabled and remote ones are left alone", () => {
+  using fixture = agentConfigFixture("zed");
+  const check = checkAgentConfigs(fixture.ctx);
+  expect(existing(check.data)).toEqual([
+    {
+      agent: "zed",
+      path: join(fixture.home, ".config", "zed", "settings.json"),
+      scope: "user",
+      exists: true,
+      governed: 3,
+      leftAlone: { extension: 1, disabled: 1, remote: 1 },
+      problems: [],
+      warnings: [],
+    },
+  ]);
+  expect(check.details[0]).toBe("Zed: 3 stdio servers to govern, 3 left alone (1 remote, 1 disabled, 1 Zed extension)");
+});
+
+test("a config that does not parse is a warning, not a crash; the other agents are still reported", () => {
+  using home = tempDir();
+  const cwd = join(home.path, "proj");
+  const cursor = join(home.path, ".cursor", "mcp.json");
+  write(cursor, '{ "mcpServers": { "github": ');
+  write(join(cwd, ".mcp.json"), JSON.stringify({ mcpServers: { memory: { command: "npx", args: ["-y", "@modelcontextprotocol/server-memory"] } } }));
+  // Left over from a wrap that was killed: already runs the shim, so wrap leaves it alone.
+  const windsurf = join(home.path, ".codeium", "windsurf", "mcp_config.json");
+  write(windsurf, JSON.stringify({ mcpServers: { fs: { command: "/usr/local/bin/thoughtgate", args: ["shim", "--", "npx", "server-filesystem"] } } }));
+  const check = checkAgentConfigs({ home: home.path, cwd, env: { HOME: home.path }, platform: "linux" });
+
+  expect(check.status).toBe("warn");
+  expect(check.summary).toBe("3 config files of 3 agents: 1 stdio server wrap would govern, 1 left alone; 1 warning");
+  expect(existing(check.data).map(({ agent, governed, leftAlone, problems }) => ({ agent, governed, leftAlone, problems }))).toEqual([
+    { agent: "claude-code", governed: 1, leftAlone: {}, problems: [] },
+    { agent: "cursor", governed: 0, leftAlone: {}, problems: [expect.stringMatching(/^does not parse \(line 1, column \d+: /)] },
+    { agent: "windsurf", governed: 0, leftAlone: { wrapped: 1 }, problems: [] },
+  ]);
+  expect(check.details).toContain(`  warning: ${cursor} ${(existing(check.data)[1]?.problems ?? [])[0]}; wrap leaves it untouched`);
+  expect(check.details).toContain(`  ${windsurf} (user): 0 stdio servers to govern, 1 left alone (1 already wrapped)`);
+});
+
+test("a config path that is a directory is a warning about that file", () => {
+  using home = tempDir();
+  mkdirSync(join(home.path, ".config", "Claude", "claude_desktop_config.json"), { recursive: true });
+  const check = checkAgentConfigs({ home: home.path, cwd: home.path, env: { HOME: home.path }, platform: "linux" });
+  expect(check.status).toBe("warn");
+  expect(existing(check.data)).toEqual([
+    expect.objectContaining({ agent: "claude-desktop", governed: 0, problems: [expect.stringMatching(/^cannot be read: .*EISDIR/)] }),
   ]);
 });

@@ -12,10 +12,12 @@ async function doctor(args: string[], home: string, cwd: string) {
   return { code, stdout, stderr };
 }
 
-function touch(path: string) {
+function write(path: string, text: string) {
   mkdirSync(dirname(path), { recursive: true });
-  writeFileSync(path, "{}");
+  writeFileSync(path, text);
 }
+
+const touch = (path: string) => write(path, "{}");
 
 test("a healthy install: every check passes, and it lists the agent configs that exist", async () => {
   using home = tempDir();
@@ -34,8 +36,9 @@ test("a healthy install: every check passes, and it lists the agent configs that
     ["cedar", "pass"],
   ]);
   expect(report.checks[0]?.data).toMatchObject({ path: requireBinary(), compiled: true, onPath: null, version: report.version, target: report.target });
-  const found = (report.checks[1]?.data.locations as Array<{ agent: string; scope: string; exists: boolean }>).filter((l) => l.exists);
-  expect(found.map((l) => `${l.agent} (${l.scope})`)).toEqual(["Claude Code (project)", "Cursor (user)"]);
+  const agents = report.checks[1]?.data.agents as Array<{ label: string; files: Array<{ scope: string; exists: boolean }> }>;
+  const found = agents.flatMap((agent) => agent.files.filter((file) => file.exists).map((file) => `${agent.label} (${file.scope})`));
+  expect(found).toEqual(["Claude Code (project)", "Cursor (user)"]);
   expect(report.checks[3]?.data.port).toBeGreaterThan(0);
 });
 
@@ -45,9 +48,26 @@ test("a left-over wrap journal fails the report with exit 1 and says what to do"
   const { code, stdout } = await doctor([], home.path, home.path);
   expect(code).toBe(1);
   expect(stdout).toMatch(/^FAIL  wrap journal +left over at .*journal\.json$/m);
-  expect(stdout).toContain("thoughtgate unwrap");
+  expect(stdout).toMatch(/^ +fix: run `thoughtgate unwrap --all`/m);
   expect(stdout).toMatch(/^ok    cedar engine +cedar \d+\.\d+\.\d+ evaluates policies/m);
   expect(stdout.trimEnd().split("\n").at(-1)).toBe("failed: wrap journal");
+});
+
+test("agent configs: servers wrap would govern or leave alone; a config that does not parse is a warning, exit 0", async () => {
+  using home = tempDir();
+  using project = tempDir();
+  const cursor = join(home.path, ".cursor", "mcp.json");
+  write(cursor, '{ "mcpServers": { "github": { "command": "npx", } ');
+  write(
+    join(project.path, ".mcp.json"),
+    JSON.stringify({ mcpServers: { memory: { command: "npx", args: ["-y", "@modelcontextprotocol/server-memory"] }, linear: { type: "http", url: "https://mcp.linear.app/mcp" } } }),
+  );
+  const { code, stdout } = await doctor([], home.path, project.path);
+  expect(code).toBe(0);
+  expect(stdout).toMatch(/^warn  agent configs +2 config files of 2 agents: 1 stdio server wrap would govern, 1 left alone; 1 warning$/m);
+  expect(stdout).toMatch(/^ +Claude Code: 1 stdio server to govern, 1 left alone \(1 remote\)$/m);
+  expect(stdout).toContain(`warning: ${cursor} does not parse (line 1, column `);
+  expect(stdout.trimEnd().split("\n").at(-1)).toBe("no check failed; warnings: agent configs");
 });
 
 test("doctor rejects flags it does not know", async () => {
