@@ -17,6 +17,11 @@ export const PLAN = QUICK
 export const GOVERNED_PIPELINED = QUICK ? 4_000 : 20_000;
 /** Cedar alone: evaluations timed one by one in the bench process, after a warm-up. */
 export const CEDAR_PLAN = QUICK ? { policies: 50, warmup: 500, evaluations: 2_000 } : { policies: 50, warmup: 1_000, evaluations: 10_000 };
+/**
+ * wrap (issue 4): launches of the agent per configuration, after one uncounted round; and
+ * discover + rewrite of the 1 MB `~/.claude.json` in the bench process, after one first call.
+ */
+export const WRAP_PLAN = QUICK ? { launches: 7, rewrites: 20 } : { launches: 15, rewrites: 50 };
 export const CONCURRENT_PROXIES = 5;
 /** Pipelined calls each proxy carries before its memory is read: a warm, working proxy, not an idle one. */
 export const MEMORY_WARMUP_CALLS = 2_000;
@@ -30,6 +35,8 @@ export const PIPELINE_WINDOW = 256;
 export const TARGET = { addedP50Ms: 0.15, addedP99Ms: 1, throughputVsRelay: 0.85, pssKb: 12 * 1024 };
 /** The governance issue's targets: a governed call's added p99, one Cedar evaluation, the service's RSS. */
 export const GOVERNANCE_TARGET = { addedP99Ms: 1, cedarP99Ms: 0.2, serviceRssKb: 80 * 1024 };
+/** The wrap issue's targets: command → agent launched, added to launching it directly; rewriting a 1 MB `~/.claude.json`. */
+export const WRAP_TARGET = { addedLaunchMs: 150, rewriteMs: 20 };
 
 export const INITIALIZE: Call = {
   method: "initialize",

@@ -7,10 +7,12 @@
 import { STALL_MS, type Throughput } from "./bench-client.ts";
 import type { CedarFigures } from "./cedar-eval.ts";
 import type { ServiceMemory } from "./governed.ts";
-import { CEDAR_PLAN, CONCURRENT_PROXIES, GOVERNANCE_TARGET, MEMORY_WARMUP_CALLS, PLAN, TARGET, type ConfigName, type MemoryFigures } from "./plan.ts";
+import { CEDAR_PLAN, CONCURRENT_PROXIES, GOVERNANCE_TARGET, MEMORY_WARMUP_CALLS, PLAN, TARGET, WRAP_PLAN, WRAP_TARGET, type ConfigName, type MemoryFigures } from "./plan.ts";
 import { mb, median, ms, percentile, perSecond, signedMs, verdict, type Row } from "./report.ts";
+import type { LaunchFigures } from "./wrap-launch.ts";
+import type { RewriteFigures } from "./wrap-rewrite.ts";
 
-function get<T>(map: Map<ConfigName, T>, name: ConfigName): T {
+function get<K extends string, T>(map: Map<K, T>, name: K): T {
   const value = map.get(name);
   if (value === undefined) throw new Error(`no figures for ${name}`);
   return value;
@@ -178,4 +180,61 @@ export function serviceMemoryRows(service: ServiceMemory, relayIdleRssKb: number
     row(`service RSS, idle, ${CEDAR_PLAN.policies} Cedar policies loaded`, service.idleRssKb, false),
     row("service RSS, after the governed runs", service.afterRssKb, true),
   ];
+}
+
+/**
+ * wrap's start-up against launching the agent directly (the target is on the added median;
+ * p90 is shown against the same figure), its spawn-to-exit time, and the in-process rewrite
+ * figures (the target on the median and p99 of discover + rewrite).
+ */
+export function wrapRows(launch: LaunchFigures, rewrite: RewriteFigures): Row[] {
+  const rows: Row[] = [];
+  const direct = get(launch.samples, "direct");
+  const figures = [
+    [`spawn → agent running, p50 of ${WRAP_PLAN.launches}`, 0.5, "launchedMs", WRAP_TARGET.addedLaunchMs],
+    [`spawn → agent running, p90 of ${WRAP_PLAN.launches}`, 0.9, "launchedMs", WRAP_TARGET.addedLaunchMs],
+    [`spawn → exit (config restored), p50 of ${WRAP_PLAN.launches}`, 0.5, "exitedMs", null],
+  ] as const;
+  for (const [figure, q, key, target] of figures) {
+    const base = percentile(direct.map((sample) => sample[key]), q);
+    for (const [config, samples] of launch.samples) {
+      const value = percentile(samples.map((sample) => sample[key]), q);
+      if (config === "direct") {
+        rows.push({ figure, config: "agent alone", value: ms(value), baseline: "(baseline)", delta: "", target: "", result: "" });
+        continue;
+      }
+      const added = value - base;
+      rows.push({
+        figure,
+        config,
+        value: ms(value),
+        baseline: ms(base),
+        delta: signedMs(added),
+        target: target === null ? "" : `≤ +${target} ms`,
+        result: target === null ? "" : verdict(added <= target),
+      });
+    }
+  }
+  const config = `${mb(rewrite.bytes / 1024)} ~/.claude.json`;
+  const row = (figure: string, value: number, target: number | null): Row => ({
+    figure,
+    config,
+    value: ms(value),
+    baseline: "—",
+    delta: "",
+    target: target === null ? "" : `≤ ${target} ms`,
+    result: target === null ? "" : verdict(value <= target),
+  });
+  const of = `of ${WRAP_PLAN.rewrites}`;
+  rows.push(
+    row(`discover("claude-code") p50 ${of}`, median(rewrite.discoverMs), null),
+    row(`rewrite p50 ${of}`, median(rewrite.rewriteMs), null),
+    row(`discover + rewrite p50 ${of}`, median(rewrite.totalMs), WRAP_TARGET.rewriteMs),
+    row(`discover + rewrite p99 ${of}`, percentile(rewrite.totalMs, 0.99), WRAP_TARGET.rewriteMs),
+    row("discover + rewrite, first call", rewrite.first.discoverMs + rewrite.first.rewriteMs, null),
+    row(`restoreOwnedKeys, agent saved the file, p50 ${of}`, median(rewrite.restoreMs), null),
+    row(`restoreOwnedKeys, agent saved the file, p99 ${of}`, percentile(rewrite.restoreMs, 0.99), null),
+    row("restoreOwnedKeys, first call", rewrite.first.restoreMs, null),
+  );
+  return rows;
 }

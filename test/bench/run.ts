@@ -2,17 +2,20 @@
  * `bun run bench` (`--quick` for a shorter run): what `thoughtgate shim` costs, measured in one run
  * against the same server reached directly (the baseline) and through a byte relay that parses
  * nothing (the floor any stdio proxy built on Bun pays); then what governing a call costs, with
- * the engine in the shim and in `thoughtgate serve`, and one Cedar evaluation alone. Prints the
- * machine and the tables to stdout, progress to stderr. Pipes, and loopback HTTP between the shim
- * and the governance service only; every process it starts is reaped.
+ * the engine in the shim and in `thoughtgate serve`, and one Cedar evaluation alone; then what
+ * `thoughtgate wrap` adds before the agent runs, and what rewriting a 1 MB `~/.claude.json` takes.
+ * Prints the machine and the tables to stdout, progress to stderr. Pipes, and loopback HTTP
+ * between the shim and the governance service only; every process it starts is reaped.
  */
-import { readFileSync, statSync } from "node:fs";
+import { readFileSync, realpathSync, statSync } from "node:fs";
 import { cpus, loadavg, release } from "node:os";
 import { join } from "node:path";
 import { BINARY, ROOT, processesWith, requireBinary, tempDir } from "../support/harness.ts";
 import { measureCedar, writePolicySet, type CedarFigures } from "./cedar-eval.ts";
 import { measureGoverned, type GovernedFigures } from "./governed.ts";
 import { measureMemory, measureSessions, measureStartup, wallTimes } from "./measure.ts";
+import { measureWrapLaunch } from "./wrap-launch.ts";
+import { measureRewrite } from "./wrap-rewrite.ts";
 import {
   CEDAR_PLAN,
   CONCURRENT_PROXIES,
@@ -22,13 +25,14 @@ import {
   PLAN,
   QUICK,
   TARGET,
+  WRAP_PLAN,
   type Config,
   type ConfigName,
   type MemoryFigures,
   type SessionFigures,
 } from "./plan.ts";
 import { median, progress, renderTable, type Row } from "./report.ts";
-import { binaryRows, cedarRows, latencyRows, memoryRows, serviceMemoryRows, startupRows, throughputRows } from "./rows.ts";
+import { binaryRows, cedarRows, latencyRows, memoryRows, serviceMemoryRows, startupRows, throughputRows, wrapRows } from "./rows.ts";
 
 function configurations(server: string[], relay: string, eventsDir: string): Config[] {
   const shim = [BINARY, "shim", "--server-id", "bench"];
@@ -44,16 +48,17 @@ function eventsPath(dir: string, tag: string): string {
   return join(dir, `events-${tag}.jsonl`);
 }
 
-async function compileRelay(outfile: string): Promise<string> {
+/** A helper of the bench compiled like our binary (`source` in test/bench/). */
+async function compile(source: string, outfile: string): Promise<string> {
   const result = await Bun.build({
-    entrypoints: [join(import.meta.dir, "byte-relay.ts")],
+    entrypoints: [join(import.meta.dir, source)],
     minify: true,
     sourcemap: "none",
     compile: { outfile, autoloadDotenv: false, autoloadBunfig: false },
   });
   if (!result.success) {
     for (const message of result.logs) console.error(message);
-    throw new Error("could not compile test/bench/byte-relay.ts");
+    throw new Error(`could not compile test/bench/${source}`);
   }
   return outfile;
 }
@@ -113,9 +118,10 @@ async function main(): Promise<void> {
   const loadAtStart = loadavg()[0] ?? 0;
   requireBinary();
   using work = tempDir("thoughtgate-bench-");
-  const relay = await compileRelay(join(work.path, "byte-relay"));
-  // Every server carries the run id in a marker argument, and the governance service in its policy
-  // file's name, so anything left behind can be found at the end.
+  const relay = await compile("byte-relay.ts", join(work.path, "byte-relay"));
+  const agent = await compile("launch-agent.ts", join(work.path, "launch-agent"));
+  // Every server and wrapped agent (so every wrap too) carries the run id in a marker argument, and
+  // the governance service in its policy file's name, so anything left behind can be found at the end.
   const runId = Bun.randomUUIDv7();
   const marker = `--bench-run=${runId}`;
   const server = [process.execPath, join(import.meta.dir, "bench-server.ts"), marker];
@@ -144,6 +150,10 @@ async function main(): Promise<void> {
   const versionMs = median(wallTimes([BINARY, "--version"], PLAN.versionRuns));
   // The relay without arguments prints its usage and exits: a compiled Bun binary's bare start-up.
   const relayStartMs = median(wallTimes([relay], PLAN.versionRuns));
+
+  const launch = await measureWrapLaunch(work.path, agent, marker, env);
+  progress(`wrap rewrite: discover + rewrite of a 1 MB ~/.claude.json × ${WRAP_PLAN.rewrites + 1}, then restoreOwnedKeys`);
+  const rewrite = measureRewrite(work.path, realpathSync(BINARY));
 
   const cedarFile = writePolicySet(work.path);
   const governed = await measureGoverned(server, work.path, runId, cedarFile, env);
@@ -203,6 +213,15 @@ async function main(): Promise<void> {
       "",
       `- service decisions (its /metrics): ${decisions}`,
       `- Cedar: ${count(cedar.requests)} distinct requests in turn: ${count(cedar.allowed)} allowed, ${count(cedar.denied)} denied (${count(cedar.deniedByDefault)} of them with no permit matching); ${cedar.policiesDeciding} of the ${CEDAR_PLAN.policies} policies decided at least one`,
+      "",
+      "## Wrap",
+      "",
+      `- start-up: \`thoughtgate wrap --agent-type custom --config-path mcp.json -- AGENT\` (three stdio servers, ${count(launch.configs[0]?.bytes ?? 0)} bytes) and \`thoughtgate wrap --agent-type claude-code -- AGENT\` (the 1 MB ~/.claude.json below) with the embedded default policy, against AGENT alone; AGENT: compiled \`test/bench/launch-agent.ts\`, which writes a line to the bench's pipe first thing and exits; ${WRAP_PLAN.launches} launches per configuration after one uncounted round, interleaved`,
+      `- rewrite: \`discover("claude-code")\` + \`rewrite\` in the bench process on a generated ${count(rewrite.bytes)}-byte ~/.claude.json (${rewrite.projects} projects, 3 stdio servers and 1 remote at the top level; ${rewrite.owned} owned keys), a fresh text for each of ${WRAP_PLAN.rewrites} iterations after the first call; \`restoreOwnedKeys\` of the same file after the agent saved it (start count, a history item, the session id)`,
+      "",
+      renderTable(wrapRows(launch, rewrite)),
+      "",
+      `- configs after ${launch.runs} wrap runs: byte-identical to the originals, no backup or lock left (checked after each run)`,
       `- processes left behind: ${leftovers.length === 0 ? "none" : `${leftovers.length} (killed: ${leftovers.join(", ")})`}`,
       `- bench wall time: ${((performance.now() - started) / 1000).toFixed(1)} s`,
     ].join("\n"),
