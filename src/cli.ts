@@ -19,6 +19,7 @@ const subCommands = {
   deny: () => import("./commands/deny.ts").then((m) => m.default),
   "validate-config": () => import("./commands/validate-config.ts").then((m) => m.default),
   unwrap: () => import("./commands/unwrap.ts").then((m) => m.default),
+  arbiter: () => import("./commands/arbiter.ts").then((m) => m.default),
 } satisfies SubCommandsDef;
 
 const root = defineCommand({

@@ -15,7 +15,7 @@ export const HURRIED_SIGTERM_GRACE_MS = 1_000;
 
 export type Exit = { exitCode: number | null; signal: string | null; escalation: "none" | "sigterm" | "sigkill" };
 
-type Piped = Subprocess<"pipe", "pipe", "inherit">;
+type Piped = Subprocess<"pipe", "pipe", "inherit" | "pipe">;
 
 /**
  * The MCP server child: its own process group (so a Ctrl+C in the terminal reaches only the
@@ -33,14 +33,19 @@ export class ServerProcess {
   /**
    * `keepThoughtGateEnv` is for a process that is itself ThoughtGate (an agent starting a rewritten
    * entry runs `thoughtgate shim`, which needs the session secret the entry carries); an MCP
-   * server never gets it.
+   * server never gets it. `pipeStderr` is for `arbiter`, which reads events from the child's stderr
+   * and passes the rest through itself.
    */
-  static spawn(command: string[], env: NodeJS.ProcessEnv = process.env, options: { keepThoughtGateEnv?: boolean } = {}): ServerProcess | { error: string } {
+  static spawn(
+    command: string[],
+    env: NodeJS.ProcessEnv = process.env,
+    options: { keepThoughtGateEnv?: boolean; pipeStderr?: boolean } = {},
+  ): ServerProcess | { error: string } {
     try {
-      const proc = Bun.spawn(command, {
+      const proc: Piped = Bun.spawn(command, {
         stdin: "pipe",
         stdout: "pipe",
-        stderr: "inherit",
+        stderr: options.pipeStderr ? "pipe" : "inherit",
         detached: true,
         env: options.keepThoughtGateEnv ? definedOnly(env) : scrubEnv(env),
       });
@@ -60,6 +65,11 @@ export class ServerProcess {
 
   get stdout(): ReadableStream<Uint8Array> {
     return this.proc.stdout;
+  }
+
+  /** The child's stderr when spawned with `pipeStderr`; null when it is inherited. */
+  get stderr(): ReadableStream<Uint8Array> | null {
+    return this.proc.stderr instanceof ReadableStream ? this.proc.stderr : null;
   }
 
   get exited(): Promise<number> {

@@ -32,7 +32,15 @@ export type EventFields = {
     signal?: string | null;
     detail?: string;
   };
-  tool_call_start: { call_id: string; request_id: string | number; tool: string; args_hash: string };
+  tool_call_start: {
+    call_id: string;
+    request_id: string | number;
+    tool: string;
+    args_hash: string;
+    /** arbiter: the `tool.request`'s `action`, and whether the child waits for our decision. */
+    action?: string;
+    requires_policy?: boolean;
+  };
   tool_call_decision: { call_id: string; tool: string } & DecisionFields;
   /** A decision on a governed method other than tools/call (resources/read, prompts/get…). */
   method_decision: { request_id: string | number; method: string; name: string } & DecisionFields;
@@ -61,11 +69,29 @@ export type EventFields = {
     method: string;
     age_ms: number;
   };
+  /** arbiter: a `policy.abort` (seed 002 §3.4); `delivered` false when the child's stdin was already gone. */
+  policy_abort: { id: string; code: string; reason: string; delivered: boolean };
+  /** arbiter: a line that claimed to be an event (prefix, or a `tool.*` type) but is not a valid one; passed through. */
+  malformed_event: {
+    stream: "stdout" | "stderr";
+    error: string;
+    detail: string;
+    bytes: number;
+    raw: string;
+    raw_encoding: "utf8" | "hex";
+  };
+  /** arbiter: an event that broke the per-id rules of seed 002 §6 (ignored, never fatal). */
+  protocol_warning: {
+    warning: "duplicate_request" | "unknown_id" | "result_before_decision";
+    request_id: string | number;
+    detail: string;
+  };
   run_end: {
     ended_at: string;
-    status: "ok" | "server_exited" | "server_failed";
+    /** shim: ok / server_exited / server_failed; arbiter: child_exited / aborted / transport_failed / server_failed. */
+    status: "ok" | "server_exited" | "server_failed" | "child_exited" | "aborted" | "transport_failed";
     exit_code: number;
-    summary: Summary;
+    summary: Summary | ArbiterSummary;
   };
 };
 
@@ -93,6 +119,26 @@ export type Summary = {
   framing_errors: number;
   smuggling_attempts: number;
   orphaned_requests: number;
+  events_dropped: number;
+};
+
+/** `run_end.summary` of a `thoughtgate arbiter` run. */
+export type ArbiterSummary = {
+  requests_total: number;
+  /** `requires_policy: false`: audited, not waited for. */
+  requests_unwaited: number;
+  allowed: number;
+  denied: number;
+  /** Allowed by a person at the terminal. */
+  approved: number;
+  /** Denied because no decision came in time. */
+  timed_out: number;
+  malformed_events: number;
+  duplicate_requests: number;
+  unknown_ids: number;
+  aborts: number;
+  /** Lines written to the child's stdin (decisions, pings, aborts). */
+  control_lines: number;
   events_dropped: number;
 };
 

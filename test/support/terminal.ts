@@ -1,0 +1,73 @@
+/**
+ * Run a command with a pseudo terminal as its controlling terminal, through util-linux `script`
+ * (Debian's bsdutils): what the command writes to /dev/tty shows up in `screen()`, and what the
+ * test `type()`s arrives on /dev/tty as if typed (so "\x03" is Ctrl+C). The command's own stdout
+ * and stderr are redirected to files, so they can be checked apart from what the terminal shows.
+ */
+import { join } from "node:path";
+import { waitFor } from "./harness.ts";
+
+export type Terminal = {
+  /** Everything written to the terminal so far. */
+  screen(): string;
+  type(text: string): void;
+  /** Wait until the screen contains `text` `times` times. */
+  waitForText(text: string, times?: number): Promise<void>;
+  /** The command's exit code (script -e passes it on). */
+  exited: Promise<number>;
+  stdoutFile: string;
+  stderrFile: string;
+  pid: number;
+  kill(signal?: NodeJS.Signals): void;
+};
+
+export function hasScript(): boolean {
+  return Bun.which("script") !== null;
+}
+
+function shellQuote(arg: string): string {
+  return `'${arg.replaceAll("'", "'\\''")}'`;
+}
+
+export function runInTerminal(command: string[], options: { cwd: string; outDir: string }): Terminal {
+  const stdoutFile = join(options.outDir, "terminal-stdout.txt");
+  const stderrFile = join(options.outDir, "terminal-stderr.txt");
+  const shell = `exec ${command.map(shellQuote).join(" ")} >${shellQuote(stdoutFile)} 2>${shellQuote(stderrFile)}`;
+  // -q: no banner; -e: exit with the command's code; /dev/null: no typescript file.
+  const proc = Bun.spawn(["script", "-q", "-e", "-c", shell, "/dev/null"], {
+    cwd: options.cwd,
+    stdin: "pipe",
+    stdout: "pipe",
+    stderr: "inherit",
+    // A session of its own: the test's own terminal (if any) is never the one the command sees.
+    detached: true,
+  });
+  let screen = "";
+  const decoder = new TextDecoder();
+  void (async () => {
+    for await (const chunk of proc.stdout) screen += decoder.decode(chunk, { stream: true });
+  })();
+  const count = (text: string) => screen.split(text).length - 1;
+  return {
+    screen: () => screen,
+    type: (text) => {
+      proc.stdin.write(text);
+      void proc.stdin.flush();
+    },
+    waitForText: async (text, times = 1) => {
+      try {
+        await waitFor(() => count(text) >= times, `${JSON.stringify(text)} ×${times} on the terminal`);
+      } catch (error) {
+        throw new Error(`${(error as Error).message}; it shows:\n${screen}`);
+      }
+    },
+    exited: proc.exited.then((code) => {
+      proc.stdin.end();
+      return code;
+    }),
+    stdoutFile,
+    stderrFile,
+    pid: proc.pid,
+    kill: (signal = "SIGTERM") => proc.kill(signal),
+  };
+}
