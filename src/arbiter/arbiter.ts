@@ -93,6 +93,8 @@ export class Arbiter {
     for (const call of this.calls.pending()) {
       this.decide(call, "deny", { gate: "governance", ruleId: null, policyId: null, reason: `session aborted: ${reason}` });
     }
+    // Nothing is allowed after an abort, whatever the child still prints before it stops.
+    this.closed = true;
     const id = `abort-${this.summary.aborts}`;
     const delivered = this.options.control.send(abortMessage(this.options.runId, id, reason, code));
     log.warn(`[${this.options.serverId}] aborting the session (${code}): ${reason}`);
@@ -116,29 +118,18 @@ export class Arbiter {
 
   private request(event: ToolRequest): void {
     this.summary.requests_total += 1;
-    const eventsOn = this.options.events.enabled;
     const call = this.calls.open({
       id: event.id,
       tool: event.tool,
       action: event.action ?? null,
-      callId: eventsOn ? Bun.randomUUIDv7() : "",
-      // Hashing costs a canonical serialisation of the args: only when someone reads it.
-      argsHash: eventsOn ? argsHash(event.args) : "",
+      requiresPolicy: event.requires_policy,
+      args: event.args,
+      audit: null,
       runId: event.run_id ?? this.options.runId,
       state: event.requires_policy ? "pending" : "unwaited",
       requestedAt: performance.now(),
     });
     if (!call) return this.duplicate(event);
-    if (eventsOn) {
-      this.options.events.emit("tool_call_start", {
-        call_id: call.callId,
-        request_id: call.id,
-        tool: call.tool,
-        args_hash: call.argsHash,
-        ...(event.action === undefined ? {} : { action: event.action }),
-        requires_policy: event.requires_policy,
-      });
-    }
     if (this.closed) {
       log.debug(`[${this.options.serverId}] ${call.tool} (id ${JSON.stringify(call.id)}) arrived as the child was stopping: not decided`);
       if (call.state === "pending") this.abandon(call);
@@ -276,10 +267,31 @@ export class Arbiter {
     this.options.events.emit("protocol_warning", { warning, request_id: id, detail });
   }
 
+  /**
+   * The call's `tool_call_start`, emitted once, when its first decision event is: after the decision
+   * is on its way to the child, so hashing and serialising for the audit never delay it.
+   */
+  private audited(call: Call): { callId: string; argsHash: string } {
+    if (call.audit) return call.audit;
+    const audit = { callId: Bun.randomUUIDv7(), argsHash: argsHash(call.args) };
+    call.audit = audit;
+    call.args = null;
+    this.options.events.emit("tool_call_start", {
+      call_id: audit.callId,
+      request_id: call.id,
+      tool: call.tool,
+      args_hash: audit.argsHash,
+      ...(call.action === null ? {} : { action: call.action }),
+      requires_policy: call.requiresPolicy,
+    });
+    return audit;
+  }
+
   private emitDecision(call: Call, decision: "forward" | "deny" | "pending", verdict: Verdict): void {
     if (!this.options.events.enabled) return;
+    const { callId } = this.audited(call);
     this.options.events.emit("tool_call_decision", {
-      call_id: call.callId,
+      call_id: callId,
       tool: call.tool,
       decision,
       gate: verdict.gate,
@@ -294,10 +306,11 @@ export class Arbiter {
 
   private endCall(call: Call, status: "ok" | "error" | "denied" | "cancelled" | "no_response"): void {
     if (!this.options.events.enabled) return;
+    const { callId, argsHash: hash } = this.audited(call);
     this.options.events.emit("tool_call_end", {
-      call_id: call.callId,
+      call_id: callId,
       tool: call.tool,
-      args_hash: call.argsHash,
+      args_hash: hash,
       status,
       latency_ms: Math.round((performance.now() - call.requestedAt) * 1000) / 1000,
       bytes_out: 0,

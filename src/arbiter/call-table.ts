@@ -19,9 +19,11 @@ export type Call = {
   id: EventId;
   tool: string;
   action: string | null;
-  /** The event stream's `call_id` (UUIDv7). */
-  callId: string;
-  argsHash: string;
+  requiresPolicy: boolean;
+  /** The request's args until the call is audited (then null: only the hash is kept). */
+  args: unknown;
+  /** The event stream's `call_id` (UUIDv7) and `args_hash`, once `tool_call_start` was emitted. */
+  audit: { callId: string; argsHash: string } | null;
   /** The request's own `run_id`, echoed in the decision; ours when it had none. */
   runId: string;
   state: CallState;

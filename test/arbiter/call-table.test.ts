@@ -1,7 +1,7 @@
 import { expect, test } from "bun:test";
 import { CallTable, type Call } from "../../src/arbiter/call-table.ts";
 
-const request = (id: string | number, state: Call["state"] = "pending") => ({ id, tool: "fs.read", action: null, callId: "", argsHash: "", runId: "r", state, requestedAt: 0 });
+const request = (id: string | number, state: Call["state"] = "pending") => ({ id, tool: "fs.read", action: null, requiresPolicy: true, args: {}, audit: null, runId: "r", state, requestedAt: 0 });
 
 test("seed §6: a repeated id is refused, the first decision wins, results complete allowed calls", () => {
   const table = new CallTable();
