@@ -22,6 +22,11 @@ export const CEDAR_PLAN = QUICK ? { policies: 50, warmup: 500, evaluations: 2_00
  * discover + rewrite of the 1 MB `~/.claude.json` in the bench process, after one first call.
  */
 export const WRAP_PLAN = QUICK ? { launches: 7, rewrites: 20 } : { launches: 15, rewrites: 50 };
+/**
+ * arbiter (issue 6): decisions timed per configuration, split into blocks of one fresh session
+ * each (in turn across configurations), each session warming up first.
+ */
+export const ARBITER_PLAN = QUICK ? { decisions: 2_000, blocks: 4, warmup: 200 } : { decisions: 10_000, blocks: 10, warmup: 300 };
 export const CONCURRENT_PROXIES = 5;
 /** Pipelined calls each proxy carries before its memory is read: a warm, working proxy, not an idle one. */
 export const MEMORY_WARMUP_CALLS = 2_000;
@@ -37,6 +42,8 @@ export const TARGET = { addedP50Ms: 0.15, addedP99Ms: 1, throughputVsRelay: 0.85
 export const GOVERNANCE_TARGET = { addedP99Ms: 1, cedarP99Ms: 0.2, serviceRssKb: 80 * 1024 };
 /** The wrap issue's targets: command → agent launched, added to launching it directly; rewriting a 1 MB `~/.claude.json`. */
 export const WRAP_TARGET = { addedLaunchMs: 150, rewriteMs: 20 };
+/** The arbiter issue's target: what `thoughtgate arbiter` adds to a decision's p99 over the echo decider. */
+export const ARBITER_TARGET = { addedP99Ms: 1 };
 
 export const INITIALIZE: Call = {
   method: "initialize",

@@ -5,9 +5,10 @@
  * what any Bun proxy pays.
  */
 import { STALL_MS, type Throughput } from "./bench-client.ts";
+import type { ArbiterFigures } from "./arbiter.ts";
 import type { CedarFigures } from "./cedar-eval.ts";
 import type { ServiceMemory } from "./governed.ts";
-import { CEDAR_PLAN, CONCURRENT_PROXIES, GOVERNANCE_TARGET, MEMORY_WARMUP_CALLS, PLAN, TARGET, WRAP_PLAN, WRAP_TARGET, type ConfigName, type MemoryFigures } from "./plan.ts";
+import { ARBITER_TARGET, CEDAR_PLAN, CONCURRENT_PROXIES, GOVERNANCE_TARGET, MEMORY_WARMUP_CALLS, PLAN, TARGET, WRAP_PLAN, WRAP_TARGET, type ConfigName, type MemoryFigures } from "./plan.ts";
 import { mb, median, ms, percentile, perSecond, signedMs, verdict, type Row } from "./report.ts";
 import type { LaunchFigures } from "./wrap-launch.ts";
 import type { RewriteFigures } from "./wrap-rewrite.ts";
@@ -236,5 +237,37 @@ export function wrapRows(launch: LaunchFigures, rewrite: RewriteFigures): Row[] 
     row(`restoreOwnedKeys, agent saved the file, p99 ${of}`, percentile(rewrite.restoreMs, 0.99), null),
     row("restoreOwnedKeys, first call", rewrite.first.restoreMs, null),
   );
+  return rows;
+}
+
+/**
+ * The arbiter's decision wait (tool.request printed → policy.decision read) against the echo
+ * decider's; the target is on the added p99.
+ */
+export function arbiterRows(arbiter: ArbiterFigures): Row[] {
+  const rows: Row[] = [];
+  const base = arbiter.samples.get("echo decider");
+  if (!base) throw new Error("no figures for the echo decider");
+  for (const [label, q, target] of [["p50", 0.5, null], ["p99", 0.99, ARBITER_TARGET.addedP99Ms]] as const) {
+    const figure = `tool.request → policy.decision ${label}`;
+    const baseline = percentile(base, q);
+    for (const [config, samples] of arbiter.samples) {
+      const value = percentile(samples, q);
+      if (config === "echo decider") {
+        rows.push({ figure, config, value: ms(value), baseline: "(baseline)", delta: "", target: "", result: "" });
+        continue;
+      }
+      const added = value - baseline;
+      rows.push({
+        figure,
+        config,
+        value: ms(value),
+        baseline: ms(baseline),
+        delta: signedMs(added),
+        target: target === null ? "" : `≤ +${target} ms`,
+        result: target === null ? "" : verdict(added <= target),
+      });
+    }
+  }
   return rows;
 }

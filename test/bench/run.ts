@@ -3,7 +3,8 @@
  * against the same server reached directly (the baseline) and through a byte relay that parses
  * nothing (the floor any stdio proxy built on Bun pays); then what governing a call costs, with
  * the engine in the shim and in `thoughtgate serve`, and one Cedar evaluation alone; then what
- * `thoughtgate wrap` adds before the agent runs, and what rewriting a 1 MB `~/.claude.json` takes.
+ * `thoughtgate wrap` adds before the agent runs, and what rewriting a 1 MB `~/.claude.json` takes;
+ * and how long `thoughtgate arbiter` makes a codecli wait for a decision.
  * Prints the machine and the tables to stdout, progress to stderr. Pipes, and loopback HTTP
  * between the shim and the governance service only; every process it starts is reaped.
  */
@@ -11,12 +12,14 @@ import { readFileSync, realpathSync, statSync } from "node:fs";
 import { cpus, loadavg, release } from "node:os";
 import { join } from "node:path";
 import { BINARY, ROOT, processesWith, requireBinary, tempDir } from "../support/harness.ts";
+import { measureArbiter } from "./arbiter.ts";
 import { measureCedar, writePolicySet, type CedarFigures } from "./cedar-eval.ts";
 import { measureGoverned, type GovernedFigures } from "./governed.ts";
 import { measureMemory, measureSessions, measureStartup, wallTimes } from "./measure.ts";
 import { measureWrapLaunch } from "./wrap-launch.ts";
 import { measureRewrite } from "./wrap-rewrite.ts";
 import {
+  ARBITER_PLAN,
   CEDAR_PLAN,
   CONCURRENT_PROXIES,
   GOVERNANCE_TARGET,
@@ -32,7 +35,7 @@ import {
   type SessionFigures,
 } from "./plan.ts";
 import { median, progress, renderTable, type Row } from "./report.ts";
-import { binaryRows, cedarRows, latencyRows, memoryRows, serviceMemoryRows, startupRows, throughputRows, wrapRows } from "./rows.ts";
+import { arbiterRows, binaryRows, cedarRows, latencyRows, memoryRows, serviceMemoryRows, startupRows, throughputRows, wrapRows } from "./rows.ts";
 
 function configurations(server: string[], relay: string, eventsDir: string): Config[] {
   const shim = [BINARY, "shim", "--server-id", "bench"];
@@ -120,6 +123,7 @@ async function main(): Promise<void> {
   using work = tempDir("thoughtgate-bench-");
   const relay = await compile("byte-relay.ts", join(work.path, "byte-relay"));
   const agent = await compile("launch-agent.ts", join(work.path, "launch-agent"));
+  const decider = await compile("echo-decider.ts", join(work.path, "echo-decider"));
   // Every server and wrapped agent (so every wrap too) carries the run id in a marker argument, and
   // the governance service in its policy file's name, so anything left behind can be found at the end.
   const runId = Bun.randomUUIDv7();
@@ -154,6 +158,8 @@ async function main(): Promise<void> {
   const launch = await measureWrapLaunch(work.path, agent, marker, env);
   progress(`wrap rewrite: discover + rewrite of a 1 MB ~/.claude.json × ${WRAP_PLAN.rewrites + 1}, then restoreOwnedKeys`);
   const rewrite = measureRewrite(work.path, realpathSync(BINARY));
+
+  const arbiter = await measureArbiter(work.path, decider, marker, env);
 
   const cedarFile = writePolicySet(work.path);
   const governed = await measureGoverned(server, work.path, runId, cedarFile, env);
@@ -222,6 +228,15 @@ async function main(): Promise<void> {
       renderTable(wrapRows(launch, rewrite)),
       "",
       `- configs after ${launch.runs} wrap runs: byte-identical to the originals, no backup or lock left (checked after each run)`,
+      "",
+      "## Arbiter",
+      "",
+      "- child: `bun test/bench/arbiter-codecli.ts`, a codecli that prints a line of output and then a `tool.request` (`requires_policy: true`) per step and times, on its own clock, from handing the request to its stdout to reading the matching `policy.decision` on its stdin",
+      "- echo decider: compiled `test/bench/echo-decider.ts`, which splits the child's stdout into lines, passes output through and answers every request with allow at once (no engine, schema or audit); arbiter: `thoughtgate arbiter --thoughtgate-config FILE` with a rules-only policy whose first rule forwards the child's tool (default deny); arbiter+events: the same with `--events FILE`",
+      `- plan: ${count(ARBITER_PLAN.decisions)} decisions per configuration in ${ARBITER_PLAN.blocks} blocks, one fresh session per block and configuration, in turn, each after ${count(ARBITER_PLAN.warmup)} uncounted decisions; every session must pass all its output lines through`,
+      "",
+      renderTable(arbiterRows(arbiter)),
+      "",
       `- processes left behind: ${leftovers.length === 0 ? "none" : `${leftovers.length} (killed: ${leftovers.join(", ")})`}`,
       `- bench wall time: ${((performance.now() - started) / 1000).toFixed(1)} s`,
     ].join("\n"),
