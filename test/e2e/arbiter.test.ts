@@ -144,6 +144,19 @@ describe("decisions", () => {
     expect(ofType(events, "tool_call_end")[0]).toMatchObject({ tool: "shell.exec", status: "denied" });
   });
 
+  test("the rules' source is the request's server, else --server-id", async () => {
+    using dir = tempDir();
+    const yaml = "schema: 1\ngovernance:\n  rules:\n    - { id: no-github-writes, match: \"*\", source: github, action: deny }\n";
+    const { lines: out } = await run(dir.path, {
+      yaml,
+      args: ["--server-id", "local"],
+      steps: [waited("g-1", "create_issue", { server: "github" }), waited("g-2", "create_issue")],
+    });
+    expect(out.slice(0, 2)).toEqual(["skipped create_issue (deny: rule no-github-writes: deny) [rule no-github-writes]", "executed create_issue {}"]);
+    const renamed = await run(dir.path, { yaml, args: ["--server-id", "github"], steps: [waited("g-3", "create_issue")] });
+    expect(renamed.lines[0]).toStartWith("skipped create_issue");
+  });
+
   test("development: what production denies is allowed, with WOULD_BLOCK in the log and the events", async () => {
     using dir = tempDir();
     const { lines: out, stderr, events } = await run(dir.path, { yaml: NO_SHELL, args: ["--profile", "development"], steps: [waited("s-1", "shell.exec")] });
