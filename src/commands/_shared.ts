@@ -25,12 +25,20 @@ export function resolveProfile(flag: string | undefined): Profile {
  * Split `[flags…] -- CMD [ARGS…]`. Everything after the first `--` belongs to the child, so its
  * own flags are never read as ours; before it, only flags we define are accepted.
  */
+/** What goes after `--` for each command, in the usage error. */
+const CHILD_EXAMPLES: Record<string, string> = {
+  shim: "npx -y @modelcontextprotocol/server-everything",
+  inspect: "npx -y @modelcontextprotocol/server-everything",
+  wrap: "zed",
+  arbiter: "codecli run",
+};
+
 export function splitChildCommand(rawArgs: string[], args: ArgsDef, commandName: string): { ours: string[]; child: string[] } {
   const separator = rawArgs.indexOf("--");
   const ours = separator === -1 ? rawArgs : rawArgs.slice(0, separator);
   const child = separator === -1 ? [] : rawArgs.slice(separator + 1);
   rejectUnknownFlags(ours, args);
-  if (child.length === 0) throw usageError(`${commandName} needs a command after --, e.g. thoughtgate ${commandName} -- npx -y @modelcontextprotocol/server-everything`);
+  if (child.length === 0) throw usageError(`${commandName} needs a command after --, e.g. thoughtgate ${commandName} -- ${CHILD_EXAMPLES[commandName] ?? "CMD [ARGS...]"}`);
   return { ours, child };
 }
 
