@@ -23,22 +23,31 @@ function get<K extends string, T>(map: Map<K, T>, name: K): T {
 const JUDGED: ReadonlySet<ConfigName> = new Set(["shim", "shim+events", "shim+engine", "shim+service"]);
 
 /** Percentile `q` of each configuration against direct's; `targetAddedMs` null: no target for this figure. */
+/** The row a baseline configuration gets: its own value, nothing to compare. */
+function baselineMsRow(figure: string, config: string, value: number): Row {
+  return { figure, config, value: ms(value), baseline: "(baseline)", delta: "", target: "", result: "" };
+}
+
+/** A latency row against a baseline: the added time, judged against `targetAddedMs` when there is one. */
+function addedMsRow(figure: string, config: string, value: number, base: number, targetAddedMs: number | null, judged = true): Row {
+  const added = value - base;
+  return {
+    figure,
+    config,
+    value: ms(value),
+    baseline: ms(base),
+    delta: signedMs(added),
+    target: targetAddedMs === null ? "" : `≤ +${targetAddedMs} ms`,
+    result: targetAddedMs === null ? "" : judged ? verdict(added <= targetAddedMs) : "floor",
+  };
+}
+
 export function latencyRows(figure: string, samples: Map<ConfigName, number[]>, q: number, targetAddedMs: number | null): Row[] {
   const base = percentile(get(samples, "direct"), q);
   return [...samples].map(([config, values]): Row => {
     const value = percentile(values, q);
-    if (config === "direct") return { figure, config, value: ms(value), baseline: "(baseline)", delta: "", target: "", result: "" };
-    const added = value - base;
-    const judged = targetAddedMs !== null && JUDGED.has(config);
-    return {
-      figure,
-      config,
-      value: ms(value),
-      baseline: ms(base),
-      delta: signedMs(added),
-      target: targetAddedMs === null ? "" : `≤ +${targetAddedMs} ms`,
-      result: targetAddedMs === null ? "" : judged ? verdict(added <= targetAddedMs) : "floor",
-    };
+    if (config === "direct") return baselineMsRow(figure, config, value);
+    return addedMsRow(figure, config, value, base, targetAddedMs, JUDGED.has(config));
   });
 }
 
@@ -81,8 +90,8 @@ export function startupRows(samples: Map<ConfigName, number[]>): Row[] {
   const base = median(get(samples, "direct"));
   return [...samples].map(([config, values]): Row => {
     const value = median(values);
-    if (config === "direct") return { figure, config, value: ms(value), baseline: "(baseline)", delta: "", target: "", result: "" };
-    return { figure, config, value: ms(value), baseline: ms(base), delta: signedMs(value - base), target: "", result: "" };
+    if (config === "direct") return baselineMsRow(figure, config, value);
+    return addedMsRow(figure, config, value, base, null);
   });
 }
 
@@ -200,20 +209,7 @@ export function wrapRows(launch: LaunchFigures, rewrite: RewriteFigures): Row[] 
     const base = percentile(direct.map((sample) => sample[key]), q);
     for (const [config, samples] of launch.samples) {
       const value = percentile(samples.map((sample) => sample[key]), q);
-      if (config === "direct") {
-        rows.push({ figure, config: "agent alone", value: ms(value), baseline: "(baseline)", delta: "", target: "", result: "" });
-        continue;
-      }
-      const added = value - base;
-      rows.push({
-        figure,
-        config,
-        value: ms(value),
-        baseline: ms(base),
-        delta: signedMs(added),
-        target: target === null ? "" : `≤ +${target} ms`,
-        result: target === null ? "" : verdict(added <= target),
-      });
+      rows.push(config === "direct" ? baselineMsRow(figure, "agent alone", value) : addedMsRow(figure, config, value, base, target));
     }
   }
   const config = `${mb(rewrite.bytes / 1024)} ~/.claude.json`;
@@ -253,20 +249,7 @@ export function arbiterRows(arbiter: ArbiterFigures): Row[] {
     const baseline = percentile(base, q);
     for (const [config, samples] of arbiter.samples) {
       const value = percentile(samples, q);
-      if (config === "echo decider") {
-        rows.push({ figure, config, value: ms(value), baseline: "(baseline)", delta: "", target: "", result: "" });
-        continue;
-      }
-      const added = value - baseline;
-      rows.push({
-        figure,
-        config,
-        value: ms(value),
-        baseline: ms(baseline),
-        delta: signedMs(added),
-        target: target === null ? "" : `≤ +${target} ms`,
-        result: target === null ? "" : verdict(added <= target),
-      });
+      rows.push(config === "echo decider" ? baselineMsRow(figure, config, value) : addedMsRow(figure, config, value, baseline, target));
     }
   }
   return rows;
