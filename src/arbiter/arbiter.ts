@@ -1,13 +1,10 @@
 import { argsHash } from "../core/canonical-json.ts";
-import { messageOf } from "../core/errors.ts";
 import { log } from "../core/log.ts";
 import type { Profile } from "../core/profile.ts";
 import type { EngineHolder } from "../governance/engine-holder.ts";
-import { applyProfile, type EvaluateInput, type Outcome } from "../governance/engine.ts";
-import { GOVERNANCE_ERROR } from "../governance/errors.ts";
-import { approvalPrompt } from "../governance/local-decider.ts";
+import { approvalPrompt } from "../governance/approval-prompt.ts";
+import { decideSafely, type EvaluateInput, type Outcome } from "../governance/engine.ts";
 import { rawForLog, type ArbiterSummary, type EventStream } from "../telemetry/events.ts";
-import { redact } from "../telemetry/redact.ts";
 import { CallTable, type Call, type CallState } from "./call-table.ts";
 import type { ControlChannel } from "./control-channel.ts";
 import { abortMessage, decisionMessage, type AbortCode, type Decision, type ToolEvent, type ToolRequest, type ToolResult } from "./protocol.ts";
@@ -148,16 +145,9 @@ export class Arbiter {
     }
   }
 
-  /** The engine, with the profile applied; an engine failure is a deny (DESIGN decision 3). */
+  /** The engine, with the profile applied; an engine failure is a deny (docs/architecture.md, decision 3). */
   private evaluate(input: EvaluateInput): Outcome {
-    try {
-      return applyProfile(this.options.engines.engine.evaluate(input), this.options.profile);
-    } catch (error) {
-      return applyProfile(
-        { kind: "deny", block: { gate: "governance", code: GOVERNANCE_ERROR.serviceUnavailable, ruleId: null, policyId: null, reason: `engine error: ${messageOf(error)}` } },
-        this.options.profile,
-      );
-    }
+    return decideSafely(this.options.engines.engine, input, this.options.profile);
   }
 
   /**
@@ -187,10 +177,9 @@ export class Arbiter {
       this.options.decisionTimeoutMs,
     );
     signal.addEventListener("abort", () => clearTimeout(timer), { once: true });
-    const shown = { ...input, arguments: redact(input.arguments) };
     const text = [
       `thoughtgate: ${this.options.serverId} wants to run ${call.tool}${event.action ? ` (action: ${event.action})` : ""}`,
-      `  ${approvalPrompt(shown, outcome.reason)}`,
+      `  ${approvalPrompt(input, outcome.reason)}`,
     ].join("\n");
     const answer = await this.options.approver.ask({ text, timeoutMs: workflow.timeout, signal });
     this.answered(call, outcome, answer);

@@ -1,4 +1,4 @@
-import { concat, MAX_LINE_BYTES } from "../shim/line-splitter.ts";
+import { concat, MAX_LINE_BYTES } from "../stdio/line-splitter.ts";
 
 /**
  * Splits a child's output stream into what passes through and the lines that may be events

@@ -1,12 +1,12 @@
 import type { FileSink } from "bun";
-import { constants } from "node:os";
 import { bestEffort, EXIT, messageOf, ThoughtGateError } from "../core/errors.ts";
 import { log } from "../core/log.ts";
 import type { Profile } from "../core/profile.ts";
+import { exitCodeForSignal } from "../core/signals.ts";
 import type { EngineHolder } from "../governance/engine-holder.ts";
-import type { ByteReader } from "../shim/framed-reader.ts";
-import { concat } from "../shim/line-splitter.ts";
-import { ServerProcess, SIGTERM_GRACE_MS, STDIN_CLOSE_GRACE_MS, type Exit } from "../shim/server-process.ts";
+import type { ByteReader } from "../stdio/framed-reader.ts";
+import { concat } from "../stdio/line-splitter.ts";
+import { ServerProcess, SIGTERM_GRACE_MS, STDIN_CLOSE_GRACE_MS, type Exit } from "../stdio/server-process.ts";
 import { EventStream } from "../telemetry/events.ts";
 import { VERSION } from "../version.ts";
 import { Arbiter, emptySummary } from "./arbiter.ts";
@@ -235,7 +235,5 @@ function route(pieces: Piece[], stream: Stream, arbiter: Arbiter): Uint8Array[] 
 
 /** The child's own code; 128+N when signal N ended it (what a shell reports). */
 function exitCodeOf(exit: Exit): number {
-  if (exit.exitCode !== null) return exit.exitCode;
-  const number = exit.signal ? constants.signals[exit.signal as NodeJS.Signals] : undefined;
-  return 128 + (number ?? 0);
+  return exit.exitCode ?? exitCodeForSignal(exit.signal);
 }

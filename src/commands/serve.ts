@@ -1,5 +1,5 @@
 import { defineCommand } from "citty";
-import { EXIT, usageError } from "../core/errors.ts";
+import { EXIT } from "../core/errors.ts";
 import { log } from "../core/log.ts";
 import { APPROVAL_KEY_ENV, ENDPOINT_ENV, SESSION_SECRET_ENV } from "../governance/api.ts";
 import { EngineHolder } from "../governance/engine-holder.ts";

@@ -1,16 +1,16 @@
 /**
  * JSON-RPC 2.0 message shapes as the shim sees them, and the error responses it writes itself.
  * Classification is deliberately strict: anything that is not exactly a request, a notification or
- * a response is not forwarded (DESIGN decision 2).
+ * a response is not forwarded (docs/architecture.md, decision 2).
  */
 export type JsonRpcId = string | number;
 
 export type JsonObject = { [key: string]: unknown };
 
-export type Message =
-  | { kind: "request"; id: JsonRpcId; method: string; params: unknown; body: JsonObject }
-  | { kind: "notification"; method: string; params: unknown; body: JsonObject }
-  | { kind: "response"; id: JsonRpcId | null; isError: boolean; body: JsonObject };
+export type JsonRpcRequest = { kind: "request"; id: JsonRpcId; method: string; params: unknown; body: JsonObject };
+export type JsonRpcNotification = { kind: "notification"; method: string; params: unknown; body: JsonObject };
+export type JsonRpcResponse = { kind: "response"; id: JsonRpcId | null; isError: boolean; body: JsonObject };
+export type Message = JsonRpcRequest | JsonRpcNotification | JsonRpcResponse;
 
 /** Error codes the shim writes itself. Governance codes (-32003 …) live with the engine. */
 export const RPC = {

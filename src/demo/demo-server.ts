@@ -1,6 +1,6 @@
-import { errorResponse, RPC, type JsonObject, type Message } from "../core/jsonrpc.ts";
-import { readFramed } from "../shim/framed-reader.ts";
-import { LineSink } from "../shim/line-sink.ts";
+import { errorResponse, RPC, type JsonObject, type JsonRpcRequest } from "../core/jsonrpc.ts";
+import { readFramed } from "../stdio/framed-reader.ts";
+import { LineSink } from "../stdio/line-sink.ts";
 import { VERSION } from "../version.ts";
 
 /**
@@ -35,7 +35,7 @@ export async function runDemoServer(): Promise<number> {
   const reply = (id: unknown, result: JsonObject) => out.sendText(JSON.stringify({ jsonrpc: "2.0", id, result }));
   const text = (value: string) => ({ content: [{ type: "text", text: value }] });
 
-  const handle = (message: Extract<Message, { kind: "request" }>) => {
+  const handle = (message: JsonRpcRequest) => {
     const params = (message.params ?? {}) as { name?: string; arguments?: { text?: unknown }; protocolVersion?: string };
     switch (message.method) {
       case "initialize":

@@ -1,4 +1,5 @@
 import * as v from "valibot";
+import { ToolAnnotationsSchema } from "../core/mcp-schema.ts";
 
 /**
  * The governance service's wire format: one valibot schema per body, shared by the service
@@ -12,12 +13,6 @@ export { APPROVAL_KEY_ENV, ENDPOINT_ENV, SESSION_SECRET_ENV } from "./env.ts";
 
 const jsonRpcId = v.union([v.string(), v.number()]);
 
-export const annotationsSchema = v.object({
-  readOnlyHint: v.optional(v.boolean()),
-  destructiveHint: v.optional(v.boolean()),
-  idempotentHint: v.optional(v.boolean()),
-  openWorldHint: v.optional(v.boolean()),
-});
 
 /** POST /governance/evaluate */
 export const evaluateRequest = v.object({
@@ -27,7 +22,7 @@ export const evaluateRequest = v.object({
   /** Tool name, prompt name or resource URI. */
   name: v.string(),
   arguments: v.optional(v.unknown()),
-  annotations: v.optional(annotationsSchema),
+  annotations: v.optional(ToolAnnotationsSchema),
   id: v.optional(v.nullable(jsonRpcId)),
   message_type: v.picklist(["request", "response", "notification"]),
   profile: v.picklist(["production", "development"]),

@@ -1,20 +1,31 @@
+import type { CallRef, Verdict } from "./decider.ts";
 import type { Gate } from "./errors.ts";
 
+/** Why a gate stopped a call: its JSON-RPC error code, the rule and Cedar policy that decided, and why. */
+export type Block = { gate: Gate; code: number; ruleId: string | null; policyId: string | null; reason: string };
+
 /**
- * The JSON-RPC error an agent receives for a denied call: the gate's code (kept from the original
- * ThoughtGate) and `data` `{gate, tool, server_id, correlation_id, reason}` plus the rule and policy.
- * Worded like the in-process shim's (`local-decider.ts`), so an agent sees the same either way.
+ * The JSON-RPC error an agent receives for a denied call, whichever path decided it (the shim's own
+ * engine, the governance service, an approval that was refused, governance unavailable): the gate's
+ * code (kept from the original ThoughtGate) and `data` `{gate, tool, server_id, correlation_id,
+ * reason, rule_id, policy_id}`, plus `task_id` when an approval task was involved.
  */
 export type DenyError = {
   code: number;
   message: string;
-  data: { gate: Gate; tool: string; server_id: string; correlation_id: string; reason: string; rule_id: string | null; policy_id: string | null };
+  data: {
+    gate: Gate;
+    tool: string;
+    server_id: string;
+    correlation_id: string;
+    reason: string;
+    rule_id: string | null;
+    policy_id: string | null;
+    task_id?: string;
+  };
 };
 
-export function denyError(
-  block: { code: number; gate: Gate; reason: string; ruleId: string | null; policyId: string | null },
-  call: { serverId: string; method: string; name: string; correlationId: string },
-): DenyError {
+export function denyError(block: Block, call: CallRef, taskId?: string): DenyError {
   return {
     code: block.code,
     message: `ThoughtGate blocked ${call.method} ${call.name}: ${block.reason}`,
@@ -26,6 +37,19 @@ export function denyError(
       reason: block.reason,
       rule_id: block.ruleId,
       policy_id: block.policyId,
+      ...(taskId !== undefined ? { task_id: taskId } : {}),
     },
+  };
+}
+
+/** A deny verdict carrying the one deny error. */
+export function deniedVerdict(block: Block, call: CallRef, taskId?: string): Verdict {
+  return {
+    action: "deny",
+    gate: block.gate,
+    ruleId: block.ruleId,
+    policyId: block.policyId,
+    reason: block.reason,
+    error: denyError(block, call, taskId),
   };
 }

@@ -1,9 +1,13 @@
 import { userInfo } from "node:os";
 import type { ThoughtGateConfig, Workflow } from "../core/config/schema.ts";
 import type { Profile } from "../core/profile.ts";
+import type { ToolAnnotations } from "../core/mcp-schema.ts";
+import { messageOf } from "../core/errors.ts";
+import { log } from "../core/log.ts";
 import type { CedarPolicies } from "./cedar.ts";
+import type { Block } from "./deny-error.ts";
 import { GOVERNANCE_ERROR, type Gate } from "./errors.ts";
-import { Rules, type ToolAnnotations } from "./rules.ts";
+import { Rules } from "./rules.ts";
 import { listKindOf, Visibility } from "./visibility.ts";
 
 /** One governed request, as every front end (shim, service, arbiter) describes it. */
@@ -18,7 +22,7 @@ export type EvaluateInput = {
   annotations?: ToolAnnotations;
 };
 
-export type Block = { gate: Gate; code: number; ruleId: string | null; policyId: string | null; reason: string };
+export type { Block };
 
 /** What the gates say, before the profile is applied. */
 export type EngineDecision =
@@ -37,7 +41,7 @@ export type EngineDecision =
 export const DEFAULT_WORKFLOW: Workflow = { destination: { type: "any" }, timeout: 300_000, on_timeout: "deny" };
 
 /**
- * The 4-gate engine (DESIGN decision 4): Visibility → Rules → Cedar → Approval. Pure apart from
+ * The 4-gate engine (docs/architecture.md, decision 4): Visibility → Rules → Cedar → Approval. Pure apart from
  * reading the clock for Cedar's context: the same input and config give the same decision.
  */
 export class GovernanceEngine {
@@ -56,7 +60,7 @@ export class GovernanceEngine {
 
   /**
    * Build from a config, loading (and validating) its Cedar policies. Throws CONFIG errors. Cedar's
-   * wasm (tens of MB) is loaded only when the config has policies (DESIGN "Measured here").
+   * wasm (tens of MB, docs/benchmarks.md) is loaded only when the config has policies.
    */
   static async fromConfig(config: ThoughtGateConfig, origin: string): Promise<GovernanceEngine> {
     const cedar = config.cedar ? (await import("./cedar.ts")).CedarPolicies.load(config.cedar) : null;
@@ -117,8 +121,8 @@ function deny(gate: Gate, code: number, ruleId: string | null, policyId: string 
 }
 
 /**
- * The profile's effect (F-022, F-023): `production` enforces; `development` forwards what it would
- * have blocked (`WOULD_BLOCK`) and auto-approves what needed approval (`WOULD_REQUIRE_APPROVAL`).
+ * The profile's effect: `production` enforces; `development` forwards what it would have blocked
+ * (`WOULD_BLOCK`) and auto-approves what needed approval (`WOULD_REQUIRE_APPROVAL`).
  */
 export type Outcome =
   | { kind: "forward"; gate: Gate | null; ruleId: string | null; policyId: string | null; reason: string; would?: "WOULD_BLOCK" | "WOULD_REQUIRE_APPROVAL"; autoApproved?: boolean }
@@ -140,6 +144,21 @@ export function applyProfile(decision: EngineDecision, profile: Profile): Outcom
     would: "WOULD_REQUIRE_APPROVAL",
     autoApproved: true,
   };
+}
+
+/**
+ * Every front end's decision: the engine's gates, then the profile. An engine that throws is a deny
+ * from the governance gate (docs/architecture.md, decision 3), with the profile applied like any other.
+ */
+export function decideSafely(engine: Pick<GovernanceEngine, "evaluate">, input: EvaluateInput, profile: Profile): Outcome {
+  let decision: EngineDecision;
+  try {
+    decision = engine.evaluate(input);
+  } catch (error) {
+    log.error(`governance engine failed (denying, fail closed): ${messageOf(error)}`);
+    decision = deny("governance", GOVERNANCE_ERROR.serviceUnavailable, null, null, `governance engine failed: ${messageOf(error)}`);
+  }
+  return applyProfile(decision, profile);
 }
 
 function currentUser(): string {

@@ -14,4 +14,9 @@ export const GOVERNANCE_ERROR = {
   toolNotExposed: -32015,
 } as const;
 
-export type Gate = "visibility" | "rules" | "cedar" | "approval" | "governance";
+export const GATES = ["visibility", "rules", "cedar", "approval", "governance"] as const;
+export type Gate = (typeof GATES)[number];
+
+export function isGate(value: unknown): value is Gate {
+  return (GATES as readonly unknown[]).includes(value);
+}

@@ -2,7 +2,10 @@ import * as v from "valibot";
 import { messageOf, ThoughtGateError } from "../core/errors.ts";
 import { log } from "../core/log.ts";
 import type { Profile } from "../core/profile.ts";
-import { targetName, type DecisionContext, type Decider, type Request, type Verdict } from "../shim/decide.ts";
+import type { JsonRpcRequest } from "../core/jsonrpc.ts";
+import { approvalPrompt } from "./approval-prompt.ts";
+import { callRef, toInput, type DecisionContext, type Decider, type Verdict } from "./decider.ts";
+import { deniedVerdict } from "./deny-error.ts";
 import {
   evaluateResponse,
   filterResponse,
@@ -11,15 +14,14 @@ import {
   type EvaluateResponse,
   type TaskView,
 } from "./api.ts";
-import { GOVERNANCE_ERROR } from "./errors.ts";
+import { GOVERNANCE_ERROR, isGate } from "./errors.ts";
 import type { ListKind } from "./visibility.ts";
-import { toInput } from "./local-decider.ts";
 
-/** F-016a: readiness poll backoff. */
+/** Readiness: poll /healthz with a doubling delay before the first decision. */
 const READY_FIRST_DELAY_MS = 50;
 const READY_MAX_DELAY_MS = 2_000;
 const READY_ATTEMPTS = 20;
-/** F-016b: per-call timeouts (Bun's fetch has one deadline; connect failures on loopback are immediate). */
+/** Per-call timeouts (Bun's fetch has one deadline; connect failures on loopback are immediate). */
 const EVALUATE_TIMEOUT_MS = 2_000;
 const POLL_TIMEOUT_MS = 5_000;
 const HEARTBEAT_MS = 5_000;
@@ -56,7 +58,7 @@ export class RemoteDecider implements Decider {
     return `service ${this.options.endpoint}`;
   }
 
-  /** Wait until the service answers /healthz (F-016a); else GovernanceUnavailable. */
+  /** Wait until the service answers /healthz; else GovernanceUnavailable. */
   static async connect(options: RemoteOptions): Promise<RemoteDecider> {
     const decider = new RemoteDecider({ ...options, endpoint: options.endpoint.replace(/\/+$/, "") });
     let delay = READY_FIRST_DELAY_MS;
@@ -79,7 +81,7 @@ export class RemoteDecider implements Decider {
     throw new ThoughtGateError("GOVERNANCE_UNAVAILABLE", `governance service ${options.endpoint} is not available: ${lastError}`);
   }
 
-  async decide(request: Request, context: DecisionContext): Promise<Verdict> {
+  async decide(request: JsonRpcRequest, context: DecisionContext): Promise<Verdict> {
     const signal = context.signal;
     const input = toInput(request, context);
     let answer: EvaluateResponse;
@@ -118,18 +120,14 @@ export class RemoteDecider implements Decider {
       };
     }
     if (answer.decision === "deny") {
-      return {
-        action: "deny",
-        gate: answer.gate ?? "governance",
-        ruleId: answer.rule_id,
-        policyId: answer.policy_id,
-        reason: answer.reason,
-        error: answer.error ?? { code: GOVERNANCE_ERROR.ruleDenied, message: `ThoughtGate blocked ${input.name}: ${answer.reason}` },
-      };
+      // The service builds the agent's error with the one deny-error builder; without one, build it here.
+      if (answer.error) return { action: "deny", gate: answer.gate ?? "governance", ruleId: answer.rule_id, policyId: answer.policy_id, reason: answer.reason, error: answer.error };
+      const gate = isGate(answer.gate) ? answer.gate : "governance";
+      return deniedVerdict({ gate, code: GOVERNANCE_ERROR.serviceUnavailable, ruleId: answer.rule_id, policyId: answer.policy_id, reason: answer.reason }, callRef(request, this.options.serverId));
     }
     if (!answer.task_id) return this.unavailable(request, "the service asked for approval without a task id");
     context.awaitingApproval(`${answer.reason} (task ${answer.task_id})`);
-    return this.awaitApproval(answer, answer.task_id, request, signal, context);
+    return this.awaitApproval(answer, answer.task_id, request, signal, context, answer.prompt ?? approvalPrompt(input, answer.reason));
   }
 
   attachCounts(counts: () => { messages: MessageCounts; framingErrors: MessageCounts }): void {
@@ -152,7 +150,14 @@ export class RemoteDecider implements Decider {
    * Wait for the task: run the channels the service handed to the shim (elicitation) and poll the
    * task until someone decides, it times out, or the agent cancels the call.
    */
-  private async awaitApproval(answer: EvaluateResponse, taskId: string, request: Request, signal: AbortSignal, context: DecisionContext): Promise<Verdict> {
+  private async awaitApproval(
+    answer: EvaluateResponse,
+    taskId: string,
+    request: JsonRpcRequest,
+    signal: AbortSignal,
+    context: DecisionContext,
+    prompt: string,
+  ): Promise<Verdict> {
     const path = `/governance/task/${encodeURIComponent(taskId)}`;
     const done = new AbortController();
     const onCancel = () => {
@@ -161,7 +166,7 @@ export class RemoteDecider implements Decider {
     signal.addEventListener("abort", onCancel, { once: true });
     try {
       if (answer.shim_channels?.includes("elicitation") && context.elicit) {
-        void this.elicitFor(path, answer.prompt ?? `Allow ${this.options.serverId}.${targetName(request)}?`, context.elicit, AbortSignal.any([signal, done.signal]));
+        void this.elicitFor(path, prompt, context.elicit, AbortSignal.any([signal, done.signal]));
       }
       const interval = Math.max(50, answer.poll_interval_ms ?? 250);
       for (;;) {
@@ -194,7 +199,7 @@ export class RemoteDecider implements Decider {
     }
   }
 
-  private settled(task: TaskView, request: Request, answer: EvaluateResponse): Verdict {
+  private settled(task: TaskView, request: JsonRpcRequest, answer: EvaluateResponse): Verdict {
     const by = task.decided_by ?? "unknown";
     switch (task.status) {
       case "approved":
@@ -213,39 +218,19 @@ export class RemoteDecider implements Decider {
     }
   }
 
-  private blocked(request: Request, answer: EvaluateResponse, code: number, why: string): Verdict {
-    const reason = `${answer.reason}: ${why}`;
-    return {
-      action: "deny",
-      gate: "approval",
-      ruleId: answer.rule_id,
-      policyId: answer.policy_id,
-      reason,
-      error: {
-        code,
-        message: `ThoughtGate blocked ${request.method} ${targetName(request)}: ${reason}`,
-        data: { gate: "approval", tool: targetName(request), server_id: this.options.serverId, correlation_id: String(request.id), reason, task_id: answer.task_id },
-      },
-    };
+  private blocked(request: JsonRpcRequest, answer: EvaluateResponse, code: number, why: string): Verdict {
+    const block = { gate: "approval" as const, code, ruleId: answer.rule_id, policyId: answer.policy_id, reason: `${answer.reason}: ${why}` };
+    return deniedVerdict(block, callRef(request, this.options.serverId), answer.task_id);
   }
 
-  /** DESIGN decision 3: no answer from governance → deny in production, WOULD_BLOCK in development. */
-  private unavailable(request: Request, reason: string): Verdict {
+  /** docs/architecture.md, decision 3: no answer from governance → deny in production, WOULD_BLOCK in development. */
+  private unavailable(request: JsonRpcRequest, reason: string): Verdict {
     log.error(`[${this.options.serverId}] ${reason}`);
     if (this.options.profile === "development") {
       return { action: "forward", gate: "governance", ruleId: null, reason: `WOULD_BLOCK: ${reason}`, would: "WOULD_BLOCK" };
     }
-    return {
-      action: "deny",
-      gate: "governance",
-      ruleId: null,
-      reason,
-      error: {
-        code: GOVERNANCE_ERROR.serviceUnavailable,
-        message: `ThoughtGate blocked ${request.method} ${targetName(request)}: ${reason}`,
-        data: { gate: "governance", tool: targetName(request), server_id: this.options.serverId, correlation_id: String(request.id), reason },
-      },
-    };
+    const block = { gate: "governance" as const, code: GOVERNANCE_ERROR.serviceUnavailable, ruleId: null, policyId: null, reason };
+    return deniedVerdict(block, callRef(request, this.options.serverId));
   }
 
   private startHeartbeat(): void {
@@ -259,7 +244,7 @@ export class RemoteDecider implements Decider {
       if (answer.shutdown) this.requestStop("the governance service asked the shim to shut down");
       await this.reportCounts();
     } catch (error) {
-      // EC-STDIO-042: the service is gone (wrap died uncleanly): shut down rather than run ungoverned.
+      // The service is gone (wrap died uncleanly): shut down rather than run ungoverned.
       this.requestStop(`the governance service stopped answering (${messageOf(error)})`);
     }
   }

@@ -1,12 +1,8 @@
 import type { Action, Rule, ThoughtGateConfig } from "../core/config/schema.ts";
 import { compileGlob, type Glob } from "../core/glob.ts";
+import type { AnnotationHint, ToolAnnotations } from "../core/mcp-schema.ts";
 
-export type ToolAnnotations = {
-  readOnlyHint?: boolean;
-  destructiveHint?: boolean;
-  idempotentHint?: boolean;
-  openWorldHint?: boolean;
-};
+export type { ToolAnnotations };
 
 export type RuleMatch = { ruleId: string; action: Action; policyId: string | null; approval: string | null };
 
@@ -17,7 +13,7 @@ type CompiledRule = {
   method: Glob;
   source: Glob | null;
   /** The annotation filter as [hint, wanted value] pairs, built once. */
-  annotations: Array<[keyof ToolAnnotations, boolean]> | null;
+  annotations: Array<[AnnotationHint, boolean]> | null;
 };
 
 /** Gate 2: the first rule whose globs and annotation filter match decides; else the defaults. */
@@ -33,7 +29,7 @@ export class Rules {
       method: compileGlob(rule.method),
       source: rule.source ? compileGlob(rule.source) : null,
       annotations: rule.annotations
-        ? (Object.entries(rule.annotations).filter(([, value]) => value !== undefined) as Array<[keyof ToolAnnotations, boolean]>)
+        ? (Object.entries(rule.annotations).filter(([, value]) => value !== undefined) as Array<[AnnotationHint, boolean]>)
         : null,
     }));
     this.defaults = { ruleId: "defaults", action: config.governance.defaults.action, policyId: null, approval: null };
@@ -51,7 +47,7 @@ export class Rules {
 }
 
 /** Every hint the rule names must be present with that value (an unknown tool matches none). */
-function annotationsMatch(wanted: Array<[keyof ToolAnnotations, boolean]>, actual: ToolAnnotations | undefined): boolean {
+function annotationsMatch(wanted: Array<[AnnotationHint, boolean]>, actual: ToolAnnotations | undefined): boolean {
   for (const [hint, value] of wanted) {
     if (actual?.[hint] !== value) return false;
   }

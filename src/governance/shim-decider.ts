@@ -1,5 +1,5 @@
 import type { Profile } from "../core/profile.ts";
-import type { Decider } from "../shim/decide.ts";
+import type { Decider } from "./decider.ts";
 import { EngineHolder } from "./engine-holder.ts";
 import { LocalDecider } from "./local-decider.ts";
 import { readFileSync } from "node:fs";

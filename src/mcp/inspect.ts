@@ -13,7 +13,7 @@ import {
   ToolSchema,
   ToolsPageSchema,
   type InitializeResult,
-} from "./schema.ts";
+} from "../core/mcp-schema.ts";
 
 /** A server that keeps handing out new cursors is broken; stop rather than loop forever. */
 export const MAX_LIST_PAGES = 1_000;

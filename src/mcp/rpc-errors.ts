@@ -1,5 +1,5 @@
 import { ThoughtGateError } from "../core/errors.ts";
-import type { RpcErrorObject } from "./schema.ts";
+import type { RpcErrorObject } from "../core/mcp-schema.ts";
 
 /**
  * What a request to a server can fail with, besides its own `ThoughtGateError("PROTOCOL")` for a

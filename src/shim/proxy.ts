@@ -3,14 +3,15 @@ import { log } from "../core/log.ts";
 import type { Profile } from "../core/profile.ts";
 import { EventStream } from "../telemetry/events.ts";
 import { VERSION } from "../version.ts";
-import type { Decider } from "./decide.ts";
-import type { Unit } from "./framer.ts";
-import { readFramed, type ByteReader } from "./framed-reader.ts";
-import { LineSink } from "./line-sink.ts";
+import { exitCodeForSignal } from "../core/signals.ts";
+import type { Decider } from "../governance/decider.ts";
+import type { Unit } from "../stdio/framer.ts";
+import { readFramed, type ByteReader } from "../stdio/framed-reader.ts";
+import { LineSink } from "../stdio/line-sink.ts";
+import { ServerProcess, SIGTERM_GRACE_MS, STDIN_CLOSE_GRACE_MS, type Exit } from "../stdio/server-process.ts";
 import { Router } from "./router.ts";
-import { ServerProcess, SIGTERM_GRACE_MS, STDIN_CLOSE_GRACE_MS, type Exit } from "./server-process.ts";
 
-/** DESIGN decision 6: past this many pending decisions the shim stops reading from the agent. */
+/** docs/architecture.md, decision 6: past this many pending decisions the shim stops reading from the agent. */
 export const MAX_PENDING_DECISIONS = 32;
 export const ORPHAN_TIMEOUT_MS = 300_000;
 
@@ -81,8 +82,8 @@ export async function runShim(options: ShimOptions): Promise<number> {
   });
 
   if (options.decider.attachCounts) {
-    router.counting = true;
-    options.decider.attachCounts(() => ({ messages: router.messageCounts, framingErrors: router.framingErrorCounts }));
+    router.audit.counting = true;
+    options.decider.attachCounts(() => ({ messages: router.audit.messageCounts, framingErrors: router.audit.framingErrorCounts }));
   }
   void options.decider.stopRequested?.then((why) => {
     log.info(`[${options.serverId}] ${why}: shutting down`);
@@ -94,7 +95,7 @@ export async function runShim(options: ShimOptions): Promise<number> {
     log.debug(`[${options.serverId}] started ${options.command.join(" ")} (pid ${server.pid})`);
   } else {
     const reason = "error" in spawned ? spawned.error : "spawn failed";
-    // EC-STDIO-009: stay up and answer every request with the reason instead of vanishing.
+    // A server that cannot start: stay up and answer every request with the reason instead of vanishing.
     log.error(`[${options.serverId}] ${reason}`);
     events.emit("server_state", { state: "failed_to_start", detail: reason });
     router.serverGone(`it failed to start: ${reason}`);
@@ -175,16 +176,13 @@ export async function runShim(options: ShimOptions): Promise<number> {
   return exitCode;
 }
 
-/** F-018 step 7: 0 for a clean shutdown, else the server's own code (128+n for a signal it died of). */
+/** 0 for a clean shutdown (one the shim asked for), else the server's own code (128+n for a signal it died of). */
 function exitCodeOf(server: ServerProcess | null, exit: Exit | null): number {
   if (!server || !exit) return 1;
   if (exit.exitCode !== null) return exit.exitCode;
   if (exit.escalation !== "none") return 0;
-  const signal = exit.signal ? (SIGNAL_NUMBERS[exit.signal] ?? 0) : 0;
-  return 128 + signal;
+  return exitCodeForSignal(exit.signal);
 }
-
-const SIGNAL_NUMBERS: Record<string, number> = { SIGHUP: 1, SIGINT: 2, SIGQUIT: 3, SIGABRT: 6, SIGKILL: 9, SIGSEGV: 11, SIGPIPE: 13, SIGTERM: 15 };
 
 /**
  * One direction of the proxy: read, frame and route until EOF; before reading more, wait for the

@@ -4,6 +4,7 @@
  * `unwrap` forever).
  */
 import { readFileSync } from "node:fs";
+import { isRunning, readProcStat } from "../core/proc-stat.ts";
 
 /**
  * An opaque start stamp for a running process, or null when there is no such process (or only its
@@ -35,19 +36,10 @@ export function isSameProcessRunning(pid: number, startId: string | null): boole
 let bootId: string | undefined;
 
 function linuxStartId(pid: number): string | null {
-  let stat: string;
-  try {
-    stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-  } catch {
-    return null;
-  }
-  // The command name in parentheses may hold spaces; fields are counted after its closing paren.
-  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  const state = fields[0];
-  if (state === "Z" || state === "X") return null;
+  const stat = readProcStat(pid);
+  if (!isRunning(stat)) return null;
   bootId ??= readFileSync("/proc/sys/kernel/random/boot_id", "utf8").trim();
-  // fields[0] is field 3 (state), so field 22 (starttime) is fields[19].
-  return `${bootId}:${fields[19] ?? "?"}`;
+  return `${bootId}:${stat.startTime}`;
 }
 
 function psStartId(pid: number): string | null {

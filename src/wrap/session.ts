@@ -6,6 +6,7 @@ import type { JSONPath } from "jsonc-parser";
 import { messageOf, ThoughtGateError, usageError } from "../core/errors.ts";
 import { log } from "../core/log.ts";
 import type { Profile } from "../core/profile.ts";
+import { exitCodeForSignal } from "../core/signals.ts";
 import { EngineHolder } from "../governance/engine-holder.ts";
 import { newSecret, startGovernanceService, type GovernanceService } from "../governance/service.ts";
 import { detectAgent, discover, isVsCodeInsiders, projectDir, renderCoverage, rewrite, type AgentContext, type AgentType, type ConfigFile, type ServerEntry, type ShimCommand } from "./adapters/index.ts";
@@ -217,15 +218,13 @@ async function runAgent(command: string[], say: (text: string) => void): Promise
   for (const [signal, handler] of handlers) process.on(signal, handler);
   try {
     const code = await agent.exited;
-    if (agent.signalCode) return 128 + (SIGNALS[agent.signalCode] ?? 0);
+    if (agent.signalCode) return exitCodeForSignal(agent.signalCode);
     return code;
   } finally {
     if (killTimer) clearTimeout(killTimer);
     for (const [signal, handler] of handlers) process.off(signal, handler);
   }
 }
-
-const SIGNALS: Record<string, number> = { SIGHUP: 1, SIGINT: 2, SIGQUIT: 3, SIGABRT: 6, SIGKILL: 9, SIGSEGV: 11, SIGTERM: 15 };
 
 /** Wait until every shim that started in this session has written its run_end (or the time is up). */
 async function drainShims(eventsPath: string, timeoutMs: number): Promise<void> {

@@ -94,7 +94,6 @@ describe("shutdown (F-018)", () => {
   });
 
   test("processes the server started in its group are swept when it exits", async () => {
-    using dir = tempDir();
     const marker = unique();
     const agent = start([], ["--grandchild", marker]);
     await agent.request(1, "ping");

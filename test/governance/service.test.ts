@@ -197,7 +197,7 @@ describe("approvals", () => {
       rule_id: "deletes",
       poll_interval_ms: 250,
       shim_channels: ["elicitation"],
-      prompt: 'Allow gh.delete_repo with {"repo":"acme/site"}?',
+      prompt: 'Allow gh.delete_repo with {"repo":"acme/site"}? (rule deletes: approval required)',
       shutdown: false,
     });
     const id = answer.task_id ?? "";

@@ -3,7 +3,7 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { ThoughtGateError } from "../../src/core/errors.ts";
 import { ConfigGuard } from "../../src/wrap/config-guard.ts";
 import { acquireLock, lockPathFor } from "../../src/wrap/lock.ts";
-import { SAMPLE_JSONC, useSampleConfig } from "../support/config-rewrite.ts";
+import { useSampleConfig } from "../support/config-rewrite.ts";
 import { deadPid, killHard, runFixture, startHolder } from "../support/guard-holder.ts";
 
 const sample = useSampleConfig();

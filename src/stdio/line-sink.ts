@@ -1,6 +1,11 @@
 import type { FileSink } from "bun";
 import { messageOf } from "../core/errors.ts";
-import type { Sink } from "./router.ts";
+
+/** Where a proxy writes: one JSON-RPC line per call, the newline added by the sink. */
+export type Sink = {
+  send(bytes: Uint8Array): void;
+  sendText(line: string): void;
+};
 
 const NEWLINE = 0x0a;
 const encoder = new TextEncoder();

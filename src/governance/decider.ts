@@ -1,10 +1,12 @@
-import type { Message } from "../core/jsonrpc.ts";
-import type { ToolAnnotations } from "../governance/rules.ts";
-import type { ListKind } from "../governance/visibility.ts";
+import type { JsonRpcRequest } from "../core/jsonrpc.ts";
+import type { ToolAnnotations } from "../core/mcp-schema.ts";
+import type { EvaluateInput } from "./engine.ts";
+import type { ListKind } from "./visibility.ts";
 
 /**
- * The single decision point every governed agent→server message goes through (DESIGN decision 4):
- * the in-process engine (`LocalDecider`) or the governance service (`RemoteDecider`).
+ * The decision contract: the single point every governed agent→server message goes through
+ * (docs/architecture.md, decision 4). A front end (the shim) asks a `Decider`: the in-process engine
+ * (`LocalDecider`) or the governance service (`RemoteDecider`).
  */
 export type Verdict =
   | {
@@ -44,24 +46,22 @@ export type DecisionContext = {
   awaitingApproval(reason: string): void;
 };
 
-export type Request = Extract<Message, { kind: "request" }>;
-
 export type Decider = {
   /** Shown in `run_start.policy`. */
   readonly policy: string;
   /** A verdict now, or a promise of one (pending: e.g. waiting for a human). */
-  decide(request: Request, context: DecisionContext): Verdict | Promise<Verdict>;
+  decide(request: JsonRpcRequest, context: DecisionContext): Verdict | Promise<Verdict>;
   /** The names of a list response the agent may see; absent = no filtering. */
   filterList?(serverId: string, kind: ListKind, names: string[]): string[] | Promise<string[]>;
   /** Called once when the shim stops. */
   close?(): Promise<void> | void;
-  /** Resolves when governance asks the shim to shut down (F-018 via the service). */
+  /** Resolves when governance asks the shim to shut down (the service's shutdown flag). */
   readonly stopRequested?: Promise<string>;
   /** Given the router's running message counts, for the governance service's metrics. */
   attachCounts?(counts: () => { messages: Map<string, number>; framingErrors: Map<string, number> }): void;
 };
 
-/** DESIGN decision 5: only these methods cost a decision; everything else is forwarded and audited. */
+/** docs/architecture.md, decision 5: only these methods cost a decision; everything else is forwarded and audited. */
 export const GOVERNED_METHODS: ReadonlySet<string> = new Set([
   "tools/call",
   "resources/read",
@@ -70,10 +70,30 @@ export const GOVERNED_METHODS: ReadonlySet<string> = new Set([
 ]);
 
 /** The name a governed request is about: tool or prompt name, resource URI. */
-export function targetName(request: Request): string {
+export function targetName(request: JsonRpcRequest): string {
   const params = (request.params ?? {}) as { name?: unknown; uri?: unknown };
   const value = request.method.startsWith("resources/") ? params.uri : params.name;
   return typeof value === "string" ? value : "";
+}
+
+/** A governed request as the engine sees it. */
+export function toInput(request: JsonRpcRequest, context: Pick<DecisionContext, "serverId" | "annotations">): EvaluateInput {
+  const params = (request.params ?? {}) as { arguments?: unknown };
+  const input: EvaluateInput = {
+    serverId: context.serverId,
+    method: request.method,
+    name: targetName(request),
+    arguments: request.method === "tools/call" ? (params.arguments ?? {}) : request.params,
+  };
+  if (context.annotations) input.annotations = context.annotations;
+  return input;
+}
+
+/** What a deny error names: the call, and the JSON-RPC id that ties it to the audit events. */
+export type CallRef = { serverId: string; method: string; name: string; correlationId: string };
+
+export function callRef(request: JsonRpcRequest, serverId: string): CallRef {
+  return { serverId, method: request.method, name: targetName(request), correlationId: String(request.id) };
 }
 
 const FORWARD_ALL: Verdict = { action: "forward", gate: null, ruleId: null, reason: "no policy loaded" };

@@ -1,9 +1,10 @@
 import type { FileSink, Subprocess } from "bun";
-import { readdirSync, readFileSync } from "node:fs";
+import { readdirSync } from "node:fs";
 import { bestEffort, messageOf } from "../core/errors.ts";
 import { log } from "../core/log.ts";
+import { isRunning, readProcStat } from "../core/proc-stat.ts";
 
-/** F-018 defaults: how long the server gets after stdin closes, then after SIGTERM. */
+/** Staged shutdown defaults: how long the server gets after stdin closes, then after SIGTERM. */
 export const STDIN_CLOSE_GRACE_MS = 5_000;
 export const SIGTERM_GRACE_MS = 2_000;
 /**
@@ -19,7 +20,7 @@ type Piped = Subprocess<"pipe", "pipe", "inherit" | "pipe">;
 
 /**
  * The MCP server child: its own process group (so a Ctrl+C in the terminal reaches only the
- * shim, which decides how the server stops), piped stdin/stdout, inherited stderr (EC-STDIO-028),
+ * shim, which decides how the server stops), piped stdin/stdout, inherited stderr (its diagnostics reach the agent's log),
  * and an environment without `THOUGHTGATE_*` (the governance secret must never reach it).
  */
 export class ServerProcess {
@@ -81,7 +82,7 @@ export class ServerProcess {
   }
 
   /**
-   * F-018 staged shutdown: close stdin → wait → SIGTERM the group → wait → SIGKILL → reap.
+   * Staged shutdown: close stdin → wait → SIGTERM the group → wait → SIGKILL → reap.
    * Idempotent: every caller gets the same outcome.
    */
   stop(graces: { stdinCloseMs: number; sigtermMs: number }): Promise<Exit> {
@@ -164,15 +165,8 @@ export function groupHasLiveMembers(pgid: number): boolean {
   for (const entry of readdirSync("/proc")) {
     const code = entry.charCodeAt(0);
     if (code < 0x30 || code > 0x39) continue;
-    let stat: string;
-    try {
-      stat = readFileSync(`/proc/${entry}/stat`, "latin1");
-    } catch {
-      continue; // exited while we looked
-    }
-    // "pid (comm) state ppid pgrp …": comm may contain spaces, so split after the last ')'.
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    if (Number(fields[2]) === pgid && fields[0] !== "Z" && fields[0] !== "X") return true;
+    const stat = readProcStat(entry); // null: exited while we looked
+    if (isRunning(stat) && stat.pgrp === pgid) return true;
   }
   return false;
 }
@@ -183,7 +177,7 @@ function definedOnly(env: NodeJS.ProcessEnv): Record<string, string> {
   return out;
 }
 
-/** The server's environment: ours, minus every `THOUGHTGATE_*` variable (DESIGN decision 7). */
+/** The server's environment: ours, minus every `THOUGHTGATE_*` variable (docs/architecture.md, decision 7). */
 export function scrubEnv(env: NodeJS.ProcessEnv): Record<string, string> {
   const scrubbed: Record<string, string> = {};
   for (const [key, value] of Object.entries(env)) {

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
-import { Framer, type Unit } from "../../src/shim/framer.ts";
-import { LineSplitter } from "../../src/shim/line-splitter.ts";
+import { Framer, type Unit } from "../../src/stdio/framer.ts";
+import { LineSplitter } from "../../src/stdio/line-splitter.ts";
 
 const enc = new TextEncoder();
 const bytes = (text: string) => enc.encode(text);

@@ -1,9 +1,10 @@
 import * as v from "valibot";
 
 /**
- * The wire shapes the client reads from a server (MCP 2025-06-18), one schema each, the type
- * inferred from it. Objects are loose: a server may send fields a later protocol version added,
- * and a tool's definition hash must cover every field it sent.
+ * The MCP wire shapes ThoughtGate reads (MCP 2025-06-18 and later), one schema each, the type
+ * inferred from it: the stdio client reads servers with them, and the governance service's wire
+ * format carries a tool's annotations with the same schema. Objects are loose: a server may send
+ * fields a later protocol version added, and a tool's definition hash must cover every field it sent.
  */
 
 /** JSON-RPC 2.0 §5.1 error object. */
@@ -24,6 +25,7 @@ export const InitializeResultSchema = v.looseObject({
 });
 export type InitializeResult = v.InferOutput<typeof InitializeResultSchema>;
 
+/** MCP `ToolAnnotations`: hints a server gives about a tool; policy rules match on the four booleans. */
 export const ToolAnnotationsSchema = v.looseObject({
   title: v.optional(v.string()),
   readOnlyHint: v.optional(v.boolean()),
@@ -31,6 +33,9 @@ export const ToolAnnotationsSchema = v.looseObject({
   idempotentHint: v.optional(v.boolean()),
   openWorldHint: v.optional(v.boolean()),
 });
+export type ToolAnnotations = v.InferOutput<typeof ToolAnnotationsSchema>;
+/** The hints a rule's `annotations` filter may name. */
+export type AnnotationHint = "readOnlyHint" | "destructiveHint" | "idempotentHint" | "openWorldHint";
 
 export const ToolSchema = v.looseObject({
   name: v.string(),

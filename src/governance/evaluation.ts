@@ -1,0 +1,123 @@
+import type { Profile } from "../core/profile.ts";
+import { log } from "../core/log.ts";
+import type { GovernanceMetrics } from "../telemetry/metrics.ts";
+import type { EvaluateRequest, EvaluateResponse } from "./api.ts";
+import { approvalPrompt } from "./approval-prompt.ts";
+import { GOVERNED_METHODS } from "./decider.ts";
+import { denyError } from "./deny-error.ts";
+import { decideSafely, type EvaluateInput, type GovernanceEngine, type Outcome } from "./engine.ts";
+import { GOVERNANCE_ERROR } from "./errors.ts";
+import type { TaskStore } from "./tasks.ts";
+
+/** How often a shim should poll a pending task. */
+export const POLL_INTERVAL_MS = 250;
+
+export type EvaluationOptions = {
+  engine: () => GovernanceEngine;
+  profile: Profile;
+  tasks: TaskStore;
+  metrics: GovernanceMetrics;
+  /** Piggy-backed on every answer: wrap is ending and the shim should drain. */
+  shuttingDown: () => boolean;
+};
+
+/**
+ * The governance service's decision, free of HTTP: one evaluate request in, its answer out. A
+ * call that needs a human becomes an approval task; every deny carries the one deny error.
+ */
+export function createEvaluator(options: EvaluationOptions): (request: EvaluateRequest) => EvaluateResponse {
+  const { tasks, metrics } = options;
+  // The engine in force is looked up per call (a reload swaps it); a failing lookup fails closed too.
+  const current = { evaluate: (input: EvaluateInput) => options.engine().evaluate(input) };
+
+  function count(response: EvaluateResponse, request: EvaluateRequest, profile: Profile): EvaluateResponse {
+    metrics.decisions.inc({ server_id: request.server_id, decision: response.decision, profile });
+    log.debug(`${request.server_id} ${request.method} ${request.name}: ${response.decision} (${response.reason})`);
+    return response;
+  }
+
+  return function evaluate(request: EvaluateRequest): EvaluateResponse {
+    metrics.seen(request.server_id);
+    // The stricter profile wins: a shim may ask for enforcement, never opt out of it.
+    const profile: Profile = options.profile === "production" || request.profile === "production" ? "production" : "development";
+    const base = { gate: null, rule_id: null, policy_id: null, shutdown: options.shuttingDown() };
+    if (request.direction !== "agent_to_server" || request.message_type !== "request" || !GOVERNED_METHODS.has(request.method)) {
+      return count({ ...base, decision: "forward", reason: "not a governed method (forwarded and audited)" }, request, profile);
+    }
+    // The JSON-RPC id ties the error to the shim's audit events, as in the in-process shim.
+    const correlationId = request.id === undefined || request.id === null ? Bun.randomUUIDv7() : String(request.id);
+    const call = { serverId: request.server_id, method: request.method, name: request.name, correlationId };
+    const input = {
+      serverId: request.server_id,
+      method: request.method,
+      name: request.name,
+      arguments: request.arguments,
+      ...(request.annotations ? { annotations: request.annotations } : {}),
+    };
+    const started = performance.now();
+    const outcome = decideSafely(current, input, profile);
+    if (ranCedar(outcome)) metrics.cedarLatency.observe({}, (performance.now() - started) / 1000);
+    if (outcome.kind === "forward") {
+      return count(
+        {
+          ...base,
+          decision: "forward",
+          gate: outcome.gate,
+          rule_id: outcome.ruleId,
+          policy_id: outcome.policyId,
+          reason: outcome.reason,
+          ...(outcome.would ? { would: outcome.would } : {}),
+          ...(outcome.autoApproved ? { auto_approved: true } : {}),
+        },
+        request,
+        profile,
+      );
+    }
+    if (outcome.kind === "deny") {
+      const { gate, ruleId, policyId, reason } = outcome.block;
+      return count({ ...base, decision: "deny", gate, rule_id: ruleId, policy_id: policyId, reason, error: denyError(outcome.block, call) }, request, profile);
+    }
+    const decided = { gate: "approval", rule_id: outcome.ruleId, policy_id: outcome.policyId };
+    const created = tasks.create({
+      serverId: request.server_id,
+      method: request.method,
+      name: request.name,
+      arguments: request.arguments ?? null,
+      ruleId: outcome.ruleId,
+      workflowName: outcome.workflowName,
+      workflow: outcome.workflow,
+      reason: outcome.reason,
+    });
+    if (!created.ok) {
+      const reason = `too many approvals pending (${tasks.pendingCount}); denying (fail closed)`;
+      log.error(reason);
+      const block = { gate: "approval" as const, code: GOVERNANCE_ERROR.serviceUnavailable, ruleId: outcome.ruleId, policyId: outcome.policyId, reason };
+      return count({ ...base, ...decided, decision: "deny", reason, error: denyError(block, call) }, request, profile);
+    }
+    const task = created.task;
+    const destination = outcome.workflow.destination.type;
+    const elicit = request.channels.includes("elicitation") && (destination === "any" || destination === "elicitation");
+    log.info(`approval needed: task ${task.id} ${task.serverId}.${task.name} (rule ${task.ruleId ?? "-"}); thoughtgate approve ${task.id}`);
+    return count(
+      {
+        ...base,
+        ...decided,
+        decision: "pending_approval",
+        reason: outcome.reason,
+        task_id: task.id,
+        poll_interval_ms: POLL_INTERVAL_MS,
+        prompt: approvalPrompt(task, outcome.reason),
+        ...(elicit ? { shim_channels: ["elicitation" as const] } : {}),
+      },
+      request,
+      profile,
+    );
+  };
+}
+
+/** Whether the Cedar gate took part (for its latency histogram). */
+function ranCedar(outcome: Outcome): boolean {
+  if (outcome.kind === "deny") return outcome.block.gate === "cedar";
+  if (outcome.kind === "forward") return outcome.gate === "cedar";
+  return outcome.policyId !== null;
+}

@@ -1,0 +1,86 @@
+import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
+import * as v from "valibot";
+import type { errorResponse } from "./api.ts";
+
+/**
+ * What stands between the governance service's routes and the network: JSON answers, body
+ * parsing with the wire schemas, the secret checks, the Host and origin checks, and the headers
+ * of the approvals page. Nothing here knows about decisions.
+ */
+export type ErrorCode = v.InferOutput<typeof errorResponse>["code"];
+
+export function json(body: unknown, status = 200): Response {
+  return Response.json(body, { status, headers: { "cache-control": "no-store", "x-content-type-options": "nosniff" } });
+}
+
+export function failure(status: number, code: ErrorCode, error: string): Response {
+  return json({ error, code }, status);
+}
+
+type Parsed<T> = { ok: true; value: T } | { ok: false; response: Response };
+
+/** Parse a JSON body with its wire schema; any problem is a 400 with one line saying what. */
+export async function parseBody<S extends v.GenericSchema>(request: Request, schema: S, whenEmpty?: v.InferInput<S>): Promise<Parsed<v.InferOutput<S>>> {
+  const bad = (message: string): Parsed<v.InferOutput<S>> => ({ ok: false, response: failure(400, "bad_request", message) });
+  const text = await request.text();
+  let raw: unknown;
+  if (text.trim() === "" && whenEmpty !== undefined) raw = whenEmpty;
+  else {
+    try {
+      raw = JSON.parse(text);
+    } catch {
+      return bad("request body is not valid JSON");
+    }
+  }
+  const result = v.safeParse(schema, raw);
+  if (result.success) return { ok: true, value: result.output };
+  const problems = result.issues.map((issue) => `${v.getDotPath(issue) ?? "(body)"}: ${issue.message}`);
+  return bad(`invalid request body: ${problems.join("; ")}`);
+}
+
+/** A session or approval secret: 32 random bytes, hex. */
+export function newSecret(): string {
+  return randomBytes(32).toString("hex");
+}
+
+export function secretDigest(secret: string): Buffer {
+  return createHash("sha256").update(secret).digest();
+}
+
+/** Constant time: both sides are hashed to the same length first, so neither length nor content leaks. */
+export function secretMatches(given: string, expected: Buffer): boolean {
+  return timingSafeEqual(secretDigest(given), expected);
+}
+
+export function bearer(request: Request): string {
+  const header = request.headers.get("authorization") ?? "";
+  return header.startsWith("Bearer ") ? header.slice("Bearer ".length) : "";
+}
+
+/** Browsers say where a request comes from; only our own page (or no browser at all) may POST. */
+export function isCrossOrigin(request: Request): boolean {
+  const site = request.headers.get("sec-fetch-site");
+  if (site !== null && site !== "same-origin" && site !== "none") return true;
+  const origin = request.headers.get("origin");
+  return origin !== null && origin !== `http://${request.headers.get("host")}`;
+}
+
+/** The Host values a loopback service answers to; DNS rebinding sends a foreign site's name. */
+export function loopbackHosts(host: string, port: number): Set<string> {
+  return new Set([`${host}:${port}`, `127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`]);
+}
+
+export function pageHeaders(nonce: string): Record<string, string> {
+  return {
+    "content-type": "text/html; charset=utf-8",
+    "cache-control": "no-store",
+    "content-security-policy": `default-src 'self'; script-src 'nonce-${nonce}'; style-src 'nonce-${nonce}'; img-src data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'`,
+    "x-frame-options": "DENY",
+    "x-content-type-options": "nosniff",
+    "referrer-policy": "no-referrer",
+  };
+}
+
+export function newNonce(): string {
+  return randomBytes(16).toString("base64");
+}

@@ -1,0 +1,155 @@
+import type { JsonRpcId, JsonRpcRequest, Message } from "../core/jsonrpc.ts";
+import { argsHash } from "../core/canonical-json.ts";
+import type { Logger } from "../core/log.ts";
+import { targetName, type Verdict } from "../governance/decider.ts";
+import type { FramingError } from "../stdio/validate-line.ts";
+import { rawForLog, type CallStatus, type EventStream, type Summary } from "../telemetry/events.ts";
+import type { Outstanding, RequestTracker } from "./request-tracker.ts";
+
+export type Direction = "agent_to_server" | "server_to_agent";
+
+/**
+ * What the shim records about the traffic it routes: the audit events of every governed call
+ * (start, decision, end), framing rejections, orphaned requests, and the counters behind the
+ * run summary and the governance service's metrics. One instance per shim.
+ */
+export class CallAudit {
+  readonly summary: Summary = {
+    calls_total: 0,
+    calls_forwarded: 0,
+    calls_denied: 0,
+    calls_errored: 0,
+    messages_agent_to_server: 0,
+    messages_server_to_agent: 0,
+    framing_errors: 0,
+    smuggling_attempts: 0,
+    orphaned_requests: 0,
+    events_dropped: 0,
+  };
+  /** "<direction> <method>" → messages seen (responses count under "response"), for metrics. */
+  readonly messageCounts = new Map<string, number>();
+  /** Counting costs a string and a map update per message: only done when someone reads it. */
+  counting = false;
+  /** Framing error code → count, for metrics. */
+  readonly framingErrorCounts = new Map<string, number>();
+
+  constructor(
+    private readonly events: EventStream,
+    private readonly log: Logger,
+  ) {}
+
+  message(direction: Direction, message: Message): void {
+    if (direction === "agent_to_server") this.summary.messages_agent_to_server += 1;
+    else this.summary.messages_server_to_agent += 1;
+    if (!this.counting) return;
+    const key = `${direction} ${message.kind === "response" ? "response" : message.method}`;
+    this.messageCounts.set(key, (this.messageCounts.get(key) ?? 0) + 1);
+  }
+
+  /** A `tools/call` arrived from the agent: it gets its audit identity and a `tool_call_start`. */
+  startCall(entry: Outstanding, request: JsonRpcRequest): void {
+    this.summary.calls_total += 1;
+    // The audit identity (a UUID and a SHA-256 of canonical arguments) costs ~20% of the
+    // per-call time: only computed when someone reads the event stream.
+    const audited = this.events.enabled;
+    const args = (request.params as { arguments?: unknown } | undefined)?.arguments;
+    entry.call = { callId: audited ? Bun.randomUUIDv7() : "", tool: targetName(request), argsHash: audited ? argsHash(args) : "" };
+    if (audited) {
+      this.events.emit("tool_call_start", { call_id: entry.call.callId, request_id: request.id, tool: entry.call.tool, args_hash: entry.call.argsHash });
+    }
+  }
+
+  /** A governed request's decision (or that it now waits for a human). */
+  decision(entry: Outstanding, verdict: Verdict | { action: "pending"; reason: string }, request: JsonRpcRequest): void {
+    const decided = verdict.action === "pending" ? null : verdict;
+    if (decided?.action === "forward" && decided.would) {
+      this.log.warn(`${decided.would} ${request.method} ${targetName(request)}: ${decided.reason}`);
+    } else if (decided?.action === "deny") {
+      this.log.info(`denied ${request.method} ${targetName(request)}: ${decided.reason}`);
+    }
+    if (entry.call && decided) {
+      if (decided.action === "forward") this.summary.calls_forwarded += 1;
+      else this.summary.calls_denied += 1;
+    }
+    if (!this.events.enabled) return;
+    const fields = {
+      decision: verdict.action,
+      gate: decided?.gate ?? null,
+      rule_id: decided?.ruleId ?? null,
+      policy_id: decided?.policyId ?? null,
+      reason: verdict.reason,
+      ...(decided?.action === "forward" && decided.would ? { would: decided.would } : {}),
+      ...(decided?.action === "forward" && decided.autoApproved ? { auto_approved: true } : {}),
+      ...(decided?.action === "forward" && decided.approvedBy ? { approved_by: decided.approvedBy } : {}),
+    };
+    if (entry.call) {
+      this.events.emit("tool_call_decision", { call_id: entry.call.callId, tool: entry.call.tool, ...fields });
+    } else {
+      this.events.emit("method_decision", { request_id: entry.id, method: request.method, name: targetName(request), ...fields });
+    }
+  }
+
+  endCall(entry: Outstanding, status: CallStatus, bytesOut: number): void {
+    if (!entry.call) return;
+    if (status === "error" || status === "server_unavailable") this.summary.calls_errored += 1;
+    if (!this.events.enabled) return;
+    this.events.emit("tool_call_end", {
+      call_id: entry.call.callId,
+      tool: entry.call.tool,
+      args_hash: entry.call.argsHash,
+      status,
+      latency_ms: Math.round((performance.now() - entry.startedAt) * 1000) / 1000,
+      bytes_out: bytesOut,
+    });
+  }
+
+  smuggling(): void {
+    this.summary.smuggling_attempts += 1;
+  }
+
+  framing(error: FramingError, direction: Direction, action: "rejected" | "would_reject", answered: JsonRpcId | null | undefined): void {
+    this.summary.framing_errors += 1;
+    this.framingErrorCounts.set(error.code, (this.framingErrorCounts.get(error.code) ?? 0) + 1);
+    const logged = rawForLog(error.raw);
+    const label = action === "would_reject" ? (error.code === "SmugglingAttempt" ? "WOULD_REJECT" : "WOULD_DROP") : "rejected";
+    this.log.warn(`${label} ${direction.replaceAll("_", " ")}: ${error.code}: ${error.detail} (${logged.raw_encoding} ${truncate(logged.raw)})`);
+    this.events.emit("framing_error", {
+      direction,
+      error: error.code,
+      detail: error.detail,
+      action,
+      bytes: error.size,
+      ...logged,
+      ...(answered !== undefined ? { answered_id: answered } : {}),
+    });
+  }
+
+  /** A response to a request that was never sent (dropped in production, forwarded in development). */
+  unsolicited(id: JsonRpcId, direction: Direction, development: boolean): void {
+    this.log.warn(`${development ? "WOULD_DROP " : ""}response to unknown request id ${JSON.stringify(id)} (${direction})`);
+    const raw = new TextEncoder().encode(JSON.stringify({ id }));
+    this.summary.framing_errors += 1;
+    this.events.emit("framing_error", {
+      direction,
+      error: "UnsolicitedResponse",
+      detail: `response to unknown request id ${JSON.stringify(id)}`,
+      action: development ? "would_reject" : "rejected",
+      bytes: raw.length,
+      ...rawForLog(raw),
+    });
+  }
+
+  /** Report requests that have waited longer than `timeoutMs`, once each. */
+  orphans(tracker: RequestTracker, direction: Direction, now: number, timeoutMs: number): void {
+    for (const entry of tracker.newOrphans(now, timeoutMs)) {
+      const ageMs = Math.round(now - entry.startedAt);
+      this.log.warn(`${entry.method} (id ${JSON.stringify(entry.id)}) has had no response for ${ageMs} ms`);
+      this.summary.orphaned_requests += 1;
+      this.events.emit("orphaned_request", { direction, request_id: entry.id, method: entry.method, age_ms: ageMs });
+    }
+  }
+}
+
+function truncate(text: string, max = 200): string {
+  return text.length > max ? `${text.slice(0, max)}…` : text;
+}

@@ -1,0 +1,88 @@
+import type { JsonRpcId, JsonRpcResponse } from "../core/jsonrpc.ts";
+import type { Sink } from "../stdio/line-sink.ts";
+
+/** The shim's own requests to the server (its tools/list) give up after this long. */
+const SHIM_REQUEST_TIMEOUT_MS = 10_000;
+
+const APPROVAL_SCHEMA = {
+  type: "object",
+  properties: { approve: { type: "boolean", title: "Allow this call?", description: "Approve only if you expected this call." } },
+  required: ["approve"],
+} as const;
+
+/**
+ * Requests the shim sends on its own behalf: to the server (reading its tool list, ids
+ * `thoughtgate-<uuid>`) and to the agent (approval elicitations, ids `thoughtgate-approval-<uuid>`).
+ * Their answers are consumed here and never forwarded; the ids are random, so no peer can have used
+ * or guess them.
+ */
+export class OwnRequests {
+  private readonly toServerPending = new Map<JsonRpcId, (response: JsonRpcResponse) => void>();
+  private readonly toAgentPending = new Map<JsonRpcId, (response: JsonRpcResponse) => void>();
+
+  constructor(
+    private readonly toAgent: Sink,
+    private readonly toServer: () => Sink | null,
+  ) {}
+
+  /** A response from the server: true when it answered one of ours (and was consumed). */
+  takeServerAnswer(message: JsonRpcResponse): boolean {
+    return take(this.toServerPending, message);
+  }
+
+  /** A response from the agent: true when it answered one of ours (and was consumed). */
+  takeAgentAnswer(message: JsonRpcResponse): boolean {
+    return take(this.toAgentPending, message);
+  }
+
+  /** One request to the server from the shim itself; null if it does not answer in time or is gone. */
+  askServer(method: string, params: unknown): Promise<JsonRpcResponse | null> {
+    const server = this.toServer();
+    if (!server) return Promise.resolve(null);
+    const id = `thoughtgate-${crypto.randomUUID()}`;
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        this.toServerPending.delete(id);
+        resolve(null);
+      }, SHIM_REQUEST_TIMEOUT_MS);
+      this.toServerPending.set(id, (response) => {
+        clearTimeout(timer);
+        resolve(response);
+      });
+      server.sendText(JSON.stringify({ jsonrpc: "2.0", id, method, params }));
+    });
+  }
+
+  /** Ask the agent's user through MCP elicitation; true only for an explicit approval. */
+  readonly elicit = (message: string, signal: AbortSignal): Promise<boolean> =>
+    new Promise<boolean>((resolve, reject) => {
+      if (signal.aborted) {
+        reject(new Error("approval aborted"));
+        return;
+      }
+      const id = `thoughtgate-approval-${crypto.randomUUID()}`;
+      const onAbort = () => {
+        this.toAgentPending.delete(id);
+        this.toAgent.sendText(
+          JSON.stringify({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: id, reason: "approval no longer needed" } }),
+        );
+        reject(new Error("approval aborted"));
+      };
+      signal.addEventListener("abort", onAbort, { once: true });
+      this.toAgentPending.set(id, (response) => {
+        signal.removeEventListener("abort", onAbort);
+        const result = response.body.result as { action?: unknown; content?: { approve?: unknown } } | undefined;
+        resolve(!response.isError && result?.action === "accept" && result.content?.approve === true);
+      });
+      this.toAgent.sendText(JSON.stringify({ jsonrpc: "2.0", id, method: "elicitation/create", params: { message, requestedSchema: APPROVAL_SCHEMA } }));
+    });
+}
+
+function take(pending: Map<JsonRpcId, (response: JsonRpcResponse) => void>, message: JsonRpcResponse): boolean {
+  if (message.id === null) return false;
+  const resolve = pending.get(message.id);
+  if (!resolve) return false;
+  pending.delete(message.id);
+  resolve(message);
+  return true;
+}
