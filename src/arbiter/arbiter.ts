@@ -1,5 +1,5 @@
 import { argsHash } from "../core/canonical-json.ts";
-import { log } from "../core/log.ts";
+import { taggedLog, type Logger } from "../core/log.ts";
 import type { Profile } from "../core/profile.ts";
 import type { EngineHolder } from "../governance/engine-holder.ts";
 import { approvalPrompt } from "../governance/approval-prompt.ts";
@@ -43,10 +43,12 @@ type Approval = Extract<Outcome, { kind: "approve" }>;
 const MALFORMED_WARNINGS = 10;
 
 /**
- * Seed 002 Task D: every event the child announces goes through here. A `tool.request` that waits
- * (`requires_policy: true`) is decided by the same 4-gate engine as a shim's `tools/call` (DESIGN
- * decision 4) and answered on the control channel at once; an approval is asked on the terminal.
- * One state machine per id (seed §6) makes every decision happen once.
+ * Every event the child announces goes through here. A `tool.request` that waits
+ * (`requires_policy: true`) is decided by the same 4-gate engine as a shim's `tools/call`
+ * (docs/architecture.md, decision 4) and answered on the control channel at once; an approval is
+ * asked on the terminal. One state machine per id (docs/codecli-protocol.md §6) makes every decision
+ * happen once; it is kept in one class (a little over 300 lines) so each transition sits beside the
+ * events and writes it causes.
  */
 export class Arbiter {
   readonly summary: ArbiterSummary = emptySummary();
@@ -55,7 +57,11 @@ export class Arbiter {
   /** The child is going away: nothing more is decided. */
   private closed = false;
 
-  constructor(private readonly options: ArbiterOptions) {}
+  private readonly log: Logger;
+
+  constructor(private readonly options: ArbiterOptions) {
+    this.log = taggedLog(options.serverId);
+  }
 
   handle(event: ToolEvent): void {
     switch (event.kind) {
@@ -64,23 +70,23 @@ export class Arbiter {
       case "result":
         return this.result(event.event);
       case "other":
-        log.debug(`[${this.options.serverId}] ${event.type}${event.id === undefined ? "" : ` (id ${JSON.stringify(event.id)})`}`);
+        this.log.debug(`${event.type}${event.id === undefined ? "" : ` (id ${JSON.stringify(event.id)})`}`);
     }
   }
 
-  /** A line that claimed to be an event and is not one: counted and reported, never fatal (seed §8.2). */
+  /** A line that claimed to be an event and is not one: counted and reported, never fatal (docs/codecli-protocol.md §8.2). */
   malformed(stream: "stdout" | "stderr", error: string, detail: string, line: Uint8Array): void {
     this.summary.malformed_events += 1;
     const count = this.summary.malformed_events;
     if (count <= MALFORMED_WARNINGS) {
-      log.warn(`[${this.options.serverId}] malformed event on ${stream} (${error}: ${detail}); passed through as output`);
-      if (count === MALFORMED_WARNINGS) log.warn(`[${this.options.serverId}] further malformed events are only counted (see run_end)`);
+      this.log.warn(`malformed event on ${stream} (${error}: ${detail}); passed through as output`);
+      if (count === MALFORMED_WARNINGS) this.log.warn(`further malformed events are only counted (see run_end)`);
     }
     this.options.events.emit("malformed_event", { stream, error, detail, bytes: line.length, ...rawForLog(line) });
   }
 
   /**
-   * End the session (seed §3.4): every call still waiting is denied first (a child that does not
+   * End the session (docs/codecli-protocol.md §3.4): every call still waiting is denied first (a child that does not
    * know `policy.abort` still stops waiting), then `policy.abort` is written. Once per session.
    */
   abort(code: AbortCode, reason: string): void {
@@ -94,7 +100,7 @@ export class Arbiter {
     this.closed = true;
     const id = `abort-${this.summary.aborts}`;
     const delivered = this.options.control.send(abortMessage(this.options.runId, id, reason, code));
-    log.warn(`[${this.options.serverId}] aborting the session (${code}): ${reason}`);
+    this.log.warn(`aborting the session (${code}): ${reason}`);
     this.options.events.emit("policy_abort", { id, code, reason, delivered });
     this.options.onAbort(code, reason);
   }
@@ -128,7 +134,7 @@ export class Arbiter {
     });
     if (!call) return this.duplicate(event);
     if (this.closed) {
-      log.debug(`[${this.options.serverId}] ${call.tool} (id ${JSON.stringify(call.id)}) arrived as the child was stopping: not decided`);
+      this.log.debug(`${call.tool} (id ${JSON.stringify(call.id)}) arrived as the child was stopping: not decided`);
       if (call.state === "pending") this.abandon(call);
       return;
     }
@@ -152,13 +158,13 @@ export class Arbiter {
 
   /**
    * `requires_policy: false`: the child runs the tool without waiting, so the policy can only be
-   * audited (seed §8.1). If production would not have let it run unasked, the one way left to stop
+   * audited (docs/codecli-protocol.md §8.1). If production would not have let it run unasked, the one way left to stop
    * the child is `policy.abort`.
    */
   private audit(call: Call, outcome: Outcome): void {
     this.summary.requests_unwaited += 1;
     if (outcome.kind === "forward") {
-      if (outcome.would) log.warn(`[${this.options.serverId}] ${outcome.would} ${call.tool} (not waited for): ${outcome.reason}`);
+      if (outcome.would) this.log.warn(`${outcome.would} ${call.tool} (not waited for): ${outcome.reason}`);
       this.emitDecision(call, "forward", { ...outcome, reason: `not waited for (requires_policy: false); ${outcome.reason}` });
       return;
     }
@@ -211,7 +217,7 @@ export class Arbiter {
     }
   }
 
-  /** Write the decision once (§6.2: the first one wins) and record it. */
+  /** Write the decision once (docs/codecli-protocol.md §6.2: the first one wins) and record it. */
   private decide(call: Call, decision: Decision, verdict: Verdict, state: CallState = decision === "allow" ? "allowed" : "denied"): void {
     if (!this.calls.settle(call, state)) return;
     const delivered = this.options.control.send(decisionMessage(call.runId, call.id, decision, verdict.reason, verdict.ruleId));
@@ -219,12 +225,12 @@ export class Arbiter {
     if (decision === "allow") {
       this.summary.allowed += 1;
       if (verdict.approvedBy === "terminal") this.summary.approved += 1;
-      if (verdict.would) log.warn(`[${this.options.serverId}] ${verdict.would} ${call.tool}: ${verdict.reason}`);
-      else log.debug(`[${this.options.serverId}] allowed ${call.tool}: ${verdict.reason}`);
+      if (verdict.would) this.log.warn(`${verdict.would} ${call.tool}: ${verdict.reason}`);
+      else this.log.debug(`allowed ${call.tool}: ${verdict.reason}`);
     } else {
       this.summary.denied += 1;
       if (state === "denied_timeout") this.summary.timed_out += 1;
-      log.info(`[${this.options.serverId}] denied ${call.tool}: ${verdict.reason}`);
+      this.log.info(`denied ${call.tool}: ${verdict.reason}`);
     }
     this.emitDecision(call, decision === "allow" ? "forward" : "deny", verdict);
     if (decision === "deny") this.endCall(call, "denied");
@@ -252,7 +258,7 @@ export class Arbiter {
   }
 
   private warn(warning: "duplicate_request" | "unknown_id" | "result_before_decision", id: string | number, detail: string): void {
-    log.warn(`[${this.options.serverId}] id ${JSON.stringify(id)}: ${detail}`);
+    this.log.warn(`id ${JSON.stringify(id)}: ${detail}`);
     this.options.events.emit("protocol_warning", { warning, request_id: id, detail });
   }
 

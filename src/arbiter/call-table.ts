@@ -1,7 +1,7 @@
 import type { EventId } from "./protocol.ts";
 
 /**
- * Seed §6.1, one state machine per request id:
+ * docs/codecli-protocol.md §6.1, one state machine per request id:
  *
  *   New ─tool.request─▶ PendingDecision ─allow─▶ Allowed ─tool.result─▶ Completed
  *                              ├─deny──────────▶ Denied ─────────────────▶ Completed

@@ -3,8 +3,8 @@ import { bestEffort, messageOf } from "../core/errors.ts";
 import type { ControlMessage } from "./protocol.ts";
 
 /**
- * Seed 002 Task C: the only writer of the child's stdin. Each command is one JSON line handed to
- * the pipe in one write, so lines never interleave (seed §5.1: "stdin writes must be serialised").
+ * The only writer of the child's stdin (docs/codecli-protocol.md §5.1). Each command is one JSON
+ * line handed to the pipe in one write, so lines never interleave.
  * A write that fails means the child can no longer be controlled: `onBroken` is called once and
  * every later send is refused.
  */

@@ -2,9 +2,9 @@ import { concat, MAX_LINE_BYTES } from "../stdio/line-splitter.ts";
 
 /**
  * Splits a child's output stream into what passes through and the lines that may be events
- * (seed 002 Task A/B). Unlike the shim's `LineSplitter`, nothing is ever dropped and ordinary
- * output is not held until its newline: a codecli streams model output token by token (seed §1.2,
- * "do not block the user-visible stream"), so a line is forwarded as soon as its first bytes show
+ * (docs/codecli-protocol.md §1). Unlike the shim's `LineSplitter`, nothing is ever dropped and
+ * ordinary output is not held until its newline: a codecli streams model output token by token
+ * (the user-visible stream must not block), so a line is forwarded as soon as its first bytes show
  * it cannot be an event. Only an event candidate — a line starting with the prefix, or with `{`
  * when there is none — is buffered, up to `maxLineBytes`; past that it is forwarded as output.
  */

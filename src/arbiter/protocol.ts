@@ -1,7 +1,7 @@
 import * as v from "valibot";
 
 /**
- * The codecli control protocol (seed 002), version 1: the events a codecli child prints
+ * The codecli control protocol (docs/codecli-protocol.md), version 1: the events a codecli child prints
  * (`tool.request`, `tool.result`, `tool.progress`…, one JSON object per line on stdout or stderr,
  * optionally after a prefix) and the commands the arbiter writes to its stdin (`policy.decision`,
  * `policy.ping`, `policy.abort`). One schema per message; the types are inferred from them.
@@ -12,7 +12,7 @@ export const CAPABILITIES = ["policy.decision.v1", "policy.ping.v1", "policy.abo
 const eventId = v.union([v.pipe(v.string(), v.minLength(1)), v.pipe(v.number(), v.integer())], "expected a non-empty string or an integer");
 export type EventId = v.InferOutput<typeof eventId>;
 
-/** Seed §3.1 / §4.1. Extra keys are allowed: the protocol may grow without breaking us. */
+/** docs/codecli-protocol.md §3.1 / §4.1. Extra keys are allowed: the protocol may grow without breaking us. */
 const toolRequestSchema = v.object({
   v: v.literal(PROTOCOL_VERSION),
   type: v.literal("tool.request"),
@@ -22,14 +22,14 @@ const toolRequestSchema = v.object({
   tool: v.pipe(v.string("expected the tool name (a string)"), v.minLength(1, "the tool name must not be empty")),
   action: v.optional(v.string()),
   args: v.optional(v.record(v.string(), v.unknown(), "expected args to be an object"), {}),
-  /** true: codecli waits for our `policy.decision` before it runs the tool (seed §4.1). */
+  /** true: codecli waits for our `policy.decision` before it runs the tool (§4.1). */
   requires_policy: v.optional(v.boolean("expected true or false"), false),
   /** The server the tool belongs to, when codecli proxies MCP servers; the rules' `source`. */
   server: v.optional(v.pipe(v.string(), v.minLength(1))),
 });
 export type ToolRequest = v.InferOutput<typeof toolRequestSchema>;
 
-/** `tool.result` completes a call (seed §6.1); other `tool.*` events only need an id to be tracked. */
+/** `tool.result` completes a call (docs/codecli-protocol.md §6.1); other `tool.*` events only need an id to be tracked. */
 const toolResultSchema = v.object({
   v: v.literal(PROTOCOL_VERSION),
   type: v.literal("tool.result"),
@@ -92,7 +92,7 @@ function checked<S extends v.GenericSchema>(schema: S, value: unknown, wrap: (ou
   return { ok: false, error: "InvalidEvent", detail: `${path ? `${path}: ` : ""}${message}` };
 }
 
-/** What the arbiter writes to the child's stdin (seed §3). `ts` is RFC 3339. */
+/** What the arbiter writes to the child's stdin (docs/codecli-protocol.md §3). `ts` is RFC 3339. */
 export type Decision = "allow" | "deny";
 export type AbortCode = "user_cancel" | "policy_violation" | "fatal_error";
 

@@ -1,6 +1,6 @@
 import type { FileSink } from "bun";
 import { bestEffort, EXIT, messageOf, ThoughtGateError } from "../core/errors.ts";
-import { log } from "../core/log.ts";
+import { log, taggedLog } from "../core/log.ts";
 import type { Profile } from "../core/profile.ts";
 import { exitCodeForSignal } from "../core/signals.ts";
 import type { EngineHolder } from "../governance/engine-holder.ts";
@@ -15,12 +15,12 @@ import { EventSplitter, type Piece } from "./event-splitter.ts";
 import { parseEvent, pingMessage, type AbortCode, type Decision } from "./protocol.ts";
 import { TerminalApprover, type Approver } from "./terminal-approver.ts";
 
-/** Seed §5.1 ("e.g. 5 minutes") and the `timeout_ms` of the seed's `policy.ping` example. */
+/** The `timeout_ms` a `policy.ping` announces (docs/codecli-protocol.md §3.3). */
 export const DECISION_TIMEOUT_MS = 300_000;
 /**
  * A write to the child's stdin failed: if the child exits within this long it was simply ending
  * (its stdin closes with it) and its exit code stands; if it is still running, it can no longer be
- * controlled (seed §6.1 FailedTransport) and the session ends with an error.
+ * controlled (docs/codecli-protocol.md §6.1, failed transport) and the session ends with an error.
  */
 export const WRITE_FAILURE_GRACE_MS = 500;
 
@@ -50,12 +50,14 @@ type Stop =
 type Stream = "stdout" | "stderr";
 
 /**
- * `thoughtgate arbiter`: run a codecli-style child and decide the tool calls it announces (seed
- * 002 §5.3). Task A and B read its stdout and stderr (output through, events to the arbiter),
- * Task C is the `ControlChannel`, Task D the `Arbiter`, Task E waits for the child. Resolves with
+ * `thoughtgate arbiter`: run a codecli-style child and decide the tool calls it announces
+ * (docs/codecli-protocol.md §5). Two readers take its stdout and stderr (output through, events to
+ * the arbiter), the `ControlChannel` is the one writer of its stdin, the `Arbiter` decides, and one
+ * task waits for the child. Resolves with
  * the child's exit code (1 when it could no longer be controlled).
  */
 export async function runArbiter(options: ArbiterSessionOptions): Promise<number> {
+  const serverLog = taggedLog(options.serverId);
   const events = EventStream.open(options.eventsPath, { run_id: options.runId, server_id: options.serverId, profile: options.profile });
   events.emit("run_start", {
     started_at: new Date().toISOString(),
@@ -73,7 +75,7 @@ export async function runArbiter(options: ArbiterSessionOptions): Promise<number
   }
   const child = spawned;
   events.emit("server_state", { state: "running", pid: child.pid });
-  log.debug(`[${options.serverId}] started ${options.command.join(" ")} (pid ${child.pid}); policy ${options.engines.label}, ${options.profile}`);
+  serverLog.debug(`started ${options.command.join(" ")} (pid ${child.pid}); policy ${options.engines.label}, ${options.profile}`);
 
   let stopWith: (stop: Stop) => void = () => {};
   const stopped = new Promise<Stop>((resolve) => {
@@ -103,15 +105,15 @@ export async function runArbiter(options: ArbiterSessionOptions): Promise<number
     if (stopping) return;
     const exited = await Promise.race([child.exited.then(() => true), Bun.sleep(WRITE_FAILURE_GRACE_MS).then(() => false)]);
     if (exited || stopping) return;
-    log.error(`[${options.serverId}] cannot write to its stdin (${reason}): the child can no longer be controlled; stopping it`);
+    serverLog.error(`cannot write to its stdin (${reason}): the child can no longer be controlled; stopping it`);
     stopWith({ kind: "transport", reason });
     arbiter.abort("fatal_error", `the control channel to the child failed: ${reason}`);
   };
 
   const onSignal = (signal: NodeJS.Signals) => {
-    // Ctrl+C while a question is open is the user's "abort" (seed §3.4 user_cancel), not a hard stop.
+    // Ctrl+C while a question is open is the user's "abort" (docs/codecli-protocol.md §3.4, user_cancel), not a hard stop.
     if (signal === "SIGINT" && approver.interrupt()) return;
-    log.info(`[${options.serverId}] ${signal}: stopping the child`);
+    serverLog.info(`${signal}: stopping the child`);
     stopWith({ kind: "signal", signal });
     arbiter.abort("user_cancel", `thoughtgate arbiter received ${signal}`);
     // Also when already stopping: whoever signals us may SIGKILL us next.
@@ -135,7 +137,7 @@ export async function runArbiter(options: ArbiterSessionOptions): Promise<number
   void child.exited.then(() => stopWith({ kind: "child_exit" }));
 
   const stop = await stopped;
-  log.debug(`[${options.serverId}] stopping: ${stop.kind}`);
+  serverLog.debug(`stopping: ${stop.kind}`);
   if (stop.kind === "transport") child.hurry();
   // Nothing may be decided for a child that is going away: questions are withdrawn, new requests abandoned.
   arbiter.close();
@@ -153,14 +155,14 @@ export async function runArbiter(options: ArbiterSessionOptions): Promise<number
   arbiter.finish();
   const exitCode = stop.kind === "transport" ? EXIT.error : exitCodeOf(exit);
   const status = stop.kind === "child_exit" ? "child_exited" : stop.kind === "transport" ? "transport_failed" : "aborted";
-  if (arbiter.summary.malformed_events > 0) log.warn(`[${options.serverId}] ${arbiter.summary.malformed_events} malformed event line(s) passed through as output`);
+  if (arbiter.summary.malformed_events > 0) serverLog.warn(`${arbiter.summary.malformed_events} malformed event line(s) passed through as output`);
   events.emit("run_end", { ended_at: new Date().toISOString(), status, exit_code: exitCode, summary: arbiter.summary }, { force: true });
   await events.close();
   return exitCode;
 }
 
 /**
- * Task A/B: read one of the child's streams; output goes to `sink` unchanged and in order, events
+ * Read one of the child's streams; output goes to `sink` unchanged and in order, events
  * to the arbiter, malformed event lines to both (counted, passed through). Before reading more,
  * wait for `sink` to drain, so a slow reader of ours slows the child instead of growing memory.
  */
@@ -192,7 +194,7 @@ async function pumpOutput(reader: ByteReader, sink: FileSink, stream: Stream, sp
     }
   } catch (error) {
     // A cancelled or broken pipe ends the stream like EOF does.
-    log.debug(`[${stream}] stream ended: ${messageOf(error)}`);
+    taggedLog(stream).debug(`stream ended: ${messageOf(error)}`);
   }
   const pending = write(route(splitter.end(), stream, arbiter));
   if (pending) await pending;

@@ -4,7 +4,7 @@ import { bestEffort, messageOf } from "../core/errors.ts";
 import { log } from "../core/log.ts";
 
 /**
- * Seed §7: an approval is asked on the user's terminal, never through the child's stdin (that is
+ * docs/codecli-protocol.md §7: an approval is asked on the user's terminal, never through the child's stdin (that is
  * the control channel). We open `/dev/tty` ourselves, so it works whatever our own stdin, stdout
  * and stderr are redirected to; with no controlling terminal (CI, a daemon) there is no one to ask.
  * One question at a time, in arrival order; deny is the default answer.

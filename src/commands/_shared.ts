@@ -1,4 +1,5 @@
 import type { ArgsDef } from "citty";
+import { parseDuration } from "../core/duration.ts";
 import { isProfile, PROFILES, type Profile } from "../core/profile.ts";
 import { usageError } from "../core/errors.ts";
 
@@ -21,10 +22,26 @@ export function resolveProfile(flag: string | undefined): Profile {
   return value;
 }
 
-/**
- * Split `[flags…] -- CMD [ARGS…]`. Everything after the first `--` belongs to the child, so its
- * own flags are never read as ours; before it, only flags we define are accepted.
- */
+/** `--events PATH` for the commands that write the event stream (shim, arbiter). */
+export const eventsArg = {
+  events: { type: "string", description: "Append the JSONL event stream to PATH (default $THOUGHTGATE_EVENTS; off if neither)", valueHint: "PATH" },
+} as const satisfies ArgsDef;
+
+/** The event stream's path: the flag, else `$THOUGHTGATE_EVENTS`, else none. */
+export function eventsPath(flag: string | undefined): string | null {
+  return flag ?? process.env.THOUGHTGATE_EVENTS ?? null;
+}
+
+/** The run id a wrap session hands its shims, else a new one. */
+export function runIdFromEnv(): string {
+  return process.env.THOUGHTGATE_RUN_ID ?? Bun.randomUUIDv7();
+}
+
+/** A duration flag that may be absent. */
+export function optionalDuration(value: string | undefined, flag: string): number | undefined {
+  return value === undefined ? undefined : parseDuration(value, flag);
+}
+
 /** What goes after `--` for each command, in the usage error. */
 const CHILD_EXAMPLES: Record<string, string> = {
   shim: "npx -y @modelcontextprotocol/server-everything",
@@ -33,6 +50,11 @@ const CHILD_EXAMPLES: Record<string, string> = {
   arbiter: "codecli run",
 };
 
+/**
+ * Split `[flags…] -- CMD [ARGS…]` (shim, inspect, wrap, arbiter). Everything after the first `--`
+ * belongs to the child, so its own flags are never read as ours; before it, only flags we define
+ * are accepted.
+ */
 export function splitChildCommand(rawArgs: string[], args: ArgsDef, commandName: string): { ours: string[]; child: string[] } {
   const separator = rawArgs.indexOf("--");
   const ours = separator === -1 ? rawArgs : rawArgs.slice(0, separator);

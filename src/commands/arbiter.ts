@@ -1,9 +1,8 @@
 import { defineCommand } from "citty";
 import { runArbiter, DECISION_TIMEOUT_MS } from "../arbiter/session.ts";
-import { parseDuration } from "../core/duration.ts";
 import { usageError } from "../core/errors.ts";
 import { EngineHolder } from "../governance/engine-holder.ts";
-import { commonArgs, profileArg, resolveProfile, splitChildCommand } from "./_shared.ts";
+import { commonArgs, eventsArg, eventsPath, optionalDuration, profileArg, resolveProfile, runIdFromEnv, splitChildCommand } from "./_shared.ts";
 
 const args = {
   ...profileArg,
@@ -16,7 +15,7 @@ const args = {
   "default-action": { type: "string", description: "What an approval gets when there is no terminal to ask on (default deny)", valueHint: "deny|allow" },
   "decision-timeout": { type: "string", description: "Deny a request not decided within this long (default 5m)", valueHint: "DURATION" },
   "server-id": { type: "string", description: "The child's name in rules (`source`) and events, unless a request names its `server` (default codecli)", valueHint: "ID" },
-  events: { type: "string", description: "Append the JSONL event stream to PATH (default $THOUGHTGATE_EVENTS; off if neither)", valueHint: "PATH" },
+  ...eventsArg,
   ...commonArgs,
 } as const;
 
@@ -30,8 +29,7 @@ export default defineCommand({
     const { child } = splitChildCommand(rawArgs, args, "arbiter");
     const defaultAction = parsed["default-action"] ?? "deny";
     if (defaultAction !== "deny" && defaultAction !== "allow") throw usageError(`--default-action: expected deny or allow, got ${JSON.stringify(defaultAction)}`);
-    const timeout = parsed["decision-timeout"];
-    const decisionTimeoutMs = timeout === undefined ? DECISION_TIMEOUT_MS : parseDuration(timeout, "--decision-timeout");
+    const decisionTimeoutMs = optionalDuration(parsed["decision-timeout"], "--decision-timeout") ?? DECISION_TIMEOUT_MS;
     if (decisionTimeoutMs <= 0) throw usageError("--decision-timeout must be more than 0");
     const profile = resolveProfile(parsed.profile);
     const engines = await EngineHolder.load(parsed["thoughtgate-config"]);
@@ -39,8 +37,8 @@ export default defineCommand({
       command: child,
       profile,
       serverId: parsed["server-id"] ?? "codecli",
-      runId: process.env.THOUGHTGATE_RUN_ID ?? Bun.randomUUIDv7(),
-      eventsPath: parsed.events ?? process.env.THOUGHTGATE_EVENTS ?? null,
+      runId: runIdFromEnv(),
+      eventsPath: eventsPath(parsed.events),
       engines,
       eventPrefix: parsed["event-prefix"] || null,
       defaultAction,

@@ -1,9 +1,8 @@
 import { defineCommand } from "citty";
-import { parseDuration } from "../core/duration.ts";
 import { EXIT } from "../core/errors.ts";
 import { DEFAULT_REQUEST_TIMEOUT_MS } from "../mcp/client.ts";
 import { inspectServer, type Hint, type InspectReport } from "../mcp/inspect.ts";
-import { commonArgs, splitChildCommand } from "./_shared.ts";
+import { commonArgs, optionalDuration, splitChildCommand } from "./_shared.ts";
 
 const args = {
   json: { type: "boolean", description: "Print one JSON document (with each tool's full definition) instead of tables" },
@@ -19,7 +18,7 @@ export default defineCommand({
   args,
   async run({ rawArgs, args: parsed }) {
     const { child } = splitChildCommand(rawArgs, args, "inspect");
-    const timeoutMs = parsed.timeout === undefined ? DEFAULT_REQUEST_TIMEOUT_MS : parseDuration(parsed.timeout, "--timeout");
+    const timeoutMs = optionalDuration(parsed.timeout, "--timeout") ?? DEFAULT_REQUEST_TIMEOUT_MS;
     const report = await inspectServer({ command: child, timeoutMs });
     // Bun.write waits until a slow pipe took everything: the CLI exits right after we return.
     await Bun.write(Bun.stdout, parsed.json ? `${JSON.stringify(report, null, 2)}\n` : renderTables(report));

@@ -32,7 +32,7 @@ export default defineCommand({
     if (engines.file === null) process.on("SIGHUP", keepAliveOnHangup);
 
     const policy = engines.file ?? "the embedded default (no thoughtgate.yaml found; see `thoughtgate validate-config --explain`)";
-    // Printed, never written to a file: the approval key must not touch disk (DESIGN decision 7).
+    // Printed, never written to a file: the approval key must not touch disk (docs/architecture.md, decision 7).
     process.stderr.write(
       [
         `ThoughtGate governance service on ${service.url} (profile ${profile})`,

@@ -1,9 +1,8 @@
 import { defineCommand } from "citty";
 import { basename } from "node:path";
-import { parseDuration } from "../core/duration.ts";
 import { runShim } from "../shim/proxy.ts";
 import { createShimDecider } from "../governance/shim-decider.ts";
-import { commonArgs, profileArg, resolveProfile, splitChildCommand } from "./_shared.ts";
+import { commonArgs, eventsArg, eventsPath, optionalDuration, profileArg, resolveProfile, runIdFromEnv, splitChildCommand } from "./_shared.ts";
 
 const args = {
   "server-id": { type: "string", description: "Name of this server in logs and events (default: the command's basename)" },
@@ -23,7 +22,7 @@ const args = {
     description: "Policy file (default: $THOUGHTGATE_CONFIG, ./thoughtgate.yaml, ~/.config/thoughtgate/thoughtgate.yaml, else the embedded default policy)",
     valueHint: "PATH",
   },
-  events: { type: "string", description: "Append the JSONL event stream to PATH (default $THOUGHTGATE_EVENTS; off if neither)", valueHint: "PATH" },
+  ...eventsArg,
   "orphan-timeout": { type: "string", description: "Report requests unanswered for this long (default 5m)", valueHint: "DURATION" },
   "stdin-close-grace": { type: "string", description: "Shutdown: wait this long after closing the server's stdin (default 5s)", valueHint: "DURATION" },
   "sigterm-grace": { type: "string", description: "Shutdown: wait this long after SIGTERM before SIGKILL (default 2s)", valueHint: "DURATION" },
@@ -38,8 +37,6 @@ export default defineCommand({
   args,
   async run({ rawArgs, args: parsed }) {
     const { child } = splitChildCommand(rawArgs, args, "shim");
-    const optionalDuration = (value: string | undefined, flag: string) =>
-      value === undefined ? undefined : parseDuration(value, flag);
     const profile = resolveProfile(parsed.profile);
     const serverId = parsed["server-id"] ?? basename(child[0] ?? "server");
     const decider = await createShimDecider({
@@ -53,8 +50,8 @@ export default defineCommand({
       serverId,
       profile,
       command: child,
-      runId: process.env.THOUGHTGATE_RUN_ID ?? Bun.randomUUIDv7(),
-      eventsPath: parsed.events ?? process.env.THOUGHTGATE_EVENTS ?? null,
+      runId: runIdFromEnv(),
+      eventsPath: eventsPath(parsed.events),
       decider,
       orphanTimeoutMs: optionalDuration(parsed["orphan-timeout"], "--orphan-timeout"),
       stdinCloseGraceMs: optionalDuration(parsed["stdin-close-grace"], "--stdin-close-grace"),

@@ -6,7 +6,7 @@
  */
 import { messageOf } from "../core/errors.ts";
 import { ADAPTERS, AGENT_TYPES, discover, type AgentContext, type AgentType, type ConfigFile, type ConfigScope, type DiscoverOptions, type EntryStatus } from "../wrap/adapters/index.ts";
-import type { CheckBody } from "./checks.ts";
+import type { CheckBody } from "./report.ts";
 
 /** Why `wrap` would leave an entry alone: every status but `governed`. */
 export type LeftAloneStatus = Exclude<EntryStatus, "governed">;

@@ -9,27 +9,9 @@ import { messageOf } from "../core/errors.ts";
 import { journalPath } from "../core/paths.ts";
 import { TARGET, VERSION } from "../version.ts";
 import { checkAgentConfigs } from "./agent-configs.ts";
+import type { CheckBody, CheckResult, DoctorContext, DoctorReport } from "./report.ts";
 
-/**
- * `info` reports without judging (which agents are installed is not a health question); `warn`
- * is something to look at that does not fail the report (an agent config that does not parse).
- */
-export type CheckStatus = "pass" | "fail" | "info" | "warn";
-
-export type CheckResult = {
-  id: "binary" | "agent-configs" | "wrap-journal" | "governance-bind" | "cedar";
-  title: string;
-  status: CheckStatus;
-  summary: string;
-  /** Extra lines for the text report (one per finding). */
-  details: string[];
-  /** The same facts for `--json` consumers. */
-  data: Record<string, unknown>;
-};
-
-export type DoctorReport = { ok: boolean; version: string; target: string; checks: CheckResult[] };
-
-export type DoctorContext = { env: NodeJS.ProcessEnv; home: string; cwd: string; platform: NodeJS.Platform; execPath: string };
+export type { CheckBody, CheckResult, CheckStatus, DoctorContext, DoctorReport } from "./report.ts";
 
 export function currentContext(): DoctorContext {
   return { env: process.env, home: process.env.HOME || homedir(), cwd: process.cwd(), platform: process.platform, execPath: process.execPath };
@@ -47,8 +29,6 @@ export async function runDoctor(context: DoctorContext = currentContext()): Prom
   ];
   return { ok: checks.every((check) => check.status !== "fail"), version: VERSION, target: TARGET, checks };
 }
-
-export type CheckBody = Omit<CheckResult, "id" | "title">;
 
 async function guarded(id: CheckResult["id"], title: string, body: () => CheckBody | Promise<CheckBody>): Promise<CheckResult> {
   try {

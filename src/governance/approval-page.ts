@@ -1,5 +1,5 @@
 /**
- * The approvals web page (DESIGN decision 9): one self-contained document, no external assets.
+ * The approvals web page (docs/architecture.md, decision 9): one self-contained document, no external assets.
  * Task data is attacker-controlled (tool arguments come from the agent, names from the server), so
  * the script builds every node with `textContent`, never `innerHTML`, and the CSP allows only this
  * response's nonce to run. The key stays in the page's URL and memory; it is sent as a bearer token.

@@ -9,14 +9,14 @@ import { loadCedar } from "./cedar-wasm.ts";
 const cedar = loadCedar();
 
 /**
- * The Cedar gate (DESIGN "Cedar model", namespace `ThoughtGate`):
+ * The Cedar gate (docs/governance.md, "Cedar", namespace `ThoughtGate`):
  *   principal  ThoughtGate::App::"<user>"
  *   action     ThoughtGate::Action::"tools/call" | ThoughtGate::Action::"mcp/method"
  *   resource   ThoughtGate::ToolCall::"<server>/<tool>" {name, server, arguments}
  *              ThoughtGate::McpMethod::"<server>/<method>" {method, server, name}
  *   context    {policy_id, source_id, time: {hour, day_of_week, timestamp}}
  * Policies are parsed once per load (`preparsePolicySet`): evaluating the text every call costs
- * ~8× more (DESIGN "Measured here").
+ * ~8× more (docs/benchmarks.md).
  */
 export type CedarRequest = {
   user: string;

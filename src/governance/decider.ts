@@ -1,6 +1,5 @@
 import type { JsonRpcRequest } from "../core/jsonrpc.ts";
 import type { ToolAnnotations } from "../core/mcp-schema.ts";
-import type { EvaluateInput } from "./engine.ts";
 import type { ListKind } from "./visibility.ts";
 
 /**
@@ -75,6 +74,18 @@ export function targetName(request: JsonRpcRequest): string {
   const value = request.method.startsWith("resources/") ? params.uri : params.name;
   return typeof value === "string" ? value : "";
 }
+
+/** One governed request, as every front end (shim, service, arbiter) describes it to the engine. */
+export type EvaluateInput = {
+  serverId: string;
+  /** tools/call, resources/read, resources/subscribe or prompts/get. */
+  method: string;
+  /** Tool name, prompt name or resource URI. */
+  name: string;
+  arguments: unknown;
+  /** The tool's annotations as the server listed them, when known. */
+  annotations?: ToolAnnotations;
+};
 
 /** A governed request as the engine sees it. */
 export function toInput(request: JsonRpcRequest, context: Pick<DecisionContext, "serverId" | "annotations">): EvaluateInput {

@@ -1,26 +1,16 @@
 import { userInfo } from "node:os";
 import type { ThoughtGateConfig, Workflow } from "../core/config/schema.ts";
 import type { Profile } from "../core/profile.ts";
-import type { ToolAnnotations } from "../core/mcp-schema.ts";
 import { messageOf } from "../core/errors.ts";
 import { log } from "../core/log.ts";
 import type { CedarPolicies } from "./cedar.ts";
+import type { EvaluateInput } from "./decider.ts";
 import type { Block } from "./deny-error.ts";
 import { GOVERNANCE_ERROR, type Gate } from "./errors.ts";
 import { Rules } from "./rules.ts";
 import { listKindOf, Visibility } from "./visibility.ts";
 
-/** One governed request, as every front end (shim, service, arbiter) describes it. */
-export type EvaluateInput = {
-  serverId: string;
-  /** tools/call, resources/read, resources/subscribe or prompts/get. */
-  method: string;
-  /** Tool name, prompt name or resource URI. */
-  name: string;
-  arguments: unknown;
-  /** The tool's annotations as the server listed them, when known. */
-  annotations?: ToolAnnotations;
-};
+export type { EvaluateInput };
 
 export type { Block };
 

@@ -1,6 +1,6 @@
 import * as v from "valibot";
 import { messageOf, ThoughtGateError } from "../core/errors.ts";
-import { log } from "../core/log.ts";
+import { log, taggedLog, type Logger } from "../core/log.ts";
 import type { Profile } from "../core/profile.ts";
 import type { JsonRpcRequest } from "../core/jsonrpc.ts";
 import { approvalPrompt } from "./approval-prompt.ts";
@@ -48,7 +48,10 @@ export class RemoteDecider implements Decider {
   private counts: (() => { messages: MessageCounts; framingErrors: MessageCounts }) | null = null;
   private reported = { messages: new Map<string, number>(), framingErrors: new Map<string, number>() };
 
+  private readonly log: Logger;
+
   private constructor(private readonly options: RemoteOptions) {
+    this.log = taggedLog(options.serverId);
     this.stopRequested = new Promise((resolve) => {
       this.requestStop = resolve;
     });
@@ -225,7 +228,7 @@ export class RemoteDecider implements Decider {
 
   /** docs/architecture.md, decision 3: no answer from governance → deny in production, WOULD_BLOCK in development. */
   private unavailable(request: JsonRpcRequest, reason: string): Verdict {
-    log.error(`[${this.options.serverId}] ${reason}`);
+    this.log.error(`${reason}`);
     if (this.options.profile === "development") {
       return { action: "forward", gate: "governance", ruleId: null, reason: `WOULD_BLOCK: ${reason}`, would: "WOULD_BLOCK" };
     }

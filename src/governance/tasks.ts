@@ -4,7 +4,7 @@ import type { Workflow } from "../core/config/schema.ts";
 import type { TaskStatus, TaskView } from "./api.ts";
 
 /**
- * Approval tasks (DESIGN decision 9): one per call waiting for a human, bound to a digest of the
+ * Approval tasks (docs/architecture.md, decision 9): one per call waiting for a human, bound to a digest of the
  * exact call and expiring after its workflow's timeout. In memory and bounded: a service restart
  * forgets them, and their shims deny (fail closed).
  */

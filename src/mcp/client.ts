@@ -1,7 +1,7 @@
 import { basename } from "node:path";
 import { bestEffort, messageOf, ThoughtGateError } from "../core/errors.ts";
 import { errorResponse, RPC, type JsonObject, type JsonRpcId, type Message } from "../core/jsonrpc.ts";
-import { log } from "../core/log.ts";
+import { taggedLog, type Logger } from "../core/log.ts";
 import type { Unit } from "../stdio/framer.ts";
 import { readFramed, type ByteReader } from "../stdio/framed-reader.ts";
 import { LineSink } from "../stdio/line-sink.ts";
@@ -49,10 +49,11 @@ type Pending = {
 /** The part of a stream reader we use (Bun's and the DOM's reader types differ). */
 
 /**
- * A JSON-RPC 2.0 client for one MCP server over stdio (seed 001, past its in-order limit):
- * concurrent requests matched to responses by id, server-initiated requests and notifications,
+ * A JSON-RPC 2.0 client for one MCP server over stdio: concurrent requests matched to responses by
+ * id in any order, server-initiated requests and notifications,
  * per-request timeouts, and the staged shutdown of `ServerProcess`. Every line the server writes
  * passes the same framing checks as in the shim (`Framer`), so a line over 10 MiB is never buffered.
+ * One class of a little over 300 lines: the pending table, the reader and shutdown share one lifetime.
  */
 export class McpClient {
   private nextId = 1;
@@ -61,6 +62,7 @@ export class McpClient {
   private readonly notificationHandlers = new Set<(notification: Notification) => void>();
   private readonly toServer: LineSink;
   private readonly label: string;
+  private readonly log: Logger;
   private state: "open" | "closing" | "ended" = "open";
   /** Set when the connection ended; later calls fail the same way. */
   private ending: { reason: "exited" | "closed"; exitStatus: number | null } | null = null;
@@ -71,14 +73,15 @@ export class McpClient {
     options: ClientOptions,
   ) {
     this.label = options.label ?? basename(options.command[0] ?? "server");
-    this.toServer = new LineSink(server.stdin, (reason) => log.debug(`[${this.label}] server stdin closed: ${reason}`));
+    this.log = taggedLog(this.label);
+    this.toServer = new LineSink(server.stdin, (reason) => this.log.debug(`server stdin closed: ${reason}`));
     // MCP 2025-06-18 ping: either side may ping at any time and must get an (empty) answer.
     this.requestHandlers.set("ping", () => ({}));
     const reader: ByteReader = server.stdout.getReader();
     this.reading = this.read(reader, options.maxLineBytes ?? MAX_LINE_BYTES);
     void server.exited.then(async () => {
       if (await settlesWithin(this.reading, DRAIN_AFTER_EXIT_MS)) return;
-      log.debug(`[${this.label}] exited but something still holds its stdout open: no longer reading`);
+      this.log.debug(`exited but something still holds its stdout open: no longer reading`);
       bestEffort(() => void reader.cancel());
     });
   }
@@ -154,7 +157,7 @@ export class McpClient {
     const checked = check(InitializeResultSchema, raw);
     if (!checked.ok) throw new ThoughtGateError("PROTOCOL", `initialize: the server's result is not valid: ${checked.error}`);
     if (checked.value.protocolVersion !== MCP_PROTOCOL_VERSION) {
-      log.debug(`[${this.label}] server chose protocol ${checked.value.protocolVersion} (we asked for ${MCP_PROTOCOL_VERSION})`);
+      this.log.debug(`server chose protocol ${checked.value.protocolVersion} (we asked for ${MCP_PROTOCOL_VERSION})`);
     }
     this.notify("notifications/initialized");
     return checked.value;
@@ -196,7 +199,7 @@ export class McpClient {
     const exitStatus = (await settlesWithin(this.server.exited, EXIT_AFTER_EOF_MS)) ? await this.server.exited : null;
     this.ending = { reason: this.state === "closing" ? "closed" : "exited", exitStatus };
     this.state = "ended";
-    if (this.ending.reason === "exited") log.debug(`[${this.label}] ${new ConnectionClosedError("exited", undefined, exitStatus).message}`);
+    if (this.ending.reason === "exited") this.log.debug(`${new ConnectionClosedError("exited", undefined, exitStatus).message}`);
     for (const [key, entry] of this.pending) {
       this.pending.delete(key);
       clearTimeout(entry.timer);
@@ -214,9 +217,9 @@ export class McpClient {
   }
 
   private rejected(error: FramingError): void {
-    log.warn(`[${this.label}] rejected a line from the server: ${error.code}: ${error.detail}`);
+    this.log.warn(`rejected a line from the server: ${error.code}: ${error.detail}`);
     if (error.looksLikeRequest) {
-      // The server may be waiting on it: an error instead of silence (DESIGN decision 2).
+      // The server may be waiting on it: an error instead of silence (docs/architecture.md, decision 2).
       this.toServer.sendText(errorResponse(error.id, RPC.framingRejected, `ThoughtGate rejected the message: ${error.code}`));
       return;
     }
@@ -241,13 +244,13 @@ export class McpClient {
 
   private responded(id: JsonRpcId | null, isError: boolean, body: JsonObject): void {
     if (id === null) {
-      log.warn(`[${this.label}] error response without an id: ${JSON.stringify(body.error)}`);
+      this.log.warn(`error response without an id: ${JSON.stringify(body.error)}`);
       return;
     }
     const entry = this.settle(id);
     if (!entry) {
       // Usually the answer to a request that already timed out.
-      log.debug(`[${this.label}] dropped a response to unknown request id ${JSON.stringify(id)}`);
+      this.log.debug(`dropped a response to unknown request id ${JSON.stringify(id)}`);
       return;
     }
     if (!isError) {
@@ -275,7 +278,7 @@ export class McpClient {
       try {
         handler(notification);
       } catch (error) {
-        log.warn(`[${this.label}] a handler for ${notification.method} failed: ${messageOf(error)}`);
+        this.log.warn(`a handler for ${notification.method} failed: ${messageOf(error)}`);
       }
     }
   }

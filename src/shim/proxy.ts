@@ -1,5 +1,5 @@
 import { bestEffort } from "../core/errors.ts";
-import { log } from "../core/log.ts";
+import { taggedLog } from "../core/log.ts";
 import type { Profile } from "../core/profile.ts";
 import { EventStream } from "../telemetry/events.ts";
 import { VERSION } from "../version.ts";
@@ -34,6 +34,7 @@ type StopReason = "agent_eof" | "signal" | "server_exit" | "agent_gone" | "gover
  * server (a child process), judging every line on the way. Resolves with the exit code.
  */
 export async function runShim(options: ShimOptions): Promise<number> {
+  const serverLog = taggedLog(options.serverId);
   const events = EventStream.open(options.eventsPath, {
     run_id: options.runId,
     server_id: options.serverId,
@@ -53,7 +54,7 @@ export async function runShim(options: ShimOptions): Promise<number> {
   });
   let hurry: () => void = () => {};
   const onSignal = (signal: NodeJS.Signals) => {
-    log.info(`[${options.serverId}] ${signal}: shutting down`);
+    serverLog.info(`${signal}: shutting down`);
     stopWith("signal");
     // Also when already stopping (agent EOF first): whoever signals us may SIGKILL us next.
     hurry();
@@ -62,7 +63,7 @@ export async function runShim(options: ShimOptions): Promise<number> {
   process.on("SIGINT", onSignal);
 
   const toAgent = new LineSink(Bun.stdout.writer(), (reason) => {
-    log.warn(`[${options.serverId}] agent stopped reading (${reason}): shutting down`);
+    serverLog.warn(`agent stopped reading (${reason}): shutting down`);
     stopWith("agent_gone");
   });
 
@@ -70,7 +71,7 @@ export async function runShim(options: ShimOptions): Promise<number> {
   const server = spawned instanceof ServerProcess ? spawned : null;
   if (server) hurry = () => server.hurry();
   const toServer = server
-    ? new LineSink(server.stdin, (reason) => log.debug(`[${options.serverId}] server stdin closed: ${reason}`))
+    ? new LineSink(server.stdin, (reason) => serverLog.debug(`server stdin closed: ${reason}`))
     : null;
   const router = new Router({
     serverId: options.serverId,
@@ -86,17 +87,17 @@ export async function runShim(options: ShimOptions): Promise<number> {
     options.decider.attachCounts(() => ({ messages: router.audit.messageCounts, framingErrors: router.audit.framingErrorCounts }));
   }
   void options.decider.stopRequested?.then((why) => {
-    log.info(`[${options.serverId}] ${why}: shutting down`);
+    serverLog.info(`${why}: shutting down`);
     stopWith("governance");
   });
 
   if (server) {
     events.emit("server_state", { state: "running", pid: server.pid });
-    log.debug(`[${options.serverId}] started ${options.command.join(" ")} (pid ${server.pid})`);
+    serverLog.debug(`started ${options.command.join(" ")} (pid ${server.pid})`);
   } else {
     const reason = "error" in spawned ? spawned.error : "spawn failed";
     // A server that cannot start: stay up and answer every request with the reason instead of vanishing.
-    log.error(`[${options.serverId}] ${reason}`);
+    serverLog.error(`${reason}`);
     events.emit("server_state", { state: "failed_to_start", detail: reason });
     router.serverGone(`it failed to start: ${reason}`);
   }
@@ -128,7 +129,7 @@ export async function runShim(options: ShimOptions): Promise<number> {
   }
 
   const reason = await stopped;
-  log.debug(`[${options.serverId}] stopping: ${reason}`);
+  serverLog.debug(`stopping: ${reason}`);
   if (reason === "signal" || reason === "agent_gone" || reason === "governance") {
     // Stop accepting new agent messages; what the server still sends is delivered until it exits.
     bestEffort(() => void agentReader.cancel());

@@ -1,7 +1,7 @@
 import type { JsonRpcId } from "../core/jsonrpc.ts";
 
 /**
- * F-015: outstanding requests per direction, so responses can be correlated (latency, status)
+ * Outstanding requests per direction, so responses can be correlated (latency, status)
  * and requests nobody answers can be reported.
  */
 export type Outstanding = {

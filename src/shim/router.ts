@@ -28,7 +28,8 @@ export type RouterOptions = {
 };
 
 /**
- * The shim's routing logic, free of I/O: validated units in, lines out to the agent and the server.
+ * The shim's routing logic, free of I/O (a little over 300 lines: both directions of one
+ * connection are one state machine, and splitting them would split its invariants): validated units in, lines out to the agent and the server.
  * It owns its collaborators: the call audit and counters, the visibility filter on lists, the tool
  * catalog, and the shim's own requests. One instance per shim.
  */

@@ -1,5 +1,5 @@
 import { messageOf } from "../core/errors.ts";
-import { log } from "../core/log.ts";
+import { taggedLog } from "../core/log.ts";
 import { Framer, type Unit } from "./framer.ts";
 import { MAX_LINE_BYTES } from "./line-splitter.ts";
 import { WATCH_TIMEOUT_MS } from "./smuggling.ts";
@@ -45,7 +45,7 @@ export async function readFramed(reader: ByteReader, route: (unit: Unit) => void
     }
   } catch (error) {
     // A cancelled or broken pipe ends the stream like EOF does.
-    log.debug(`[${options.label}] stream ended: ${messageOf(error)}`);
+    taggedLog(options.label).debug(`stream ended: ${messageOf(error)}`);
   } finally {
     if (watchTimer !== null) clearTimeout(watchTimer);
   }

@@ -1,7 +1,7 @@
 /**
  * Splits a byte stream into NDJSON lines. A partial line is buffered until its newline arrives
- * (EC-STDIO-027); a line that grows past `maxLineBytes` is discarded as it streams in, so a
- * sender can never make us buffer more than the limit (EC-STDIO-014). Only its head and tail are
+ *; a line that grows past `maxLineBytes` is discarded as it streams in, so a
+ * sender can never make us buffer more than the limit. Only its head and tail are
  * kept, for the log and for recovering the request id.
  */
 export const MAX_LINE_BYTES = 10 * 1024 * 1024;

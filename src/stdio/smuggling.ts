@@ -1,5 +1,5 @@
 /**
- * F-014 / EC-STDIO-018, the embedded-newline smuggling attack. A sender writes one JSON-RPC message
+ * The embedded-newline smuggling attack. A sender writes one JSON-RPC message
  * whose string value contains a raw newline followed by a complete second message:
  *
  *   {"jsonrpc":"2.0","id":1,"result":{"text":"hi          ← ends inside an open string

@@ -1,7 +1,7 @@
 import { classify, isValidId, type JsonObject, type JsonRpcId, type Message } from "../core/jsonrpc.ts";
 
 /**
- * DESIGN decision 2: a line is forwarded only when it is valid UTF-8 without a BOM, has no bare CR,
+ * docs/architecture.md, decision 2: a line is forwarded only when it is valid UTF-8 without a BOM, has no bare CR,
  * and parses as exactly one JSON-RPC 2.0 object. Everything else becomes a `FramingError`.
  */
 export type FramingErrorCode =

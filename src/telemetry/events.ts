@@ -6,7 +6,7 @@ import { log } from "../core/log.ts";
 import { messageOf } from "../core/errors.ts";
 
 /**
- * The audit event stream (seed 003): one JSON object per line, appended to a file, never to stdout.
+ * The audit event stream (docs/events.md): one JSON object per line, appended to a file, never to stdout.
  * Documented in docs/events.md. `emit` never blocks the proxy: events queue in memory and one
  * writer drains them; past `MAX_QUEUED_EVENTS` new events are dropped and counted (their `seq`
  * numbers are skipped, so a reader sees the gap).
@@ -69,7 +69,7 @@ export type EventFields = {
     method: string;
     age_ms: number;
   };
-  /** arbiter: a `policy.abort` (seed 002 §3.4); `delivered` false when the child's stdin was already gone. */
+  /** arbiter: a `policy.abort` (docs/codecli-protocol.md §3.4); `delivered` false when the child's stdin was already gone. */
   policy_abort: { id: string; code: string; reason: string; delivered: boolean };
   /** arbiter: a line that claimed to be an event (prefix, or a `tool.*` type) but is not a valid one; passed through. */
   malformed_event: {
@@ -80,7 +80,7 @@ export type EventFields = {
     raw: string;
     raw_encoding: "utf8" | "hex";
   };
-  /** arbiter: an event that broke the per-id rules of seed 002 §6 (ignored, never fatal). */
+  /** arbiter: an event that broke the per-id rules of docs/codecli-protocol.md §6 (ignored, never fatal). */
   protocol_warning: {
     warning: "duplicate_request" | "unknown_id" | "result_before_decision";
     request_id: string | number;

@@ -7,7 +7,7 @@ const SERVER_STATES = ["running", "failed_to_start", "exited", "terminated"] as 
 export type ServerState = (typeof SERVER_STATES)[number];
 
 /**
- * The governance service's metrics (seed 000 NFR-002), plus Cedar latency and refused calls.
+ * The governance service's metrics (docs/governance.md, Metrics), plus Cedar latency and refused calls.
  * Shims report message and framing counts through POST /governance/events; decisions, approvals
  * and heartbeats are counted by the service itself.
  */

@@ -1,6 +1,6 @@
 /**
  * Replace a file so that a crash at any moment leaves either the old bytes or the new ones, never a
- * torn mix (DESIGN decision 8): temp file in the same directory (rename is only atomic within one
+ * torn mix (docs/architecture.md, decision 8): temp file in the same directory (rename is only atomic within one
  * file system) → fsync → rename over the target → fsync the directory so the rename itself is durable.
  */
 import { randomBytes } from "node:crypto";

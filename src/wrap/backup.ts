@@ -1,5 +1,5 @@
 /**
- * The backup wrap takes before it changes a config (F-005 steps 3-4): `<config>.thoughtgate-backup`,
+ * The backup wrap takes before it changes a config (before the rewrite, verified): `<config>.thoughtgate-backup`,
  * same mode as the config, fsynced, then read back and compared byte for byte before anything else
  * happens. It is created exclusively: one that already exists belongs to an earlier session that
  * never finished, and is reported to the caller rather than overwritten (the journal decides).

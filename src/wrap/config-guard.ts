@@ -1,5 +1,5 @@
 /**
- * `ConfigGuard`: everything wrap does to one agent config, made safe (F-005, F-010, F-020).
+ * `ConfigGuard`: everything wrap does to one agent config, made safe: lock, backup, journal, atomic rewrite, restore on every exit path.
  *
  *   acquire()  lock `<config>.thoughtgate-lock` → repair what a dead wrap left → journal record →
  *              backup, verified
@@ -128,7 +128,7 @@ export class ConfigGuard {
     writeFileAtomic(this.configPath, bytes);
   }
 
-  /** Put the config back and let go of it. Idempotent and never throws (F-020). */
+  /** Put the config back and let go of it. Idempotent and never throws. */
   restore(): RestoreResult {
     if (this.#state === "idle" || this.#state === "done") return { status: "nothing", configPath: this.configPath };
     try {

@@ -1,5 +1,5 @@
 /**
- * Exclusive advisory locks through libc `flock` (F-005, EC-STDIO-005/043/044). The lock lives on a
+ * Exclusive advisory locks through libc `flock` (one wrap per config; a second one, or an editor saving, must not race it). The lock lives on a
  * separate `<config>.thoughtgate-lock`, never on the config itself: editors save atomically (temp +
  * rename), which swaps the config's inode and would silently drop a lock held on it. The kernel
  * drops a `flock` when its holder dies, so a lock file left behind by `kill -9` is simply taken

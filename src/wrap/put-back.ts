@@ -1,5 +1,5 @@
 /**
- * Putting a rewritten config back (DESIGN decision 8, F-020), shared by a live wrap's ConfigGuard
+ * Putting a rewritten config back (docs/architecture.md, decision 8), shared by a live wrap's ConfigGuard
  * and by `unwrap` repairing after a dead one. The caller holds the config's lock.
  */
 import { readFileSync } from "node:fs";
@@ -9,7 +9,7 @@ import { log } from "../core/log.ts";
 import { writeFileAtomic } from "./atomic-write.ts";
 import { readBackup, removeBackup } from "./backup.ts";
 import { removeRecord, type JournalRecord } from "./journal.ts";
-import { restoreOwnedKeys } from "./restore.ts";
+import { restoreOwnedKeys } from "./merge-owned-keys.ts";
 
 export type PutBackKind =
   /** The file was still what wrap wrote (or was deleted): the backup's bytes go back exactly. */
@@ -78,7 +78,7 @@ function readCurrent(path: string): Buffer | null {
   }
 }
 
-/** F-020: what a user can do when an automatic restore failed. */
+/** What a user can do when an automatic restore failed. */
 export function manualRestoreHint(configPath: string, backupPath: string): string {
   return `the original is in ${backupPath}; restore it by hand with  cp ${shellQuote(backupPath)} ${shellQuote(configPath)} && rm ${shellQuote(backupPath)}  (or run \`thoughtgate unwrap --config-path ${shellQuote(configPath)}\` once this wrap has ended)`;
 }

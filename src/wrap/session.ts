@@ -15,7 +15,7 @@ import { lockedError, lockPathFor, tryLock } from "./lock.ts";
 import { repairStale } from "./repair.ts";
 import { createSessionDir, describeDecision, followEvents, readEvents, renderSummary, summarize } from "./session-record.ts";
 
-/** F-019: how long shims get to drain after the agent exits. */
+/** How long shims get to drain after the agent exits. */
 const SHIM_DRAIN_MS = 10_000;
 /** After wrap forwards SIGTERM/SIGHUP to the agent, how long before it is killed. */
 const AGENT_STOP_GRACE_MS = 5_000;
@@ -56,7 +56,7 @@ export async function runWrap(options: WrapOptions): Promise<number> {
     for (const outcome of repairStale()) options.say(`thoughtgate: repaired ${outcome.configPath}, left rewritten by an earlier wrap (${outcome.status})`);
   }
   const files = discover(agent, ctx, { ...(options.configPath ? { configPath: options.configPath } : {}), insiders: isVsCodeInsiders(options.command) });
-  // A file whose entries already run a shim may be another wrap's, still running (EC-STDIO-034):
+  // A file whose entries already run a shim may be another wrap's, still running:
   // that is the lock error, not "nothing to govern".
   for (const file of files) {
     if (!file.entries.some((entry) => entry.status === "wrapped")) continue;
@@ -142,7 +142,7 @@ export async function runWrap(options: WrapOptions): Promise<number> {
   try {
     exitCode = await runAgent(options.command, options.say);
   } finally {
-    // F-010 / F-019: tell the shims to drain, give them time, then put the configs back.
+    // Tell the shims to drain, give them time, then put the configs back.
     service.setShutdown();
     await drainShims(record.events, SHIM_DRAIN_MS);
     follower?.stop();

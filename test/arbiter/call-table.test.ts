@@ -3,7 +3,7 @@ import { CallTable, type Call } from "../../src/arbiter/call-table.ts";
 
 const request = (id: string | number, state: Call["state"] = "pending") => ({ id, tool: "fs.read", action: null, requiresPolicy: true, args: {}, audit: null, runId: "r", state, requestedAt: 0 });
 
-test("seed §6: a repeated id is refused, the first decision wins, results complete allowed calls", () => {
+test("docs/codecli-protocol.md §6: a repeated id is refused, the first decision wins, results complete allowed calls", () => {
   const table = new CallTable();
   const call = table.open(request("t-1"));
   if (!call) throw new Error("not opened");

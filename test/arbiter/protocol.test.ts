@@ -28,7 +28,7 @@ describe("parseEvent", () => {
   });
 });
 
-test("control messages carry the seed's envelope", () => {
+test("control messages carry the protocol's envelope", () => {
   expect(decisionMessage("r-1", 5, "deny", "no", "rule-x")).toEqual({
     v: 1,
     type: "policy.decision",

@@ -1,5 +1,5 @@
 /**
- * The bench's codecli (seed 002): `bun arbiter-codecli.ts --warmup W --count N [marker]`. For each
+ * The bench's codecli (docs/codecli-protocol.md): `bun arbiter-codecli.ts --warmup W --count N [marker]`. For each
  * step it prints a line of ordinary output, then a `tool.request` that waits for a decision, and
  * times from handing the request to its stdout to reading the matching `policy.decision` on its
  * stdin: the wait a codecli sees. Any decision but allow fails the run. At the end it prints

@@ -13,7 +13,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { JSONPath } from "jsonc-parser";
 import { discover, rewrite, type AgentContext, type ServerEntry, type ShimCommand } from "../../src/wrap/adapters/index.ts";
-import { restoreOwnedKeys } from "../../src/wrap/restore.ts";
+import { restoreOwnedKeys } from "../../src/wrap/merge-owned-keys.ts";
 import { agentSaves, claudeJson, claudeJsonText, GOVERNED_SERVERS, USER_SERVERS, type ClaudeJson } from "./claude-json.ts";
 import { WRAP_PLAN } from "./plan.ts";
 

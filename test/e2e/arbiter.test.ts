@@ -1,5 +1,5 @@
 /**
- * `thoughtgate arbiter` through the compiled binary, with a fake codecli (seed 002) as the child:
+ * `thoughtgate arbiter` through the compiled binary, with a fake codecli (docs/codecli-protocol.md) as the child:
  * decisions by the engine, approvals on a pseudo terminal (util-linux `script`), the no-terminal
  * default, timeouts, the §6 per-id rules, aborts, malformed events, a child that dies or stops
  * reading, and output order under load.

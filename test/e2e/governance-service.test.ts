@@ -182,6 +182,6 @@ describe("service failures", () => {
     await own.proc.exited;
     const error = await rejection(client.callTool({ name: "get-env", arguments: {} }));
     expect(error.code).toBe(-32013);
-    await closed; // EC-STDIO-042: the shim exits rather than run ungoverned
+    await closed; // the shim exits rather than run ungoverned
   });
 });

@@ -139,7 +139,7 @@ describe("gate 3: Cedar", () => {
   });
 });
 
-describe("profiles (F-022, F-023)", () => {
+describe("profiles", () => {
   const engine = new GovernanceEngine(config(`schema: 1\ngovernance:\n  rules:\n    - { id: d, match: "delete_*", action: deny }\n    - { id: a, match: "push", action: approve }\n`), null, "test");
 
   test("production enforces", async () => {

@@ -302,7 +302,7 @@ describe("shims' other calls", () => {
     expect(((await (await s.call("/governance/filter", { body: { server_id: "gh", kind: "tools", names: [] } })).json()) as { shutdown: boolean }).shutdown).toBe(true);
   });
 
-  test("/metrics exposes the NFR-002 series, Cedar latency and refusals, with escaped labels", async () => {
+  test("/metrics exposes the service's series, Cedar latency and refusals, with escaped labels", async () => {
     const s = await start();
     await s.call("/governance/heartbeat", { body: { server_id: "gh" } });
     await s.call("/governance/events", {

@@ -14,7 +14,7 @@ function summarise(units: Unit[]): Array<string> {
 }
 
 describe("LineSplitter", () => {
-  test("buffers a partial line until its newline arrives (EC-STDIO-027)", () => {
+  test("buffers a partial line until its newline arrives", () => {
     const splitter = new LineSplitter();
     expect(splitter.push(bytes('{"a":'))).toEqual([]);
     expect(splitter.push(bytes("1"))).toEqual([]);
@@ -45,7 +45,7 @@ describe("LineSplitter", () => {
   });
 });
 
-describe("Framer: DESIGN decision 2", () => {
+describe("Framer: docs/architecture.md, decision 2", () => {
   const cases: Array<[string, string, string]> = [
     ["request", '{"jsonrpc":"2.0","id":1,"method":"ping"}', "message:request"],
     ["notification", '{"jsonrpc":"2.0","method":"notifications/initialized"}', "message:notification"],
@@ -107,7 +107,7 @@ describe("Framer: DESIGN decision 2", () => {
   });
 });
 
-describe("Framer: smuggling watch (F-014, EC-STDIO-018)", () => {
+describe("Framer: smuggling watch", () => {
   const outer = '{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"hello';
   const smuggled = '{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"forged"}]}}';
   const closing = '"}]}}';

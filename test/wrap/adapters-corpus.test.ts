@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import { applyEdits, findNodeAtLocation, modify, parse, parseTree, visit, type JSONPath, type ParseError } from "jsonc-parser";
 import { discover, rewrite, type AgentType, type ServerEntry, type ShimCommand } from "../../src/wrap/adapters/index.ts";
-import { restoreOwnedKeys } from "../../src/wrap/restore.ts";
+import { restoreOwnedKeys } from "../../src/wrap/merge-owned-keys.ts";
 import { agentConfigFixture, CORPUS_AGENTS } from "../support/agent-configs.ts";
 
 const BINARY = "/opt/thoughtgate/bin/thoughtgate";

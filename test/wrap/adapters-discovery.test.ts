@@ -65,7 +65,7 @@ describe("Claude Code", () => {
     expect(entry(files, "project", "postgres").effective?.args.at(-1)).toBe("postgresql://db/app");
   });
 
-  test("an unset variable without a default stays as written, with a warning (EC-STDIO-026)", () => {
+  test("an unset variable without a default stays as written, with a warning", () => {
     using fixture = agentConfigFixture("claude-code");
     const github = entry(discover("claude-code", fixture.ctx), "user", "github");
     expect(github.effective?.env.GITHUB_PERSONAL_ACCESS_TOKEN).toBe("${GITHUB_TOKEN}");
@@ -85,7 +85,7 @@ describe("Claude Code", () => {
     expect(summary(files)).toContain("project parent: governed");
   });
 
-  test("no config at all: the files are listed as missing, with no entries (EC-STDIO-001)", () => {
+  test("no config at all: the files are listed as missing, with no entries", () => {
     using fixture = agentConfigFixture("claude-desktop");
     const files = discover("claude-code", fixture.ctx);
     expect(files.map((file) => ({ exists: file.exists, entries: file.entries.length, problems: file.problems }))).toEqual([

@@ -23,7 +23,7 @@ const shim = (entry: ServerEntry) => ({ command: "/opt/tg", args: ["shim", "--",
 describe("a file wrap must not touch is a problem on that file, not a crash", () => {
   test.each([
     ["a missing comma", '{\n  "mcpServers": {\n    "a": { "command": "x" }\n    "b": { "command": "y" }\n  }\n}\n', "does not parse (line 4, column 5: CommaExpected)"],
-    ["an empty file (EC-STDIO-002)", "", "is empty"],
+    ["an empty file", "", "is empty"],
     ["an array at the top", '[{ "command": "x" }]', "does not hold a JSON object at the top level"],
     ["a server defined twice", '{ "mcpServers": { "a": { "command": "x" }, "a": { "command": "y" } } }', 'has the server "a" twice in "mcpServers": the agent reads the last one, so wrap leaves the file alone'],
     ["a key twice inside a server", '{ "mcpServers": { "a": { "command": "x", "command": "y" } } }', 'has "command" twice in the server "a": the agent reads the last one, so wrap leaves the file alone'],
@@ -81,7 +81,7 @@ describe("a file wrap must not touch is a problem on that file, not a crash", ()
   });
 });
 
-describe("double wrap (EC-STDIO-034)", () => {
+describe("double wrap", () => {
   test("a config wrap already rewrote is recognised: its entries are `wrapped`, not wrapped again", () => {
     using home = windsurfHome('{\n  "mcpServers": {\n    "a": { "command": "npx", "args": ["-y", "srv"] }\n  }\n}\n');
     const file = only(discover("windsurf", home.ctx));

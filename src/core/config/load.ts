@@ -44,7 +44,7 @@ export function parseConfig(text: string, env: NodeJS.ProcessEnv = process.env):
 
 /**
  * Load the config the user asked for (or discovered). A file that was asked for and is missing or
- * invalid is fatal: never a silent forward-all (DESIGN decision 3). No file at all → null, and the
+ * invalid is fatal: never a silent forward-all (docs/architecture.md, decision 3). No file at all → null, and the
  * caller uses the embedded default policy.
  */
 export function loadConfig(flag: string | undefined, env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): LoadedConfig | null {

@@ -31,7 +31,7 @@ const APPS: Record<string, AgentType> = {
 };
 
 /**
- * F-001: which agent `command` launches, from its program name, or null when it is none we know
+ * Which agent `command` launches, from its program name, or null when it is none we know
  * (wrap then asks for `--agent-type`). `claude` is Claude Code; Claude Desktop is the `Claude`
  * app (`/Applications/Claude.app/...`, `open -a Claude`, the capitalised binary) or
  * `claude-desktop` on Linux.

@@ -8,7 +8,7 @@ import type { AgentContext, CommandLine } from "./types.ts";
  *
  * - `claude-code`: `${VAR}` and `${VAR:-default}` (Claude Code docs, "Environment variable expansion
  *   in .mcp.json"). A set variable wins even when empty; an unset one without a default stays as
- *   written and is reported (EC-STDIO-026), as Claude Code itself reports it.
+ *   written and is reported , as Claude Code itself reports it.
  * - `cursor`, `vscode`: `${env:NAME}`, `${userHome}`, `${workspaceFolder}`,
  *   `${workspaceFolderBasename}`, `${pathSeparator}` / `${/}`; an unset `${env:NAME}` is empty.
  *   VS Code's `${input:…}` (asked for when the server starts), `${command:…}` and `${config:…}`

@@ -1,11 +1,11 @@
 import type { JSONPath, Node } from "jsonc-parser";
 import { ThoughtGateError } from "../../core/errors.ts";
-import { detectFormatting } from "../restore.ts";
+import { detectFormatting } from "../merge-owned-keys.ts";
 import { jsoncProblem, locateValues, parseSpan, propertiesOf, spliceAll, type Subtree } from "./jsonc.ts";
 import type { ServerEntry, ShimCommand } from "./types.ts";
 
 /**
- * Put a shim in front of every governed entry (F-006), changing only the keys wrap owns (DESIGN
+ * Put a shim in front of every governed entry , changing only the keys wrap owns (docs/architecture.md,
  * decision 8): the command (Zed nested form: `command.path`) becomes `shim.command`, `args`
  * becomes `shim.args`, and `shim.env` is added to the entry's `env` next to what is already there.
  * Everything else (comments, other keys, other entries, the rest of the file) stays byte for byte.

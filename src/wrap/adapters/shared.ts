@@ -184,7 +184,7 @@ const THOUGHTGATE_BINARY = /^thoughtgate(\.exe)?$/i;
 const WRAPPED_ENV = ["THOUGHTGATE_GOVERNANCE_ENDPOINT", "THOUGHTGATE_GOVERNANCE_SECRET"];
 
 /**
- * EC-STDIO-034: the entry already runs `thoughtgate shim` (a wrap that did not restore, or a
+ * The entry already runs `thoughtgate shim` (a wrap that did not restore, or a
  * hand-written shim entry), so wrapping it again would nest a shim inside a shim. True when the
  * command (or a launcher in front of it, e.g. `bun cli.ts shim`) is a thoughtgate binary or
  * `binary`, with `shim` before any `--`; or when the env carries the governance variables wrap

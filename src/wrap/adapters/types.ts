@@ -1,6 +1,6 @@
 import type { JSONPath } from "jsonc-parser";
 
-/** The agents `wrap` knows (seed 000 §6.1 `--agent-type`). */
+/** The agents `wrap` knows (`--agent-type`). */
 export const AGENT_TYPES = ["claude-desktop", "claude-code", "cursor", "vscode", "windsurf", "zed", "custom"] as const;
 export type AgentType = (typeof AGENT_TYPES)[number];
 
@@ -38,7 +38,7 @@ export type EntryStatus =
   | "remote"
   /** Turned off in the config (`disabled: true`, Zed `enabled: false`, `disabledMcpjsonServers`). */
   | "disabled"
-  /** Already runs `thoughtgate shim` (EC-STDIO-034): wrapping it again would nest shims. */
+  /** Already runs `thoughtgate shim` ): wrapping it again would nest shims. */
   | "wrapped"
   /** A Zed extension server: the extension, not the settings file, decides the command. */
   | "extension"

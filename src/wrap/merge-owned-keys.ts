@@ -2,7 +2,7 @@ import { applyEdits, findNodeAtLocation, modify, parseTree, type JSONPath, type 
 import { jsoncProblem, locateValues, parseSpan, spliceAll, type Span } from "./adapters/jsonc.ts";
 
 /**
- * Put back the entries wrap rewrote, and nothing else (DESIGN decision 8). `backup` is the file as
+ * Put back the entries wrap rewrote, and nothing else (docs/architecture.md, decision 8). `backup` is the file as
  * it was before wrap, `rewritten` what wrap wrote, `current` what is on disk now, `owned` the JSON
  * paths of the entries wrap rewrote (e.g. ["mcpServers", "github"]).
  *

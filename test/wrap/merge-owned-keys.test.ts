@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { applyEdits, modify } from "jsonc-parser";
-import { restoreOwnedKeys } from "../../src/wrap/restore.ts";
+import { restoreOwnedKeys } from "../../src/wrap/merge-owned-keys.ts";
 
 const backup = `{
   // my servers

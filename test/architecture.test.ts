@@ -1,0 +1,142 @@
+/**
+ * The layout rule of docs/architecture.md, held against the code: every import in `src/` goes from
+ * a part to one the table lets it import (always a lower floor), and no files import each other in a
+ * circle (type-only imports included: a circle of types is a circle of meaning).
+ */
+import { describe, expect, test } from "bun:test";
+import { readdirSync, readFileSync } from "node:fs";
+import { dirname, join, relative, resolve } from "node:path";
+
+const ROOT = resolve(import.meta.dir, "..");
+const SRC = join(ROOT, "src");
+
+type Part = { floor: number; mayImport: Set<string> };
+
+/** The parts table: rows like "| `shim` | 4 | what | `core`, `stdio` |". */
+function partsTable(): Map<string, Part> {
+  const doc = readFileSync(join(ROOT, "docs", "architecture.md"), "utf8");
+  const parts = new Map<string, Part>();
+  for (const line of doc.split("\n")) {
+    const cells = line.split("|").map((cell) => cell.trim());
+    const name = /^`([a-z-]+)`$/.exec(cells[1] ?? "")?.[1];
+    const floor = Number(cells[2]);
+    if (name === undefined || !Number.isInteger(floor)) continue;
+    const imports = cells[4] ?? "";
+    const mayImport = imports === "every part above" ? new Set<string>(["*"]) : new Set([...imports.matchAll(/`([a-z-]+)`/g)].map((m) => m[1] as string));
+    parts.set(name, { floor, mayImport });
+  }
+  return parts;
+}
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) return sourceFiles(path);
+    return entry.name.endsWith(".ts") ? [path] : [];
+  });
+}
+
+function partOf(file: string): string {
+  const rel = relative(SRC, file);
+  if (rel === "cli.ts") return "cli";
+  if (rel === "version.ts") return "core";
+  return rel.split("/")[0] as string;
+}
+
+const IMPORT = /(?:^|\n)\s*(?:import|export)\s[^;]*?\sfrom\s+"(\.{1,2}\/[^"]+)"|import\(\s*"(\.{1,2}\/[^"]+)"\s*\)|(?:^|\n)\s*import\s+"(\.{1,2}\/[^"]+)"/g;
+
+/** Every relative import of `file` that lands in `src/`, as absolute paths. */
+function importsOf(file: string): string[] {
+  const text = readFileSync(file, "utf8");
+  const targets: string[] = [];
+  for (const match of text.matchAll(IMPORT)) {
+    const spec = match[1] ?? match[2] ?? match[3];
+    if (spec === undefined) continue;
+    const target = resolve(dirname(file), spec);
+    if (target.startsWith(`${SRC}/`) && target.endsWith(".ts")) targets.push(target);
+  }
+  return targets;
+}
+
+const files = sourceFiles(SRC);
+const graph = new Map(files.map((file) => [file, importsOf(file)]));
+const parts = partsTable();
+
+describe("docs/architecture.md holds for src/", () => {
+  test("the table names every part, and each part may import only parts on a lower floor", () => {
+    expect(parts.size).toBeGreaterThan(5);
+    const used = new Set(files.map(partOf));
+    expect([...used].filter((part) => !parts.has(part))).toEqual([]);
+    const upward: string[] = [];
+    for (const [name, part] of parts) {
+      for (const other of part.mayImport) {
+        if (other === "*") continue;
+        const target = parts.get(other);
+        if (!target || target.floor >= part.floor) upward.push(`${name} (floor ${part.floor}) -> ${other} (floor ${target?.floor ?? "?"})`);
+      }
+    }
+    expect(upward).toEqual([]);
+  });
+
+  test("every import in src/ goes where the table allows", () => {
+    const broken: string[] = [];
+    for (const [file, targets] of graph) {
+      const from = partOf(file);
+      const allowed = parts.get(from)?.mayImport ?? new Set<string>();
+      for (const target of targets) {
+        const to = partOf(target);
+        if (to === from) continue;
+        const ok = allowed.has(to) || (allowed.has("*") && (parts.get(to)?.floor ?? Infinity) < (parts.get(from)?.floor ?? 0));
+        if (!ok) broken.push(`${relative(ROOT, file)} -> ${relative(ROOT, target)} (${from} may not import ${to})`);
+      }
+    }
+    expect(broken).toEqual([]);
+  });
+
+  test("no files import each other in a circle", () => {
+    // Tarjan's strongly connected components; any component of two or more files is a circle.
+    let index = 0;
+    const indices = new Map<string, number>();
+    const low = new Map<string, number>();
+    const stack: string[] = [];
+    const onStack = new Set<string>();
+    const circles: string[][] = [];
+    const visit = (file: string) => {
+      indices.set(file, index);
+      low.set(file, index);
+      index += 1;
+      stack.push(file);
+      onStack.add(file);
+      for (const target of graph.get(file) ?? []) {
+        if (!graph.has(target)) continue;
+        if (!indices.has(target)) {
+          visit(target);
+          low.set(file, Math.min(low.get(file) as number, low.get(target) as number));
+        } else if (onStack.has(target)) {
+          low.set(file, Math.min(low.get(file) as number, indices.get(target) as number));
+        }
+      }
+      if (low.get(file) === indices.get(file)) {
+        const component: string[] = [];
+        for (;;) {
+          const member = stack.pop() as string;
+          onStack.delete(member);
+          component.push(relative(ROOT, member));
+          if (member === file) break;
+        }
+        if (component.length > 1) circles.push(component.sort());
+      }
+    };
+    for (const file of graph.keys()) if (!indices.has(file)) visit(file);
+    expect(circles).toEqual([]);
+  });
+
+  test("the import scanner sees static, dynamic and re-export imports (so the rules above can fail)", () => {
+    const router = graph.get(join(SRC, "shim", "router.ts")) ?? [];
+    expect(router).toContain(join(SRC, "governance", "decider.ts"));
+    const cli = graph.get(join(SRC, "cli.ts")) ?? [];
+    expect(cli.some((target) => target.startsWith(join(SRC, "commands")))).toBe(true);
+    const service = graph.get(join(SRC, "governance", "service.ts")) ?? [];
+    expect(service).toContain(join(SRC, "governance", "http-guard.ts"));
+  });
+});
