@@ -17,6 +17,7 @@ export const RPC = {
   parseError: -32700,
   invalidRequest: -32600,
   methodNotFound: -32601,
+  invalidParams: -32602,
   internalError: -32603,
   /** The MCP server is not running: it never started or it exited. */
   serverUnavailable: -32001,

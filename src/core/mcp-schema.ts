@@ -34,8 +34,6 @@ export const ToolAnnotationsSchema = v.looseObject({
   openWorldHint: v.optional(v.boolean()),
 });
 export type ToolAnnotations = v.InferOutput<typeof ToolAnnotationsSchema>;
-/** The hints a rule's `annotations` filter may name. */
-export type AnnotationHint = "readOnlyHint" | "destructiveHint" | "idempotentHint" | "openWorldHint";
 
 export const ToolSchema = v.looseObject({
   name: v.string(),

@@ -68,6 +68,24 @@ export const GOVERNED_METHODS: ReadonlySet<string> = new Set([
   "prompts/get",
 ]);
 
+/**
+ * Why a governed request cannot be decided as sent, or null. What the gates decide on must be what
+ * the server receives: a tool name that is not a string (`["delete_file"]`), positional params
+ * (`["delete_file", {}]`) or arguments that are not an object would be decided as something else
+ * (the empty name) and forwarded as they are. Such a request is refused with -32602.
+ */
+export function invalidGovernedParams(request: JsonRpcRequest): string | null {
+  const params = request.params;
+  if (params === null || typeof params !== "object" || Array.isArray(params)) return `${request.method} needs its params as an object`;
+  const { name, uri, arguments: args } = params as { name?: unknown; uri?: unknown; arguments?: unknown };
+  if (request.method.startsWith("resources/")) {
+    return typeof uri === "string" ? null : `${request.method} needs params.uri as a string`;
+  }
+  if (typeof name !== "string") return `${request.method} needs params.name as a string`;
+  if (args !== undefined && (args === null || typeof args !== "object" || Array.isArray(args))) return `${request.method} needs params.arguments as an object`;
+  return null;
+}
+
 /** The name a governed request is about: tool or prompt name, resource URI. */
 export function targetName(request: JsonRpcRequest): string {
   const params = (request.params ?? {}) as { name?: unknown; uri?: unknown };

@@ -1,6 +1,7 @@
 import type { Action, Rule, ThoughtGateConfig } from "../core/config/schema.ts";
 import { compileGlob, type Glob } from "../core/glob.ts";
-import type { AnnotationHint, ToolAnnotations } from "../core/mcp-schema.ts";
+import type { ToolAnnotations } from "../core/mcp-schema.ts";
+import { effectiveHints, type AnnotationHint } from "../core/tool-hints.ts";
 
 export type { ToolAnnotations };
 
@@ -46,10 +47,14 @@ export class Rules {
   }
 }
 
-/** Every hint the rule names must be present with that value (an unknown tool matches none). */
+/**
+ * Every hint the rule names must have that value, with the MCP defaults for hints the tool did not
+ * give (a tool whose annotations are unknown is not read-only and may be destructive).
+ */
 function annotationsMatch(wanted: Array<[AnnotationHint, boolean]>, actual: ToolAnnotations | undefined): boolean {
+  const hints = effectiveHints(actual);
   for (const [hint, value] of wanted) {
-    if (actual?.[hint] !== value) return false;
+    if (hints[hint] !== value) return false;
   }
   return true;
 }

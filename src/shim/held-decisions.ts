@@ -19,6 +19,10 @@ export class HeldDecisions {
     return new Promise((resolve) => this.waiters.push(resolve));
   }
 
+  has(id: JsonRpcId): boolean {
+    return this.held.has(id);
+  }
+
   hold(entry: Outstanding, control: LazyAbort): void {
     this.held.set(entry.id, { entry, control });
   }

@@ -43,7 +43,7 @@ export class ListFilter {
       const value = (item as Record<string, unknown> | null)?.[list.key];
       return typeof value === "string" ? value : "";
     });
-    if (list.kind === "tools") this.options.catalog.remember(items);
+    if (list.kind === "tools") this.options.catalog.remember(items, entry.firstPage === true && typeof result.nextCursor !== "string");
     const { decider, toAgent, log } = this.options;
     const filter = decider.filterList;
     if (!filter) return false;

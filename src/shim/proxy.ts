@@ -113,7 +113,7 @@ export async function runShim(options: ShimOptions): Promise<number> {
   // Each pump waits only on the sink it forwards to. Waiting on the other direction too deadlocks:
   // a server blocked writing its stdout stops reading its stdin, and neither side moves again.
   // (The few lines a pump writes back to its own sender, error answers, buffer without waiting.)
-  const agentPump = pump(agentReader, (unit) => router.fromAgent(unit), toServer, router, `${options.serverId} agent`).then(() =>
+  const agentPump = pump(agentReader, (unit) => router.fromAgent(unit), toServer, toAgent, router, `${options.serverId} agent`).then(() =>
     stopWith("agent_eof"),
   );
   let serverReader: ByteReader | null = null;
@@ -121,7 +121,7 @@ export async function runShim(options: ShimOptions): Promise<number> {
   if (server) {
     const reader: ByteReader = server.stdout.getReader();
     serverReader = reader;
-    serverPump = pump(reader, (unit) => router.fromServer(unit), toAgent, null, `${options.serverId} server`).then(async () => {
+    serverPump = pump(reader, (unit) => router.fromServer(unit), toAgent, toServer, null, `${options.serverId} server`).then(async () => {
       const code = await server.exited;
       router.serverGone(`it exited (code ${server.hasExited ? code : "unknown"})`);
       stopWith("server_exit");
@@ -186,15 +186,32 @@ function exitCodeOf(server: ServerProcess | null, exit: Exit | null): number {
 }
 
 /**
- * One direction of the proxy: read, frame and route until EOF; before reading more, wait for the
- * destination to drain and (agent side) for a free decision slot.
+ * Answers a pump writes back to its own sender (errors for rejected lines) are not waited for line
+ * by line — waiting on the other direction can deadlock a peer that writes before it reads — but
+ * once the sender has left this much unread, the pump stops reading it until it catches up: a peer
+ * that sends garbage and never reads cannot grow our memory without bound.
  */
-function pump(reader: ByteReader, route: (unit: Unit) => void, destination: LineSink | null, decisions: Router | null, label: string): Promise<void> {
+export const SENDER_UNREAD_LIMIT_BYTES = 16 * 1024 * 1024;
+
+/**
+ * One direction of the proxy: read, frame and route until EOF; before reading more, wait for the
+ * destination to drain, for the sender to read what we answered it past the limit, and (agent
+ * side) for a free decision slot.
+ */
+function pump(
+  reader: ByteReader,
+  route: (unit: Unit) => void,
+  destination: LineSink | null,
+  sender: LineSink | null,
+  decisions: Router | null,
+  label: string,
+): Promise<void> {
   return readFramed(reader, route, {
     label,
     afterChunk: () => {
       const pending = destination?.backpressure();
-      if (pending) return pending.then(() => waitForDecisionSlot(decisions));
+      const unread = sender && sender.bufferedBytes > SENDER_UNREAD_LIMIT_BYTES ? sender.backpressure() : null;
+      if (pending || unread) return Promise.all([pending, unread]).then(() => waitForDecisionSlot(decisions));
       return decisions && decisions.decisionsInFlight >= MAX_PENDING_DECISIONS ? waitForDecisionSlot(decisions) : null;
     },
   });

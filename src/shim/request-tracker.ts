@@ -13,6 +13,8 @@ export type Outstanding = {
   orphanReported?: boolean;
   /** The agent cancelled it after it was forwarded: the server may still answer, or never. */
   cancelled?: boolean;
+  /** A list request without a cursor: its answer, if it has no next cursor either, is the whole list. */
+  firstPage?: boolean;
 };
 
 export class RequestTracker {

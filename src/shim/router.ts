@@ -2,7 +2,7 @@ import { errorResponse, RPC, type JsonRpcId, type JsonRpcRequest, type JsonRpcRe
 import { messageOf } from "../core/errors.ts";
 import { log as rootLog, taggedLog, type Logger } from "../core/log.ts";
 import type { Profile } from "../core/profile.ts";
-import { GOVERNED_METHODS, targetName, type DecisionContext, type Decider, type Verdict } from "../governance/decider.ts";
+import { GOVERNED_METHODS, invalidGovernedParams, targetName, type DecisionContext, type Decider, type Verdict } from "../governance/decider.ts";
 import type { Unit } from "../stdio/framer.ts";
 import type { Sink } from "../stdio/line-sink.ts";
 import type { FramingError } from "../stdio/validate-line.ts";
@@ -96,7 +96,23 @@ export class Router {
     this.audit.orphans(this.serverRequests, "server_to_agent", now, timeoutMs);
   }
 
+  /**
+   * Route one unit. Whatever goes wrong while routing a message (a bug, an input no check foresaw)
+   * fails closed for that message alone: a request gets an error answer and reaches no one, and the
+   * proxy goes on with the next line (it must never look like the stream ended).
+   */
   private route(unit: Unit, direction: Direction): void {
+    try {
+      this.routeUnit(unit, direction);
+    } catch (error) {
+      this.log.error(`failed to route a ${direction.replaceAll("_", " ")} message (${messageOf(error)}); not forwarded`);
+      if (unit.kind !== "message" || unit.message.kind !== "request") return;
+      const sender = direction === "agent_to_server" ? this.options.toAgent : this.toServer;
+      sender?.sendText(errorResponse(unit.message.id, RPC.internalError, `ThoughtGate could not process the request: ${messageOf(error)}`, { gate: "governance", server_id: this.options.serverId, reason: "internal error" }));
+    }
+  }
+
+  private routeUnit(unit: Unit, direction: Direction): void {
     if (unit.kind === "message") {
       this.audit.message(direction, unit.message);
       if (direction === "agent_to_server") this.agentMessage(unit.message, unit.bytes);
@@ -113,7 +129,7 @@ export class Router {
       return;
     }
     this.audit.framing(unit.error, direction, "would_reject", undefined);
-    for (const replayed of unit.replay) this.route(replayed, direction);
+    for (const replayed of unit.replay) this.routeUnit(replayed, direction);
   }
 
   private agentMessage(message: Message, bytes: Uint8Array): void {
@@ -137,6 +153,10 @@ export class Router {
     if (message.kind === "response" && this.own.takeServerAnswer(message)) return;
     if (message.kind === "notification" && message.method === "notifications/tools/list_changed") this.catalog.invalidate();
     if (message.kind === "request") {
+      if (this.serverRequests.has(message.id)) {
+        this.duplicateId(message, bytes, "server_to_agent");
+        return;
+      }
       this.serverRequests.add({ id: message.id, method: message.method, startedAt: performance.now() });
     } else if (message.kind === "response" && message.id !== null) {
       const entry = this.agentRequests.settle(message.id);
@@ -152,8 +172,14 @@ export class Router {
   }
 
   private agentRequest(request: JsonRpcRequest, bytes: Uint8Array): void {
+    if (this.agentRequests.has(request.id) || this.held.has(request.id)) {
+      // Reusing the id of a pending request would lose the first (its approval, its answer).
+      this.duplicateId(request, bytes, "agent_to_server");
+      return;
+    }
     const entry: Outstanding = { id: request.id, method: request.method, startedAt: performance.now() };
     if (request.method === "initialize") this.agentCanElicit = declaresFormElicitation(request.params);
+    if (request.method === "tools/list") entry.firstPage = (request.params as { cursor?: unknown } | undefined)?.cursor === undefined;
     if (request.method === "tools/call") this.audit.startCall(entry, request);
     if (!this.toServer) {
       this.answerUnavailable(entry);
@@ -164,10 +190,15 @@ export class Router {
       this.toServer.send(bytes);
       return;
     }
+    const invalid = invalidGovernedParams(request);
+    if (invalid) {
+      this.refuseInvalid(entry, request, invalid);
+      return;
+    }
     const control = new LazyAbort();
-    if (request.method === "tools/call" && !this.catalog.known) {
-      // Policies may depend on the tool's annotations (the embedded default does): an agent that
-      // never listed the tools must not get past them, so the shim reads the list itself first.
+    if (request.method === "tools/call" && this.catalog.needsRead(targetName(request))) {
+      // Policies may depend on the tool's annotations (the embedded default does): a call for a
+      // tool the shim has not seen listed waits until the shim has read the whole list itself.
       // The call is held meanwhile (a cancel for it is honoured), and then decided as usual.
       this.held.hold(entry, control);
       void this.catalog.readAll((method, params) => this.own.askServer(method, params)).then(() => {
@@ -246,6 +277,27 @@ export class Router {
     // The server never saw this request, so the cancel is not forwarded (docs/architecture.md, decision 6).
     this.audit.endCall(held, "cancelled", 0);
     return true;
+  }
+
+  /** A governed request whose params cannot be decided as sent: -32602, and it reaches no one. */
+  private refuseInvalid(entry: Outstanding, request: JsonRpcRequest, reason: string): void {
+    const verdict: Verdict = {
+      action: "deny",
+      gate: "governance",
+      ruleId: null,
+      reason,
+      error: { code: RPC.invalidParams, message: `Invalid params: ${reason}`, data: { gate: "governance", server_id: this.options.serverId, reason } },
+    };
+    this.apply(entry, new Uint8Array(0), verdict, request);
+  }
+
+  /** A request reusing the id of one still pending in the same direction: answered with an error, not forwarded. */
+  private duplicateId(request: JsonRpcRequest, bytes: Uint8Array, direction: Direction): void {
+    const detail = `request id ${JSON.stringify(request.id)} is already in use by a pending request`;
+    const error: FramingError = { code: "DuplicateRequestId", detail, raw: bytes, size: bytes.length, id: request.id, looksLikeRequest: true };
+    const sender = direction === "agent_to_server" ? this.options.toAgent : this.toServer;
+    sender?.sendText(errorResponse(request.id, RPC.invalidRequest, `ThoughtGate rejected the request: ${detail}`, this.errorData(error)));
+    this.audit.framing(error, direction, "rejected", request.id);
   }
 
   /** A response to a request that was never sent. Returns whether to forward it. */

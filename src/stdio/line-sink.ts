@@ -22,6 +22,8 @@ export class LineSink implements Sink {
   private size = 0;
   private flushScheduled = false;
   private pending: Promise<unknown> | null = null;
+  /** Bytes handed to the pipe that it has not taken yet (while a flush is pending). */
+  private unflushed = 0;
   private failed = false;
 
   constructor(
@@ -41,6 +43,11 @@ export class LineSink implements Sink {
   backpressure(): Promise<unknown> | null {
     if (this.flushScheduled) this.flush();
     return this.pending;
+  }
+
+  /** Bytes queued or waiting for the reader: how far behind the reader is. */
+  get bufferedBytes(): number {
+    return this.size + this.unflushed;
   }
 
   close(): void {
@@ -78,9 +85,12 @@ export class LineSink implements Sink {
       this.sink.write(batch);
       const result = this.sink.flush();
       if (result instanceof Promise) {
+        this.unflushed += batch.length;
         const pending: Promise<unknown> = result.then(
           () => {
-            if (this.pending === pending) this.pending = null;
+            if (this.pending !== pending) return;
+            this.pending = null;
+            this.unflushed = 0;
           },
           (error: unknown) => this.fail(error),
         );
@@ -96,6 +106,7 @@ export class LineSink implements Sink {
     this.failed = true;
     this.pending = null;
     this.parts = [];
+    this.unflushed = 0;
     this.onBroken(messageOf(error));
   }
 }

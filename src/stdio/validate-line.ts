@@ -1,4 +1,5 @@
 import { classify, isValidId, type JsonObject, type JsonRpcId, type Message } from "../core/jsonrpc.ts";
+import { checkJsonShape } from "./json-shape.ts";
 
 /**
  * docs/architecture.md, decision 2: a line is forwarded only when it is valid UTF-8 without a BOM, has no bare CR,
@@ -10,12 +11,15 @@ export type FramingErrorCode =
   | "ByteOrderMark"
   | "BareCarriageReturn"
   | "InvalidJson"
+  | "DuplicateKey"
+  | "NestingTooDeep"
   | "UnsupportedBatch"
   | "NotAnObject"
   | "MissingJsonRpcVersion"
   | "NotJsonRpc"
   | "InvalidId"
   | "SmugglingAttempt"
+  | "DuplicateRequestId"
   | "TruncatedLine";
 
 export type FramingError = {
@@ -66,6 +70,8 @@ export function validateLine(bytes: Uint8Array): LineVerdict {
     return reject("NotAnObject", "a JSON-RPC message must be a JSON object", bytes, text);
   }
   const body = value as JsonObject;
+  const shape = checkJsonShape(text);
+  if (shape) return reject(shape.code, shape.detail, bytes, text, body);
   if (body.jsonrpc !== "2.0") {
     return reject("MissingJsonRpcVersion", 'missing "jsonrpc": "2.0"', bytes, text, body);
   }

@@ -13,6 +13,8 @@ const ECHO_TOOL = {
   name: "echo",
   description: "Returns its arguments",
   inputSchema: { type: "object", additionalProperties: true },
+  // Read-only, so the embedded default policy forwards it (an unannotated tool would need approval).
+  annotations: { readOnlyHint: true },
 };
 
 function result(id: unknown, value: unknown): string {

@@ -14,13 +14,15 @@ setDefaultTimeout(60_000);
 const binary = requireBinary();
 
 type Step = Record<string, unknown>;
-type Setup = { steps: Step[]; yaml?: string; args?: string[]; prefix?: string };
+/** `yaml`: the policy file; absent, one that forwards everything; null, none at all (the embedded default). */
+type Setup = { steps: Step[]; yaml?: string | null; args?: string[]; prefix?: string };
 type Events = Array<Record<string, unknown>>;
 
 const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
 const PROMPT = "[y]es / [N]o / [a]bort";
 const ASK_WRITES = "schema: 1\ngovernance:\n  rules:\n    - { id: ask, match: fs.write, action: approve }\n";
 const NO_SHELL = "schema: 1\ngovernance:\n  rules:\n    - { id: no-shell, match: \"shell.*\", action: deny }\n";
+const FORWARD_ALL = "schema: 1\ngovernance:\n  defaults: { action: forward }\n";
 
 const started: Array<{ kill(signal?: NodeJS.Signals): void; exited: Promise<number> }> = [];
 afterEach(async () => {
@@ -38,8 +40,8 @@ function prepare(dir: string, setup: Setup): { command: string[]; marker: string
   const events = join(dir, "events.jsonl");
   writeFileSync(join(dir, "steps.json"), JSON.stringify(setup.steps));
   const args = ["arbiter", "--events", events, ...(setup.args ?? [])];
-  if (setup.yaml !== undefined) {
-    writeFileSync(join(dir, "thoughtgate.yaml"), setup.yaml);
+  if (setup.yaml !== null) {
+    writeFileSync(join(dir, "thoughtgate.yaml"), setup.yaml ?? FORWARD_ALL);
     args.push("--thoughtgate-config", join(dir, "thoughtgate.yaml"));
   }
   if (setup.prefix) args.push("--event-prefix", setup.prefix);
@@ -167,6 +169,12 @@ describe("decisions", () => {
 });
 
 describe("approvals", () => {
+  test("with no policy file, a codecli tool (no annotations: possibly destructive) needs approval; no terminal denies it", async () => {
+    using dir = tempDir();
+    const { lines } = await run(dir.path, { yaml: null, steps: [waited("r-1", "fs.read", { args: { path: "a" } })] });
+    expect(lines[0]).toBe("skipped fs.read (deny: rule default-destructive: approval required: no terminal to ask on; --default-action deny) [rule default-destructive]");
+  });
+
   test("no terminal: --default-action applies (deny unless told allow)", async () => {
     using dir = tempDir();
     const steps = [waited("w-1", "fs.write", { args: { path: "a" } })];

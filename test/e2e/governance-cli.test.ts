@@ -125,7 +125,8 @@ describe("serve + tasks/approve/deny", () => {
     const s = await ServeProcess.start([], { cwd: empty.path });
     cleanup.push(() => s.stop());
     expect(s.stderr).toContain("policy: the embedded default");
-    expect(await s.evaluate({ name: "anything" })).toMatchObject({ decision: "forward" });
+    expect(await s.evaluate({ name: "anything", annotations: { readOnlyHint: true } })).toMatchObject({ decision: "forward", rule_id: "default-read-only" });
+    expect(await s.evaluate({ name: "unannotated" })).toMatchObject({ decision: "pending_approval", rule_id: "default-destructive" });
   });
 
   test("SIGHUP reloads: a broken Cedar file keeps the old policy, a fixed one takes effect", async () => {

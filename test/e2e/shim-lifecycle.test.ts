@@ -173,14 +173,16 @@ describe("environment and audit", () => {
     // args_hash is SHA-256 of canonical JSON: sorted keys, no whitespace.
     const canonical = '{"a":[1,{"c":3,"d":4}],"b":2}';
     expect(call[0]).toMatchObject({ tool: "echo", request_id: 1, args_hash: new Bun.CryptoHasher("sha256").update(canonical).digest("hex") });
-    expect(call[1]).toMatchObject({ decision: "forward", gate: "rules", rule_id: "defaults", policy_id: null });
+    expect(call[1]).toMatchObject({ decision: "forward", gate: "rules", rule_id: "default-read-only", policy_id: null });
     expect(call[2]).toMatchObject({ status: "ok", bytes_out: expect.any(Number) });
     expect(call[2]?.latency_ms).toBeGreaterThan(0);
     const callIds = all.filter((e) => e.type === "tool_call_start").map((e) => e.call_id);
     expect(new Set(callIds).size).toBe(2);
     expect(all.at(-1)).toMatchObject({
       type: "run_end",
-      summary: { calls_total: 2, calls_forwarded: 2, calls_errored: 1, framing_errors: 1, events_dropped: 0, messages_agent_to_server: 3 },
+      // "nope" is not in the server's tool list: its annotations are unknown, so the embedded default
+      // treats it as possibly destructive and, with no approval channel, denies it.
+      summary: { calls_total: 2, calls_forwarded: 1, calls_denied: 1, calls_errored: 0, framing_errors: 1, events_dropped: 0, messages_agent_to_server: 3 },
     });
   });
 

@@ -160,10 +160,18 @@ describe("embedded default policy", () => {
     expect(parseConfig(EMBEDDED_DEFAULT_YAML, {})).toEqual({ ok: true, config: EMBEDDED_DEFAULT });
   });
 
-  test("read-only forwards, destructive needs approval, the rest forwards", async () => {
+  test("read-only forwards, destructive needs approval, additive (destructiveHint: false) forwards", async () => {
     const engine = new GovernanceEngine(EMBEDDED_DEFAULT, null, "embedded");
     expect(engine.evaluate(call("get", { annotations: { readOnlyHint: true } }))).toMatchObject({ kind: "forward", ruleId: "default-read-only" });
     expect(engine.evaluate(call("rm", { annotations: { destructiveHint: true } }))).toMatchObject({ kind: "approve", ruleId: "default-destructive", workflowName: "default" });
-    expect(engine.evaluate(call("other"))).toMatchObject({ kind: "forward", ruleId: "defaults" });
+    expect(engine.evaluate(call("add", { annotations: { readOnlyHint: false, destructiveHint: false } }))).toMatchObject({ kind: "forward", ruleId: "defaults" });
+  });
+
+  test("a tool without annotations, or whose annotations are unknown, is decided under the MCP defaults: it needs approval", async () => {
+    const engine = new GovernanceEngine(EMBEDDED_DEFAULT, null, "embedded");
+    expect(engine.evaluate(call("unannotated"))).toMatchObject({ kind: "approve", ruleId: "default-destructive" });
+    expect(engine.evaluate(call("title-only", { annotations: { title: "Some tool" } }))).toMatchObject({ kind: "approve", ruleId: "default-destructive" });
+    // Read-only without a destructive hint is not destructive (the hint only means something for tools that write).
+    expect(engine.evaluate(call("lookup", { annotations: { readOnlyHint: true } }))).toMatchObject({ kind: "forward", ruleId: "default-read-only" });
   });
 });
