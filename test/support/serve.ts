@@ -5,7 +5,7 @@
 import type { Subprocess } from "bun";
 import { requireBinary, waitFor } from "./harness.ts";
 
-export type EvaluateBody = { server_id?: string; name: string; arguments?: unknown; method?: string; channels?: string[] };
+export type EvaluateBody = { server_id?: string; name: string; arguments?: unknown; method?: string; channels?: string[]; annotations?: Record<string, unknown> };
 
 export class ServeProcess {
   readonly proc: Subprocess<"ignore", "pipe", "pipe">;
