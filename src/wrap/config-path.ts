@@ -46,7 +46,7 @@ export function projectEscape(path: string, cwd: string): string | undefined {
     return undefined;
   }
   if (isInside(real, realProject)) return undefined;
-  return `resolves through a symbolic link to ${real}, outside the project directory ${project}; wrap does not follow a project's links out of the project`;
+  return `resolves through a symbolic link to ${real}, outside the project directory ${project}`;
 }
 
 function isInside(path: string, dir: string): boolean {

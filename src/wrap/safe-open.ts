@@ -175,7 +175,7 @@ function readAtMost(fd: number, sizeHint: number, maxBytes: number): Buffer | nu
 }
 
 function tooLarge(maxBytes: number): string {
-  return `is larger than ${maxBytes / (1024 * 1024)} MiB, more than any agent config; wrap does not read it`;
+  return `is larger than ${maxBytes / (1024 * 1024)} MiB, the most wrap reads of one file`;
 }
 
 function refusalFromOpen(path: string, role: string, error: unknown): ThoughtGateError {

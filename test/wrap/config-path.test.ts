@@ -28,7 +28,7 @@ test("a project .mcp.json that links out of the project is a problem of the file
   symlinkSync(join(elsewhere, "servers.json"), join(ctx.cwd, ".mcp.json"));
   const file = fileAt(discover("claude-code", ctx), join(ctx.cwd, ".mcp.json"));
   expect(file?.problems).toEqual([
-    `resolves through a symbolic link to ${join(elsewhere, "servers.json")}, outside the project directory ${ctx.cwd}; wrap does not follow a project's links out of the project`,
+    `resolves through a symbolic link to ${join(elsewhere, "servers.json")}, outside the project directory ${ctx.cwd}`,
   ]);
   expect(file?.entries.map((entry) => entry.status)).toEqual(["file-problem"]);
 });
@@ -72,7 +72,7 @@ test("a project .mcp.json that is a FIFO, /dev/zero or a directory is a problem 
   symlinkSync("/dev/zero", join(zero.cwd, ".mcp.json"));
   // /dev/zero is outside the project too; both are said, the link first.
   expect(fileAt(discover("claude-code", zero), join(zero.cwd, ".mcp.json"))?.problems).toEqual([
-    `resolves through a symbolic link to /dev/zero, outside the project directory ${zero.cwd}; wrap does not follow a project's links out of the project`,
+    `resolves through a symbolic link to /dev/zero, outside the project directory ${zero.cwd}`,
     "is a character device, not a regular file",
   ]);
   mkdirSync(join(ctx.home, ".claude.json"));
