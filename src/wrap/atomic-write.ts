@@ -2,30 +2,37 @@
  * Replace a file so that a crash at any moment leaves either the old bytes or the new ones, never a
  * torn mix (docs/architecture.md, decision 8): temp file in the same directory (rename is only atomic within one
  * file system) → fsync → rename over the target → fsync the directory so the rename itself is durable.
+ *
+ * The path is written as given, never resolved here: a symlinked config is resolved once, by its
+ * `ConfigGuard` (config-path.ts), and everything after works on the real file. So the target must
+ * be a regular file or absent; a symlink there is refused, not written through (rename would not
+ * follow it anyway: it would replace the link by a regular file). The temp file is created with
+ * O_CREAT|O_EXCL|O_NOFOLLOW (safe-open.ts).
  */
 import { randomBytes } from "node:crypto";
-import { closeSync, constants, fchmodSync, fchownSync, fsyncSync, openSync, realpathSync, renameSync, statSync, unlinkSync, writeSync } from "node:fs";
+import { closeSync, constants, fchmodSync, fchownSync, fsyncSync, openSync, renameSync, unlinkSync, writeSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { bestEffort, messageOf, ThoughtGateError } from "../core/errors.ts";
 import { log } from "../core/log.ts";
+import { createExclusive, kindOf, lstatOrThrow, refusal } from "./safe-open.ts";
 
 export type AtomicWriteOptions = {
   /** Mode for a file that does not exist yet (an existing file keeps its own). */
   mode?: number;
 };
 
-/**
- * Write `data` to `path` atomically, keeping the existing file's mode and (when we may) its owner.
- * A symlinked config (dotfile managers) is written through: the link stays, its target is replaced.
- */
+/** Write `data` to `path` (a regular file or nothing) atomically, keeping the existing file's mode and (when we may) its owner. */
 export function writeFileAtomic(path: string, data: Uint8Array | string, options: AtomicWriteOptions = {}): void {
-  const target = resolveSymlink(path);
-  const existing = statSync(target, { throwIfNoEntry: false });
+  const existing = lstatOrThrow(path, "to write");
+  if (existing && !existing.isFile()) throw refusal(path, "to write", `is ${kindOf(existing)}, not a regular file`, "");
   const mode = existing ? existing.mode & 0o7777 : (options.mode ?? 0o600);
-  const dir = dirname(target);
-  const temp = join(dir, `.${basename(target)}.thoughtgate-${process.pid}-${randomBytes(4).toString("hex")}.tmp`);
+  const dir = dirname(path);
+  const temp = join(dir, `.${basename(path)}.thoughtgate-${process.pid}-${randomBytes(4).toString("hex")}.tmp`);
+  let created = false;
   try {
-    const fd = openSync(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o600);
+    const fd = createExclusive(temp, "a temporary file");
+    if (fd === null) throw new Error(`${temp} already exists`);
+    created = true;
     try {
       writeAll(fd, typeof data === "string" ? Buffer.from(data, "utf8") : data);
       // After the write and explicitly: the open mode was filtered through the umask.
@@ -35,9 +42,10 @@ export function writeFileAtomic(path: string, data: Uint8Array | string, options
     } finally {
       closeSync(fd);
     }
-    renameSync(temp, target);
+    renameSync(temp, path);
   } catch (error) {
-    bestEffort(() => unlinkSync(temp));
+    if (created) bestEffort(() => unlinkSync(temp));
+    if (error instanceof ThoughtGateError) throw error;
     throw new ThoughtGateError("IO", `cannot write ${path}: ${messageOf(error)}`, { cause: error });
   }
   fsyncDirectory(dir);
@@ -66,10 +74,3 @@ export function keepOwner(fd: number, uid: number, gid: number, path: string): v
   if (!bestEffort(() => fchownSync(fd, uid, gid))) log.debug(`${path}: could not keep owner ${uid}:${gid}; the file is now owned by this user`);
 }
 
-function resolveSymlink(path: string): string {
-  try {
-    return realpathSync(path);
-  } catch {
-    return path;
-  }
-}

@@ -1,13 +1,16 @@
 /**
  * The backup wrap takes before it changes a config (before the rewrite, verified): `<config>.thoughtgate-backup`,
- * same mode as the config, fsynced, then read back and compared byte for byte before anything else
- * happens. It is created exclusively: one that already exists belongs to an earlier session that
- * never finished, and is reported to the caller rather than overwritten (the journal decides).
+ * beside the config's real file (config-path.ts), same mode as the config, fsynced, then read back
+ * and compared byte for byte before anything else happens. It is created exclusively and never
+ * through a symlink (safe-open.ts): a regular file already there belongs to an earlier session that
+ * never finished, and is reported to the caller rather than overwritten (the journal decides); a
+ * symlink or anything else there is refused.
  */
-import { closeSync, constants, fchmodSync, fsyncSync, openSync, readFileSync, statSync, unlinkSync } from "node:fs";
+import { closeSync, fchmodSync, fsyncSync, unlinkSync } from "node:fs";
 import { dirname } from "node:path";
 import { bestEffort, messageOf, ThoughtGateError } from "../core/errors.ts";
 import { fsyncDirectory, keepOwner, writeAll } from "./atomic-write.ts";
+import { createExclusive, readOwnFile, readRegularFile } from "./safe-open.ts";
 
 export function backupPathFor(configPath: string): string {
   return `${configPath}.thoughtgate-backup`;
@@ -19,23 +22,14 @@ export type BackupResult =
   /** A backup from an earlier session is in the way; nothing was written. */
   | { ok: false; reason: "stale-backup"; backupPath: string };
 
+/** Back up `configPath`, a config's real path: a symlink there now is refused, not followed. */
 export function createBackup(configPath: string): BackupResult {
   const backupPath = backupPathFor(configPath);
-  let original: Buffer;
-  let stat: ReturnType<typeof statSync>;
-  try {
-    original = readFileSync(configPath);
-    stat = statSync(configPath);
-  } catch (error) {
-    throw new ThoughtGateError("IO", `cannot read ${configPath}: ${messageOf(error)}`, { cause: error });
-  }
-  let fd: number;
-  try {
-    fd = openSync(backupPath, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o600);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "EEXIST") return { ok: false, reason: "stale-backup", backupPath };
-    throw new ThoughtGateError("IO", `cannot create the backup ${backupPath}: ${messageOf(error)}`, { cause: error });
-  }
+  const config = readRegularFile(configPath, { follow: false });
+  if (!config.ok) throw new ThoughtGateError("IO", `cannot back up ${configPath}: it ${config.missing ? "does not exist" : config.problem}; the config was not changed`);
+  const { bytes: original, stat } = config;
+  const fd = createExclusive(backupPath, "the backup", Number(stat.mode) & 0o777);
+  if (fd === null) return { ok: false, reason: "stale-backup", backupPath };
   try {
     try {
       writeAll(fd, original);
@@ -46,7 +40,7 @@ export function createBackup(configPath: string): BackupResult {
       closeSync(fd);
     }
     fsyncDirectory(dirname(backupPath));
-    if (!readFileSync(backupPath).equals(original)) throw new Error("it did not read back the same bytes");
+    if (!readOwnFile(backupPath, "the backup")?.equals(original)) throw new Error("it did not read back the same bytes");
   } catch (error) {
     bestEffort(() => unlinkSync(backupPath));
     throw new ThoughtGateError("IO", `cannot back up ${configPath} to ${backupPath}: ${messageOf(error)}; the config was not changed`, { cause: error });
@@ -54,15 +48,14 @@ export function createBackup(configPath: string): BackupResult {
   return { ok: true, backupPath, original };
 }
 
+/** The backup's bytes; a backup that is missing, a symlink or not a regular file is an IO error naming it. */
 export function readBackup(backupPath: string): Buffer {
-  try {
-    return readFileSync(backupPath);
-  } catch (error) {
-    throw new ThoughtGateError("IO", `cannot read the backup ${backupPath}: ${messageOf(error)}`, { cause: error });
-  }
+  const bytes = readOwnFile(backupPath, "the backup");
+  if (!bytes) throw new ThoughtGateError("IO", `cannot read the backup ${backupPath}: it does not exist`);
+  return bytes;
 }
 
-/** Remove a backup once the config is back (a missing one is fine: restore is idempotent). */
+/** Remove a backup once the config is back (a missing one is fine: restore is idempotent). Unlink never follows a link. */
 export function removeBackup(backupPath: string): void {
   try {
     unlinkSync(backupPath);

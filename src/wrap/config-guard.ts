@@ -7,23 +7,28 @@
  *   restore()  the backup's bytes if the file is still what wrap wrote, else only the owned entries;
  *              then forget the record and the backup and unlock. Idempotent, never throws.
  *
+ * The config path is resolved once, here (config-path.ts): a user's config that is a symlink into a
+ * dotfiles repository is worked on through its real file, with the lock and the backup beside that
+ * file, and stays a link. Every file the guard opens after that is opened without following a link.
+ *
  * Everything here is synchronous on purpose: `restoreAllGuards()` must work inside
  * `process.on("exit")`, where no promise ever settles.
  */
-import { existsSync, readFileSync } from "node:fs";
-import { resolve } from "node:path";
 import type { JSONPath } from "jsonc-parser";
 import { bestEffort, messageOf, ThoughtGateError } from "../core/errors.ts";
 import { log } from "../core/log.ts";
 import { journalPath } from "../core/paths.ts";
 import { writeFileAtomic } from "./atomic-write.ts";
 import { backupPathFor, createBackup, readBackup, removeBackup } from "./backup.ts";
+import { realConfigPath } from "./config-path.ts";
 import { findRecord, patchRecord, putRecord, removeRecord } from "./journal.ts";
 import { acquireLock, lockPathFor, type FileLock } from "./lock.ts";
 import { ownProcessStartId, isSameProcessRunning } from "./process-identity.ts";
 import { manualRestoreHint, putBack, sha256OfBytes, type PutBackKind } from "./put-back.ts";
+import { kindOf, lstatOrThrow, readOwnFile, refusal } from "./safe-open.ts";
 
 export type ConfigGuardOptions = {
+  /** The config as discovered; a symlink is resolved to its real file (`configPath` is that). */
   configPath: string;
   /** Which adapter rewrote it ("zed", "claude-code", …), recorded for `unwrap`'s report. */
   agentType: string;
@@ -56,7 +61,7 @@ export class ConfigGuard {
   #owned: JSONPath[] = [];
 
   constructor(options: ConfigGuardOptions) {
-    this.configPath = resolve(options.configPath);
+    this.configPath = realConfigPath(options.configPath);
     this.backupPath = backupPathFor(this.configPath);
     this.lockPath = lockPathFor(this.configPath);
     this.agentType = options.agentType;
@@ -132,7 +137,8 @@ export class ConfigGuard {
   restore(): RestoreResult {
     if (this.#state === "idle" || this.#state === "done") return { status: "nothing", configPath: this.configPath };
     try {
-      const kind = putBack({ configPath: this.configPath, backupPath: this.backupPath, rewrittenSha256: this.#rewrittenSha256, owned: this.#owned }, this.#journal);
+      // The original bytes come from memory: the backup on disk is only for a wrap that died.
+      const kind = putBack({ configPath: this.configPath, backupPath: this.backupPath, rewrittenSha256: this.#rewrittenSha256, owned: this.#owned, original: this.#original }, this.#journal);
       log.debug(`restored ${this.configPath} (${kind})`);
       return { status: "restored", configPath: this.configPath, kind };
     } catch (error) {
@@ -182,10 +188,12 @@ export class ConfigGuard {
       const kind = putBack(record, this.#journal);
       log.info(`restored ${this.configPath} (${kind})`);
     }
-    if (!existsSync(this.backupPath)) return;
+    const there = lstatOrThrow(this.backupPath, "the backup");
+    if (!there) return;
+    if (!there.isFile()) throw refusal(this.backupPath, "the backup", `is ${kindOf(there)}, not a regular file`);
     // A backup with no record: a crash between forgetting the record and removing the backup (then
     // it equals the config), or something wrap cannot vouch for — never overwritten silently.
-    if (readBackup(this.backupPath).equals(readFileSync(this.configPath))) {
+    if (readBackup(this.backupPath).equals(readOwnFile(this.configPath, "the config") ?? Buffer.alloc(0))) {
       log.info(`removing ${this.backupPath}: a left-over backup identical to the config`);
       removeBackup(this.backupPath);
       return;
@@ -207,5 +215,6 @@ export function restoreAllGuards(): RestoreResult[] {
 
 /** The guard of this process that holds `configPath`, if any (so `unwrap` in-process defers to it). */
 export function activeGuardFor(configPath: string): ConfigGuard | undefined {
-  return [...active].find((guard) => guard.configPath === resolve(configPath));
+  const real = realConfigPath(configPath);
+  return [...active].find((guard) => guard.configPath === real);
 }

@@ -3,15 +3,17 @@
  * rewritten, so `unwrap` (or the next `wrap`) can put it back after `kill -9` or a reboot. Every
  * update is read → change → atomic write under the journal's own lock, so two wraps of different
  * files never lose each other's records. An empty journal is removed: its presence alone means
- * "something is (or was left) wrapped" to `thoughtgate doctor`.
+ * "something is (or was left) wrapped" to `thoughtgate doctor`. The journal, its lock and its temp
+ * files are never opened through a symlink (safe-open.ts): one planted there is refused.
  */
-import { existsSync, mkdirSync, readFileSync, unlinkSync } from "node:fs";
+import { existsSync, mkdirSync, unlinkSync } from "node:fs";
 import { dirname } from "node:path";
 import * as v from "valibot";
 import { messageOf, ThoughtGateError } from "../core/errors.ts";
 import { journalPath } from "../core/paths.ts";
 import { fsyncDirectory, writeFileAtomic } from "./atomic-write.ts";
 import { acquireLock } from "./lock.ts";
+import { readOwnFile } from "./safe-open.ts";
 
 /** Wait this long for another wrap's journal update (they take milliseconds) before giving up. */
 const JOURNAL_LOCK_WAIT_MS = 5_000;
@@ -38,16 +40,11 @@ export type JournalRecord = v.InferOutput<typeof journalRecordSchema>;
 const journalSchema = v.object({ version: v.literal(1), records: v.array(journalRecordSchema) });
 
 export function readJournal(path: string = journalPath()): JournalRecord[] {
-  let text: string;
-  try {
-    text = readFileSync(path, "utf8");
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") return [];
-    throw new ThoughtGateError("IO", `cannot read the wrap journal ${path}: ${messageOf(error)}`, { cause: error });
-  }
+  const bytes = readOwnFile(path, "the wrap journal");
+  if (!bytes) return [];
   let json: unknown;
   try {
-    json = JSON.parse(text);
+    json = JSON.parse(bytes.toString("utf8"));
   } catch (error) {
     throw corrupt(path, messageOf(error));
   }

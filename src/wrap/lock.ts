@@ -4,11 +4,17 @@
  * rename), which swaps the config's inode and would silently drop a lock held on it. The kernel
  * drops a `flock` when its holder dies, so a lock file left behind by `kill -9` is simply taken
  * over; the pid written into it only names the holder in the error a second wrap sees.
+ *
+ * The lock file sits where a cloned repository decides what exists (next to its `.mcp.json`), so
+ * it is opened with O_NOFOLLOW and must be a regular file with one name (safe-open.ts): a symlink
+ * or hard link planted there to one of the user's files is refused, never truncated. The holder's
+ * pid is read from the locked fd, never by path.
  */
 import { dlopen, FFIType, read, type Pointer } from "bun:ffi";
-import { closeSync, constants, fstatSync, ftruncateSync, openSync, readFileSync, statSync, unlinkSync, writeSync } from "node:fs";
+import { closeSync, constants, fstatSync, ftruncateSync, lstatSync, readSync, unlinkSync, writeSync } from "node:fs";
 import { bestEffort, messageOf, ThoughtGateError } from "../core/errors.ts";
 import { log } from "../core/log.ts";
+import { openOwnFile } from "./safe-open.ts";
 
 // Same values in Linux and macOS <sys/file.h>.
 const LOCK_EX = 2;
@@ -70,20 +76,19 @@ export type LockOptions = {
 
 export type TryLockResult = { ok: true; lock: FileLock } | { ok: false; holderPid: number | null };
 
-/** Take the lock, or say who holds it. Throws only for I/O errors (e.g. a directory we cannot write). */
+/**
+ * Take the lock, or say who holds it. Throws for I/O errors (e.g. a directory we cannot write) and
+ * for anything but a regular file at `path` (a planted symlink).
+ */
 export function tryLock(path: string, options: Pick<LockOptions, "waitMs" | "removeOnRelease"> = {}): TryLockResult {
   const { flock, errno } = loadLibc();
   const deadline = performance.now() + (options.waitMs ?? 0);
   for (;;) {
-    let fd: number;
-    try {
-      // Node and Bun open with O_CLOEXEC, so the agent wrap launches never inherits (and keeps) the lock.
-      fd = openSync(path, constants.O_RDWR | constants.O_CREAT, 0o600);
-    } catch (error) {
-      throw new ThoughtGateError("IO", `cannot open the lock file ${path}: ${messageOf(error)}`, { cause: error });
-    }
+    // Node and Bun open with O_CLOEXEC, so the agent wrap launches never inherits (and keeps) the lock.
+    const fd = openOwnFile(path, "the lock file", constants.O_RDWR | constants.O_CREAT);
     if (flock(fd, LOCK_EX | LOCK_NB) !== 0) {
       const code = errno();
+      const holder = holderPid(fd);
       closeSync(fd);
       if (code === EINTR) continue;
       if (code !== EWOULDBLOCK) throw new ThoughtGateError("IO", `cannot lock ${path}: flock failed with errno ${code}`);
@@ -91,17 +96,15 @@ export function tryLock(path: string, options: Pick<LockOptions, "waitMs" | "rem
         Bun.sleepSync(RETRY_MS);
         continue;
       }
-      return { ok: false, holderPid: holderPid(path) };
+      return { ok: false, holderPid: holder };
     }
     // A holder that was releasing may have unlinked the file between our open and our flock: then we
     // locked an orphaned inode and must start again with the file the path names now.
-    const onDisk = statSync(path, { throwIfNoEntry: false });
-    const mine = fstatSync(fd);
-    if (!onDisk || onDisk.ino !== mine.ino || onDisk.dev !== mine.dev) {
+    if (!namesFile(path, fd)) {
       closeSync(fd);
       continue;
     }
-    const previous = holderPid(path);
+    const previous = holderPid(fd);
     if (previous !== null && previous !== process.pid) log.debug(`took over the lock file ${path} left by pid ${previous}`);
     try {
       ftruncateSync(fd, 0);
@@ -136,9 +139,7 @@ function heldLock(path: string, fd: number, removeOnRelease: boolean): FileLock 
       // Unlink while still holding the lock, and only the file we locked (see the inode check above).
       if (removeOnRelease) {
         bestEffort(() => {
-          const onDisk = statSync(path, { throwIfNoEntry: false });
-          const mine = fstatSync(fd);
-          if (onDisk && onDisk.ino === mine.ino && onDisk.dev === mine.dev) unlinkSync(path);
+          if (namesFile(path, fd)) unlinkSync(path);
         });
       }
       bestEffort(() => loadLibc().flock(fd, LOCK_UN));
@@ -147,9 +148,18 @@ function heldLock(path: string, fd: number, removeOnRelease: boolean): FileLock 
   };
 }
 
-function holderPid(path: string): number | null {
+/** Whether `path` (not following a link) still names the file open as `fd`. */
+function namesFile(path: string, fd: number): boolean {
+  const onDisk = lstatSync(path, { throwIfNoEntry: false });
+  const mine = fstatSync(fd);
+  return onDisk !== undefined && onDisk.ino === mine.ino && onDisk.dev === mine.dev;
+}
+
+/** The pid a holder wrote, read from the open lock file (a pid is at most a few digits). */
+function holderPid(fd: number): number | null {
   try {
-    const text = readFileSync(path, "utf8").trim();
+    const buffer = Buffer.alloc(32);
+    const text = buffer.subarray(0, readSync(fd, buffer, 0, buffer.length, 0)).toString("utf8").trim();
     return /^\d+$/.test(text) ? Number(text) : null;
   } catch {
     return null;

@@ -1,15 +1,17 @@
 /**
  * Putting a rewritten config back (docs/architecture.md, decision 8), shared by a live wrap's ConfigGuard
- * and by `unwrap` repairing after a dead one. The caller holds the config's lock.
+ * and by `unwrap` repairing after a dead one. The caller holds the config's lock. `configPath` is
+ * the real file (config-path.ts): if a symlink stands there now, nothing is read or written
+ * through it, and the restore fails with the way to do it by hand.
  */
-import { readFileSync } from "node:fs";
 import type { JSONPath } from "jsonc-parser";
-import { messageOf, ThoughtGateError } from "../core/errors.ts";
+import { messageOf } from "../core/errors.ts";
 import { log } from "../core/log.ts";
 import { writeFileAtomic } from "./atomic-write.ts";
 import { readBackup, removeBackup } from "./backup.ts";
 import { removeRecord, type JournalRecord } from "./journal.ts";
 import { restoreOwnedKeys } from "./merge-owned-keys.ts";
+import { readOwnFile } from "./safe-open.ts";
 
 export type PutBackKind =
   /** The file was still what wrap wrote (or was deleted): the backup's bytes go back exactly. */
@@ -31,10 +33,14 @@ export type PutBackPlan = {
 
 export type PutBackInput = Pick<JournalRecord, "configPath" | "backupPath" | "rewrittenSha256"> & { owned: JSONPath[] };
 
-export function planPutBack(input: PutBackInput): PutBackPlan {
-  const current = readCurrent(input.configPath);
+/**
+ * `original`: the bytes a live guard backed up, kept in memory, so a backup file tampered with
+ * during the session (swapped for a link to another file) is never what goes back.
+ */
+export function planPutBack(input: PutBackInput & { original?: Buffer | undefined }): PutBackPlan {
+  const current = readOwnFile(input.configPath, "to restore", "it was a regular file when wrap backed it up");
   if (input.rewrittenSha256 === null) return { kind: "never-rewritten", current, restored: null };
-  const backup = readBackup(input.backupPath);
+  const backup = input.original ?? readBackup(input.backupPath);
   if (current === null) return { kind: "backup", current, restored: backup };
   if (current.equals(backup)) return { kind: "unchanged", current, restored: null };
   if (sha256OfBytes(current) === input.rewrittenSha256) return { kind: "backup", current, restored: backup };
@@ -50,7 +56,7 @@ export function planPutBack(input: PutBackInput): PutBackPlan {
  * Restore the config, then forget it: journal record, then backup (in that order, so a crash in
  * between leaves a backup equal to the config, which the next wrap recognises as harmless).
  */
-export function putBack(input: PutBackInput, journal?: string): PutBackKind {
+export function putBack(input: PutBackInput & { original?: Buffer | undefined }, journal?: string): PutBackKind {
   const plan = planPutBack(input);
   if (plan.restored) writeFileAtomic(input.configPath, plan.restored);
   // The config is back: from here on a failure is untidiness, not a config left rewritten. What stays
@@ -67,15 +73,6 @@ export function putBack(input: PutBackInput, journal?: string): PutBackKind {
 /** Hex SHA-256 of bytes as they are on disk (what the journal's `rewrittenSha256` holds). */
 export function sha256OfBytes(bytes: Uint8Array): string {
   return new Bun.CryptoHasher("sha256").update(bytes).digest("hex");
-}
-
-function readCurrent(path: string): Buffer | null {
-  try {
-    return readFileSync(path);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") return null;
-    throw new ThoughtGateError("IO", `cannot read ${path}: ${messageOf(error)}`, { cause: error });
-  }
 }
 
 /** What a user can do when an automatic restore failed. */

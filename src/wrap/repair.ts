@@ -5,13 +5,13 @@
  * does not pass for it — and its config's lock can be taken. The one exception is this very
  * process: a config it holds itself is restored through its own guard.
  */
-import { existsSync } from "node:fs";
-import { resolve } from "node:path";
+import { lstatSync } from "node:fs";
 import { createTwoFilesPatch } from "diff";
 import { messageOf } from "../core/errors.ts";
 import { journalPath } from "../core/paths.ts";
 import { backupPathFor } from "./backup.ts";
 import { activeGuardFor } from "./config-guard.ts";
+import { realConfigPath } from "./config-path.ts";
 import { findRecord, readJournal, type JournalRecord } from "./journal.ts";
 import { lockedError, lockPathFor, tryLock } from "./lock.ts";
 import { isSameProcessRunning } from "./process-identity.ts";
@@ -38,9 +38,10 @@ export type RepairOptions = {
 /** `thoughtgate unwrap`: repair every record (or the one for `configPath`); live wraps are refused. */
 export function repair(options: RepairOptions = {}): RepairOutcome[] {
   const journal = options.journal ?? journalPath();
-  const wanted = options.configPath === undefined ? undefined : resolve(options.configPath);
+  // Records name a config's real file (config-path.ts), so a symlink given here is resolved the same way.
+  const wanted = options.configPath === undefined ? undefined : realConfigPath(options.configPath);
   const records = readJournal(journal).filter((record) => wanted === undefined || record.configPath === wanted);
-  if (wanted !== undefined && records.length === 0 && existsSync(backupPathFor(wanted))) {
+  if (wanted !== undefined && records.length === 0 && lstatSync(backupPathFor(wanted), { throwIfNoEntry: false })) {
     return [{ status: "orphan-backup", configPath: wanted, backupPath: backupPathFor(wanted) }];
   }
   return records.flatMap((record) => repairRecord(record, journal, options.dryRun === true) ?? []);

@@ -11,6 +11,7 @@ import { EngineHolder } from "../governance/engine-holder.ts";
 import { newSecret, startGovernanceService, type GovernanceService } from "../governance/service.ts";
 import { detectAgent, discover, isVsCodeInsiders, projectDir, renderCoverage, rewrite, type AgentContext, type AgentType, type ConfigFile, type ServerEntry, type ShimCommand } from "./adapters/index.ts";
 import { ConfigGuard, restoreAllGuards } from "./config-guard.ts";
+import { realConfigPath } from "./config-path.ts";
 import { lockedError, lockPathFor, tryLock } from "./lock.ts";
 import { repairStale } from "./repair.ts";
 import { createSessionDir, describeDecision, followEvents, readEvents, renderSummary, summarize } from "./session-record.ts";
@@ -60,7 +61,7 @@ export async function runWrap(options: WrapOptions): Promise<number> {
   // that is the lock error, not "nothing to govern".
   for (const file of files) {
     if (!file.entries.some((entry) => entry.status === "wrapped")) continue;
-    const lockPath = lockPathFor(file.path);
+    const lockPath = lockPathFor(realConfigPath(file.path));
     const held = tryLock(lockPath);
     if (!held.ok) throw lockedError(lockPath, file.path, held.holderPid);
     held.lock.release();

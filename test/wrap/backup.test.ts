@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, expect, test } from "bun:test";
-import { chmodSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { chmodSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { createBackup } from "../../src/wrap/backup.ts";
+import { createBackup, readBackup } from "../../src/wrap/backup.ts";
 import { tempDir } from "../support/harness.ts";
 
 let dir: ReturnType<typeof tempDir>;
@@ -22,4 +22,15 @@ test("the backup has the config's bytes and mode; an existing backup is reported
   writeFileSync(`${file}.thoughtgate-backup`, "stale");
   expect(createBackup(file)).toEqual({ ok: false, reason: "stale-backup", backupPath: `${file}.thoughtgate-backup` });
   expect(readFileSync(`${file}.thoughtgate-backup`, "utf8")).toBe("stale");
+});
+
+test("a backup path planted as a symlink is refused, not followed: neither its target nor the config changes", () => {
+  const file = join(dir.path, "mcp.json");
+  const victim = join(dir.path, "victim");
+  writeFileSync(file, "{}\n");
+  writeFileSync(victim, "the user's file\n");
+  symlinkSync(victim, `${file}.thoughtgate-backup`);
+  expect(() => createBackup(file)).toThrow(`refusing the backup ${file}.thoughtgate-backup: it is a symbolic link, not a regular file`);
+  expect({ victim: readFileSync(victim, "utf8"), config: readFileSync(file, "utf8") }).toEqual({ victim: "the user's file\n", config: "{}\n" });
+  expect(() => readBackup(`${file}.thoughtgate-backup`)).toThrow("it is a symbolic link");
 });

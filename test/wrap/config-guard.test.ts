@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, expect, spyOn, test } from "bun:test";
-import { chmodSync, existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ThoughtGateError } from "../../src/core/errors.ts";
 import { log } from "../../src/core/log.ts";
@@ -165,25 +165,61 @@ test("a restore that cannot work logs the backup path and how to restore by hand
   const guard = guardFor();
   const { text, owned } = rewriteSample(guard.originalText);
   guard.write(text, owned);
-  const copy = readFileSync(guard.backupPath);
-  rmSync(guard.backupPath);
+  // Something swaps the config for a symlink during the session: wrap must not write through it.
+  const other = join(dir.path, "other.json");
+  writeFileSync(other, "not yours");
+  rmSync(config);
+  symlinkSync(other, config);
   // Recorded, not printed: the test asserts on it.
   const error = spyOn(log, "error").mockImplementation(Object.assign(() => {}, { raw: () => {} }));
   try {
-    expect(guard.restore()).toMatchObject({ status: "failed", configPath: config, backupPath: guard.backupPath });
+    expect(guard.restore()).toMatchObject({ status: "failed", configPath: config, backupPath: guard.backupPath, error: expect.stringContaining("is a symbolic link") });
     const logged = error.mock.calls.flat().join(" ");
     expect(logged).toContain(`could not restore ${config}`);
     expect(logged).toContain(`cp ${guard.backupPath} ${config}`);
   } finally {
     error.mockRestore();
   }
+  expect(readFileSync(other, "utf8")).toBe("not yours");
   expect(readJournal().map((r) => r.configPath)).toEqual([config]);
   expect(existsSync(`${config}.thoughtgate-lock`)).toBe(false);
-  // Once the backup is back, the record is repairable.
-  writeFileSync(guard.backupPath, copy);
+  // Once the config is a file again, the record is repairable.
+  rmSync(config);
+  writeFileSync(config, text);
   const again = guardFor();
   expect(again.originalText).toBe(SAMPLE_JSONC);
   again.restore();
+});
+
+test("a backup deleted or swapped for a symlink during the session: the live restore puts back the bytes it backed up", () => {
+  const secret = join(dir.path, "other.json");
+  writeFileSync(secret, "a secret of the user's");
+  for (const tamper of [() => rmSync(`${config}.thoughtgate-backup`), () => (rmSync(`${config}.thoughtgate-backup`), symlinkSync(secret, `${config}.thoughtgate-backup`))]) {
+    const guard = guardFor();
+    const { text, owned } = rewriteSample(guard.originalText);
+    guard.write(text, owned);
+    tamper();
+    expect(guard.restore()).toEqual({ status: "restored", configPath: config, kind: "backup" });
+    expect(readFileSync(config, "utf8")).toBe(SAMPLE_JSONC);
+    expect(readFileSync(secret, "utf8")).toBe("a secret of the user's");
+    expect(leftovers()).toEqual([]);
+  }
+});
+
+test("a config that is a symlink (dotfiles): lock and backup beside the real file, the link stays a link, the target gets its bytes back", () => {
+  const dotfiles = join(dir.path, "dotfiles");
+  mkdirSync(dotfiles);
+  const real = join(dotfiles, "settings.json");
+  renameSync(config, real);
+  symlinkSync(real, config);
+  const guard = guardFor();
+  expect({ config: guard.configPath, backup: guard.backupPath, lock: guard.lockPath }).toEqual({ config: real, backup: `${real}.thoughtgate-backup`, lock: `${real}.thoughtgate-lock` });
+  const { text, owned } = rewriteSample(guard.originalText);
+  guard.write(text, owned);
+  expect({ link: lstatSync(config).isSymbolicLink(), seen: readFileSync(config, "utf8") }).toEqual({ link: true, seen: text });
+  expect(readJournal().map((r) => r.configPath)).toEqual([real]);
+  expect(guard.restore()).toEqual({ status: "restored", configPath: real, kind: "backup" });
+  expect({ link: lstatSync(config).isSymbolicLink(), target: readFileSync(real, "utf8"), beside: readdirSync(dotfiles) }).toEqual({ link: true, target: SAMPLE_JSONC, beside: ["settings.json"] });
 });
 
 test("release() keeps the rewrite, the backup and the record (--no-restore); a later acquire puts it back", () => {

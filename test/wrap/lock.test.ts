@@ -1,5 +1,5 @@
 import { expect, test } from "bun:test";
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, lstatSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { ThoughtGateError } from "../../src/core/errors.ts";
 import { ConfigGuard } from "../../src/wrap/config-guard.ts";
 import { acquireLock, lockPathFor } from "../../src/wrap/lock.ts";
@@ -60,4 +60,16 @@ test("the kernel drops the lock of a SIGKILLed holder: the lock file it left is 
   const lock = acquireLock(lockPathFor(sample.config), { subject: sample.config });
   expect(readFileSync(lockPathFor(sample.config), "utf8")).toBe(`${process.pid}\n`);
   lock.release();
+});
+
+test("a lock file planted as a symlink to another file is refused; the file it points to keeps its bytes", () => {
+  const victim = `${sample.config}.victim`;
+  writeFileSync(victim, "the user's file\n");
+  symlinkSync(victim, lockPathFor(sample.config));
+  const error = lockError(() => new ConfigGuard({ configPath: sample.config, agentType: "custom" }).acquire());
+  expect({ code: error.code, message: error.message }).toEqual({
+    code: "IO",
+    message: `refusing the lock file ${lockPathFor(sample.config)}: it is a symbolic link, not a regular file; wrap neither reads nor writes through it (remove it, then run wrap again)`,
+  });
+  expect({ victim: readFileSync(victim, "utf8"), link: lstatSync(lockPathFor(sample.config)).isSymbolicLink() }).toEqual({ victim: "the user's file\n", link: true });
 });

@@ -1,3 +1,4 @@
+import { projectEscape } from "../config-path.ts";
 import { claudeCode } from "./claude-code.ts";
 import { claudeDesktop } from "./claude-desktop.ts";
 import { cursor } from "./cursor.ts";
@@ -21,11 +22,14 @@ export const ADAPTERS: Record<AgentType, Adapter> = {
 /**
  * Every config file `agent` may read its MCP servers from, existing or not, with their entries.
  * Reading never throws for a bad file: a file that cannot be used has `problems`, and its entries
- * (if any were read) are not governed, so wrap leaves it byte-identical.
+ * (if any were read) are not governed, so wrap leaves it byte-identical. A project file that
+ * resolves outside its project is such a file, whatever the agent (config-path.ts).
  */
 export function discover(agent: AgentType, ctx: AgentContext, options: DiscoverOptions = {}): ConfigFile[] {
   const files = ADAPTERS[agent].discover(ctx, options);
   for (const file of files) {
+    const escape = file.scope === "project" ? projectEscape(file.path, ctx.cwd) : undefined;
+    if (escape) file.problems.unshift(escape);
     if (file.problems.length === 0) continue;
     for (const entry of file.entries) {
       if (!entry.governed) continue;

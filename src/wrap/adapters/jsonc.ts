@@ -1,6 +1,5 @@
-import { readFileSync } from "node:fs";
 import { parseTree, printParseErrorCode, visit, type JSONPath, type Node } from "jsonc-parser";
-import { messageOf } from "../../core/errors.ts";
+import { readRegularFile } from "../safe-open.ts";
 
 /**
  * Reading agent configs as JSONC without building a tree of the whole file.
@@ -20,18 +19,19 @@ export type Span = { offset: number; length: number };
 
 export type ReadResult = { exists: boolean; text: string; problem?: string };
 
-/** The file's exact text. Undecodable bytes are a problem, not replacement characters: the text is what gets written back. */
+/**
+ * The file's exact text. Undecodable bytes are a problem, not replacement characters: the text is
+ * what gets written back. A config may be a symlink (a user's dotfiles; config-path.ts says when a
+ * project's may not), but it must end at a regular file of at most 16 MiB: a FIFO, a device such
+ * as /dev/zero, a socket or a directory is a problem of the file, found without blocking on it or
+ * reading it (safe-open.ts).
+ */
 export function readConfigText(path: string): ReadResult {
-  let bytes: Uint8Array;
-  try {
-    bytes = readFileSync(path);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") return { exists: false, text: "" };
-    return { exists: true, text: "", problem: `cannot be read: ${messageOf(error)}` };
-  }
+  const read = readRegularFile(path, { follow: true });
+  if (!read.ok) return read.missing ? { exists: false, text: "" } : { exists: true, text: "", problem: read.problem };
   try {
     // ignoreBOM keeps a byte-order mark in the text, so text and bytes stay the same file.
-    return { exists: true, text: new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(bytes) };
+    return { exists: true, text: new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(read.bytes) };
   } catch {
     return { exists: true, text: "", problem: "is not valid UTF-8" };
   }

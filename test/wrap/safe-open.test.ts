@@ -1,0 +1,114 @@
+import { afterEach, beforeEach, describe, expect, test } from "bun:test";
+import { closeSync, constants, existsSync, linkSync, mkdirSync, readFileSync, readlinkSync, symlinkSync, writeFileSync, writeSync } from "node:fs";
+import { join } from "node:path";
+import { createExclusive, openOwnFile, readOwnFile, readRegularFile } from "../../src/wrap/safe-open.ts";
+import { tempDir } from "../support/harness.ts";
+
+let dir: ReturnType<typeof tempDir>;
+let victim: string;
+beforeEach(() => {
+  dir = tempDir();
+  victim = join(dir.path, "victim.txt");
+  writeFileSync(victim, "the user's file\n");
+});
+afterEach(() => dir[Symbol.dispose]());
+
+const at = (name: string) => join(dir.path, name);
+const problemOf = (path: string, follow: boolean, maxBytes?: number) => {
+  const read = readRegularFile(path, { follow, ...(maxBytes === undefined ? {} : { maxBytes }) });
+  return read.ok ? "ok" : read.missing ? "missing" : read.problem;
+};
+
+function mkfifo(path: string): void {
+  expect(Bun.spawnSync(["mkfifo", path]).exitCode).toBe(0);
+}
+
+describe("readRegularFile", () => {
+  test("reads a regular file whole, through a symlink only when asked to follow", () => {
+    symlinkSync(victim, at("link"));
+    const read = readRegularFile(at("link"), { follow: true });
+    expect(read.ok && read.bytes.toString()).toBe("the user's file\n");
+    expect(problemOf(at("link"), false)).toBe("is a symbolic link, not a regular file");
+    expect(problemOf(at("absent"), true)).toBe("missing");
+    symlinkSync(at("nowhere"), at("dangling"));
+    expect(problemOf(at("dangling"), true)).toBe("missing");
+  });
+
+  test("a FIFO with no writer is refused at once instead of blocking the read", () => {
+    mkfifo(at("fifo"));
+    const started = performance.now();
+    expect(problemOf(at("fifo"), true)).toBe("is a FIFO (named pipe), not a regular file");
+    expect(performance.now() - started).toBeLessThan(1_000);
+  });
+
+  test("/dev/zero, a directory and a socket are refused by what they are, without reading them", async () => {
+    symlinkSync("/dev/zero", at("zero"));
+    expect(problemOf(at("zero"), true)).toBe("is a character device, not a regular file");
+    mkdirSync(at("dir"));
+    expect(problemOf(at("dir"), true)).toBe("is a directory, not a regular file");
+    const server = Bun.listen({ unix: at("sock"), socket: { data() {} } });
+    try {
+      expect(problemOf(at("sock"), true)).toBe("is a socket, not a regular file");
+    } finally {
+      server.stop(true);
+    }
+  });
+
+  test("the size cap holds whether fstat tells the size or not (/proc files say 0)", () => {
+    writeFileSync(at("ten"), "0123456789");
+    expect(problemOf(at("ten"), false, 10)).toBe("ok");
+    writeFileSync(at("eleven"), "0123456789A");
+    expect(problemOf(at("eleven"), false, 10)).toMatch(/^is larger than/);
+    expect(problemOf("/proc/self/status", true, 16)).toMatch(/^is larger than/);
+    const status = readRegularFile("/proc/self/status", { follow: true });
+    expect(status.ok && status.bytes.toString()).toContain("VmHWM");
+  });
+});
+
+describe("openOwnFile", () => {
+  test("creates a missing file and opens a regular one", () => {
+    const fd = openOwnFile(at("own.lock"), "the lock file", constants.O_RDWR | constants.O_CREAT);
+    writeSync(fd, "1234\n");
+    closeSync(fd);
+    closeSync(openOwnFile(at("own.lock"), "the lock file", constants.O_RDWR | constants.O_CREAT));
+    expect(readFileSync(at("own.lock"), "utf8")).toBe("1234\n");
+  });
+
+  test("a symlink (to a file, or dangling), a hard link or a FIFO is refused with one line naming it; nothing is written", () => {
+    symlinkSync(victim, at("to-victim"));
+    symlinkSync(at("not-yet"), at("dangling"));
+    linkSync(victim, at("hard"));
+    mkfifo(at("fifo"));
+    const open = (name: string) => () => openOwnFile(at(name), "the lock file", constants.O_RDWR | constants.O_CREAT);
+    expect(open("to-victim")).toThrow(`refusing the lock file ${at("to-victim")}: it is a symbolic link, not a regular file; wrap neither reads nor writes through it (remove it, then run wrap again)`);
+    expect(open("dangling")).toThrow("it is a symbolic link");
+    expect(open("hard")).toThrow(`refusing the lock file ${at("hard")}: it has 2 hard links`);
+    expect(open("fifo")).toThrow("it is a FIFO (named pipe)");
+    expect({ victim: readFileSync(victim, "utf8"), created: existsSync(at("not-yet")), link: readlinkSync(at("to-victim")) }).toEqual({ victim: "the user's file\n", created: false, link: victim });
+  });
+});
+
+describe("createExclusive and readOwnFile", () => {
+  test("a new file is created; a regular file already there is reported as null, untouched", () => {
+    const fd = createExclusive(at("backup"), "the backup");
+    expect(fd).toBeNumber();
+    closeSync(fd as number);
+    expect(createExclusive(victim, "the backup")).toBeNull();
+    expect(readFileSync(victim, "utf8")).toBe("the user's file\n");
+  });
+
+  test("a symlink where the file must be new is refused, and its target is neither created nor written", () => {
+    symlinkSync(victim, at("to-victim"));
+    symlinkSync(at("not-yet"), at("dangling"));
+    expect(() => createExclusive(at("to-victim"), "the backup")).toThrow(`refusing the backup ${at("to-victim")}: it is a symbolic link`);
+    expect(() => createExclusive(at("dangling"), "the backup")).toThrow("it is a symbolic link");
+    expect({ victim: readFileSync(victim, "utf8"), created: existsSync(at("not-yet")) }).toEqual({ victim: "the user's file\n", created: false });
+  });
+
+  test("readOwnFile: null when missing, the bytes of a regular file, a refusal for a symlink", () => {
+    symlinkSync(victim, at("journal.json"));
+    expect(readOwnFile(at("absent"), "the wrap journal")).toBeNull();
+    expect(readOwnFile(victim, "the wrap journal")?.toString()).toBe("the user's file\n");
+    expect(() => readOwnFile(at("journal.json"), "the wrap journal")).toThrow(`refusing the wrap journal ${at("journal.json")}: it is a symbolic link`);
+  });
+});
