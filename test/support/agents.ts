@@ -12,7 +12,7 @@ import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, wr
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import type { FakeModel } from "./fake-models/fake-model.ts";
-import { EVERYTHING_SERVER, ROOT, isAlive, processesWith, waitFor } from "./harness.ts";
+import { EVERYTHING_SERVER, ROOT, fixture, isAlive, processesWith, readEvents, waitFor } from "./harness.ts";
 import { startNetworkTrap, type NetworkTrap } from "./network-trap.ts";
 
 export type AgentName = "claude-code" | "codex" | "opencode";
@@ -115,6 +115,42 @@ export function agentSandbox(): AgentSandbox {
 export function everythingServer(sandbox: AgentSandbox): McpServer {
   const [command, ...args] = EVERYTHING_SERVER;
   return { command: command ?? "node", args: [...args, sandbox.marker] };
+}
+
+/** One record of test/fixtures/stdio-recorder-fixture.ts: a line either way, or a lifecycle event. */
+export type PipeRecord = { t_ms: number; dir?: "agent" | "server"; line?: string; event?: string; signal?: string | null; code?: number };
+
+export type RecordedServer = {
+  /** The server behind the recorder: give this to the agent. */
+  server: McpServer;
+  records: () => PipeRecord[];
+  /** What the agent sent, parsed, in order. */
+  sent: () => Array<Record<string, unknown>>;
+  /** What the server answered, parsed, in order. */
+  received: () => Array<Record<string, unknown>>;
+  /** Lifecycle events after the start record: `stdin_eof`, `SIGTERM`…, `server_exit`, `exit`. */
+  events: () => string[];
+};
+
+/** `server` behind the stdio recorder, logging into the sandbox. */
+export function recordedServer(sandbox: AgentSandbox, server: McpServer, name = "pipe"): RecordedServer {
+  const log = join(sandbox.root, `${name}.jsonl`);
+  const [command, ...args] = fixture("stdio-recorder-fixture.ts", log, "--", server.command, ...server.args);
+  const records = () => readEvents(log) as PipeRecord[];
+  const lines = (dir: "agent" | "server") => () =>
+    records()
+      .filter((record) => record.dir === dir && record.line !== undefined)
+      .map((record) => JSON.parse(record.line as string) as Record<string, unknown>);
+  return {
+    server: { command: command ?? process.execPath, args, ...(server.env === undefined ? {} : { env: server.env }) },
+    records,
+    sent: lines("agent"),
+    received: lines("server"),
+    events: () =>
+      records()
+        .filter((record) => record.event !== undefined && record.event !== "start")
+        .map((record) => (record.event === "signal" ? String(record.signal) : String(record.event))),
+  };
 }
 
 /** How the agent is started: argv, working directory and environment. */

@@ -11,6 +11,7 @@ import {
   claudeToolName,
   describeRun,
   everythingServer,
+  recordedServer,
   runAgent,
   type ClaudeScope,
 } from "../../support/agents.ts";
@@ -21,7 +22,7 @@ setDefaultTimeout(60_000);
 
 const ECHO = claudeToolName("everything", "echo");
 
-describe("claude -p with server-everything, direct", () => {
+describe("claude -p and server-everything, no thoughtgate", () => {
   for (const scope of ["flag", "user", "local", "project"] as const satisfies ClaudeScope[]) {
     test(`${scope} scope: the echo result reaches the model and the server is stopped`, async () => {
       await using sandbox = agentSandbox();
@@ -74,5 +75,54 @@ describe("claude -p with server-everything, direct", () => {
       leftovers: [],
     });
     expect(model.toolResults[0]?.text).toContain(`"action": "cancel"`);
+  });
+
+  test("on the pipe: a server/discover probe, initialize 2025-11-25 after -32601, SIGINT at exit", async () => {
+    await using sandbox = agentSandbox();
+    await using model = startFakeAnthropic({ calls: [{ tool: ECHO, arguments: { message: "on the pipe" } }], finalText: "Echoed." });
+    const pipe = recordedServer(sandbox, everythingServer(sandbox));
+    const launch = claudeCode(sandbox, { model, servers: { everything: pipe.server }, scope: "flag", prompt: "Echo.", allowedTools: [ECHO] });
+    const run = await runAgent(launch, sandbox);
+    const [probe, initialize, initialized] = pipe.sent();
+    const capabilities = { roots: { listChanged: true }, elicitation: { form: {}, url: {} } };
+    expect(
+      {
+        exitCode: run.exitCode,
+        probe,
+        probeAnswer: pipe.received()[0],
+        initialize,
+        initialized,
+        toolsCall: pipe.sent().find((message) => message.method === "tools/call")?.params,
+        // Claude Code signals the server (SIGINT, then SIGTERM, then SIGKILL) without closing its stdin first.
+        firstStop: pipe.events()[0],
+        leftovers: run.leftovers,
+      },
+      describeRun(launch, run, model),
+    ).toEqual({
+      exitCode: 0,
+      probe: {
+        jsonrpc: "2.0",
+        id: "server-discover-probe-1",
+        method: "server/discover",
+        params: {
+          _meta: {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientInfo": expect.objectContaining({ name: "claude-code", version: "2.1.330" }),
+            "io.modelcontextprotocol/clientCapabilities": capabilities,
+          },
+        },
+      },
+      probeAnswer: { jsonrpc: "2.0", id: "server-discover-probe-1", error: { code: -32601, message: "Method not found" } },
+      initialize: {
+        method: "initialize",
+        params: { protocolVersion: "2025-11-25", capabilities, clientInfo: expect.objectContaining({ name: "claude-code", version: "2.1.330" }) },
+        jsonrpc: "2.0",
+        id: 0,
+      },
+      initialized: { jsonrpc: "2.0", method: "notifications/initialized" },
+      toolsCall: { name: "echo", arguments: { message: "on the pipe" }, _meta: { "claudecode/toolUseId": "toolu_fake_0", progressToken: expect.any(Number) } },
+      firstStop: "SIGINT",
+      leftovers: [],
+    });
   });
 });

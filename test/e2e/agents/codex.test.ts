@@ -5,7 +5,7 @@
  * Codex sends back to it is what the test checks, for the user and the (trusted) project config.
  */
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
-import { agentSandbox, codex, codexToolName, describeRun, everythingServer, runAgent, type CodexScope } from "../../support/agents.ts";
+import { agentSandbox, codex, codexToolName, describeRun, everythingServer, recordedServer, runAgent, type CodexScope } from "../../support/agents.ts";
 import { startFakeOpenAIResponses } from "../../support/fake-models/openai-responses.ts";
 
 // A real agent and a real server on a shared 2-core box; bun 1.4.5 does not apply bunfig's [test] timeout.
@@ -13,7 +13,7 @@ setDefaultTimeout(60_000);
 
 const ECHO = codexToolName("everything", "echo");
 
-describe("codex exec with server-everything, direct", () => {
+describe("codex exec and server-everything, no thoughtgate", () => {
   for (const scope of ["user", "project"] as const satisfies CodexScope[]) {
     test(`${scope} config: the echo result reaches the model and the server is stopped`, async () => {
       await using sandbox = agentSandbox();
@@ -55,5 +55,45 @@ describe("codex exec with server-everything, direct", () => {
       leftovers: [],
     });
     expect(model.toolResults[0]?.text).toContain(`"action": "decline"`);
+  });
+
+  test("on the pipe: initialize 2025-06-18, no roots; SIGTERM and EOF together at exit", async () => {
+    await using sandbox = agentSandbox();
+    await using model = startFakeOpenAIResponses({ calls: [{ tool: ECHO, arguments: { message: "on the pipe" } }], finalText: "Echoed." });
+    const pipe = recordedServer(sandbox, everythingServer(sandbox));
+    const launch = codex(sandbox, { model, servers: { everything: pipe.server }, scope: "user", prompt: "Echo." });
+    const run = await runAgent(launch, sandbox);
+    const [initialize, initialized, toolsList] = pipe.sent();
+    expect(
+      {
+        exitCode: run.exitCode,
+        initialize,
+        initialized,
+        toolsList,
+        toolsCall: pipe.sent().find((message) => message.method === "tools/call")?.params,
+        // Codex runs each server in its own process group, SIGTERMs the group as it closes stdin,
+        // and SIGKILLs the process it started about 5 ms later.
+        stop: pipe.events().filter((event) => event === "SIGTERM" || event === "stdin_eof" || event === "SIGINT").sort(),
+        leftovers: run.leftovers,
+      },
+      describeRun(launch, run, model),
+    ).toEqual({
+      exitCode: 0,
+      initialize: {
+        jsonrpc: "2.0",
+        id: 0,
+        method: "initialize",
+        params: {
+          protocolVersion: "2025-06-18",
+          capabilities: { experimental: { "codex/auth-change": {} }, elicitation: { form: {}, url: {} } },
+          clientInfo: { name: "codex-mcp-client", title: "Codex", version: "0.169.0" },
+        },
+      },
+      initialized: { jsonrpc: "2.0", method: "notifications/initialized" },
+      toolsList: { jsonrpc: "2.0", id: 1, method: "tools/list", params: { _meta: { progressToken: 0 } } },
+      toolsCall: { name: "echo", arguments: { message: "on the pipe" }, _meta: expect.objectContaining({ callId: "call_fake_0", progressToken: expect.any(Number) }) },
+      stop: ["SIGTERM", "stdin_eof"],
+      leftovers: [],
+    });
   });
 });
