@@ -1,5 +1,7 @@
 import type { ArgsDef } from "citty";
+import { join } from "node:path";
 import { parseDuration } from "../core/duration.ts";
+import { stateDir } from "../core/paths.ts";
 import { isProfile, PROFILES, type Profile } from "../core/profile.ts";
 import { usageError } from "../core/errors.ts";
 
@@ -22,14 +24,32 @@ export function resolveProfile(flag: string | undefined): Profile {
   return value;
 }
 
-/** `--events PATH` for the commands that write the event stream (shim, arbiter). */
+/** `--events PATH|none` for the commands that write the event stream (shim, arbiter). */
 export const eventsArg = {
-  events: { type: "string", description: "Append the JSONL event stream to PATH (default $THOUGHTGATE_EVENTS; off if neither)", valueHint: "PATH" },
+  events: {
+    type: "string",
+    description: "Append the JSONL audit event stream to PATH, or none to turn it off (default $THOUGHTGATE_EVENTS, else one file per run under ~/.local/state/thoughtgate/runs/)",
+    valueHint: "PATH|none",
+  },
 } as const satisfies ArgsDef;
 
-/** The event stream's path: the flag, else `$THOUGHTGATE_EVENTS`, else none. */
-export function eventsPath(flag: string | undefined): string | null {
-  return flag ?? process.env.THOUGHTGATE_EVENTS ?? null;
+/**
+ * The event stream's path: the flag, else `$THOUGHTGATE_EVENTS`, else a new file for this run in
+ * the state directory, so the audit is on unless turned off with `none`. Given but empty is an
+ * error (an unset `${VAR}` in an agent's config produces exactly that), never "off".
+ */
+export function eventsPath(flag: string | undefined, run: { runId: string; serverId: string }): string | null {
+  const given = flag !== undefined ? { value: flag, from: "--events" } : process.env.THOUGHTGATE_EVENTS !== undefined ? { value: process.env.THOUGHTGATE_EVENTS, from: "$THOUGHTGATE_EVENTS" } : null;
+  if (given === null) return defaultEventsPath(run);
+  if (given.value.trim() === "") throw usageError(`${given.from} is empty: give a file path, or none to turn the audit off`);
+  return given.value === "none" ? null : given.value;
+}
+
+/** `~/.local/state/thoughtgate/runs/<date>/<server id>-<run id>.jsonl` (the server id made file-safe). */
+export function defaultEventsPath(run: { runId: string; serverId: string }, env: NodeJS.ProcessEnv = process.env): string {
+  const day = new Date().toISOString().slice(0, 10);
+  const name = run.serverId.replace(/[^A-Za-z0-9._-]+/g, "_").slice(0, 64) || "server";
+  return join(stateDir(env), "runs", day, `${name}-${run.runId}.jsonl`);
 }
 
 /** The run id a wrap session hands its shims, else a new one. */

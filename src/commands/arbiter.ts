@@ -32,13 +32,15 @@ export default defineCommand({
     const decisionTimeoutMs = optionalDuration(parsed["decision-timeout"], "--decision-timeout") ?? DECISION_TIMEOUT_MS;
     if (decisionTimeoutMs <= 0) throw usageError("--decision-timeout must be more than 0");
     const profile = resolveProfile(parsed.profile);
+    const runId = runIdFromEnv();
+    const serverId = parsed["server-id"] ?? "codecli";
     const engines = await EngineHolder.load(parsed["thoughtgate-config"]);
     return runArbiter({
       command: child,
       profile,
-      serverId: parsed["server-id"] ?? "codecli",
-      runId: runIdFromEnv(),
-      eventsPath: eventsPath(parsed.events),
+      serverId,
+      runId,
+      eventsPath: eventsPath(parsed.events, { runId, serverId }),
       engines,
       eventPrefix: parsed["event-prefix"] || null,
       defaultAction,

@@ -39,6 +39,7 @@ export default defineCommand({
     const { child } = splitChildCommand(rawArgs, args, "shim");
     const profile = resolveProfile(parsed.profile);
     const serverId = parsed["server-id"] ?? basename(child[0] ?? "server");
+    const runId = runIdFromEnv();
     const decider = await createShimDecider({
       profile,
       serverId,
@@ -50,8 +51,8 @@ export default defineCommand({
       serverId,
       profile,
       command: child,
-      runId: runIdFromEnv(),
-      eventsPath: eventsPath(parsed.events),
+      runId,
+      eventsPath: eventsPath(parsed.events, { runId, serverId }),
       decider,
       orphanTimeoutMs: optionalDuration(parsed["orphan-timeout"], "--orphan-timeout"),
       stdinCloseGraceMs: optionalDuration(parsed["stdin-close-grace"], "--stdin-close-grace"),

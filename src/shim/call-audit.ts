@@ -103,6 +103,12 @@ export class CallAudit {
     });
   }
 
+  /** A list response on its way to the agent: how many items the server sent, how many the agent got. */
+  listResult(entry: Outstanding, upstream: number, returned: number): void {
+    if (!this.events.enabled) return;
+    this.events.emit("list_result", { request_id: entry.id, method: entry.method, upstream_count: upstream, returned_count: returned });
+  }
+
   smuggling(): void {
     this.summary.smuggling_attempts += 1;
   }

@@ -6,6 +6,7 @@ import type { Decider } from "../governance/decider.ts";
 import { GOVERNANCE_ERROR } from "../governance/errors.ts";
 import type { ListKind } from "../governance/visibility.ts";
 import type { Sink } from "../stdio/line-sink.ts";
+import type { CallAudit } from "./call-audit.ts";
 import type { Outstanding } from "./request-tracker.ts";
 import type { ToolCatalog } from "./tool-catalog.ts";
 
@@ -17,6 +18,7 @@ export const LISTS: Record<string, { kind: ListKind; key: "name" | "uri" }> = {
 };
 
 export type ListFilterOptions = {
+  audit: CallAudit;
   serverId: string;
   profile: Profile;
   decider: Decider;
@@ -44,12 +46,16 @@ export class ListFilter {
       return typeof value === "string" ? value : "";
     });
     if (list.kind === "tools") this.options.catalog.remember(items, entry.firstPage === true && typeof result.nextCursor !== "string");
-    const { decider, toAgent, log } = this.options;
+    const { decider, toAgent, log, audit } = this.options;
     const filter = decider.filterList;
-    if (!filter) return false;
+    if (!filter) {
+      audit.listResult(entry, items.length, items.length);
+      return false;
+    }
     const send = (visible: string[]) => {
       const keep = new Set(visible);
       const kept = items.filter((_, i) => keep.has(names[i] as string));
+      audit.listResult(entry, items.length, kept.length);
       if (kept.length === items.length) {
         toAgent.send(bytes);
         return;
@@ -67,19 +73,21 @@ export class ListFilter {
       send(visible);
       return true;
     }
-    visible.then(send, (error: unknown) => this.unfiltered(entry, bytes, error));
+    visible.then(send, (error: unknown) => this.unfiltered(entry, bytes, items.length, error));
     return true;
   }
 
   /** Fail closed: a list we cannot filter is not shown (development: shown, with a warning). */
-  private unfiltered(entry: Outstanding, bytes: Uint8Array, error: unknown): void {
+  private unfiltered(entry: Outstanding, bytes: Uint8Array, upstream: number, error: unknown): void {
     const { log, toAgent } = this.options;
     if (this.options.profile === "development") {
+      this.options.audit.listResult(entry, upstream, upstream);
       log.warn(`WOULD_BLOCK ${entry.method}: cannot filter (${messageOf(error)}); forwarding unfiltered`);
       toAgent.send(bytes);
       return;
     }
     log.error(`${entry.method}: cannot filter (${messageOf(error)}); refusing it`);
+    this.options.audit.listResult(entry, upstream, 0);
     toAgent.sendText(
       errorResponse(entry.id, GOVERNANCE_ERROR.serviceUnavailable, `ThoughtGate cannot check ${entry.method}: ${messageOf(error)}`, {
         gate: "visibility",

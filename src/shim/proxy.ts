@@ -169,7 +169,6 @@ export async function runShim(options: ShimOptions): Promise<number> {
       exit_code: exitCode,
       summary: router.summary,
     },
-    { force: true },
   );
   await toAgent.backpressure();
   toAgent.close();

@@ -56,7 +56,7 @@ export class Router {
     this.audit = new CallAudit(options.events, this.log);
     this.own = new OwnRequests(options.toAgent, () => this.toServer);
     this.catalog = new ToolCatalog(this.log);
-    this.lists = new ListFilter({ ...options, catalog: this.catalog, log: this.log });
+    this.lists = new ListFilter({ ...options, catalog: this.catalog, log: this.log, audit: this.audit });
   }
 
   get summary(): Summary {
@@ -252,8 +252,9 @@ export class Router {
       this.toServer?.send(bytes);
       return;
     }
-    this.options.toAgent.sendText(errorResponse(entry.id, verdict.error.code, verdict.error.message, verdict.error.data));
-    this.audit.endCall(entry, "denied", 0);
+    const line = errorResponse(entry.id, verdict.error.code, verdict.error.message, verdict.error.data);
+    this.options.toAgent.sendText(line);
+    this.audit.endCall(entry, "denied", Buffer.byteLength(line));
   }
 
   /**
@@ -328,8 +329,9 @@ export class Router {
       const entry = waiting.settle(error.id);
       if (entry) {
         answered = entry.id;
-        receiver?.sendText(errorResponse(entry.id, RPC.framingRejected, `ThoughtGate rejected the response: ${error.code}`, this.errorData(error)));
-        this.audit.endCall(entry, "error", 0);
+        const line = errorResponse(entry.id, RPC.framingRejected, `ThoughtGate rejected the response: ${error.code}`, this.errorData(error));
+        receiver?.sendText(line);
+        this.audit.endCall(entry, "error", Buffer.byteLength(line));
       }
     }
     this.audit.framing(error, direction, "rejected", answered);
@@ -340,14 +342,13 @@ export class Router {
   }
 
   private answerUnavailable(entry: Outstanding): void {
-    this.options.toAgent.sendText(
-      errorResponse(entry.id, RPC.serverUnavailable, `MCP server "${this.options.serverId}" is unavailable: ${this.serverUnavailable}`, {
-        gate: "transport",
-        server_id: this.options.serverId,
-        reason: this.serverUnavailable,
-      }),
-    );
-    this.audit.endCall(entry, "server_unavailable", 0);
+    const line = errorResponse(entry.id, RPC.serverUnavailable, `MCP server "${this.options.serverId}" is unavailable: ${this.serverUnavailable}`, {
+      gate: "transport",
+      server_id: this.options.serverId,
+      reason: this.serverUnavailable,
+    });
+    this.options.toAgent.sendText(line);
+    this.audit.endCall(entry, "server_unavailable", Buffer.byteLength(line));
   }
 
 }

@@ -1,18 +1,17 @@
-import { open, type FileHandle } from "node:fs/promises";
+import { closeSync, constants, mkdirSync, openSync, writeSync } from "node:fs";
 import { dirname } from "node:path";
-import { mkdirSync } from "node:fs";
 import type { Profile } from "../core/profile.ts";
 import { log } from "../core/log.ts";
-import { messageOf } from "../core/errors.ts";
+import { messageOf, ThoughtGateError } from "../core/errors.ts";
 
 /**
- * The audit event stream (docs/events.md): one JSON object per line, appended to a file, never to stdout.
- * Documented in docs/events.md. `emit` never blocks the proxy: events queue in memory and one
- * writer drains them; past `MAX_QUEUED_EVENTS` new events are dropped and counted (their `seq`
- * numbers are skipped, so a reader sees the gap).
+ * The audit event stream (docs/events.md): one JSON object per line, appended to a file, never to
+ * stdout. Nothing is ever dropped: the events of one turn of the event loop are written together
+ * with one synchronous append, so a slow disk slows the proxy down (the pumps cannot read the next
+ * chunk until the write is done) instead of losing records. A file that cannot be opened stops the
+ * command; a write that fails is reported loudly and counted in `run_end.summary.events_dropped`.
  */
 export const EVENT_SCHEMA_VERSION = 1;
-export const MAX_QUEUED_EVENTS = 4096;
 
 export type Decision = "forward" | "deny" | "pending";
 export type CallStatus = "ok" | "error" | "denied" | "server_unavailable" | "cancelled" | "no_response";
@@ -44,6 +43,8 @@ export type EventFields = {
   tool_call_decision: { call_id: string; tool: string } & DecisionFields;
   /** A decision on a governed method other than tools/call (resources/read, prompts/get…). */
   method_decision: { request_id: string | number; method: string; name: string } & DecisionFields;
+  /** A tools/prompts/resources list on its way to the agent: what the server sent, what the agent got. */
+  list_result: { request_id: string | number; method: string; upstream_count: number; returned_count: number };
   tool_call_end: {
     call_id: string;
     tool: string;
@@ -155,20 +156,38 @@ export type Envelope = {
 export class EventStream {
   private seq = 0;
   private queue: string[] = [];
-  private writing: Promise<void> | null = null;
-  private handle: FileHandle | null = null;
-  private opening: Promise<void> | null = null;
+  private flushScheduled = false;
+  private fd: number | null = null;
+  private failed = false;
+  /** Events that could not be written (a write failed); 0 unless the disk failed us. */
   dropped = 0;
+  /** The envelope's fixed part, serialised once: `"run_id":…,"server_id":…,"profile":…`. */
+  private readonly fixed: string;
+  private lastMs = -1;
+  private lastTs = "";
 
   private constructor(
     private readonly path: string | null,
-    private readonly envelope: { run_id: string; server_id: string; profile: Profile },
-  ) {}
+    envelope: { run_id: string; server_id: string; profile: Profile },
+  ) {
+    this.fixed = `"run_id":${JSON.stringify(envelope.run_id)},"server_id":${JSON.stringify(envelope.server_id)},"profile":${JSON.stringify(envelope.profile)}`;
+  }
 
-  /** `path` null disables the stream: `emit` costs nothing. */
+  /**
+   * `path` null disables the stream (`emit` costs nothing). A file that cannot be opened for
+   * appending is an IO error: an audit that was asked for is never silently off.
+   */
   static open(path: string | null, envelope: { run_id: string; server_id: string; profile: Profile }): EventStream {
     const stream = new EventStream(path, envelope);
-    if (path !== null) stream.opening = stream.openFile(path);
+    if (path !== null) {
+      try {
+        mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+        // Append: every shim of a wrap session may share one file; O_APPEND keeps each write whole.
+        stream.fd = openSync(path, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW, 0o600);
+      } catch (error) {
+        throw new ThoughtGateError("IO", `cannot open the event stream ${path}: ${messageOf(error)}`);
+      }
+    }
     return stream;
   }
 
@@ -176,57 +195,54 @@ export class EventStream {
     return this.path !== null;
   }
 
-  emit<T extends EventType>(type: T, fields: EventFields[T], options: { force?: boolean } = {}): void {
+  emit<T extends EventType>(type: T, fields: EventFields[T]): void {
     if (this.path === null) return;
     this.seq += 1;
-    if (this.queue.length >= MAX_QUEUED_EVENTS && !options.force) {
-      this.dropped += 1;
-      return;
+    const body = JSON.stringify(fields);
+    const head = `{"v":${EVENT_SCHEMA_VERSION},"type":"${type}","ts":"${this.timestamp()}",${this.fixed},"seq":${this.seq}`;
+    this.queue.push(body === "{}" ? `${head}}\n` : `${head},${body.slice(1)}\n`);
+    if (!this.flushScheduled) {
+      this.flushScheduled = true;
+      queueMicrotask(() => this.flush());
     }
-    const event: Envelope & EventFields[T] = {
-      v: EVENT_SCHEMA_VERSION,
-      type,
-      ts: new Date().toISOString(),
-      ...this.envelope,
-      seq: this.seq,
-      ...fields,
-    };
-    this.queue.push(`${JSON.stringify(event)}\n`);
-    this.writing ??= this.drain();
   }
 
   /** Write everything queued and close the file. */
   async close(): Promise<void> {
-    await this.opening;
-    while (this.writing) await this.writing;
-    if (this.dropped > 0) log.warn(`event stream dropped ${this.dropped} events (writer could not keep up)`);
-    await this.handle?.close();
-    this.handle = null;
+    this.flush();
+    if (this.dropped > 0) log.error(`the event stream ${this.path} lost ${this.dropped} events: writing to it failed`);
+    if (this.fd !== null) closeSync(this.fd);
+    this.fd = null;
   }
 
-  private async openFile(path: string): Promise<void> {
+  private flush(): void {
+    this.flushScheduled = false;
+    if (this.queue.length === 0) return;
+    const events = this.queue.length;
+    const batch = Buffer.from(this.queue.join(""));
+    this.queue = [];
+    if (this.fd === null || this.failed) {
+      this.dropped += events;
+      return;
+    }
     try {
-      mkdirSync(dirname(path), { recursive: true });
-      // Append: every shim of a wrap session may share one file; O_APPEND keeps each write whole.
-      this.handle = await open(path, "a", 0o600);
+      let offset = 0;
+      while (offset < batch.length) offset += writeSync(this.fd, batch, offset);
     } catch (error) {
-      log.error(`cannot open event stream ${path}: ${messageOf(error)}`);
+      this.failed = true;
+      this.dropped += events;
+      log.error(`writing the event stream ${this.path} failed (${messageOf(error)}): the audit record is incomplete from here on`);
     }
   }
 
-  private async drain(): Promise<void> {
-    try {
-      await this.opening;
-      while (this.queue.length > 0) {
-        const batch = this.queue.join("");
-        this.queue = [];
-        await this.handle?.write(batch);
-      }
-    } catch (error) {
-      log.error(`event stream write failed: ${messageOf(error)}`);
-    } finally {
-      this.writing = null;
+  /** `Date#toISOString` once per millisecond: a busy shim writes many events per millisecond. */
+  private timestamp(): string {
+    const now = Date.now();
+    if (now !== this.lastMs) {
+      this.lastMs = now;
+      this.lastTs = new Date(now).toISOString();
     }
+    return this.lastTs;
   }
 }
 

@@ -32,7 +32,7 @@ export async function measureArbiter(dir: string, decider: string, marker: strin
   const codecli = [process.execPath, join(import.meta.dir, "arbiter-codecli.ts"), "--warmup", String(ARBITER_PLAN.warmup), "--count", String(perBlock), marker];
   const configs: Array<{ name: ArbiterConfigName; command: string[] }> = [
     { name: "echo decider", command: [decider, "--", ...codecli] },
-    { name: "arbiter", command: [BINARY, "arbiter", "--thoughtgate-config", policy, "--", ...codecli] },
+    { name: "arbiter", command: [BINARY, "arbiter", "--thoughtgate-config", policy, "--events", "none", "--", ...codecli] },
     { name: "arbiter+events", command: [BINARY, "arbiter", "--thoughtgate-config", policy, "--events", join(dir, "arbiter-events.jsonl"), "--", ...codecli] },
   ];
   progress(`arbiter: ${ARBITER_PLAN.blocks} blocks × ${perBlock} decisions per configuration, ${ARBITER_PLAN.warmup} warm-up per session`);

@@ -61,7 +61,8 @@ export async function measureGoverned(
   await using service = await ServeProcess.start(["--thoughtgate-config", policy], { env: withoutOwnVariables(env) });
   const idleRssKb = residentKb(service.proc.pid);
 
-  const shim = [BINARY, "shim", "--server-id", "bench"];
+  // No audit: these rows price the decision; the audit's own cost is the shim+events row above.
+  const shim = [BINARY, "shim", "--server-id", "bench", "--events", "none"];
   const configs: Config[] = [
     { name: "direct", command: () => server },
     { name: "shim+engine", command: () => [...shim, "--thoughtgate-config", policy, "--", ...server] },

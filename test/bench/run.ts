@@ -42,7 +42,7 @@ function configurations(server: string[], relay: string, eventsDir: string): Con
   return [
     { name: "direct", command: () => server },
     { name: "relay", command: () => [relay, "--", ...server] },
-    { name: "shim", command: () => [...shim, "--", ...server] },
+    { name: "shim", command: () => [...shim, "--events", "none", "--", ...server] },
     { name: "shim+events", command: (tag) => [...shim, "--events", eventsPath(eventsDir, tag), "--", ...server] },
   ];
 }
@@ -66,14 +66,15 @@ async function compile(source: string, outfile: string): Promise<string> {
   return outfile;
 }
 
-/** What the `--events` session wrote: events, tool calls seen, and events the shim dropped. */
-function eventsWritten(path: string): { events: number; calls: number; dropped: number | null } {
+/** What the `--events` session wrote: events, tool calls seen, calls whose end was recorded, events lost. */
+function eventsWritten(path: string): { events: number; calls: number; ended: number; dropped: number | null } {
   const events = readFileSync(path, "utf8")
     .split("\n")
     .filter((line) => line.length > 0)
     .map((line) => JSON.parse(line) as { type?: string; summary?: { calls_total?: number; events_dropped?: number } });
   const summary = events.find((event) => event.type === "run_end")?.summary;
-  return { events: events.length, calls: summary?.calls_total ?? 0, dropped: summary?.events_dropped ?? null };
+  const ended = events.filter((event) => event.type === "tool_call_end").length;
+  return { events: events.length, calls: summary?.calls_total ?? 0, ended, dropped: summary?.events_dropped ?? null };
 }
 
 /** The commit the binary was built from, and whether src/ differed from it (others may be editing). */
@@ -202,13 +203,13 @@ async function main(): Promise<void> {
         : []),
       `- binary: dist/thoughtgate built by \`bun run build.ts\` from ${build}`,
       `- plan: ${PLAN.iterations.toLocaleString("en-US")} sequential round trips per latency figure after ${PLAN.warmup.toLocaleString("en-US")} warm-up, in ${PLAN.blocks} interleaved blocks; median of ${PLAN.throughputRounds} × ${PLAN.pipelined.toLocaleString("en-US")} pipelined tools/call (responses per second), once with at most ${PIPELINE_WINDOW} unanswered and once unbounded; median of ${PLAN.spawns} spawns; ${CONCURRENT_PROXIES} concurrent proxies for memory`,
-      "- direct: the client talks to `bun test/bench/bench-server.ts` itself; relay: compiled `test/bench/byte-relay.ts` (no parsing); shim: `thoughtgate shim --server-id bench`; shim+events: the same with `--events FILE`",
+      "- direct: the client talks to `bun test/bench/bench-server.ts` itself; relay: compiled `test/bench/byte-relay.ts` (no parsing); shim: `thoughtgate shim --server-id bench --events none` (no audit); shim+events: the same with `--events FILE` (the audit every shim writes by default)",
       "",
       renderTable(rows),
       "",
       renderTable(binary),
       "",
-      `- shim+events session: ${events.events.toLocaleString("en-US")} events written for ${events.calls.toLocaleString("en-US")} tool calls, ${events.dropped?.toLocaleString("en-US") ?? "unknown"} dropped by the shim's queue limit`,
+      `- shim+events session: ${events.events.toLocaleString("en-US")} events written for ${events.calls.toLocaleString("en-US")} tool calls; tool_call_end recorded for ${events.ended.toLocaleString("en-US")} of them (${events.ended === events.calls ? "every call answered is in the audit: PASS" : "MISS: calls missing from the audit"}); events lost to write errors: ${events.dropped?.toLocaleString("en-US") ?? "unknown"}`,
       "",
       "## Governance",
       "",
