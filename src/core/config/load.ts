@@ -105,11 +105,14 @@ export function loadPolicy(discovery: Discovery, env: NodeJS.ProcessEnv = proces
   };
 }
 
-/** Whether `file`, with every link followed, is `dir` or below it (a file that does not exist yet: by its path). */
+/** Whether `file`, with every link followed, is below `dir` (a file that does not exist yet: by its path). */
 function inside(file: string, dir: string): boolean {
   const real = (path: string) => (existsSync(path) ? realpathSync(path) : resolve(path));
-  const rel = relative(real(dir), real(file));
-  return rel !== "" && !rel.startsWith(`..${sep}`) && rel !== ".." && !isAbsolute(rel);
+  const target = real(file);
+  // A link to a pipe or socket (`/dev/stdin` -> `/proc/self/fd/0`) resolves to "pipe:[1234]", no path at all.
+  if (!isAbsolute(target)) return false;
+  const rel = relative(real(dir), target);
+  return rel !== "" && rel !== ".." && !rel.startsWith(`..${sep}`) && !isAbsolute(rel);
 }
 
 export function formatProblems(file: string, problems: ConfigProblem[]): string {
