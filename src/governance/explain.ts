@@ -18,11 +18,11 @@ export function explainPolicy(policy: PolicyInForce): string[] {
   if (!policy.restriction) return explainLayer(policy.base, `policy: ${policy.base.file ?? "the embedded default"} (${ORIGINS[policy.base.origin]})`);
   return [
     `policy: ${policyLabel(policy)}`,
-    "  A project policy may only add restrictions: each call gets the stricter decision of the two",
-    "  (deny, then approval, then forward; both approvals: the shorter timeout, on_timeout deny over",
-    "  approve), and a tool, prompt or resource is shown only when both show it.",
+    "  A project policy may only add restrictions: each call gets the stricter decision of the two (a deny",
+    "  beats an approval, an approval beats a forward; two approvals: the shorter timeout, on_timeout deny",
+    "  over approve, the channel both allow), and a tool, prompt or resource is shown only when both show it.",
     "",
-    ...explainLayer(policy.base, `${policy.base.origin === "embedded" ? "the embedded default policy (no user thoughtgate.yaml found)" : `user policy: ${policy.base.file} (${ORIGINS[policy.base.origin]})`}`),
+    ...explainLayer(policy.base, policy.base.file === null ? "the embedded default policy (no user thoughtgate.yaml found)" : `user policy: ${policy.base.file} (${ORIGINS[policy.base.origin]})`),
     "",
     ...explainLayer(policy.restriction, `project policy: ${policy.restriction.file} (${ORIGINS[policy.restriction.origin]}; restricts the above)`),
   ];
