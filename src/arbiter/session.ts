@@ -30,7 +30,7 @@ export type ArbiterSessionOptions = {
   serverId: string;
   runId: string;
   eventsPath: string | null;
-  engines: Pick<EngineHolder, "engine" | "label" | "file" | "watch" | "close">;
+  engines: Pick<EngineHolder, "engine" | "label" | "files" | "watch" | "close">;
   /** Event lines start with this; null: a line is an event when it is a JSON object with a `tool.*` type. */
   eventPrefix: string | null;
   defaultAction: Decision;
@@ -120,7 +120,7 @@ export async function runArbiter(options: ArbiterSessionOptions): Promise<number
     child.hurry();
   };
   // SIGHUP reloads the policy when it comes from a file (EngineHolder.watch); otherwise it stops us like SIGTERM.
-  const signals: NodeJS.Signals[] = options.engines.file ? ["SIGINT", "SIGTERM"] : ["SIGINT", "SIGTERM", "SIGHUP"];
+  const signals: NodeJS.Signals[] = options.engines.files.length > 0 ? ["SIGINT", "SIGTERM"] : ["SIGINT", "SIGTERM", "SIGHUP"];
   for (const signal of signals) process.on(signal, onSignal);
   options.engines.watch();
 

@@ -8,7 +8,7 @@ const args = {
   ...profileArg,
   "thoughtgate-config": {
     type: "string",
-    description: "Policy file (default: $THOUGHTGATE_CONFIG, ./thoughtgate.yaml, ~/.config/thoughtgate/thoughtgate.yaml, else the embedded default policy)",
+    description: "Policy file, used alone (default: $THOUGHTGATE_CONFIG, else ~/.config/thoughtgate/thoughtgate.yaml or the embedded default policy, restricted by ./thoughtgate.yaml)",
     valueHint: "PATH",
   },
   "event-prefix": { type: "string", description: "Event lines start with STR (default: any line that is a JSON object with a tool.* type)", valueHint: "STR" },

@@ -7,7 +7,7 @@ import { newSecret, startGovernanceService } from "../governance/service.ts";
 import { parsePort, commonArgs, profileArg, rejectUnknownFlags, resolveProfile } from "./_shared.ts";
 
 const args = {
-  "thoughtgate-config": { type: "string", description: "Policy file (default: $THOUGHTGATE_CONFIG, ./thoughtgate.yaml, ~/.config/thoughtgate/thoughtgate.yaml, else the embedded default)", valueHint: "PATH" },
+  "thoughtgate-config": { type: "string", description: "Policy file, used alone (default: $THOUGHTGATE_CONFIG, else ~/.config/thoughtgate/thoughtgate.yaml or the embedded default, restricted by ./thoughtgate.yaml)", valueHint: "PATH" },
   ...profileArg,
   "governance-port": { type: "string", description: "Listen on this port of 127.0.0.1 (default 0: any free port)", valueHint: "N" },
   ...commonArgs,
@@ -29,9 +29,9 @@ export default defineCommand({
     const service = startGovernanceService({ engine: () => engines.engine, profile, port, sessionSecret, approvalSecret });
     engines.watch();
     const keepAliveOnHangup = () => log.warn("SIGHUP: nothing to reload (the embedded default policy is in force; start with a thoughtgate.yaml to reload it)");
-    if (engines.file === null) process.on("SIGHUP", keepAliveOnHangup);
+    if (engines.files.length === 0) process.on("SIGHUP", keepAliveOnHangup);
 
-    const policy = engines.file ?? "the embedded default (no thoughtgate.yaml found; see `thoughtgate validate-config --explain`)";
+    const policy = engines.files.length > 0 ? engines.label : "the embedded default (no thoughtgate.yaml found; see `thoughtgate validate-config --explain`)";
     // Printed, never written to a file: the approval key must not touch disk (docs/architecture.md, decision 7).
     process.stderr.write(
       [

@@ -19,7 +19,7 @@ const args = {
   },
   "thoughtgate-config": {
     type: "string",
-    description: "Policy file (default: $THOUGHTGATE_CONFIG, ./thoughtgate.yaml, ~/.config/thoughtgate/thoughtgate.yaml, else the embedded default policy)",
+    description: "Policy file, used alone (default: $THOUGHTGATE_CONFIG, else ~/.config/thoughtgate/thoughtgate.yaml or the embedded default policy, restricted by ./thoughtgate.yaml)",
     valueHint: "PATH",
   },
   ...eventsArg,

@@ -1,15 +1,22 @@
 import { defineCommand } from "citty";
-import { existsSync, readFileSync } from "node:fs";
-import { discoverConfig, loadConfig, parseConfig } from "../core/config/load.ts";
-import { EXIT, messageOf, ThoughtGateError } from "../core/errors.ts";
-import { EMBEDDED_DEFAULT, EMBEDDED_DEFAULT_YAML } from "../governance/default-policy.ts";
+import { existsSync } from "node:fs";
+import { discoverPolicy, policyFiles, type PolicyFile } from "../core/config/discover.ts";
+import { loadConfigFile, parseConfig, type LoadedConfig } from "../core/config/load.ts";
+import { readPolicyFile } from "../core/config/read-file.ts";
+import { EXIT, messageOf } from "../core/errors.ts";
+import { EMBEDDED_DEFAULT_YAML } from "../governance/default-policy.ts";
 import { GovernanceEngine } from "../governance/engine.ts";
 import { explainPolicy } from "../governance/explain.ts";
+import { embeddedDefault, loadPolicyInForce } from "../governance/policy.ts";
 import { commonArgs, rejectUnknownFlags } from "./_shared.ts";
 
 const args = {
-  path: { type: "positional", required: false, description: "The file to check (default: $THOUGHTGATE_CONFIG, ./thoughtgate.yaml, ~/.config/thoughtgate/thoughtgate.yaml)" },
-  explain: { type: "boolean", description: "Also print the effective policy: sources, rules in order, default, workflows, Cedar policies" },
+  path: {
+    type: "positional",
+    required: false,
+    description: "The file to check, alone (default: $THOUGHTGATE_CONFIG, else ~/.config/thoughtgate/thoughtgate.yaml and ./thoughtgate.yaml, the project's checked as a project policy)",
+  },
+  explain: { type: "boolean", description: "Also print the effective policy: which files, sources, rules in order, default, workflows, Cedar policies" },
   ...commonArgs,
 } as const;
 
@@ -26,32 +33,50 @@ export default defineCommand({
 });
 
 async function validate(path: string | undefined, explain: boolean, out: string[]): Promise<number> {
-  const found = discoverConfig(path);
-  if (!found) {
-    out.push("no thoughtgate.yaml found ($THOUGHTGATE_CONFIG, ./thoughtgate.yaml, ~/.config/thoughtgate/thoughtgate.yaml): the embedded default policy applies");
-    if (explain) out.push("", ...explainPolicy(EMBEDDED_DEFAULT, { file: null, origin: "embedded" }, []), "", "as a thoughtgate.yaml:", EMBEDDED_DEFAULT_YAML.trimEnd());
+  const discovery = discoverPolicy(path);
+  const files = policyFiles(discovery);
+  if (files.length === 0) {
+    out.push("no thoughtgate.yaml found ($THOUGHTGATE_CONFIG, ~/.config/thoughtgate/thoughtgate.yaml, ./thoughtgate.yaml): the embedded default policy applies");
+    if (explain) out.push("", ...explainPolicy(embeddedDefault()), "", "as a thoughtgate.yaml:", EMBEDDED_DEFAULT_YAML.trimEnd());
     return EXIT.ok;
   }
-  if (!existsSync(found.file)) {
-    out.push(`${found.file}: no such file`);
-    return EXIT.error;
+  // Every file is checked, so one run lists the problems of both the user's and the project's.
+  let failed = false;
+  for (const found of files) {
+    const result = await check(found);
+    const name = found.origin === "project" ? `${found.file} (project policy)` : found.file;
+    if ("unreadable" in result) out.push(result.unreadable);
+    else if (result.problems.length > 0) out.push(`${name}: ${result.problems.length} problem${result.problems.length === 1 ? "" : "s"}`, ...result.problems);
+    else out.push(`ok: ${name}`);
+    failed ||= "unreadable" in result || result.problems.length > 0;
   }
-  const parsed = parseConfig(readFileSync(found.file, "utf8"));
-  if (!parsed.ok) {
-    out.push(`${found.file}: ${parsed.problems.length} problem${parsed.problems.length === 1 ? "" : "s"}`, ...parsed.problems.map((p) => `${p.path}: ${p.message}`));
-    return EXIT.error;
-  }
-  // The schema is fine; now the Cedar files it names must parse (and match their schema).
-  let engine: GovernanceEngine;
-  try {
-    const loaded = loadConfig(found.file);
-    if (!loaded) throw new ThoughtGateError("CONFIG", `${found.file}: disappeared while being checked`);
-    engine = await GovernanceEngine.fromConfig(loaded.config, found.file);
-  } catch (error) {
-    out.push(`${found.file}: 1 problem`, `cedar: ${messageOf(error)}`);
-    return EXIT.error;
-  }
-  out.push(`ok: ${found.file}`);
-  if (explain) out.push("", ...explainPolicy(engine.config, found, engine.cedar?.policyIds ?? []));
+  if (failed) return EXIT.error;
+  if (explain) out.push("", ...explainPolicy(await loadPolicyInForce(discovery)));
   return EXIT.ok;
+}
+
+/** One file's problems as `path: message` lines, or one message naming the file when it cannot be read or placed. */
+async function check(found: PolicyFile): Promise<{ problems: string[] } | { unreadable: string }> {
+  if (!existsSync(found.file)) return { unreadable: `${found.file}: no such file` };
+  let text: string;
+  try {
+    text = readPolicyFile(found.file);
+  } catch (error) {
+    return { unreadable: messageOf(error) };
+  }
+  const parsed = parseConfig(text, process.env, found.origin === "project" ? "project" : "user");
+  if (!parsed.ok) return { problems: parsed.problems.map((p) => `${p.path}: ${p.message}`) };
+  // The schema is fine; now where its files are, and the Cedar files it names must parse (and match their schema).
+  let loaded: LoadedConfig;
+  try {
+    loaded = loadConfigFile(found);
+  } catch (error) {
+    return { unreadable: messageOf(error) };
+  }
+  try {
+    await GovernanceEngine.fromConfig(loaded.config, loaded.file);
+  } catch (error) {
+    return { problems: [`cedar: ${messageOf(error)}`] };
+  }
+  return { problems: [] };
 }

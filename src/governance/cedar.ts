@@ -1,6 +1,6 @@
 import type { AuthorizationAnswer, CedarValueJson, DetailedError } from "@cedar-policy/cedar-wasm/web";
-import { readFileSync } from "node:fs";
 import { basename } from "node:path";
+import { readPolicyFile } from "../core/config/read-file.ts";
 import { ThoughtGateError } from "../core/errors.ts";
 import { loadCedar } from "./cedar-wasm.ts";
 
@@ -110,12 +110,9 @@ export class CedarPolicies {
   }
 }
 
+/** Bounded like thoughtgate.yaml itself: a policy path can name a device or a huge file. */
 function readText(file: string, what: string): string {
-  try {
-    return readFileSync(file, "utf8");
-  } catch (error) {
-    throw new ThoughtGateError("CONFIG", `cannot read Cedar ${what} ${file}: ${(error as Error).message}`);
-  }
+  return readPolicyFile(file, `Cedar ${what}`);
 }
 
 function configError(file: string, errors: DetailedError[]): ThoughtGateError {

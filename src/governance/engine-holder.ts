@@ -1,57 +1,64 @@
 import { watch, type FSWatcher } from "node:fs";
 import { basename, dirname } from "node:path";
-import { discoverConfig } from "../core/config/discover.ts";
+import { discoverPolicy, discoveryPaths, policyFiles } from "../core/config/discover.ts";
 import { messageOf } from "../core/errors.ts";
 import { log } from "../core/log.ts";
-import { EMBEDDED_DEFAULT } from "./default-policy.ts";
-import { GovernanceEngine } from "./engine.ts";
+import type { PolicyEngine } from "./engine.ts";
+import { filesInForce, loadPolicyInForce, policyLabel, type PolicyInForce } from "./policy.ts";
 
 const RELOAD_DEBOUNCE_MS = 100;
 
 /**
- * The engine currently in force, and how it is replaced: on SIGHUP or when the config file or a
- * Cedar file changes, the whole config is loaded again. A reload that fails keeps the engine in
- * force and logs the problems loudly; a start that fails is fatal (the caller's error).
+ * The policy currently in force, and how it is replaced: on SIGHUP or when a policy file or a
+ * Cedar file changes, discovery runs again and every file is loaded again (the user's and the
+ * project's alike, or the explicit one). A project file that appears is added; a file that was in
+ * force and is gone, or a reload that fails, keeps the policy in force and logs the problems
+ * loudly; a start that fails is fatal (the caller's error).
  */
 export class EngineHolder {
   private watchers: FSWatcher[] = [];
   private reloadTimer: ReturnType<typeof setTimeout> | null = null;
   private onHangup: (() => void) | null = null;
-  /** Resolves after each completed reload attempt (tests and callers can wait on it). */
+  /** Counts completed reload attempts (tests and callers can wait on it). */
   reloads = 0;
 
   private constructor(
-    private current: GovernanceEngine,
-    readonly file: string | null,
+    private current: PolicyInForce,
     private readonly flag: string | undefined,
+    private readonly env: NodeJS.ProcessEnv,
+    private readonly cwd: string,
   ) {}
 
   /** `--thoughtgate-config` / discovery; with no file anywhere, the embedded default policy. */
-  static async load(flag: string | undefined): Promise<EngineHolder> {
-    // The schema (valibot) is loaded only when there is a file to check: a first run with the
-    // embedded default keeps a shim ~1 MB smaller.
-    if (!discoverConfig(flag)) return new EngineHolder(new GovernanceEngine(EMBEDDED_DEFAULT, null, "embedded default policy"), null, flag);
-    const { loadConfig } = await import("../core/config/load.ts");
-    const loaded = loadConfig(flag);
-    if (!loaded) return new EngineHolder(new GovernanceEngine(EMBEDDED_DEFAULT, null, "embedded default policy"), null, flag);
-    return new EngineHolder(await GovernanceEngine.fromConfig(loaded.config, loaded.file ?? "config"), loaded.file, flag ?? loaded.file ?? undefined);
+  static async load(flag: string | undefined, env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): Promise<EngineHolder> {
+    return new EngineHolder(await loadPolicyInForce(discoverPolicy(flag, env, cwd), env), flag, env, cwd);
   }
 
-  get engine(): GovernanceEngine {
+  get engine(): PolicyEngine {
+    return this.current.engine;
+  }
+
+  get policy(): PolicyInForce {
     return this.current;
   }
 
-  /** For `run_start.policy` and banners. */
+  /** The files in force (empty: the embedded default alone, and nothing to reload). */
+  get files(): string[] {
+    return filesInForce(this.current);
+  }
+
+  /** For `run_start.policy` and banners: which files are in force. */
   get label(): string {
-    return this.file ?? "embedded-default";
+    return policyLabel(this.current);
   }
 
   async reload(): Promise<boolean> {
     try {
-      const { loadConfig } = await import("../core/config/load.ts");
-      const loaded = loadConfig(this.flag);
-      if (!loaded) throw new Error(`${this.file} disappeared`);
-      this.current = await GovernanceEngine.fromConfig(loaded.config, loaded.file ?? "config");
+      const discovery = discoverPolicy(this.flag, this.env, this.cwd);
+      const found = policyFiles(discovery).map((file) => file.file);
+      const gone = this.files.filter((file) => !found.includes(file));
+      if (gone.length > 0) throw new Error(`${gone.join(" and ")} no longer exists (restart to run without it)`);
+      this.current = await loadPolicyInForce(discovery, this.env);
       this.rewatch();
       log.info(`reloaded ${this.label}`);
       return true;
@@ -63,9 +70,9 @@ export class EngineHolder {
     }
   }
 
-  /** Reload on SIGHUP and when the config or its Cedar files change. No-op for the embedded default. */
+  /** Reload on SIGHUP and when a policy or Cedar file changes. No-op for the embedded default alone. */
   watch(): void {
-    if (!this.file) return;
+    if (this.files.length === 0) return;
     this.onHangup = () => void this.reload();
     process.on("SIGHUP", this.onHangup);
     this.rewatch();
@@ -78,13 +85,28 @@ export class EngineHolder {
     if (this.reloadTimer) clearTimeout(this.reloadTimer);
   }
 
+  /**
+   * Every file whose change means a reload: those in force and their Cedar files (`required`),
+   * and where a user or project file may yet appear.
+   */
+  private watchedFiles(): { required: string[]; candidates: string[] } {
+    const { base, restriction } = this.current;
+    const cedar = [base, restriction].flatMap((layer) => {
+      const files = layer?.engine.config.cedar;
+      return files ? [...files.policies, ...(files.schema ? [files.schema] : [])] : [];
+    });
+    const layered = base.origin !== "flag" && base.origin !== "env";
+    return { required: [...this.files, ...cedar], candidates: layered ? Object.values(discoveryPaths(this.env, this.cwd)) : [] };
+  }
+
   private rewatch(): void {
-    if (!this.file || !this.onHangup) return;
+    if (!this.onHangup) return;
     for (const watcher of this.watchers) watcher.close();
+    const { required, candidates } = this.watchedFiles();
+    const requiredDirs = new Set(required.map((file) => dirname(file)));
     // Watch directories, not files: editors save by writing a new file and renaming it over the old.
-    const files = [this.file, ...(this.current.config.cedar?.policies ?? []), ...(this.current.config.cedar?.schema ? [this.current.config.cedar.schema] : [])];
     const byDir = new Map<string, Set<string>>();
-    for (const file of files) {
+    for (const file of [...required, ...candidates]) {
       const names = byDir.get(dirname(file)) ?? new Set<string>();
       names.add(basename(file));
       byDir.set(dirname(file), names);
@@ -98,7 +120,10 @@ export class EngineHolder {
         watcher.unref();
         this.watchers.push(watcher);
       } catch (error) {
-        log.warn(`cannot watch ${dir} for changes (SIGHUP still reloads): ${messageOf(error)}`);
+        // A directory where a file may only appear later (no user config directory yet) is not a problem.
+        const message = `cannot watch ${dir} for changes (SIGHUP still reloads): ${messageOf(error)}`;
+        if (requiredDirs.has(dir)) log.warn(message);
+        else log.debug(message);
       }
     }
   }

@@ -8,7 +8,7 @@ import type { EvaluateInput } from "./decider.ts";
 import type { Block } from "./deny-error.ts";
 import { GOVERNANCE_ERROR, type Gate } from "./errors.ts";
 import { Rules } from "./rules.ts";
-import { listKindOf, Visibility } from "./visibility.ts";
+import { listKindOf, Visibility, type ListVisibility } from "./visibility.ts";
 
 export type { EvaluateInput };
 
@@ -31,10 +31,19 @@ export type EngineDecision =
 export const DEFAULT_WORKFLOW: Workflow = { destination: { type: "any" }, timeout: 300_000, on_timeout: "deny" };
 
 /**
+ * What every front end decides with (through `decideSafely`) and filters lists with: one
+ * `GovernanceEngine`, or `StrictestOf` two of them (the user's policy restricted by a project's).
+ */
+export interface PolicyEngine {
+  evaluate(input: EvaluateInput): EngineDecision;
+  readonly visibility: ListVisibility;
+}
+
+/**
  * The 4-gate engine (docs/architecture.md, decision 4): Visibility → Rules → Cedar → Approval. Pure apart from
  * reading the clock for Cedar's context: the same input and config give the same decision.
  */
-export class GovernanceEngine {
+export class GovernanceEngine implements PolicyEngine {
   readonly visibility: Visibility;
   private readonly rules: Rules;
 
@@ -140,7 +149,7 @@ export function applyProfile(decision: EngineDecision, profile: Profile): Outcom
  * Every front end's decision: the engine's gates, then the profile. An engine that throws is a deny
  * from the governance gate (docs/architecture.md, decision 3), with the profile applied like any other.
  */
-export function decideSafely(engine: Pick<GovernanceEngine, "evaluate">, input: EvaluateInput, profile: Profile): Outcome {
+export function decideSafely(engine: Pick<PolicyEngine, "evaluate">, input: EvaluateInput, profile: Profile): Outcome {
   let decision: EngineDecision;
   try {
     decision = engine.evaluate(input);

@@ -5,7 +5,7 @@ import type { EvaluateRequest, EvaluateResponse } from "./api.ts";
 import { approvalPrompt } from "./approval-prompt.ts";
 import { GOVERNED_METHODS } from "./decider.ts";
 import { denyError } from "./deny-error.ts";
-import { decideSafely, type EvaluateInput, type GovernanceEngine, type Outcome } from "./engine.ts";
+import { decideSafely, type EvaluateInput, type Outcome, type PolicyEngine } from "./engine.ts";
 import { GOVERNANCE_ERROR } from "./errors.ts";
 import type { TaskStore } from "./tasks.ts";
 
@@ -13,7 +13,7 @@ import type { TaskStore } from "./tasks.ts";
 export const POLL_INTERVAL_MS = 250;
 
 export type EvaluationOptions = {
-  engine: () => GovernanceEngine;
+  engine: () => PolicyEngine;
   profile: Profile;
   tasks: TaskStore;
   metrics: GovernanceMetrics;

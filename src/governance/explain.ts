@@ -1,25 +1,41 @@
 import type { Rule, ThoughtGateConfig, Workflow } from "../core/config/schema.ts";
-import type { LoadedConfig } from "../core/config/load.ts";
 import { DEFAULT_WORKFLOW } from "./engine.ts";
+import { policyLabel, type PolicyInForce, type PolicyLayer } from "./policy.ts";
 
-export type PolicySource = { file: string | null; origin: LoadedConfig["origin"] };
-
-const ORIGINS: Record<LoadedConfig["origin"], string> = {
+const ORIGINS: Record<PolicyLayer["origin"], string> = {
   flag: "given on the command line",
   env: "from $THOUGHTGATE_CONFIG",
-  cwd: "found in the working directory",
   user: "found in the user config directory",
+  project: "found in the working directory",
   embedded: "no thoughtgate.yaml found",
 };
 
 /**
- * The effective policy in words, in the order the gates apply it (`validate-config --explain`):
- * what each server exposes, the rules (first match wins), the default, the approval workflows and
- * the Cedar policies.
+ * The policy in force in words (`validate-config --explain`): which files, how they combine, and
+ * each one's gates in the order they apply.
  */
-export function explainPolicy(config: ThoughtGateConfig, source: PolicySource, cedarPolicyIds: string[]): string[] {
-  const lines: string[] = [];
-  lines.push(`policy: ${source.file ?? "the embedded default"} (${ORIGINS[source.origin]})`);
+export function explainPolicy(policy: PolicyInForce): string[] {
+  if (!policy.restriction) return explainLayer(policy.base, `policy: ${policy.base.file ?? "the embedded default"} (${ORIGINS[policy.base.origin]})`);
+  return [
+    `policy: ${policyLabel(policy)}`,
+    "  A project policy may only add restrictions: each call gets the stricter decision of the two (a deny",
+    "  beats an approval, an approval beats a forward; two approvals: the shorter timeout, on_timeout deny",
+    "  over approve, the channel both allow), and a tool, prompt or resource is shown only when both show it.",
+    "",
+    ...explainLayer(policy.base, policy.base.file === null ? "the embedded default policy (no user thoughtgate.yaml found)" : `user policy: ${policy.base.file} (${ORIGINS[policy.base.origin]})`),
+    "",
+    ...explainLayer(policy.restriction, `project policy: ${policy.restriction.file} (${ORIGINS[policy.restriction.origin]}; restricts the above)`),
+  ];
+}
+
+/**
+ * One policy in the order the gates apply it: what each server exposes, the rules (first match
+ * wins), the default, the approval workflows and the Cedar policies.
+ */
+function explainLayer(layer: PolicyLayer, heading: string): string[] {
+  const config: ThoughtGateConfig = layer.engine.config;
+  const cedarPolicyIds = layer.engine.cedar?.policyIds ?? [];
+  const lines: string[] = [heading];
 
   lines.push("", "gate 1, visibility (what each server shows the agent):");
   for (const s of config.sources) {

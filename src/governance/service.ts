@@ -5,7 +5,7 @@ import { GovernanceMetrics } from "../telemetry/metrics.ts";
 import { VERSION } from "../version.ts";
 import { cancelRequest, decisionRequest, evaluateRequest, filterRequest, heartbeatRequest, metricsReport } from "./api.ts";
 import { approvalPageHtml } from "./approval-page.ts";
-import type { GovernanceEngine } from "./engine.ts";
+import type { PolicyEngine } from "./engine.ts";
 import { createEvaluator } from "./evaluation.ts";
 import { bearer, failure, isCrossOrigin, json, loopbackHosts, newNonce, pageHeaders, parseBody, secretDigest, secretMatches } from "./http-guard.ts";
 import { TaskStore, type ChangeResult, type Clock } from "./tasks.ts";
@@ -15,7 +15,7 @@ export { POLL_INTERVAL_MS } from "./evaluation.ts";
 
 export type ServiceOptions = {
   /** The engine, or a getter so a reload can swap it under a running service. */
-  engine: GovernanceEngine | (() => GovernanceEngine);
+  engine: PolicyEngine | (() => PolicyEngine);
   profile: Profile;
   sessionSecret: string;
   approvalSecret: string;
@@ -49,7 +49,7 @@ const MAX_BODY_BYTES = 12 * 1024 * 1024;
  * session secret for shims, the approval secret (never on disk) for people.
  */
 export function startGovernanceService(options: ServiceOptions): GovernanceService {
-  const engine = typeof options.engine === "function" ? options.engine : () => options.engine as GovernanceEngine;
+  const engine = typeof options.engine === "function" ? options.engine : () => options.engine as PolicyEngine;
   const host = options.host ?? "127.0.0.1";
   const clock = options.clock;
   const metrics = new GovernanceMetrics(clock ? () => clock.now() : undefined);

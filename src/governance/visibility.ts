@@ -5,13 +5,20 @@ export type ListKind = "tools" | "prompts" | "resources";
 
 type Exposure = { enabled: boolean; mode: "all" | "allowlist" | "blocklist"; lists: Record<ListKind, Glob[] | null> };
 
+/** What the visibility gate answers: one name, or which of a list the agent may see. */
+export interface ListVisibility {
+  isVisible(serverId: string, kind: ListKind, name: string): boolean;
+  /** The names of `names` the agent may see, in their original order. */
+  filter(serverId: string, kind: ListKind, names: string[]): string[];
+}
+
 /**
  * Gate 1: what each server shows. A server missing from `sources` gets the defaults (everything
  * visible). Lists are filtered to what is visible ∩ what the server really has (mcp-protector's
  * rule): an allowlist naming a tool the server lacks shows nothing for it, an empty allowlist
  * shows nothing at all. A disabled source shows nothing.
  */
-export class Visibility {
+export class Visibility implements ListVisibility {
   private readonly bySource = new Map<string, Exposure>();
 
   constructor(config: ThoughtGateConfig) {

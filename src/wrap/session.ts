@@ -99,7 +99,7 @@ export async function runWrap(options: WrapOptions): Promise<number> {
   writeFileSync(secretFile, sessionSecret, { mode: 0o600 });
   options.say(
     [
-      `thoughtgate: policy ${engines.file ?? "embedded default (read-only tools forwarded, destructive tools need approval)"}, profile ${options.profile}`,
+      `thoughtgate: policy ${engines.files.length > 0 ? engines.label : "embedded default (read-only tools forwarded, destructive tools need approval)"}, profile ${options.profile}`,
       `thoughtgate: governance service ${service.url}; approvals page ${service.approvalsUrl}`,
       `thoughtgate: session record ${record.events}`,
     ].join("\n"),

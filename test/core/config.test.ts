@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { discoverConfig, loadConfig, parseConfig } from "../../src/core/config/load.ts";
+import { discoverPolicy, loadConfig, loadPolicy, parseConfig } from "../../src/core/config/load.ts";
 import { compileGlob } from "../../src/core/glob.ts";
 import { tempDir } from "../support/harness.ts";
 
@@ -58,11 +58,42 @@ approval: { q: {} }
     ]);
   });
 
-  test("${VAR} and ${VAR:-default} expand in strings; an unset variable is an error naming the field", () => {
-    const yaml = 'schema: 1\ncedar:\n  policies: ["${POLICY_DIR}/a.cedar", "${OTHER:-/etc/tg}/b.cedar"]\n';
+  test("${VAR} and ${VAR:-default} expand in Cedar paths; an unset variable is an error naming the field", () => {
+    const yaml = 'schema: 1\ncedar:\n  policies: ["${POLICY_DIR}/a.cedar", "${OTHER:-/etc/tg}/b.cedar"]\n  schema: "${POLICY_DIR}/s.cedarschema"\n';
     const ok = parseConfig(yaml, { POLICY_DIR: "/srv/policies" });
-    expect(ok.ok && ok.config.cedar?.policies).toEqual(["/srv/policies/a.cedar", "/etc/tg/b.cedar"]);
-    expect(problems(yaml)).toEqual(["cedar.policies[0]: environment variable POLICY_DIR is not set (write ${POLICY_DIR:-default} to give a default)"]);
+    expect(ok.ok && ok.config.cedar).toEqual({ policies: ["/srv/policies/a.cedar", "/etc/tg/b.cedar"], schema: "/srv/policies/s.cedarschema" });
+    expect(problems(yaml)).toEqual([
+      "cedar.policies[0]: environment variable POLICY_DIR is not set (write ${POLICY_DIR:-default} to give a default)",
+      "cedar.schema: environment variable POLICY_DIR is not set (write ${POLICY_DIR:-default} to give a default)",
+    ]);
+  });
+
+  test("${VAR} anywhere an agent could see the value is an error naming the field, never expanded", () => {
+    const yaml = `schema: 1
+sources: [{ id: "\${HOST}" }]
+governance:
+  rules:
+    - { id: "leak-\${AWS_SECRET_ACCESS_KEY}", match: "*", action: approve, approval: "\${WF:-x}" }
+approval: { x: {} }
+`;
+    expect(problems(yaml, { HOST: "h", AWS_SECRET_ACCESS_KEY: "s3cr3t" })).toEqual([
+      "sources[0].id: environment variables are only expanded in cedar.policies, cedar.schema, telemetry.otlp.endpoint, telemetry.otlp.headers, approval.<name>.destination.token and approval.<name>.destination.channel (found ${HOST})",
+      "governance.rules[0].id: environment variables are only expanded in cedar.policies, cedar.schema, telemetry.otlp.endpoint, telemetry.otlp.headers, approval.<name>.destination.token and approval.<name>.destination.channel (found ${AWS_SECRET_ACCESS_KEY})",
+      "governance.rules[0].approval: environment variables are only expanded in cedar.policies, cedar.schema, telemetry.otlp.endpoint, telemetry.otlp.headers, approval.<name>.destination.token and approval.<name>.destination.channel (found ${WF:-x})",
+    ]);
+  });
+
+  test("a project policy expands no ${VAR} at all and may not set telemetry", () => {
+    const project = (yaml: string) => {
+      const result = parseConfig(yaml, { POLICY_DIR: "/srv" }, "project");
+      return result.ok ? [] : result.problems.map((p) => `${p.path}: ${p.message}`);
+    };
+    expect(project('schema: 1\ncedar: { policies: ["${POLICY_DIR}/a.cedar"] }\n')).toEqual([
+      "cedar.policies[0]: environment variables are not expanded in a project policy (found ${POLICY_DIR}); write the value itself",
+    ]);
+    expect(project("schema: 1\ntelemetry: { otlp: { endpoint: http://collector.example } }\n")).toEqual([
+      "telemetry: only the user's policy may set this; a project policy may only add restrictions",
+    ]);
   });
 
   test("settings that are not built are refused, not ignored", () => {
@@ -86,29 +117,47 @@ approval: { q: {} }
 });
 
 describe("discovery and loading", () => {
-  test("flag, then $THOUGHTGATE_CONFIG, then ./thoughtgate.yaml, then the user config dir", () => {
+  test("flag or $THOUGHTGATE_CONFIG: that file alone; else the user's file and the project's together", () => {
     using dir = tempDir();
     const cwd = join(dir.path, "project");
     const xdg = join(dir.path, "xdg");
     mkdirSync(join(xdg, "thoughtgate"), { recursive: true });
     mkdirSync(cwd);
     const env = { XDG_CONFIG_HOME: xdg };
-    expect(discoverConfig(undefined, env, cwd)).toBeNull();
-    writeFileSync(join(xdg, "thoughtgate", "thoughtgate.yaml"), "schema: 1\n");
-    expect(discoverConfig(undefined, env, cwd)?.origin).toBe("user");
-    writeFileSync(join(cwd, "thoughtgate.yaml"), "schema: 1\n");
-    expect(discoverConfig(undefined, env, cwd)?.origin).toBe("cwd");
-    expect(discoverConfig(undefined, { ...env, THOUGHTGATE_CONFIG: "x.yaml" }, cwd)).toEqual({ file: join(cwd, "x.yaml"), origin: "env" });
-    expect(discoverConfig("y.yaml", { ...env, THOUGHTGATE_CONFIG: "x.yaml" }, cwd)).toEqual({ file: join(cwd, "y.yaml"), origin: "flag" });
+    const user = join(xdg, "thoughtgate", "thoughtgate.yaml");
+    const project = join(cwd, "thoughtgate.yaml");
+    expect(discoverPolicy(undefined, env, cwd)).toEqual({ mode: "layered", user: null, project: null });
+    writeFileSync(project, "schema: 1\n");
+    expect(discoverPolicy(undefined, env, cwd)).toEqual({ mode: "layered", user: null, project: { file: project, origin: "project" } });
+    writeFileSync(user, "schema: 1\n");
+    expect(discoverPolicy(undefined, env, cwd)).toEqual({ mode: "layered", user: { file: user, origin: "user" }, project: { file: project, origin: "project" } });
+    expect(discoverPolicy(undefined, { ...env, THOUGHTGATE_CONFIG: "x.yaml" }, cwd)).toEqual({ mode: "explicit", file: { file: join(cwd, "x.yaml"), origin: "env" } });
+    expect(discoverPolicy("y.yaml", { ...env, THOUGHTGATE_CONFIG: "x.yaml" }, cwd)).toEqual({ mode: "explicit", file: { file: join(cwd, "y.yaml"), origin: "flag" } });
+    // Working in the user config directory: its file is the user's, not also a project's.
+    expect(discoverPolicy(undefined, env, join(xdg, "thoughtgate"))).toEqual({ mode: "layered", user: { file: user, origin: "user" }, project: null });
   });
 
   test("a file that was asked for and is missing or invalid is fatal, never a silent default", () => {
     using dir = tempDir();
     expect(() => loadConfig("missing.yaml", {}, dir.path)).toThrow("no such file (given by --thoughtgate-config)");
-    expect(() => loadConfig(undefined, { THOUGHTGATE_CONFIG: "gone.yaml" }, dir.path)).toThrow("given by $THOUGHTGATE_CONFIG");
+    expect(() => loadPolicy(discoverPolicy(undefined, { THOUGHTGATE_CONFIG: "gone.yaml" }, dir.path))).toThrow("given by $THOUGHTGATE_CONFIG");
     writeFileSync(join(dir.path, "bad.yaml"), "schema: 1\nsources: 5\n");
     expect(() => loadConfig("bad.yaml", {}, dir.path)).toThrow("sources: expected a list of sources");
-    expect(loadConfig(undefined, { XDG_CONFIG_HOME: join(dir.path, "none") }, dir.path)).toBeNull();
+    expect(loadPolicy(discoverPolicy(undefined, { XDG_CONFIG_HOME: join(dir.path, "none") }, dir.path))).toEqual({ mode: "layered", user: null, project: null });
+  });
+
+  test("a project policy, and the Cedar files it names, must be files in the project directory", () => {
+    using dir = tempDir();
+    const cwd = join(dir.path, "repo");
+    mkdirSync(cwd);
+    const env = { XDG_CONFIG_HOME: join(dir.path, "xdg") };
+    writeFileSync(join(dir.path, "secret.yaml"), "schema: 1\n");
+    symlinkSync(join(dir.path, "secret.yaml"), join(cwd, "thoughtgate.yaml"));
+    expect(() => loadPolicy(discoverPolicy(undefined, env, cwd), env)).toThrow("a project policy must be a file in the project");
+    const inRepo = join(dir.path, "repo2");
+    mkdirSync(inRepo);
+    writeFileSync(join(inRepo, "thoughtgate.yaml"), "schema: 1\ncedar: { policies: [ok.cedar, ../outside.cedar] }\n");
+    expect(() => loadPolicy(discoverPolicy(undefined, env, inRepo), env)).toThrow(`cedar: ${join(dir.path, "outside.cedar")} is outside the project directory`);
   });
 
   test("cedar paths are resolved against the config file's directory", () => {

@@ -6,6 +6,7 @@ import { afterEach, describe, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { tempDir, waitFor } from "../support/harness.ts";
+import { policyHome } from "../support/policy-home.ts";
 import { runBinary, ServeProcess } from "../support/serve.ts";
 
 const CONFIG = `schema: 1
@@ -187,6 +188,32 @@ describe("validate-config", () => {
     expect(cedar.exitCode).toBe(1);
     expect(cedar.stdout).toContain("cedar: ");
     expect(cedar.stdout).toContain("policy.cedar");
+  });
+
+  test("no path: the user's file and the project's are both checked, the project's as a project policy; --explain shows how they combine", async () => {
+    using policy = policyHome();
+    policy.writeUser("schema: 1\ngovernance:\n  rules: [{ id: user-no-delete, match: delete_repo, action: deny }]\n");
+    policy.writeProject("schema: 1\ngovernance:\n  rules: [{ id: project-ask, match: push, action: approve }]\n");
+    const ok = await runBinary(["validate-config", "--explain"], { cwd: policy.project, env: policy.env });
+    expect(ok.exitCode).toBe(0);
+    for (const line of [
+      `ok: ${policy.userFile}`,
+      `ok: ${policy.projectFile} (project policy)`,
+      `policy: user policy ${policy.userFile}, restricted by project policy ${policy.projectFile}`,
+      `user policy: ${policy.userFile} (found in the user config directory)`,
+      "  1. user-no-delete: tool delete_repo → deny",
+      `project policy: ${policy.projectFile} (found in the working directory; restricts the above)`,
+      "  1. project-ask: tool push → approve (workflow default)",
+    ]) {
+      expect(ok.stdout).toContain(`${line}\n`);
+    }
+    policy.writeProject('schema: 1\ngovernance:\n  rules: [{ id: "r-${HOME}", match: push, action: deny }]\n');
+    const bad = await runBinary(["validate-config"], { cwd: policy.project, env: policy.env });
+    expect(bad).toMatchObject({ exitCode: 1 });
+    expect(bad.stdout).toBe(
+      `ok: ${policy.userFile}\n${policy.projectFile} (project policy): 1 problem\n` +
+        "governance.rules[0].id: environment variables are not expanded in a project policy (found ${HOME}); write the value itself\n",
+    );
   });
 
   test("no file anywhere: the embedded default applies, shown with --explain", async () => {

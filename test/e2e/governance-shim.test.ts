@@ -10,6 +10,7 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Readable } from "node:stream";
 import { EVERYTHING_SERVER, readEvents, requireBinary, tempDir, waitFor } from "../support/harness.ts";
+import { policyHome } from "../support/policy-home.ts";
 
 setDefaultTimeout(60_000);
 requireBinary();
@@ -222,5 +223,39 @@ describe("configuration", () => {
     await waitFor(() => session.stderr().includes("keeping the policy in force"), "the failed reload");
     expect(session.stderr()).toContain("governance.rules[0].action");
     expect((await session.client.callTool({ name: "get-env", arguments: {} })).isError).toBeFalsy();
+  });
+});
+
+describe("the user's policy and a project's together", () => {
+  test("the project's deny adds to the user's; a reload (SIGHUP, or the files changing) reads both; the audit names both", async () => {
+    using policy = policyHome();
+    policy.writeUser("schema: 1\ngovernance:\n  rules: [{ id: user-no-env, match: get-env, action: deny }]\n");
+    policy.writeProject("schema: 1\ngovernance:\n  rules: [{ id: project-no-sum, match: get-sum, action: deny }]\n");
+    const events = join(policy.project, "..", "events.jsonl");
+    const transport = new StdioClientTransport({
+      command: requireBinary(),
+      args: ["shim", "--server-id", "everything", "--events", events, "--", ...EVERYTHING_SERVER],
+      cwd: policy.project,
+      env: policy.env,
+      stderr: "pipe",
+    });
+    let stderr = "";
+    (transport.stderr as Readable | null)?.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+    const client = new Client({ name: "governance-e2e", version: "1" });
+    await client.connect(transport);
+    open.push({ client, transport, events, stderr: () => stderr, prompts: [] });
+    expect((await callError(client, "get-env")).data).toMatchObject({ rule_id: "user-no-env", reason: "rule user-no-env: deny" });
+    expect((await callError(client, "get-sum", { a: 1, b: 2 })).data).toMatchObject({ rule_id: "project-no-sum", reason: "project policy: rule project-no-sum: deny" });
+    expect(readEvents(events).find((e) => e.type === "run_start")?.policy).toBe(`user policy ${policy.userFile}, restricted by project policy ${policy.projectFile}`);
+
+    policy.writeUser("schema: 1\ngovernance:\n  rules: [{ id: user-no-echo, match: echo, action: deny }]\n");
+    policy.writeProject("schema: 1\n");
+    process.kill(transport.pid as number, "SIGHUP");
+    await waitFor(async () => {
+      const result = await client.callTool({ name: "get-sum", arguments: { a: 1, b: 2 } }).catch(() => null);
+      return result !== null && !result.isError;
+    }, "the reload");
+    expect((await client.callTool({ name: "get-env", arguments: {} })).isError).toBeFalsy();
+    expect((await callError(client, "echo", { message: "x" })).data).toMatchObject({ rule_id: "user-no-echo" });
   });
 });

@@ -1,23 +1,50 @@
-import { existsSync } from "node:fs";
+import { existsSync, realpathSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { configDir } from "../paths.ts";
 
-/** How a config was found: the flag, the environment, the working directory, the user config dir, or the default. */
-export type ConfigOrigin = "flag" | "env" | "cwd" | "user" | "embedded";
+/** How a file was found: the flag, the environment, the user config dir, or the working directory (a project). */
+export type ConfigOrigin = "flag" | "env" | "user" | "project";
+
+export type PolicyFile = { file: string; origin: ConfigOrigin };
 
 /**
- * Which file to load: `--thoughtgate-config`, `$THOUGHTGATE_CONFIG`, `./thoughtgate.yaml`,
- * `~/.config/thoughtgate/thoughtgate.yaml`; null when none exists. A file that was asked for
- * (flag or environment) must exist: that is checked by `loadConfig`, not skipped here.
+ * Which policy files are in force.
+ * - `explicit`: `--thoughtgate-config` or `$THOUGHTGATE_CONFIG` names one file, and it alone
+ *   applies (whether it exists is checked when it is loaded, never skipped).
+ * - `layered`: the user's `~/.config/thoughtgate/thoughtgate.yaml` (null: the embedded default
+ *   policy) restricted by the project's `./thoughtgate.yaml` when there is one. The project file
+ *   comes with whatever repository is in the working directory, so it may only add restrictions
+ *   (docs/governance.md, "Where the policy comes from").
  */
-export function discoverConfig(flag: string | undefined, env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()):
-  { file: string; origin: ConfigOrigin } | null {
-  if (flag) return { file: resolve(cwd, flag), origin: "flag" };
-  if (env.THOUGHTGATE_CONFIG) return { file: resolve(cwd, env.THOUGHTGATE_CONFIG), origin: "env" };
-  const local = join(cwd, "thoughtgate.yaml");
-  if (existsSync(local)) return { file: local, origin: "cwd" };
-  const user = join(configDir(env), "thoughtgate.yaml");
-  if (existsSync(user)) return { file: user, origin: "user" };
-  return null;
+export type Discovery =
+  | { mode: "explicit"; file: PolicyFile }
+  | { mode: "layered"; user: PolicyFile | null; project: PolicyFile | null };
+
+/** The file names discovery looks at for `layered` policies, whether or not they exist (to watch them). */
+export function discoveryPaths(env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): { user: string; project: string } {
+  return { user: join(configDir(env), "thoughtgate.yaml"), project: join(cwd, "thoughtgate.yaml") };
 }
 
+export function discoverPolicy(flag: string | undefined, env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): Discovery {
+  if (flag) return { mode: "explicit", file: { file: resolve(cwd, flag), origin: "flag" } };
+  if (env.THOUGHTGATE_CONFIG) return { mode: "explicit", file: { file: resolve(cwd, env.THOUGHTGATE_CONFIG), origin: "env" } };
+  const paths = discoveryPaths(env, cwd);
+  const user = existsSync(paths.user) ? { file: paths.user, origin: "user" as const } : null;
+  // Working in the user config directory itself: its thoughtgate.yaml is the user's, not a project's.
+  const project = existsSync(paths.project) && !(user && sameFile(user.file, paths.project)) ? { file: paths.project, origin: "project" as const } : null;
+  return { mode: "layered", user, project };
+}
+
+/** The files a discovery names, in the order they apply. */
+export function policyFiles(discovery: Discovery): PolicyFile[] {
+  if (discovery.mode === "explicit") return [discovery.file];
+  return [discovery.user, discovery.project].filter((file): file is PolicyFile => file !== null);
+}
+
+function sameFile(a: string, b: string): boolean {
+  try {
+    return realpathSync(a) === realpathSync(b);
+  } catch {
+    return a === b;
+  }
+}

@@ -1,38 +1,57 @@
-import { existsSync, readFileSync } from "node:fs";
-import { dirname, isAbsolute, join } from "node:path";
+import { existsSync, realpathSync } from "node:fs";
+import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import * as v from "valibot";
 import { ThoughtGateError } from "../errors.ts";
-import { discoverConfig, type ConfigOrigin } from "./discover.ts";
-import { expandEnv } from "./expand.ts";
+import { discoverPolicy, type ConfigOrigin, type Discovery, type PolicyFile } from "./discover.ts";
+import { expandEnv, type Layer } from "./expand.ts";
+import { readPolicyFile } from "./read-file.ts";
 import { configSchema, type ThoughtGateConfig } from "./schema.ts";
+import { parseYaml } from "./yaml.ts";
 
 export type ConfigProblem = { path: string; message: string };
 
 export type LoadedConfig = {
   config: ThoughtGateConfig;
-  /** Absolute path of the file, or null for the embedded default. */
-  file: string | null;
-  /** How it was found: the flag, the environment, the working directory, the user config dir, or the default. */
+  /** Absolute path of the file. */
+  file: string;
+  /** How it was found: the flag, the environment, the user config dir, or the working directory. */
   origin: ConfigOrigin;
 };
 
-export { discoverConfig };
+/** The files in force, loaded: one explicit file, or the user's (null: the embedded default) and the project's. */
+export type LoadedPolicy =
+  | { mode: "explicit"; file: LoadedConfig }
+  | { mode: "layered"; user: LoadedConfig | null; project: LoadedConfig | null };
+
+export { discoverPolicy };
 
 export type ParseResult = { ok: true; config: ThoughtGateConfig } | { ok: false; problems: ConfigProblem[] };
 
-/** Parse and validate YAML text. Every problem comes with its field path. */
-export function parseConfig(text: string, env: NodeJS.ProcessEnv = process.env): ParseResult {
-  let raw: unknown;
-  try {
-    raw = Bun.YAML.parse(text);
-  } catch (error) {
-    return { ok: false, problems: [{ path: "(file)", message: `not valid YAML: ${(error as Error).message}` }] };
-  }
+/**
+ * Settings only the user's own policy may hold: each sends data somewhere (OTLP export), which a
+ * repository's policy must never choose. A project policy may only add restrictions.
+ */
+const USER_ONLY_KEYS = ["telemetry"] as const;
+
+/**
+ * Parse and validate YAML text. Every problem comes with its field path. `layer` says whose file it
+ * is: a project's expands no `${VAR}` and may not hold user-only settings.
+ */
+export function parseConfig(text: string, env: NodeJS.ProcessEnv = process.env, layer: Layer = "user"): ParseResult {
+  const yaml = parseYaml(text);
+  if (!yaml.ok) return { ok: false, problems: [{ path: "(file)", message: `not valid YAML: ${yaml.message}` }] };
+  const raw = yaml.value;
   if (raw === null || typeof raw !== "object" || Array.isArray(raw)) {
     return { ok: false, problems: [{ path: "(file)", message: "expected a YAML mapping starting with `schema: 1`" }] };
   }
+  if (layer === "project") {
+    const userOnly = USER_ONLY_KEYS.filter((key) => key in raw);
+    if (userOnly.length > 0) {
+      return { ok: false, problems: userOnly.map((key) => ({ path: key, message: "only the user's policy may set this; a project policy may only add restrictions" })) };
+    }
+  }
   const expansionProblems: ConfigProblem[] = [];
-  const expanded = expandEnv(raw, env, "", expansionProblems);
+  const expanded = expandEnv(raw, env, layer, expansionProblems);
   if (expansionProblems.length > 0) return { ok: false, problems: expansionProblems };
   const parsed = v.safeParse(configSchema, expanded);
   if (!parsed.success) {
@@ -43,26 +62,57 @@ export function parseConfig(text: string, env: NodeJS.ProcessEnv = process.env):
 }
 
 /**
- * Load the config the user asked for (or discovered). A file that was asked for and is missing or
- * invalid is fatal: never a silent forward-all (docs/architecture.md, decision 3). No file at all → null, and the
- * caller uses the embedded default policy.
+ * Load one file (bounded read, parse, validate, Cedar paths made absolute). A project file must lie
+ * in the project directory, and so must the Cedar files it names: a repository's policy cannot
+ * read the user's other files (`thoughtgate.yaml -> ~/.ssh/id_ed25519`, `cedar.policies:
+ * [../../.aws/credentials]`) and echo them in a parse error. Throws CONFIG errors.
  */
-export function loadConfig(flag: string | undefined, env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): LoadedConfig | null {
-  const found = discoverConfig(flag, env, cwd);
-  if (!found) return null;
+export function loadConfigFile(found: PolicyFile, env: NodeJS.ProcessEnv = process.env): LoadedConfig {
+  const layer: Layer = found.origin === "project" ? "project" : "user";
+  const name = layer === "project" ? `${found.file} (project policy)` : found.file;
   if (!existsSync(found.file)) {
-    const how = found.origin === "flag" ? "--thoughtgate-config" : "$THOUGHTGATE_CONFIG";
-    throw new ThoughtGateError("CONFIG", `${found.file}: no such file (given by ${how})`);
+    const how = found.origin === "flag" ? "given by --thoughtgate-config" : found.origin === "env" ? "given by $THOUGHTGATE_CONFIG" : "it disappeared";
+    throw new ThoughtGateError("CONFIG", `${found.file}: no such file (${how})`);
   }
-  let text: string;
-  try {
-    text = readFileSync(found.file, "utf8");
-  } catch (error) {
-    throw new ThoughtGateError("CONFIG", `${found.file}: cannot read: ${(error as Error).message}`);
+  const base = dirname(found.file);
+  if (layer === "project" && !inside(found.file, base)) {
+    throw new ThoughtGateError("CONFIG", `${name}: it is a link to a file outside the project directory ${base}; a project policy must be a file in the project`);
   }
-  const result = parseConfig(text, env);
-  if (!result.ok) throw new ThoughtGateError("CONFIG", formatProblems(found.file, result.problems));
-  return { config: resolvePaths(result.config, dirname(found.file)), file: found.file, origin: found.origin };
+  const result = parseConfig(readPolicyFile(found.file), env, layer);
+  if (!result.ok) throw new ThoughtGateError("CONFIG", formatProblems(name, result.problems));
+  const config = resolvePaths(result.config, base);
+  if (layer === "project" && config.cedar) {
+    const outside = [...config.cedar.policies, ...(config.cedar.schema ? [config.cedar.schema] : [])].filter((file) => !inside(file, base));
+    if (outside.length > 0) {
+      throw new ThoughtGateError("CONFIG", formatProblems(name, outside.map((file) => ({ path: "cedar", message: `${file} is outside the project directory ${base}; a project policy may only name Cedar files in the project` }))));
+    }
+  }
+  return { config, file: found.file, origin: found.origin };
+}
+
+/** Load one file given by path, as `--thoughtgate-config` does (relative to `cwd`). */
+export function loadConfig(file: string, env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): LoadedConfig {
+  return loadConfigFile({ file: resolve(cwd, file), origin: "flag" }, env);
+}
+
+/** Load every file a discovery names. Any one that is missing (when asked for) or invalid throws. */
+export function loadPolicy(discovery: Discovery, env: NodeJS.ProcessEnv = process.env): LoadedPolicy {
+  if (discovery.mode === "explicit") return { mode: "explicit", file: loadConfigFile(discovery.file, env) };
+  return {
+    mode: "layered",
+    user: discovery.user ? loadConfigFile(discovery.user, env) : null,
+    project: discovery.project ? loadConfigFile(discovery.project, env) : null,
+  };
+}
+
+/** Whether `file`, with every link followed, is below `dir` (a file that does not exist yet: by its path). */
+function inside(file: string, dir: string): boolean {
+  const real = (path: string) => (existsSync(path) ? realpathSync(path) : resolve(path));
+  const target = real(file);
+  // A link to a pipe or socket (`/dev/stdin` -> `/proc/self/fd/0`) resolves to "pipe:[1234]", no path at all.
+  if (!isAbsolute(target)) return false;
+  const rel = relative(real(dir), target);
+  return rel !== "" && rel !== ".." && !rel.startsWith(`..${sep}`) && !isAbsolute(rel);
 }
 
 export function formatProblems(file: string, problems: ConfigProblem[]): string {
