@@ -10,7 +10,7 @@ import type { AgentContext, ConfigFile } from "./types.ts";
  * - local: `projects["<abs dir>"].mcpServers` in the same file, private to one directory;
  * - project: `mcpServers` in `.mcp.json`, shared through the repository; servers listed in
  *   `disabledMcpjsonServers` (the project's entry in `~/.claude.json`, or a settings file) are
- *   not started.
+ *   not started (they are rewritten all the same, so one approved mid-session is governed).
  * Precedence is local > project > user. Claude Code versions differ on whether a session in a
  * subdirectory also picks up `.mcp.json` and `projects[...]` of the parent directories, so those
  * are read (and governed) too: an entry the agent never starts costs nothing, one it starts
@@ -43,7 +43,7 @@ export const claudeCode: Adapter = {
     const [nearest] = projectFiles;
     if (nearest) {
       const disabled = disabledMcpjsonServers(ctx, values[1] === undefined ? undefined : stringList(values[1]), nearest);
-      for (const entry of projectEntries) if (disabled.has(entry.name)) disable(entry, "listed in disabledMcpjsonServers");
+      for (const entry of projectEntries) if (disabled.has(entry.name)) disable(entry, "disabledMcpjsonServers");
     }
     applyPrecedence([...localEntries, ...projectEntries, ...userEntries]);
     return [userFile, ...projectFiles];
