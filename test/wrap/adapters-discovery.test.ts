@@ -2,15 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { discover, effectiveEntries, renderCoverage, type ConfigFile, type ServerEntry } from "../../src/wrap/adapters/index.ts";
-import { agentConfigFixture } from "../support/agent-configs.ts";
-
-/** One line per entry, what a user reads in the coverage table. */
-export const summary = (files: ConfigFile[]) =>
-  files.flatMap((file) => file.entries).map((entry) => {
-    const shadow = entry.shadowedBy ? ` (shadowed by ${entry.shadowedBy.scope})` : "";
-    const off = entry.disabled === undefined ? "" : ` (disabled by ${entry.disabled})`;
-    return `${entry.scope} ${entry.name}: ${entry.governed ? "governed" : entry.status}${off}${shadow}`;
-  });
+import { agentConfigFixture, summary } from "../support/agent-configs.ts";
 
 const entry = (files: ConfigFile[], scope: string, name: string): ServerEntry => {
   const found = files.flatMap((file) => file.entries).find((e) => e.scope === scope && e.name === name);

@@ -37,11 +37,12 @@ const AGENT_NAMES: Partial<Record<ExpansionSyntax, string>> = { gemini: "Gemini 
 export function expandString(value: string, syntax: ExpansionSyntax, ctx: AgentContext, warnings: Set<string>): string {
   if (syntax === "gemini" || syntax === "qwen") {
     if (!value.includes("$")) return value;
-    return value.replace(syntax === "gemini" ? GEMINI_REFERENCE : QWEN_REFERENCE, (reference, bare?: string, braced?: string, fallback?: string) => {
+    return value.replace(syntax === "gemini" ? GEMINI_REFERENCE : QWEN_REFERENCE, (reference, bare?: string, braced?: string, fallback?: unknown) => {
       const name = bare ?? braced ?? "";
       const set = ctx.env[name];
       if (set !== undefined) return set;
-      if (fallback !== undefined) return fallback;
+      // Qwen's pattern has no default group: its third argument is the match's offset.
+      if (syntax === "gemini" && typeof fallback === "string") return fallback;
       warnings.add(`${reference} is not set: ${AGENT_NAMES[syntax]} will start the server with it unexpanded`);
       return reference;
     });

@@ -19,7 +19,7 @@ import { getStaticTOMLValue, parseTOML, type AST } from "toml-eslint-parser";
 import { spliceAll, type Span } from "../adapters/jsonc.ts";
 import { isPlainObject } from "../adapters/jsonc.ts";
 import type { ConfigFormat, DocumentEdit, ObjectEdit } from "./types.ts";
-import { eolOf, lineEnd, lineRemoval, restoreBySpans, type OwnedSpan } from "./owned-keys.ts";
+import { eolOf, lineEnd, lineRemoval, restoreBySpans, trimEnd, type OwnedSpan } from "./owned-keys.ts";
 import { indentOf } from "./jsonc.ts";
 
 type Path = (string | number)[];
@@ -183,9 +183,11 @@ function locate(text: string, paths: readonly JSONPath[]): (OwnedSpan | undefine
     if (keyValue) return { kind: "value", value: spanOf(keyValue.node.value.range), removal: keyValueRemoval(text, keyValue) };
     const section = index.sectionAt(path);
     if (!section) return undefined;
-    // A table wrap added whole (a writer turned `env = {...}` into `[x.env]`): its header and its keys.
+    // A table wrap added whole (a writer turned `env = {...}` into `[x.env]`): its header and its
+    // keys, and the blank lines that set it apart from what comes before.
     const end = section.node.body.at(-1)?.range[1] ?? text.indexOf("]", section.node.key.range[1]) + 1;
-    const removal = lineRemoval(text, section.node.range[0], end);
+    const start = trimEnd(text, section.node.range[0]);
+    const removal = start > 0 ? { offset: start, length: end - start } : lineRemoval(text, section.node.range[0], end);
     return { kind: "section", value: removal, removal };
   });
 }

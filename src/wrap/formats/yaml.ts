@@ -21,7 +21,7 @@ type ParsedDocument = Document.Parsed;
 
 /** Parse one YAML document, or throw an Error saying where it does not parse. */
 export function parseYamlText(text: string): ParsedDocument {
-  const options = { uniqueKeys: true, prettyErrors: false } as const;
+  const options = { uniqueKeys: true, prettyErrors: true } as const;
   const documents = parseAllDocuments(text, options);
   if (documents.length > 1) throw new Error("holds more than one YAML document");
   // Nothing but comments (or nothing at all): one empty document.
@@ -29,7 +29,9 @@ export function parseYamlText(text: string): ParsedDocument {
   const [error] = document.errors;
   if (error) {
     const where = error.linePos ? `line ${error.linePos[0].line}, column ${error.linePos[0].col}: ` : "";
-    throw new Error(`does not parse as YAML (${where}${error.message.split("\n")[0] ?? error.code})`);
+    // The pretty message repeats the position and quotes the line; the first line's text is enough.
+    const message = (error.message.split("\n")[0] ?? error.code).replace(/ at line \d+, column \d+:?$/, "");
+    throw new Error(`does not parse as YAML (${where}${message})`);
   }
   return document;
 }
