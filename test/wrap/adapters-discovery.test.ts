@@ -1,5 +1,6 @@
 import { describe, expect, test } from "bun:test";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { applyEdits, modify } from "jsonc-parser";
 import { join } from "node:path";
 import { discover, effectiveEntries, renderCoverage, type ConfigFile, type ServerEntry } from "../../src/wrap/adapters/index.ts";
 import { agentConfigFixture, summary } from "../support/agent-configs.ts";
@@ -43,6 +44,16 @@ describe("Claude Code", () => {
       "project linear",
     ]);
     expect(entry(files, "local", "memory").jsonPath).toEqual(["projects", fixture.project, "mcpServers", "memory"]);
+  });
+
+  test("a server turned off with /mcp (the project's disabledMcpServers) is governed, whatever its scope", () => {
+    using fixture = agentConfigFixture("claude-code");
+    const path = join(fixture.home, ".claude.json");
+    const text = readFileSync(path, "utf8");
+    writeFileSync(path, applyEdits(text, modify(text, ["projects", fixture.project, "disabledMcpServers"], ["github", "postgres"], {})));
+    const lines = summary(discover("claude-code", fixture.ctx));
+    expect(lines).toContain("user github: governed (disabled by disabledMcpServers)");
+    expect(lines).toContain("project postgres: governed (disabled by disabledMcpServers)");
   });
 
   test("${VAR} and ${VAR:-default} are expanded for the effective command, and the file keeps them as written", () => {
