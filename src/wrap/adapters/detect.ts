@@ -105,17 +105,22 @@ const EDITOR_CLIS = new Set(["cursor-agent", "agent", "kiro-cli"]);
 
 /**
  * The project the agent works in, whose project-scope files count: for an editor opened on a
- * folder (`zed ~/src/app`, `code .`), the first argument that is a directory; otherwise (and for
- * a CLI agent) the working directory.
+ * folder (`zed ~/src/app`, `code .`), the first argument that is a directory; for opencode, its
+ * optional first argument `opencode [project]`; otherwise (and for a CLI agent) the working
+ * directory.
  */
 export function projectDir(agent: AgentType, command: readonly string[], cwd: string): string {
   const program = basename(command[0] ?? "");
+  const isDir = (arg: string) => statSync(resolve(cwd, arg), { throwIfNoEntry: false })?.isDirectory() === true;
+  if (agent === "opencode") {
+    const first = command[1];
+    return first !== undefined && !first.startsWith("-") && isDir(first) ? resolve(cwd, first) : cwd;
+  }
   if (!EDITORS.has(agent) || EDITOR_CLIS.has(program)) return cwd;
   const args = command.slice(1);
   for (const [i, arg] of args.entries()) {
     if (arg.startsWith("-") || (program === "open" && args[i - 1] === "-a")) continue;
-    const dir = resolve(cwd, arg);
-    if (statSync(dir, { throwIfNoEntry: false })?.isDirectory()) return dir;
+    if (isDir(arg)) return resolve(cwd, arg);
   }
   return cwd;
 }

@@ -18,6 +18,8 @@ import type { AgentContext, ConfigFile, ConfigScope, EntryLayout } from "./types
  *   file; such a part is listed, not rewritten, and the complete entry it merges into is governed;
  * - a stdio entry is `{"type": "local", "command": [cmd, ...args], "environment": {...},
  *   "enabled": bool}`; `{"type": "remote", "url", "headers"}` is remote; `enabled: false` turns one off;
+ * - the working directory is the real one: a `$PWD` that reaches it through a symlink does not
+ *   change which parents are read; `opencode DIR` starts in DIR (`projectDir` takes it);
  * - `{env:VAR}` in a value is replaced by the variable (docs: https://opencode.ai/docs/config/#variables).
  * Not seen by wrap: `$OPENCODE_CONFIG_CONTENT` (config given in the environment, a warning says so),
  * an organisation's remote config, and servers added by plugins. Docs: https://opencode.ai/docs/mcp-servers/.
