@@ -1,5 +1,6 @@
 import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
+import { messageOf } from "../../core/errors.ts";
 import { parseTomlText } from "../formats/toml.ts";
 import { isPlainObject, readConfigText } from "./jsonc.ts";
 import { applyPrecedence, customPath, enabledFalse, entriesOfPlainMap, invalid, projectDirs, remote, stdioFields, type Adapter, type EntryFields } from "./shared.ts";
@@ -59,7 +60,7 @@ function readCodexFile(path: string, scope: ConfigScope, ctx: AgentContext): Con
   try {
     servers = parseTomlText(read.text).value.mcp_servers;
   } catch (error) {
-    file.problems.push(error instanceof Error ? error.message : String(error));
+    file.problems.push(messageOf(error));
     return file;
   }
   file.entries = entriesOfPlainMap(file, servers, { agent: "codex", scope, file: path, mapPath: ["mcp_servers"], syntax: "none", ctx }, codexEntry);

@@ -1,5 +1,6 @@
 import { realpathSync, statSync } from "node:fs";
 import { basename, resolve } from "node:path";
+import { ifReadable } from "./shared.ts";
 import { AGENT_TYPES, type AgentType } from "./types.ts";
 
 /** Command names (basename, `.exe` dropped, lower case) of each agent's launcher. */
@@ -66,13 +67,8 @@ export function detectAgent(command: readonly string[]): AgentType | null {
  */
 function isCursorAgent(program: string): boolean {
   const found = program.includes("/") ? program : Bun.which(program);
-  if (!found) return false;
-  try {
-    return /(^|\/)cursor-agent(\/|$)/.test(realpathSync(found));
-  } catch {
-    // A command that does not exist is not Cursor's.
-    return false;
-  }
+  const real = found ? ifReadable(() => realpathSync(found)) : undefined;
+  return real !== undefined && /(^|\/)cursor-agent(\/|$)/.test(real);
 }
 
 /** VS Code Insiders keeps its user settings apart from VS Code's. */

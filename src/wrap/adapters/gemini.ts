@@ -2,7 +2,7 @@ import { existsSync, readdirSync, realpathSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type { ExpansionSyntax } from "./expand.ts";
 import { isPlainObject, readConfigText } from "./jsonc.ts";
-import { applyPrecedence, customPath, disable, entriesOfMap, openConfigFile, readMapFile, standardEntry, stringList, type Adapter, type EntryFields } from "./shared.ts";
+import { applyPrecedence, customPath, disable, entriesOfMap, ifReadable, openConfigFile, readMapFile, standardEntry, stringList, type Adapter, type EntryFields } from "./shared.ts";
 import type { AgentContext, AgentType, ConfigFile, ConfigScope } from "./types.ts";
 
 /** What sets Gemini CLI and its fork Qwen Code apart. */
@@ -103,28 +103,19 @@ function turnedOff(spec: GeminiFamily, ctx: AgentContext, files: ConfigFile[]): 
 
 const normalise = (name: string) => name.toLowerCase().trim();
 
+/** The agent ignores an enablement file it cannot read; so does the coverage table. */
 function readJson(text: string): Record<string, unknown> {
-  try {
-    const value: unknown = JSON.parse(text);
-    return isPlainObject(value) ? value : {};
-  } catch {
-    // The agent ignores an enablement file it cannot read; so does the coverage table.
-    return {};
-  }
+  const value: unknown = ifReadable(() => JSON.parse(text) as unknown);
+  return isPlainObject(value) ? value : {};
 }
 
 /** The MCP servers of installed extensions, listed so the coverage table shows them; never rewritten. */
 function extensionFiles(spec: GeminiFamily, ctx: AgentContext, userDir: string): ConfigFile[] {
   const root = join(userDir, "extensions");
-  let names: string[];
-  try {
-    names = readdirSync(root, { withFileTypes: true })
-      .filter((dirent) => dirent.isDirectory())
-      .map((dirent) => dirent.name)
-      .sort();
-  } catch {
-    return [];
-  }
+  const names = (ifReadable(() => readdirSync(root, { withFileTypes: true })) ?? [])
+    .filter((dirent) => dirent.isDirectory())
+    .map((dirent) => dirent.name)
+    .sort();
   return names.flatMap((name) => {
     const manifest = spec.manifests.map((file) => join(root, name, file)).find((path) => existsSync(path));
     if (!manifest) return [];
@@ -143,12 +134,6 @@ function extensionFiles(spec: GeminiFamily, ctx: AgentContext, userDir: string):
 
 /** Whether `cwd` is the home directory (the agents compare real paths). */
 function isHome(cwd: string, home: string): boolean {
-  const real = (path: string) => {
-    try {
-      return realpathSync(resolve(path));
-    } catch {
-      return resolve(path);
-    }
-  };
+  const real = (path: string) => ifReadable(() => realpathSync(resolve(path))) ?? resolve(path);
   return real(cwd) === real(home);
 }

@@ -1,4 +1,5 @@
 import { isAbsolute, join, resolve } from "node:path";
+import { messageOf } from "../../core/errors.ts";
 import { parseYamlText, usesAliases, yamlValue } from "../formats/yaml.ts";
 import { isPlainObject, readConfigText } from "./jsonc.ts";
 import { applyPrecedence, customPath, enabledFalse, entriesOfPlainMap, invalid, remote, stdioFields, type Adapter, type EntryFields } from "./shared.ts";
@@ -60,7 +61,7 @@ function readGooseFile(path: string, scope: ConfigScope, ctx: AgentContext): Con
     extensions = isPlainObject(value) ? value.extensions : undefined;
     if (value !== null && !isPlainObject(value)) file.problems.push("does not hold a YAML mapping at the top level");
   } catch (error) {
-    file.problems.push(error instanceof Error ? error.message : String(error));
+    file.problems.push(messageOf(error));
     return file;
   }
   file.entries = entriesOfPlainMap(file, extensions, { agent: "goose", scope, file: path, mapPath: ["extensions"], syntax: "none", ctx }, gooseEntry);

@@ -286,6 +286,18 @@ export function appDataDir(ctx: AgentContext): string {
   return ctx.platform === "darwin" ? join(ctx.home, "Library", "Application Support") : xdgConfigHome(ctx);
 }
 
+/**
+ * What `read` returns, or undefined when it throws: for looking at something the agent may not
+ * have (a directory, a link, a JSON file it ignores when it cannot read it).
+ */
+export function ifReadable<T>(read: () => T): T | undefined {
+  try {
+    return read();
+  } catch {
+    return undefined;
+  }
+}
+
 /** `dir` and each of its parents up to the root, nearest first. */
 export function selfAndParents(dir: string): string[] {
   const dirs = [dir];

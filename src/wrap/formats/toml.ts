@@ -15,9 +15,9 @@
  * that has no key yet, on the line after the header.
  */
 import type { JSONPath } from "jsonc-parser";
+import { messageOf } from "../../core/errors.ts";
 import { getStaticTOMLValue, parseTOML, type AST } from "toml-eslint-parser";
-import { spliceAll, type Span } from "../adapters/jsonc.ts";
-import { isPlainObject } from "../adapters/jsonc.ts";
+import { isPlainObject, spliceAll, type Span } from "../adapters/jsonc.ts";
 import type { ConfigFormat, DocumentEdit, ObjectEdit } from "./types.ts";
 import { eolOf, lineEnd, lineRemoval, restoreBySpans, trimEnd, type OwnedSpan } from "./owned-keys.ts";
 import { indentOf } from "./jsonc.ts";
@@ -176,7 +176,7 @@ function locate(text: string, paths: readonly JSONPath[]): (OwnedSpan | undefine
   try {
     index = new TomlIndex(parseTomlText(text).ast);
   } catch (error) {
-    throw new Error(`the config ${error instanceof Error ? error.message : String(error)}: cannot put back the entries wrap owns`);
+    throw new Error(`the config ${messageOf(error)}: cannot put back the entries wrap owns`);
   }
   return paths.map((path) => {
     const keyValue = index.keyValueAt(path);

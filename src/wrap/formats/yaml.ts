@@ -11,6 +11,7 @@
  * re-folding long lines); the spans are what keeps the rest of the file byte for byte.
  */
 import type { JSONPath } from "jsonc-parser";
+import { messageOf } from "../../core/errors.ts";
 import { isAlias, isMap, isNode, isScalar, parseAllDocuments, parseDocument, visit, type Document, type Node, type Pair, type YAMLMap } from "yaml";
 import { isPlainObject, spliceAll, type Span } from "../adapters/jsonc.ts";
 import type { ConfigFormat, DocumentEdit, ObjectEdit } from "./types.ts";
@@ -150,7 +151,7 @@ function locate(text: string, paths: readonly JSONPath[]): (OwnedSpan | undefine
   try {
     document = parseYamlText(text);
   } catch (error) {
-    throw new Error(`the config ${error instanceof Error ? error.message : String(error)}: cannot put back the entries wrap owns`);
+    throw new Error(`the config ${messageOf(error)}: cannot put back the entries wrap owns`);
   }
   return paths.map((path) => {
     const parent: unknown = document.getIn(path.slice(0, -1), true);
