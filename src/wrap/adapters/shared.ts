@@ -84,12 +84,19 @@ export function entriesOfPlainMap(file: ConfigFile, map: unknown, spec: MapSpec,
   return Object.entries(map).map(([name, value]) => buildEntry(name, spec, entryOf(value)));
 }
 
-/** A key that appears twice in an entry object or in its nested Zed `command` object. */
+/**
+ * A key that appears twice in an entry object or in an object inside it (Zed's nested `command`,
+ * Cline's `transport`, an `env`): the agent would read the last one, rewrite the first.
+ */
 function duplicateInside(node: Node): string | undefined {
   if (node.type !== "object") return undefined;
   const { props, duplicate } = propertiesOf(node);
-  const command = props.get("command");
-  return duplicate ?? (command?.type === "object" ? propertiesOf(command).duplicate : undefined);
+  if (duplicate !== undefined) return duplicate;
+  for (const value of props.values()) {
+    const inner = value.type === "object" ? propertiesOf(value).duplicate : undefined;
+    if (inner !== undefined) return inner;
+  }
+  return undefined;
 }
 
 /** One entry as an adapter reads it; `buildEntry` adds the rest. */
