@@ -11,6 +11,8 @@ type GeminiFamily = {
   label: string;
   /** The user directory (`~/.gemini`, `~/.qwen`), moved by the agent's environment variable. */
   userDir(ctx: AgentContext): string;
+  /** The home directory as the agent sees it: in it, the project file is not read. */
+  homeDir(ctx: AgentContext): string;
   /** The project directory's name (`.gemini`, `.qwen`). */
   projectDir: string;
   syntax: ExpansionSyntax;
@@ -53,7 +55,7 @@ export function geminiFamily(spec: GeminiFamily): Adapter {
       const custom = customPath(ctx, options);
       if (custom) return [read(custom, "custom")];
       const userDir = spec.userDir(ctx);
-      const files = [...(isHome(ctx.cwd, ctx.home) ? [] : [read(join(ctx.cwd, spec.projectDir, "settings.json"), "project")]), read(join(userDir, "settings.json"), "user")];
+      const files = [...(isHome(ctx.cwd, spec.homeDir(ctx)) ? [] : [read(join(ctx.cwd, spec.projectDir, "settings.json"), "project")]), read(join(userDir, "settings.json"), "user")];
       const off = turnedOff(spec, ctx, files);
       for (const entry of files.flatMap((file) => file.entries)) {
         const why = off(entry.name);
@@ -68,11 +70,17 @@ export function geminiFamily(spec: GeminiFamily): Adapter {
 export const gemini = geminiFamily({
   agent: "gemini",
   label: "Gemini CLI",
-  userDir: (ctx) => join(ctx.env.GEMINI_CLI_HOME || ctx.home, ".gemini"),
+  userDir: (ctx) => join(geminiHome(ctx), ".gemini"),
+  homeDir: geminiHome,
   projectDir: ".gemini",
   syntax: "gemini",
   manifests: ["gemini-extension.json"],
 });
+
+/** `$GEMINI_CLI_HOME` stands in for the home directory everywhere Gemini CLI looks at it. */
+function geminiHome(ctx: AgentContext): string {
+  return ctx.env.GEMINI_CLI_HOME || ctx.home;
+}
 
 function geminiEntry(value: unknown): EntryFields {
   if (isPlainObject(value) && typeof value.tcp === "string") return standardEntry({ ...value, type: "tcp", url: value.tcp });

@@ -7,6 +7,7 @@ export const qwen = geminiFamily({
   agent: "qwen",
   label: "Qwen Code",
   userDir: qwenHome,
+  homeDir: (ctx) => ctx.home,
   projectDir: ".qwen",
   syntax: "qwen",
   manifests: ["qwen-extension.json", "gemini-extension.json"],
