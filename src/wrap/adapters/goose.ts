@@ -7,8 +7,9 @@ import type { AgentContext, ConfigFile, ConfigScope, EntryLayout } from "./types
 
 /**
  * goose (`goose`): the `extensions` map of `config.yaml`. From the documentation and source only
- * (https://block.github.io/goose/docs/guides/config-files, the `aaif-goose/goose` repository's
- * `crates/goose/src/config/base.rs` and `extensions.rs`); no goose binary was run.
+ * (https://block.github.io/goose/docs/guides/config-files, and goose's source:
+ * https://github.com/aaif-goose/goose/blob/main/crates/goose/src/config/base.rs and
+ * `extensions.rs` beside it); no goose binary was run.
  * Confirmed there: the user file `~/.config/goose/config.yaml` on Linux and macOS; earlier layers
  * `/etc/goose/config.yaml` and the files listed in `$GOOSE_ADDITIONAL_CONFIG_FILES` (a path list),
  * merged field by field per extension with the user file last; an extension is `{type: stdio,
