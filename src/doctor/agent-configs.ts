@@ -17,6 +17,8 @@ export type ConfigFileReport = {
   exists: boolean;
   /** Stdio servers `wrap` would route through the shim. */
   governed: number;
+  /** Of those, servers the config turns off: governed should the user turn them on mid-session. */
+  disabled: number;
   /** Servers `wrap` would leave byte-identical, by why. */
   leftAlone: Partial<Record<LeftAloneStatus, number>>;
   /** Why `wrap` would not touch the file at all (does not parse, duplicate keys, ...). */
@@ -29,6 +31,7 @@ export type AgentConfigReport = {
   label: string;
   files: ConfigFileReport[];
   governed: number;
+  disabled: number;
   leftAlone: Partial<Record<LeftAloneStatus, number>>;
   /** Set when the adapter itself failed: the agent's files could not be looked at. */
   error?: string;
@@ -46,7 +49,7 @@ export function agentConfigReports(ctx: AgentContext): AgentConfigReport[] {
 }
 
 function agentConfigReport(agent: AgentType, ctx: AgentContext): AgentConfigReport {
-  const report: AgentConfigReport = { agent, label: ADAPTERS[agent].label, files: [], governed: 0, leftAlone: {} };
+  const report: AgentConfigReport = { agent, label: ADAPTERS[agent].label, files: [], governed: 0, disabled: 0, leftAlone: {} };
   let files: ConfigFile[];
   try {
     files = uniqueByPath((DISCOVERIES[agent] ?? [{}]).flatMap((options) => discover(agent, ctx, options)));
@@ -57,11 +60,15 @@ function agentConfigReport(agent: AgentType, ctx: AgentContext): AgentConfigRepo
     return report;
   }
   for (const file of files) {
-    const fileReport: ConfigFileReport = { path: file.path, scope: file.scope, exists: file.exists, governed: 0, leftAlone: {}, problems: file.problems, warnings: file.warnings };
-    for (const { status } of file.entries) {
+    const fileReport: ConfigFileReport = { path: file.path, scope: file.scope, exists: file.exists, governed: 0, disabled: 0, leftAlone: {}, problems: file.problems, warnings: file.warnings };
+    for (const { status, disabled } of file.entries) {
       if (status === "governed") {
         fileReport.governed += 1;
         report.governed += 1;
+        if (disabled !== undefined) {
+          fileReport.disabled += 1;
+          report.disabled += 1;
+        }
       } else {
         fileReport.leftAlone[status] = (fileReport.leftAlone[status] ?? 0) + 1;
         report.leftAlone[status] = (report.leftAlone[status] ?? 0) + 1;
@@ -81,9 +88,8 @@ function uniqueByPath(files: ConfigFile[]): ConfigFile[] {
 
 const LEFT_ALONE_WORDS: Record<LeftAloneStatus, string> = {
   remote: "remote",
-  disabled: "disabled",
   wrapped: "already wrapped",
-  extension: "Zed extension",
+  extension: "run by an extension",
   invalid: "cannot be started",
   "file-problem": "in a file wrap will not edit",
 };
@@ -134,14 +140,14 @@ export function checkAgentConfigs(ctx: AgentContext): CheckBody {
   };
 }
 
-/** "2 stdio servers to govern, 3 left alone (2 remote, 1 disabled)". */
-function describeCounts({ governed, leftAlone }: Pick<ConfigFileReport, "governed" | "leftAlone">): string {
+/** "2 stdio servers to govern (1 disabled), 3 left alone (2 remote, 1 already wrapped)". */
+function describeCounts({ governed, disabled, leftAlone }: Pick<ConfigFileReport, "governed" | "disabled" | "leftAlone">): string {
   const reasons = Object.entries(LEFT_ALONE_WORDS).flatMap(([status, words]) => {
     const count = leftAlone[status as LeftAloneStatus];
     return count === undefined ? [] : [`${count} ${words}`];
   });
   const total = leftAloneTotal(leftAlone);
-  const servers = `${plural(governed, "stdio server")} to govern`;
+  const servers = `${plural(governed, "stdio server")} to govern${disabled > 0 ? ` (${disabled} disabled)` : ""}`;
   return total === 0 ? servers : `${servers}, ${total} left alone (${reasons.join(", ")})`;
 }
 

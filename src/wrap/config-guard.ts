@@ -138,7 +138,10 @@ export class ConfigGuard {
     if (this.#state === "idle" || this.#state === "done") return { status: "nothing", configPath: this.configPath };
     try {
       // The original bytes come from memory: the backup on disk is only for a wrap that died.
-      const kind = putBack({ configPath: this.configPath, backupPath: this.backupPath, rewrittenSha256: this.#rewrittenSha256, owned: this.#owned, original: this.#original }, this.#journal);
+      const kind = putBack(
+        { configPath: this.configPath, backupPath: this.backupPath, rewrittenSha256: this.#rewrittenSha256, agentType: this.agentType, owned: this.#owned, original: this.#original },
+        this.#journal,
+      );
       log.debug(`restored ${this.configPath} (${kind})`);
       return { status: "restored", configPath: this.configPath, kind };
     } catch (error) {

@@ -9,8 +9,8 @@ import { messageOf } from "../core/errors.ts";
 import { log } from "../core/log.ts";
 import { writeFileAtomic } from "./atomic-write.ts";
 import { readBackup, removeBackup } from "./backup.ts";
+import { formatOf } from "./formats/index.ts";
 import { removeRecord, type JournalRecord } from "./journal.ts";
-import { restoreOwnedKeys } from "./merge-owned-keys.ts";
 import { readOwnFile } from "./safe-open.ts";
 
 export type PutBackKind =
@@ -31,7 +31,8 @@ export type PutBackPlan = {
   restored: Buffer | null;
 };
 
-export type PutBackInput = Pick<JournalRecord, "configPath" | "backupPath" | "rewrittenSha256"> & { owned: JSONPath[] };
+/** `agentType` tells the config's format (JSONC, TOML, YAML) for putting back only the owned keys. */
+export type PutBackInput = Pick<JournalRecord, "configPath" | "backupPath" | "rewrittenSha256" | "agentType"> & { owned: JSONPath[] };
 
 /**
  * `original`: the bytes a live guard backed up, kept in memory, so a backup file tampered with
@@ -48,7 +49,7 @@ export function planPutBack(input: PutBackInput & { original?: Buffer | undefine
   const backupText = backup.toString("utf8");
   // `current` differs from what wrap wrote (checked above), so restoreOwnedKeys's own "untouched file"
   // shortcut must not fire: the backup text stands in for the rewrite, and it differs from `current` too.
-  const restored = restoreOwnedKeys(backupText, backupText, currentText, input.owned);
+  const restored = formatOf(input.agentType, input.configPath).restoreOwnedKeys(backupText, backupText, currentText, input.owned);
   return { kind: "owned-keys", current, restored: Buffer.from(restored, "utf8") };
 }
 

@@ -9,7 +9,7 @@ import type { Profile } from "../core/profile.ts";
 import { exitCodeForSignal } from "../core/signals.ts";
 import { EngineHolder } from "../governance/engine-holder.ts";
 import { newSecret, startGovernanceService, type GovernanceService } from "../governance/service.ts";
-import { detectAgent, discover, isVsCodeInsiders, projectDir, renderCoverage, rewrite, type AgentContext, type AgentType, type ConfigFile, type ServerEntry, type ShimCommand } from "./adapters/index.ts";
+import { AGENT_TYPES, detectAgent, discover, isVsCodeInsiders, projectDir, renderCoverage, rewrite, type AgentContext, type AgentType, type ConfigFile, type ServerEntry, type ShimCommand } from "./adapters/index.ts";
 import { ConfigGuard, restoreAllGuards } from "./config-guard.ts";
 import { realConfigPath } from "./config-path.ts";
 import { lockedError, lockPathFor, tryLock } from "./lock.ts";
@@ -47,7 +47,7 @@ export type WrapOptions = {
 export async function runWrap(options: WrapOptions): Promise<number> {
   const agent = options.agentType ?? detectAgent(options.command);
   if (!agent) {
-    throw usageError(`cannot tell which agent ${JSON.stringify(options.command[0])} is: pass --agent-type (claude-desktop, claude-code, cursor, vscode, windsurf, zed, custom)`);
+    throw usageError(`cannot tell which agent ${JSON.stringify(options.command[0])} is: pass --agent-type (${AGENT_TYPES.join(", ")})`);
   }
   if (agent === "custom" && !options.configPath) throw usageError("--agent-type custom needs --config-path");
   const ctx = options.context ?? { home: process.env.HOME || homedir(), cwd: projectDir(agent, options.command, process.cwd()), env: process.env, platform: process.platform };

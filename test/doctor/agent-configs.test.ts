@@ -28,6 +28,16 @@ test("every agent wrap knows but custom is reported, with the files its adapter 
     "VS Code: project ~/proj/.vscode/mcp.json, user ~/.config/Code/User/mcp.json, user ~/.config/Code - Insiders/User/mcp.json",
     "Windsurf: user ~/.codeium/windsurf/mcp_config.json",
     "Zed: project ~/proj/.zed/settings.json, user ~/.config/zed/settings.json",
+    "Codex: project ~/proj/.codex/config.toml, user ~/.codex/config.toml",
+    "Copilot CLI: project ~/proj/.mcp.json, project ~/proj/.github/mcp.json, user ~/.copilot/mcp-config.json",
+    "opencode: project ~/proj/opencode.json, user ~/.config/opencode/opencode.jsonc",
+    "Gemini CLI: project ~/proj/.gemini/settings.json, user ~/.gemini/settings.json",
+    "Qwen Code: project ~/proj/.qwen/settings.json, user ~/.qwen/settings.json",
+    "Kiro: project ~/proj/.kiro/settings/mcp.json, user ~/.kiro/settings/mcp.json",
+    "goose: user ~/.config/goose/config.yaml",
+    "Cline: user ~/.cline/data/settings/cline_mcp_settings.json, user ~/.config/Code/User/globalStorage/saoudrizwan.claude-dev/settings/cline_mcp_settings.json",
+    "Amp: project ~/proj/.amp/settings.json, user ~/.config/amp/settings.json",
+    "Junie: project ~/proj/.junie/mcp/mcp.json, user ~/.junie/mcp/mcp.json",
   ]);
 });
 
@@ -37,27 +47,32 @@ test("Claude Code: the servers wrap would govern and those it leaves alone, per 
   const claudeCode = reports(check.data).find((agent) => agent.agent === "claude-code");
   // The user file holds user and local entries; the project's disabledMcpjsonServers are read
   // from ~/.claude.json and .claude/settings.local.json, as wrap reads them.
+  // Servers turned off in disabledMcpjsonServers are governed too (rewritten with the flag kept).
   expect(claudeCode).toEqual({
     agent: "claude-code",
     label: "Claude Code",
-    governed: 7,
-    leftAlone: { remote: 2, disabled: 2 },
+    governed: 9,
+    disabled: 2,
+    leftAlone: { remote: 2 },
     files: [
-      { path: join(fixture.home, ".claude.json"), scope: "user", exists: true, governed: 5, leftAlone: { remote: 1 }, problems: [], warnings: [] },
-      { path: join(fixture.project, ".mcp.json"), scope: "project", exists: true, governed: 2, leftAlone: { remote: 1, disabled: 2 }, problems: [], warnings: [] },
+      { path: join(fixture.home, ".claude.json"), scope: "user", exists: true, governed: 5, disabled: 0, leftAlone: { remote: 1 }, problems: [], warnings: [] },
+      { path: join(fixture.project, ".mcp.json"), scope: "project", exists: true, governed: 4, disabled: 2, leftAlone: { remote: 1 }, problems: [], warnings: [] },
     ],
   });
   expect(check.status).toBe("info");
-  expect(check.summary).toBe("2 config files of 1 agent: 7 stdio servers wrap would govern, 4 left alone");
+  // Copilot CLI reads the project's .mcp.json too (without Claude Code's disabledMcpjsonServers).
+  expect(check.summary).toBe("3 config files of 2 agents: 13 stdio servers wrap would govern, 3 left alone");
   expect(check.details).toEqual([
-    "Claude Code: 7 stdio servers to govern, 4 left alone (2 remote, 2 disabled)",
+    "Claude Code: 9 stdio servers to govern (2 disabled), 2 left alone (2 remote)",
     `  ${join(fixture.home, ".claude.json")} (user): 5 stdio servers to govern, 1 left alone (1 remote)`,
-    `  ${join(fixture.project, ".mcp.json")} (project): 2 stdio servers to govern, 3 left alone (1 remote, 2 disabled)`,
-    "no config file: Claude Desktop, Cursor, VS Code, Windsurf, Zed",
+    `  ${join(fixture.project, ".mcp.json")} (project): 4 stdio servers to govern (2 disabled), 1 left alone (1 remote)`,
+    "Copilot CLI: 4 stdio servers to govern, 1 left alone (1 remote)",
+    `  ${join(fixture.project, ".mcp.json")} (project): 4 stdio servers to govern, 1 left alone (1 remote)`,
+    "no config file: Claude Desktop, Cursor, VS Code, Windsurf, Zed, Codex, opencode, Gemini CLI, Qwen Code, Kiro, goose, Cline, Amp, Junie",
   ]);
 });
 
-test("Zed: extension servers, disabled and remote ones are left alone", () => {
+test("Zed: extension servers and remote ones are left alone; a disabled one is governed", () => {
   using fixture = agentConfigFixture("zed");
   const check = checkAgentConfigs(fixture.ctx);
   expect(existing(check.data)).toEqual([
@@ -66,13 +81,14 @@ test("Zed: extension servers, disabled and remote ones are left alone", () => {
       path: join(fixture.home, ".config", "zed", "settings.json"),
       scope: "user",
       exists: true,
-      governed: 3,
-      leftAlone: { extension: 1, disabled: 1, remote: 1 },
+      governed: 4,
+      disabled: 1,
+      leftAlone: { extension: 1, remote: 1 },
       problems: [],
       warnings: [],
     },
   ]);
-  expect(check.details[0]).toBe("Zed: 3 stdio servers to govern, 3 left alone (1 remote, 1 disabled, 1 Zed extension)");
+  expect(check.details[0]).toBe("Zed: 4 stdio servers to govern (1 disabled), 2 left alone (1 remote, 1 run by an extension)");
 });
 
 test("a config that does not parse is a warning, not a crash; the other agents are still reported", () => {
@@ -87,11 +103,13 @@ test("a config that does not parse is a warning, not a crash; the other agents a
   const check = checkAgentConfigs({ home: home.path, cwd, env: { HOME: home.path }, platform: "linux" });
 
   expect(check.status).toBe("warn");
-  expect(check.summary).toBe("3 config files of 3 agents: 1 stdio server wrap would govern, 1 left alone; 1 warning");
+  // The project's .mcp.json is Claude Code's and Copilot CLI's.
+  expect(check.summary).toBe("4 config files of 4 agents: 2 stdio servers wrap would govern, 1 left alone; 1 warning");
   expect(existing(check.data).map(({ agent, governed, leftAlone, problems }) => ({ agent, governed, leftAlone, problems }))).toEqual([
     { agent: "claude-code", governed: 1, leftAlone: {}, problems: [] },
     { agent: "cursor", governed: 0, leftAlone: {}, problems: [expect.stringMatching(/^does not parse \(line 1, column \d+: /)] },
     { agent: "windsurf", governed: 0, leftAlone: { wrapped: 1 }, problems: [] },
+    { agent: "copilot", governed: 1, leftAlone: {}, problems: [] },
   ]);
   expect(check.details).toContain(`  warning: ${cursor} ${(existing(check.data)[1]?.problems ?? [])[0]}; wrap leaves it untouched`);
   expect(check.details).toContain(`  ${windsurf} (user): 0 stdio servers to govern, 1 left alone (1 already wrapped)`);

@@ -38,7 +38,8 @@ test("a healthy install: every check passes, and it lists the agent configs that
   expect(report.checks[0]?.data).toMatchObject({ path: requireBinary(), compiled: true, onPath: null, version: report.version, target: report.target });
   const agents = report.checks[1]?.data.agents as Array<{ label: string; files: Array<{ scope: string; exists: boolean }> }>;
   const found = agents.flatMap((agent) => agent.files.filter((file) => file.exists).map((file) => `${agent.label} (${file.scope})`));
-  expect(found).toEqual(["Claude Code (project)", "Cursor (user)"]);
+  // Copilot CLI reads the project's .mcp.json as well.
+  expect(found).toEqual(["Claude Code (project)", "Cursor (user)", "Copilot CLI (project)"]);
   expect(report.checks[3]?.data.port).toBeGreaterThan(0);
 });
 
@@ -64,7 +65,8 @@ test("agent configs: servers wrap would govern or leave alone; a config that doe
   );
   const { code, stdout } = await doctor([], home.path, project.path);
   expect(code).toBe(0);
-  expect(stdout).toMatch(/^warn  agent configs +2 config files of 2 agents: 1 stdio server wrap would govern, 1 left alone; 1 warning$/m);
+  // The project's .mcp.json counts for Claude Code and for Copilot CLI.
+  expect(stdout).toMatch(/^warn  agent configs +3 config files of 3 agents: 2 stdio servers wrap would govern, 2 left alone; 1 warning$/m);
   expect(stdout).toMatch(/^ +Claude Code: 1 stdio server to govern, 1 left alone \(1 remote\)$/m);
   expect(stdout).toContain(`warning: ${cursor} does not parse (line 1, column `);
   expect(stdout.trimEnd().split("\n").at(-1)).toBe("no check failed; warnings: agent configs");

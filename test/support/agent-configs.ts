@@ -6,10 +6,36 @@
 import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { AgentContext } from "../../src/wrap/adapters/index.ts";
+import type { AgentContext, ConfigFile } from "../../src/wrap/adapters/index.ts";
 
 export const CORPUS = join(import.meta.dir, "..", "fixtures", "configs");
-export const CORPUS_AGENTS = ["claude-code", "claude-desktop", "cursor", "custom", "vscode", "windsurf", "zed"] as const;
+export const CORPUS_AGENTS = [
+  "claude-code",
+  "claude-desktop",
+  "cursor",
+  "custom",
+  "vscode",
+  "windsurf",
+  "zed",
+  "codex",
+  "copilot",
+  "opencode",
+  "gemini",
+  "qwen",
+  "kiro",
+  "goose",
+  "cline",
+  "amp",
+  "junie",
+] as const;
+
+/** One line per entry, what a user reads in the coverage table. */
+export const summary = (files: ConfigFile[]) =>
+  files.flatMap((file) => file.entries).map((entry) => {
+    const shadow = entry.shadowedBy ? ` (shadowed by ${entry.shadowedBy.scope})` : "";
+    const off = entry.disabled === undefined ? "" : ` (disabled by ${entry.disabled})`;
+    return `${entry.scope} ${entry.name}: ${entry.governed ? "governed" : entry.status}${off}${shadow}`;
+  });
 
 export type AgentConfigFixture = Disposable & { ctx: AgentContext; home: string; project: string };
 

@@ -1,8 +1,10 @@
 import { describe, expect, test } from "bun:test";
 import { join } from "node:path";
-import { applyEdits, findNodeAtLocation, modify, parse, parseTree, visit, type JSONPath, type ParseError } from "jsonc-parser";
+import { applyEdits, modify, parse, visit, type JSONPath, type ParseError } from "jsonc-parser";
+import { parseTOML } from "toml-eslint-parser";
+import { Lexer } from "yaml";
 import { discover, rewrite, type AgentType, type ServerEntry, type ShimCommand } from "../../src/wrap/adapters/index.ts";
-import { restoreOwnedKeys } from "../../src/wrap/merge-owned-keys.ts";
+import { formatOf, type ConfigFormatName } from "../../src/wrap/formats/index.ts";
 import { agentConfigFixture, CORPUS_AGENTS } from "../support/agent-configs.ts";
 
 const BINARY = "/opt/thoughtgate/bin/thoughtgate";
@@ -12,58 +14,87 @@ const shimFor = (entry: ServerEntry): ShimCommand => ({
   env: { THOUGHTGATE_GOVERNANCE_ENDPOINT: "http://127.0.0.1:41234", THOUGHTGATE_GOVERNANCE_SECRET: "s3cr3t" },
 });
 
-function comments(text: string): string[] {
-  const found: string[] = [];
-  visit(text, { onComment: (offset, length) => found.push(text.slice(offset, offset + length)) }, { allowTrailingComma: true });
-  return found;
-}
-
-function sourceOf(text: string, path: JSONPath): string | undefined {
-  const node = findNodeAtLocation(parseTree(text) ?? { type: "null", offset: 0, length: 0 }, path);
-  return node && text.slice(node.offset, node.offset + node.length);
-}
-
-/** Where an entry keeps command/args/env: the entry, or Zed's nested `command` object. */
-const commandObject = (entry: ServerEntry): JSONPath => (entry.form === "nested" ? [...entry.jsonPath, "command"] : entry.jsonPath);
+/**
+ * Per format: a reader of the rewritten text (Bun's own TOML and YAML parsers, not the ones wrap
+ * edits with), its comments, and an edit the agent makes to the file during the session.
+ */
+const FORMATS: Record<ConfigFormatName, { read(text: string): unknown; comments(text: string): string[]; agentEdit(text: string): string }> = {
+  jsonc: {
+    read(text) {
+      const errors: ParseError[] = [];
+      const value: unknown = parse(text, errors, { allowTrailingComma: true });
+      expect(errors).toEqual([]);
+      return value;
+    },
+    comments(text) {
+      const found: string[] = [];
+      visit(text, { onComment: (offset, length) => found.push(text.slice(offset, offset + length)) }, { allowTrailingComma: true });
+      return found;
+    },
+    // The agent saved a setting of its own (a new top-level key).
+    agentEdit: (text) => applyEdits(text, modify(text, ["agentWasHere"], true, {})),
+  },
+  toml: {
+    read: (text) => Bun.TOML.parse(text),
+    comments: (text) => parseTOML(text, { tomlVersion: "1.1.0" }).comments.map((comment) => comment.value),
+    // Codex trusting a new project: a table appended at the end.
+    agentEdit: (text) => `${text}${text.endsWith("\n") ? "" : "\n"}\n[projects."/tmp/elsewhere"]\ntrust_level = "trusted"\n`,
+  },
+  yaml: {
+    read: (text) => Bun.YAML.parse(text),
+    comments: (text) => [...new Lexer().lex(text)].filter((token) => token.startsWith("#")),
+    // goose saving a setting at the top.
+    agentEdit: (text) => `GOOSE_TEMPERATURE: 0.2\n${text}`,
+  },
+};
 
 const ctxEnv = { GITHUB_TOKEN: "ghp_from_env", DATABASE_URL: "postgresql://db.internal/app" };
 
 describe.each(CORPUS_AGENTS)("corpus: %s", (agent) => {
   const options = (home: string) => (agent === "custom" ? { configPath: join(home, ".config", "my-agent", "mcp.json") } : {});
+  const format = FORMATS[formatOf(agent).name];
 
-  test("every file rewrites to a parseable config whose governed servers run the shim, and restores byte for byte", () => {
+  test("every file rewrites to a config whose servers (disabled ones too) run the shim, and restores byte for byte", () => {
     using fixture = agentConfigFixture(agent, ctxEnv);
-    const files = discover(agent as AgentType, fixture.ctx, options(fixture.home)).filter((file) => file.exists);
+    const all = discover(agent as AgentType, fixture.ctx, options(fixture.home)).filter((file) => file.exists);
+    const files = all.filter((file) => file.entries.some((entry) => entry.governed));
     expect(files.length).toBeGreaterThan(0);
+    for (const file of all) expect(file.problems).toEqual([]);
     for (const file of files) {
-      expect(file.problems).toEqual([]);
-      const governed = file.entries.filter((entry) => entry.governed);
-      expect(governed.length).toBeGreaterThan(0);
       const { text, owned } = rewrite(file.text, file.entries, shimFor);
-
-      const errors: ParseError[] = [];
-      const config: unknown = parse(text, errors, { allowTrailingComma: true });
-      expect(errors).toEqual([]);
-      expect(comments(text)).toEqual(comments(file.text));
+      const original = format.read(file.text);
+      const config = format.read(text);
+      expect(format.comments(text)).toEqual(format.comments(file.text));
       if (file.text.includes("\r\n")) expect(text.replaceAll("\r\n", "")).not.toContain("\n");
 
-      for (const entry of governed) {
-        const written = valueAt(config, commandObject(entry)) as { command?: string; path?: string; args: string[]; env: Record<string, string> };
-        expect(written.command ?? written.path).toBe(BINARY);
-        expect(written.args).toEqual(shimFor(entry).args);
-        expect(written.args.slice(written.args.indexOf("--") + 1)).toEqual([entry.command ?? "", ...entry.args]);
-        expect(written.env).toEqual({ ...entry.env, ...shimFor(entry).env });
+      for (const entry of file.entries.filter((entry) => entry.governed)) {
+        const at = [...entry.jsonPath, ...entry.layout.at];
+        const written = valueAt(config, at) as Record<string, unknown>;
+        const { command, args, env } = entry.layout;
+        const shim = shimFor(entry);
+        if (args === undefined) expect(written[command]).toEqual([BINARY, ...shim.args]);
+        else {
+          expect(written[command]).toBe(BINARY);
+          expect(written[args]).toEqual(shim.args);
+        }
+        expect(shim.args.slice(shim.args.indexOf("--") + 1)).toEqual([entry.command ?? "", ...entry.args]);
+        expect(written[env]).toEqual({ ...entry.env, ...shim.env });
+        // Everything else in the entry stays, an off switch (`disabled`, `enabled`) included.
+        const rest = (value: unknown) => Object.fromEntries(Object.entries(value as Record<string, unknown>).filter(([key]) => ![command, args, env].includes(key)));
+        expect(rest(written)).toEqual(rest(valueAt(original, at)));
       }
       for (const entry of file.entries.filter((entry) => !entry.governed)) {
-        expect(sourceOf(text, entry.jsonPath)).toBe(sourceOf(file.text, entry.jsonPath));
+        expect(valueAt(config, entry.jsonPath)).toEqual(valueAt(original, entry.jsonPath));
       }
 
+      const { restoreOwnedKeys } = formatOf(agent, file.path);
       expect(restoreOwnedKeys(file.text, text, text, owned)).toBe(file.text);
-      // The agent saved the file during the session (a new top-level key): that change stays,
-      // and everything wrap wrote goes back to the original bytes.
-      const agentEdit = (t: string) => applyEdits(t, modify(t, ["agentWasHere"], true, {}));
-      expect(restoreOwnedKeys(file.text, text, agentEdit(text), owned)).toBe(agentEdit(file.text));
+      // The agent saved the file during the session: that change stays, and everything wrap wrote
+      // goes back to the original bytes (so nothing outside the owned keys was touched either).
+      expect(restoreOwnedKeys(file.text, text, format.agentEdit(text), owned)).toBe(format.agentEdit(file.text));
     }
+    // A file with nothing to govern (a Gemini CLI extension's manifest) is not rewritten at all.
+    for (const file of all.filter((file) => !files.includes(file))) expect(rewrite(file.text, file.entries, shimFor)).toEqual({ text: file.text, owned: [] });
   });
 });
 
@@ -78,7 +109,7 @@ describe("restore keeps what the agent changed inside a governed entry", () => {
     if (!file) throw new Error("fixture missing");
     const { text, owned } = rewrite(file.text, file.entries, shimFor);
     const toggleOff = (t: string) => applyEdits(t, modify(t, ["context_servers", "filesystem", "enabled"], false, {}));
-    const restored = restoreOwnedKeys(file.text, text, toggleOff(text), owned);
+    const restored = formatOf("zed").restoreOwnedKeys(file.text, text, toggleOff(text), owned);
     expect(restored).toBe(toggleOff(file.text));
   });
 
@@ -88,6 +119,18 @@ describe("restore keeps what the agent changed inside a governed entry", () => {
     if (!file) throw new Error("fixture missing");
     const { text, owned } = rewrite(file.text, file.entries, shimFor);
     const disableTool = (t: string) => applyEdits(t, modify(t, ["mcpServers", "github", "disabledTools"], ["create_issue"], {}));
-    expect(restoreOwnedKeys(file.text, text, disableTool(text), owned)).toBe(disableTool(file.text));
+    expect(formatOf("windsurf").restoreOwnedKeys(file.text, text, disableTool(text), owned)).toBe(disableTool(file.text));
+  });
+
+  test("Windsurf: a disabled server switched on mid-session was already running the shim, and stays on after restore", () => {
+    using fixture = agentConfigFixture("windsurf");
+    const [file] = discover("windsurf", fixture.ctx);
+    if (!file) throw new Error("fixture missing");
+    const { text, owned } = rewrite(file.text, file.entries, shimFor);
+    const puppeteer = (t: string) => (parse(t) as { mcpServers: Record<string, { command: string; disabled?: boolean }> }).mcpServers.puppeteer;
+    expect(puppeteer(text)).toMatchObject({ command: BINARY, disabled: true });
+    const switchOn = (t: string) => applyEdits(t, modify(t, ["mcpServers", "puppeteer", "disabled"], false, {}));
+    expect(puppeteer(switchOn(text))).toMatchObject({ command: BINARY, disabled: false });
+    expect(formatOf("windsurf").restoreOwnedKeys(file.text, text, switchOn(text), owned)).toBe(switchOn(file.text));
   });
 });

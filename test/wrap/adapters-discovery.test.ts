@@ -1,15 +1,9 @@
 import { describe, expect, test } from "bun:test";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { applyEdits, modify } from "jsonc-parser";
 import { join } from "node:path";
 import { discover, effectiveEntries, renderCoverage, type ConfigFile, type ServerEntry } from "../../src/wrap/adapters/index.ts";
-import { agentConfigFixture } from "../support/agent-configs.ts";
-
-/** One line per entry, what a user reads in the coverage table. */
-const summary = (files: ConfigFile[]) =>
-  files.flatMap((file) => file.entries).map((entry) => {
-    const shadow = entry.shadowedBy ? ` (shadowed by ${entry.shadowedBy.scope})` : "";
-    return `${entry.scope} ${entry.name}: ${entry.governed ? "governed" : entry.status}${shadow}`;
-  });
+import { agentConfigFixture, summary } from "../support/agent-configs.ts";
 
 const entry = (files: ConfigFile[], scope: string, name: string): ServerEntry => {
   const found = files.flatMap((file) => file.entries).find((e) => e.scope === scope && e.name === name);
@@ -18,7 +12,7 @@ const entry = (files: ConfigFile[], scope: string, name: string): ServerEntry =>
 };
 
 describe("Claude Code", () => {
-  test("user, local and project scopes; local > project > user; disabledMcpjsonServers skipped; remote untouched", () => {
+  test("user, local and project scopes; local > project > user; disabledMcpjsonServers governed, flag noted; remote untouched", () => {
     using fixture = agentConfigFixture("claude-code");
     const files = discover("claude-code", fixture.ctx);
     expect(files.map((file) => [file.path, file.exists])).toEqual([
@@ -33,9 +27,10 @@ describe("Claude Code", () => {
       "local memory: governed",
       "local 日本語-notes: governed",
       "project postgres: governed",
-      // disabled in ~/.claude.json's project entry, and in .claude/settings.local.json
-      "project legacy-db: disabled",
-      "project scratch: disabled",
+      // disabled in ~/.claude.json's project entry, and in .claude/settings.local.json: still
+      // rewritten, so approving them mid-session starts them through the shim
+      "project legacy-db: governed (disabled by disabledMcpjsonServers)",
+      "project scratch: governed (disabled by disabledMcpjsonServers)",
       "project linear: remote",
       "project memory: governed (shadowed by local)",
     ]);
@@ -49,6 +44,16 @@ describe("Claude Code", () => {
       "project linear",
     ]);
     expect(entry(files, "local", "memory").jsonPath).toEqual(["projects", fixture.project, "mcpServers", "memory"]);
+  });
+
+  test("a server turned off with /mcp (the project's disabledMcpServers) is governed, whatever its scope", () => {
+    using fixture = agentConfigFixture("claude-code");
+    const path = join(fixture.home, ".claude.json");
+    const text = readFileSync(path, "utf8");
+    writeFileSync(path, applyEdits(text, modify(text, ["projects", fixture.project, "disabledMcpServers"], ["github", "postgres"], {})));
+    const lines = summary(discover("claude-code", fixture.ctx));
+    expect(lines).toContain("user github: governed (disabled by disabledMcpServers)");
+    expect(lines).toContain("project postgres: governed (disabled by disabledMcpServers)");
   });
 
   test("${VAR} and ${VAR:-default} are expanded for the effective command, and the file keeps them as written", () => {
@@ -146,27 +151,27 @@ describe("VS Code", () => {
   });
 });
 
-test("Windsurf: disabled: true is skipped, serverUrl is remote, ${env:VAR} expanded", () => {
+test("Windsurf: disabled: true is governed with its flag, serverUrl is remote, ${env:VAR} expanded", () => {
   using fixture = agentConfigFixture("windsurf", { GITHUB_TOKEN: "ghp_123", STRIPE_SECRET_KEY: "sk_test" });
   const files = discover("windsurf", fixture.ctx);
-  expect(summary(files)).toEqual(["user github: governed", "user figma: remote", "user puppeteer: disabled", "user stripe: governed"]);
+  expect(summary(files)).toEqual(["user github: governed", "user figma: remote", "user puppeteer: governed (disabled by `disabled: true`)", "user stripe: governed"]);
   expect(entry(files, "user", "github").effective?.env).toEqual({ GITHUB_PERSONAL_ACCESS_TOKEN: "ghp_123" });
 });
 
-test("Zed: JSONC settings, flat and nested custom servers, extension servers ungoverned, enabled: false skipped", () => {
+test("Zed: JSONC settings, flat and nested custom servers, extension servers ungoverned, enabled: false governed with its flag", () => {
   using fixture = agentConfigFixture("zed");
   const files = discover("zed", fixture.ctx);
   expect(files.map((file) => [file.path, file.exists])).toEqual([
     [join(fixture.project, ".zed", "settings.json"), false],
     [join(fixture.home, ".config", "zed", "settings.json"), true],
   ]);
-  expect(files.flatMap((file) => file.entries).map((e) => [e.name, e.governed ? "governed" : e.status, e.form])).toEqual([
-    ["filesystem", "governed", "flat"],
-    ["git", "governed", "nested"],
-    ["mcp-server-github", "extension", undefined],
-    ["old-experiment", "disabled", "flat"],
-    ["you-com", "remote", undefined],
-    ["sans-args", "governed", "flat"],
+  expect(files.flatMap((file) => file.entries).map((e) => [e.name, e.governed ? "governed" : e.status, e.form, e.disabled])).toEqual([
+    ["filesystem", "governed", "flat", undefined],
+    ["git", "governed", "nested", undefined],
+    ["mcp-server-github", "extension", undefined, undefined],
+    ["old-experiment", "governed", "flat", "`enabled: false`"],
+    ["you-com", "remote", undefined, undefined],
+    ["sans-args", "governed", "flat", undefined],
   ]);
   expect(entry(files, "user", "git")).toMatchObject({ command: "uvx", args: ["mcp-server-git"], env: { GIT_AUTHOR_NAME: "Zoë Ångström" } });
 });
@@ -190,7 +195,7 @@ test("--config-path reads one file in the agent's own format", () => {
   const path = join(fixture.home, ".config", "zed", "settings.json");
   const files = discover("zed", fixture.ctx, { configPath: path });
   expect(files.map((file) => [file.path, file.scope])).toEqual([[path, "custom"]]);
-  expect(files[0]?.entries.filter((e) => e.governed).map((e) => e.name)).toEqual(["filesystem", "git", "sans-args"]);
+  expect(files[0]?.entries.filter((e) => e.governed).map((e) => e.name)).toEqual(["filesystem", "git", "old-experiment", "sans-args"]);
 });
 
 test("the coverage table: one line per server with scope, file, and why it is not governed", () => {
@@ -200,7 +205,7 @@ test("the coverage table: one line per server with scope, file, and why it is no
       "SERVER     SCOPE  FILE                                 GOVERNED",
       "github     user   ~/.codeium/windsurf/mcp_config.json  yes",
       "figma      user   ~/.codeium/windsurf/mcp_config.json  no: remote (url): left untouched, only stdio servers run through the shim",
-      "puppeteer  user   ~/.codeium/windsurf/mcp_config.json  no: disabled: true: Windsurf does not start it, left untouched",
+      "puppeteer  user   ~/.codeium/windsurf/mcp_config.json  yes (disabled by `disabled: true`: governed if enabled mid-session)",
       "stripe     user   ~/.codeium/windsurf/mcp_config.json  yes",
       "warning: github: ${env:GITHUB_TOKEN} is not set: it expands to an empty string",
       "warning: stripe: ${env:STRIPE_SECRET_KEY} is not set: it expands to an empty string",

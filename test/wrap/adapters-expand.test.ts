@@ -29,7 +29,19 @@ test.each<[ExpansionSyntax, string, string, string[]]>([
   // Windsurf: ${env:VAR} only.
   ["windsurf", "${env:TOKEN}", "t0k", []],
   ["windsurf", "${workspaceFolder}", "${workspaceFolder}", []],
-  // Claude Desktop, Zed and custom configs are literal.
+  // Gemini CLI: $VAR, ${VAR}, ${VAR:-default}; an unset one stays as written.
+  ["gemini", "$TOKEN-${TOKEN}-${MISSING:-d}-${EMPTY:-d}", "t0k-t0k-d-", []],
+  ["gemini", "$MISSING/x", "$MISSING/x", ["$MISSING is not set: Gemini CLI will start the server with it unexpanded"]],
+  // Qwen Code: $VAR and ${VAR}, no defaults.
+  ["qwen", "${TOKEN}/$TOKEN", "t0k/t0k", []],
+  ["qwen", "${MISSING:-d}", "${MISSING:-d}", ["${MISSING:-d} is not set: Qwen Code will start the server with it unexpanded"]],
+  // Kiro: ${VAR}.
+  ["kiro", "Bearer ${TOKEN} $TOKEN", "Bearer t0k $TOKEN", []],
+  ["kiro", "${MISSING}", "${MISSING}", ["${MISSING} is not set: Kiro will start the server with it unexpanded"]],
+  // opencode: {env:VAR}; an unset one is empty.
+  ["opencode", "{env:TOKEN}/${TOKEN}", "t0k/${TOKEN}", []],
+  ["opencode", "x{env:MISSING}", "x", ["{env:MISSING} is not set: it expands to an empty string"]],
+  // Claude Desktop, Zed, Codex, Copilot, goose, Cline, Amp, Junie and custom configs are literal.
   ["none", "${TOKEN} ${env:TOKEN}", "${TOKEN} ${env:TOKEN}", []],
 ])("%s: %s → %s", (syntax, input, value, warnings) => {
   expect(expand(input, syntax)).toEqual({ value, warnings });

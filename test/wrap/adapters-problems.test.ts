@@ -27,6 +27,7 @@ describe("a file wrap must not touch is a problem on that file, not a crash", ()
     ["an array at the top", '[{ "command": "x" }]', "does not hold a JSON object at the top level"],
     ["a server defined twice", '{ "mcpServers": { "a": { "command": "x" }, "a": { "command": "y" } } }', 'has the server "a" twice in "mcpServers": the agent reads the last one, so wrap leaves the file alone'],
     ["a key twice inside a server", '{ "mcpServers": { "a": { "command": "x", "command": "y" } } }', 'has "command" twice in the server "a": the agent reads the last one, so wrap leaves the file alone'],
+    ["a key twice in a server's env", '{ "mcpServers": { "a": { "command": "x", "env": { "K": "1", "K": "2" } } } }', 'has "K" twice in the server "a": the agent reads the last one, so wrap leaves the file alone'],
     ["mcpServers twice", '{ "mcpServers": {}, "mcpServers": { "a": { "command": "y" } } }', 'has "mcpServers" twice: the agent reads the last one, so wrap leaves the file alone'],
     ["mcpServers that is not an object", '{ "mcpServers": ["a"] }', '"mcpServers" is not an object'],
     ["bytes that are not UTF-8", new Uint8Array([0x7b, 0x22, 0xff, 0x22, 0x3a, 0x31, 0x7d]), "is not valid UTF-8"],

@@ -41,6 +41,11 @@ test("an editor opened on a folder works in that folder; a CLI agent in the work
     expect(projectDir("vscode", ["code", "notes.md"], root)).toBe(root);
     expect(projectDir("claude-code", ["claude", "app"], root)).toBe(root);
     expect(projectDir("cursor", ["cursor-agent", "app"], root)).toBe(root);
+    expect(projectDir("kiro", ["kiro", "app"], root)).toBe(join(root, "app"));
+    expect(projectDir("kiro", ["kiro-cli", "app"], root)).toBe(root);
+    // `opencode [project]`: only its first argument.
+    expect(projectDir("opencode", ["opencode", "app"], root)).toBe(join(root, "app"));
+    expect(projectDir("opencode", ["opencode", "run", "app"], root)).toBe(root);
   } finally {
     rmSync(root, { recursive: true, force: true });
   }

@@ -10,7 +10,9 @@ import type { AgentContext, ConfigFile } from "./types.ts";
  * - local: `projects["<abs dir>"].mcpServers` in the same file, private to one directory;
  * - project: `mcpServers` in `.mcp.json`, shared through the repository; servers listed in
  *   `disabledMcpjsonServers` (the project's entry in `~/.claude.json`, or a settings file) are
- *   not started.
+ *   not started (they are rewritten all the same, so one approved mid-session is governed);
+ *   a server of any scope turned off with `/mcp` is listed in the project entry's
+ *   `disabledMcpServers`, and is rewritten all the same too.
  * Precedence is local > project > user. Claude Code versions differ on whether a session in a
  * subdirectory also picks up `.mcp.json` and `projects[...]` of the parent directories, so those
  * are read (and governed) too: an entry the agent never starts costs nothing, one it starts
@@ -26,12 +28,17 @@ export const claudeCode: Adapter = {
     const cwd = resolve(ctx.cwd);
     const dirs = selfAndParents(cwd);
     const userPath = join(claudeConfigDir(ctx) ?? ctx.home, ".claude.json");
-    const paths: JSONPath[] = [["mcpServers"], ["projects", cwd, "disabledMcpjsonServers"], ...dirs.map((dir) => ["projects", dir, "mcpServers"])];
+    const paths: JSONPath[] = [
+      ["mcpServers"],
+      ["projects", cwd, "disabledMcpjsonServers"],
+      ["projects", cwd, "disabledMcpServers"],
+      ...dirs.map((dir) => ["projects", dir, "mcpServers"]),
+    ];
     const { file: userFile, values } = openConfigFile("claude-code", userPath, "user", paths);
     const spec = { agent: "claude-code", file: userPath, syntax: "claude-code", ctx } as const;
     const userEntries = entriesOfMap(userFile, values[0], { ...spec, scope: "user", mapPath: ["mcpServers"] }, standardEntry);
     const localEntries = dirs.flatMap((dir, i) =>
-      entriesOfMap(userFile, values[i + 2], { ...spec, scope: "local", mapPath: ["projects", dir, "mcpServers"] }, standardEntry),
+      entriesOfMap(userFile, values[i + 3], { ...spec, scope: "local", mapPath: ["projects", dir, "mcpServers"] }, standardEntry),
     );
     userFile.entries = [...userEntries, ...localEntries];
 
@@ -43,8 +50,11 @@ export const claudeCode: Adapter = {
     const [nearest] = projectFiles;
     if (nearest) {
       const disabled = disabledMcpjsonServers(ctx, values[1] === undefined ? undefined : stringList(values[1]), nearest);
-      for (const entry of projectEntries) if (disabled.has(entry.name)) disable(entry, "listed in disabledMcpjsonServers");
+      for (const entry of projectEntries) if (disabled.has(entry.name)) disable(entry, "disabledMcpjsonServers");
     }
+    // `/mcp` → disable, for a server of any scope, in this directory only.
+    const toggledOff = new Set(values[2] === undefined ? [] : (stringList(values[2]) ?? []));
+    for (const entry of [...userFile.entries, ...projectEntries]) if (toggledOff.has(entry.name)) disable(entry, "disabledMcpServers");
     applyPrecedence([...localEntries, ...projectEntries, ...userEntries]);
     return [userFile, ...projectFiles];
   },

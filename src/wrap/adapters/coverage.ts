@@ -21,8 +21,12 @@ export function renderCoverage(files: readonly ConfigFile[], where: { home: stri
 
 function status(entry: ServerEntry, show: (path: string) => string): string {
   if (!entry.governed) return `no: ${entry.reason ?? entry.status}`;
-  if (entry.shadowedBy) return `yes (the ${entry.shadowedBy.scope} entry in ${show(entry.shadowedBy.file)} takes precedence)`;
-  return "yes";
+  const notes = [
+    // Rewritten with its off switch kept: if the user turns it on during the session, the shim runs.
+    entry.disabled === undefined ? undefined : `disabled by ${entry.disabled}: governed if enabled mid-session`,
+    entry.shadowedBy ? `the ${entry.shadowedBy.scope} entry in ${show(entry.shadowedBy.file)} takes precedence` : undefined,
+  ].filter((note) => note !== undefined);
+  return notes.length === 0 ? "yes" : `yes (${notes.join("; ")})`;
 }
 
 function table(rows: string[][]): string[] {

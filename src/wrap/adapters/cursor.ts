@@ -2,9 +2,10 @@ import { join } from "node:path";
 import { applyPrecedence, customPath, readMapFile, type Adapter } from "./shared.ts";
 
 /**
- * Cursor (the editor and `cursor-agent`): `mcpServers` in `~/.cursor/mcp.json` (global) and
+ * Cursor (the editor, and its CLI `cursor-agent`, also installed as `agent`): `mcpServers` in `~/.cursor/mcp.json` (global) and
  * `<project>/.cursor/mcp.json`; a project server overrides a global one of the same name.
  * `${env:NAME}`, `${userHome}`, `${workspaceFolder}` are expanded.
+ * A server switched off in Cursor's settings is not marked in the file: it is governed like the others.
  */
 export const cursor: Adapter = {
   agent: "cursor",

@@ -1,5 +1,6 @@
-import { statSync } from "node:fs";
+import { realpathSync, statSync } from "node:fs";
 import { basename, resolve } from "node:path";
+import { ifReadable } from "./shared.ts";
 import { AGENT_TYPES, type AgentType } from "./types.ts";
 
 /** Command names (basename, `.exe` dropped, lower case) of each agent's launcher. */
@@ -17,6 +18,17 @@ const COMMANDS: Record<string, AgentType> = {
   zeditor: "zed",
   zedit: "zed",
   "zed-editor": "zed",
+  codex: "codex",
+  copilot: "copilot",
+  opencode: "opencode",
+  gemini: "gemini",
+  qwen: "qwen",
+  kiro: "kiro",
+  "kiro-cli": "kiro",
+  goose: "goose",
+  cline: "cline",
+  amp: "amp",
+  junie: "junie",
 };
 
 /** macOS application bundle names (lower case), for `/Applications/X.app/...` and `open -a X`. */
@@ -28,6 +40,7 @@ const APPS: Record<string, AgentType> = {
   "visual studio code": "vscode",
   "visual studio code - insiders": "vscode",
   windsurf: "windsurf",
+  kiro: "kiro",
 };
 
 /**
@@ -43,7 +56,19 @@ export function detectAgent(command: readonly string[]): AgentType | null {
   if (!program) return null;
   const name = basename(program).replace(/\.exe$/i, "");
   if (name === "Claude") return "claude-desktop";
+  if (name.toLowerCase() === "agent") return isCursorAgent(program) ? "cursor" : null;
   return COMMANDS[name.toLowerCase()] ?? null;
+}
+
+/**
+ * Cursor's CLI installs itself as `cursor-agent` and as `agent`, both links into
+ * `~/.local/share/cursor-agent/versions/<version>/`. `agent` alone is too common a name to be
+ * taken for Cursor, so it counts only when it leads into a `cursor-agent` installation.
+ */
+function isCursorAgent(program: string): boolean {
+  const found = program.includes("/") ? program : Bun.which(program);
+  const real = found ? ifReadable(() => realpathSync(found)) : undefined;
+  return real !== undefined && /(^|\/)cursor-agent(\/|$)/.test(real);
 }
 
 /** VS Code Insiders keeps its user settings apart from VS Code's. */
@@ -69,21 +94,29 @@ export function isAgentType(value: string): value is AgentType {
   return (AGENT_TYPES as readonly string[]).includes(value);
 }
 
-const EDITORS = new Set<AgentType>(["cursor", "vscode", "windsurf", "zed"]);
+const EDITORS = new Set<AgentType>(["cursor", "vscode", "windsurf", "zed", "kiro"]);
+
+/** Command-line agents of editor families: they work in the working directory. */
+const EDITOR_CLIS = new Set(["cursor-agent", "agent", "kiro-cli"]);
 
 /**
  * The project the agent works in, whose project-scope files count: for an editor opened on a
- * folder (`zed ~/src/app`, `code .`), the first argument that is a directory; otherwise (and for
- * a CLI agent) the working directory.
+ * folder (`zed ~/src/app`, `code .`), the first argument that is a directory; for opencode, its
+ * optional first argument `opencode [project]`; otherwise (and for a CLI agent) the working
+ * directory.
  */
 export function projectDir(agent: AgentType, command: readonly string[], cwd: string): string {
   const program = basename(command[0] ?? "");
-  if (!EDITORS.has(agent) || program === "cursor-agent") return cwd;
+  const isDir = (arg: string) => statSync(resolve(cwd, arg), { throwIfNoEntry: false })?.isDirectory() === true;
+  if (agent === "opencode") {
+    const first = command[1];
+    return first !== undefined && !first.startsWith("-") && isDir(first) ? resolve(cwd, first) : cwd;
+  }
+  if (!EDITORS.has(agent) || EDITOR_CLIS.has(program)) return cwd;
   const args = command.slice(1);
   for (const [i, arg] of args.entries()) {
     if (arg.startsWith("-") || (program === "open" && args[i - 1] === "-a")) continue;
-    const dir = resolve(cwd, arg);
-    if (statSync(dir, { throwIfNoEntry: false })?.isDirectory()) return dir;
+    if (isDir(arg)) return resolve(cwd, arg);
   }
   return cwd;
 }

@@ -14,14 +14,56 @@ import type { AgentContext, CommandLine } from "./types.ts";
  *   VS Code's `${input:…}` (asked for when the server starts), `${command:…}` and `${config:…}`
  *   cannot be known beforehand: left as written, with a warning.
  * - `windsurf`: `${env:NAME}`.
- * - `none`: Claude Desktop, Zed and custom configs are taken literally.
+ * - `gemini`: `$VAR`, `${VAR}` and `${VAR:-default}` anywhere in the settings file (Gemini CLI's
+ *   `resolveEnvVarsInString`); an unset one without a default stays as written.
+ * - `qwen`: `$VAR` and `${VAR}` (Qwen Code's copy of it, without defaults).
+ * - `kiro`: `${VAR}` (Kiro docs, "Environment variables"); an unset one stays as written.
+ * - `opencode`: `{env:VAR}` (opencode docs, "Variables"); an unset one becomes an empty string.
+ * - `none`: Claude Desktop, Zed, Codex, Copilot, goose, Cline, Amp, Junie and custom configs are
+ *   taken literally.
  * Any other `${…}` stays as written.
  */
-export type ExpansionSyntax = "claude-code" | "cursor" | "vscode" | "windsurf" | "none";
+export type ExpansionSyntax = "claude-code" | "cursor" | "vscode" | "windsurf" | "gemini" | "qwen" | "kiro" | "opencode" | "none";
 
 const REFERENCE = /\$\{([^}]+)\}/g;
 
+/** `$VAR`, `${VAR}` and (Gemini CLI) `${VAR:-default}`, as Gemini CLI and Qwen Code read them. */
+const GEMINI_REFERENCE = /\$(?:(\w+)|\{([^}]+?)(?::-([^}]*))?\})/g;
+const QWEN_REFERENCE = /\$(?:(\w+)|\{([^}]+)\})/g;
+const OPENCODE_REFERENCE = /\{env:([^}]+)\}/g;
+
+const AGENT_NAMES: Partial<Record<ExpansionSyntax, string>> = { gemini: "Gemini CLI", qwen: "Qwen Code", kiro: "Kiro" };
+
 export function expandString(value: string, syntax: ExpansionSyntax, ctx: AgentContext, warnings: Set<string>): string {
+  if (syntax === "gemini" || syntax === "qwen") {
+    if (!value.includes("$")) return value;
+    return value.replace(syntax === "gemini" ? GEMINI_REFERENCE : QWEN_REFERENCE, (reference, bare?: string, braced?: string, fallback?: unknown) => {
+      const name = bare ?? braced ?? "";
+      const set = ctx.env[name];
+      if (set !== undefined) return set;
+      // Qwen's pattern has no default group: its third argument is the match's offset.
+      if (syntax === "gemini" && typeof fallback === "string") return fallback;
+      warnings.add(`${reference} is not set: ${AGENT_NAMES[syntax]} will start the server with it unexpanded`);
+      return reference;
+    });
+  }
+  if (syntax === "opencode") {
+    if (!value.includes("{env:")) return value;
+    return value.replace(OPENCODE_REFERENCE, (_, name: string) => {
+      const set = ctx.env[name];
+      if (set === undefined) warnings.add(`{env:${name}} is not set: it expands to an empty string`);
+      return set ?? "";
+    });
+  }
+  if (syntax === "kiro") {
+    if (!value.includes("${")) return value;
+    return value.replace(REFERENCE, (reference, name: string) => {
+      const set = ctx.env[name];
+      if (set !== undefined) return set;
+      warnings.add(`${reference} is not set: Kiro will start the server with it unexpanded`);
+      return reference;
+    });
+  }
   if (syntax === "none" || !value.includes("${")) return value;
   return value.replace(REFERENCE, (reference, body: string) => {
     if (syntax === "claude-code") {

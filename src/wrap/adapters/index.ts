@@ -1,8 +1,18 @@
 import { projectEscape } from "../config-path.ts";
+import { amp } from "./amp.ts";
 import { claudeCode } from "./claude-code.ts";
 import { claudeDesktop } from "./claude-desktop.ts";
+import { cline } from "./cline.ts";
+import { codex } from "./codex.ts";
+import { copilot } from "./copilot.ts";
 import { cursor } from "./cursor.ts";
 import { custom } from "./custom.ts";
+import { gemini } from "./gemini.ts";
+import { goose } from "./goose.ts";
+import { junie } from "./junie.ts";
+import { kiro } from "./kiro.ts";
+import { opencode } from "./opencode.ts";
+import { qwen } from "./qwen.ts";
 import type { Adapter } from "./shared.ts";
 import type { AgentContext, AgentType, ConfigFile, DiscoverOptions, ServerEntry } from "./types.ts";
 import { vscode } from "./vscode.ts";
@@ -16,6 +26,16 @@ export const ADAPTERS: Record<AgentType, Adapter> = {
   vscode,
   windsurf,
   zed,
+  codex,
+  copilot,
+  opencode,
+  gemini,
+  qwen,
+  kiro,
+  goose,
+  cline,
+  amp,
+  junie,
   custom,
 };
 
@@ -43,7 +63,7 @@ export function discover(agent: AgentType, ctx: AgentContext, options: DiscoverO
 
 /** The entries the agent will start, after disabled ones and lower-precedence duplicates are set aside. */
 export function effectiveEntries(files: readonly ConfigFile[]): ServerEntry[] {
-  return files.flatMap((file) => file.entries).filter((entry) => !entry.shadowedBy && entry.status !== "disabled" && entry.status !== "invalid");
+  return files.flatMap((file) => file.entries).filter((entry) => !entry.shadowedBy && entry.disabled === undefined && entry.status !== "invalid");
 }
 
 export { detectAgent, isAgentType, isVsCodeInsiders, projectDir } from "./detect.ts";

@@ -1,15 +1,16 @@
+import { existsSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import { getNodeValue, type JSONPath, type Node } from "jsonc-parser";
 import { expandCommandLine, type ExpansionSyntax } from "./expand.ts";
 import { isPlainObject, jsoncProblem, locateValues, parseSpan, propertiesOf, readConfigText, type Subtree } from "./jsonc.ts";
-import type { AgentContext, AgentType, CommandLine, ConfigFile, ConfigScope, DiscoverOptions, EntryStatus, ServerEntry } from "./types.ts";
+import { STANDARD_LAYOUT, type AgentContext, type AgentType, type CommandLine, type ConfigFile, type ConfigScope, type DiscoverOptions, type EntryLayout, type EntryStatus, type ServerEntry } from "./types.ts";
 
 /** What every entry of one server map shares. */
 export type MapSpec = {
   agent: AgentType;
   scope: ConfigScope;
   file: string;
-  /** Where the map (`mcpServers`, `servers`, `context_servers`) is in the file. */
+  /** Where the map (`mcpServers`, `servers`, `context_servers`, `mcp_servers`, `extensions`) is in the file. */
   mapPath: JSONPath;
   syntax: ExpansionSyntax;
   ctx: AgentContext;
@@ -70,12 +71,32 @@ export function entriesOfMap(file: ConfigFile, map: Subtree | undefined, spec: M
   return entries;
 }
 
-/** A key that appears twice in an entry object or in its nested Zed `command` object. */
+/**
+ * The entries of a server map read as plain data (TOML and YAML, whose parsers refuse a key
+ * defined twice, so there is no duplicate to look for), or a problem when the map is unusable.
+ */
+export function entriesOfPlainMap(file: ConfigFile, map: unknown, spec: MapSpec, entryOf: (value: unknown) => EntryFields): ServerEntry[] {
+  if (map === undefined || map === null) return [];
+  if (!isPlainObject(map)) {
+    file.problems.push(`"${spec.mapPath.join(".")}" is not a table of servers`);
+    return [];
+  }
+  return Object.entries(map).map(([name, value]) => buildEntry(name, spec, entryOf(value)));
+}
+
+/**
+ * A key that appears twice in an entry object or in an object inside it (Zed's nested `command`,
+ * Cline's `transport`, an `env`): the agent would read the last one, rewrite the first.
+ */
 function duplicateInside(node: Node): string | undefined {
   if (node.type !== "object") return undefined;
   const { props, duplicate } = propertiesOf(node);
-  const command = props.get("command");
-  return duplicate ?? (command?.type === "object" ? propertiesOf(command).duplicate : undefined);
+  if (duplicate !== undefined) return duplicate;
+  for (const value of props.values()) {
+    const inner = value.type === "object" ? propertiesOf(value).duplicate : undefined;
+    if (inner !== undefined) return inner;
+  }
+  return undefined;
 }
 
 /** One entry as an adapter reads it; `buildEntry` adds the rest. */
@@ -88,6 +109,10 @@ export type EntryFields = {
   status?: Exclude<EntryStatus, "governed" | "wrapped">;
   reason?: string;
   form?: "flat" | "nested";
+  /** Where the command line is in the entry; `STANDARD_LAYOUT` when absent. */
+  layout?: EntryLayout;
+  /** What in the entry turns the server off (`disabled: true`), when something does. */
+  disabled?: string;
 };
 
 function buildEntry(name: string, spec: MapSpec, fields: EntryFields): ServerEntry {
@@ -101,6 +126,7 @@ function buildEntry(name: string, spec: MapSpec, fields: EntryFields): ServerEnt
     scope: spec.scope,
     file: spec.file,
     jsonPath: [...spec.mapPath, name],
+    layout: fields.layout ?? STANDARD_LAYOUT,
     transport: fields.transport,
     command: fields.command,
     args: fields.args ?? [],
@@ -112,6 +138,7 @@ function buildEntry(name: string, spec: MapSpec, fields: EntryFields): ServerEnt
   };
   if (fields.form) entry.form = fields.form;
   if (fields.reason) entry.reason = fields.reason;
+  if (fields.disabled) entry.disabled = fields.disabled;
   if (entry.status === "governed" && isWrapped(entry)) {
     entry.status = "wrapped";
     entry.reason = "already runs through `thoughtgate shim` (left over from a wrap that did not restore? `thoughtgate unwrap` repairs it)";
@@ -120,21 +147,40 @@ function buildEntry(name: string, spec: MapSpec, fields: EntryFields): ServerEnt
   return entry;
 }
 
-const REMOTE_TYPES = new Set(["http", "sse", "streamable-http", "streamableHttp", "ws"]);
+const REMOTE_TYPES = new Set(["http", "sse", "streamable-http", "streamableHttp", "streamable_http", "ws"]);
 
 /**
- * The shape Claude Desktop, Claude Code, Cursor, VS Code, Windsurf and custom configs share:
- * `{ command, args?, env?, type? }` for stdio, `{ url | serverUrl, type? }` for remote servers.
- * An entry with a `command` is stdio whether or not it says `type: "stdio"`.
+ * The shape most agents share (Claude Desktop, Claude Code, Cursor, VS Code, Windsurf, Copilot,
+ * Gemini CLI, Kiro, Cline, Amp, Junie, custom): `{ command, args?, env?, type? }` for stdio,
+ * `{ url | serverUrl | httpUrl, type? }` for remote servers. An entry with a `command` is stdio
+ * whether or not it says `type: "stdio"`; `stdioTypes` are other names an agent gives stdio.
  */
-export function standardEntry(value: unknown): EntryFields {
+export function standardEntry(value: unknown, stdioTypes: readonly string[] = []): EntryFields {
   if (!isPlainObject(value)) return invalid("is not an object");
   const type = typeof value.type === "string" ? value.type : undefined;
-  if (typeof value.url === "string" || typeof value.serverUrl === "string" || (type !== undefined && REMOTE_TYPES.has(type))) {
-    return remote(type ?? "url");
-  }
-  if (type !== undefined && type !== "stdio") return invalid(`has an unknown type "${type}"`);
+  const url = ["url", "serverUrl", "httpUrl"].find((key) => typeof value[key] === "string");
+  if (url !== undefined || (type !== undefined && REMOTE_TYPES.has(type))) return remote(type ?? "url");
+  if (type !== undefined && type !== "stdio" && !stdioTypes.includes(type)) return invalid(`has an unknown type "${type}"`);
   return stdioFields(value.command, value.args, value.env);
+}
+
+/** `disabled: true` in the entry, as Windsurf, Kiro and Cline write it. */
+export function disabledFlag(value: unknown): string | undefined {
+  return isPlainObject(value) && value.disabled === true ? "`disabled: true`" : undefined;
+}
+
+/** `enabled: false` in the entry, as Zed, Codex, opencode and goose write it. */
+export function enabledFalse(value: unknown, written = "`enabled: false`"): string | undefined {
+  return isPlainObject(value) && value.enabled === false ? written : undefined;
+}
+
+/** `standardEntry`, noting the entry's own off switch (`disabled: true` by default). */
+export function entryWithSwitch(off: (value: unknown) => string | undefined = disabledFlag, stdioTypes: readonly string[] = []) {
+  return (value: unknown): EntryFields => {
+    const fields = standardEntry(value, stdioTypes);
+    const disabled = off(value);
+    return disabled ? { ...fields, disabled } : fields;
+  };
 }
 
 export function stdioFields(command: unknown, args: unknown, env: unknown): EntryFields {
@@ -156,12 +202,12 @@ export function invalid(why: string): EntryFields {
   return { transport: "stdio", status: "invalid", reason: `${why}: the agent cannot start it, left untouched` };
 }
 
-/** Mark an entry as turned off in the config. Only a governed or invalid entry changes. */
-export function disable(entry: ServerEntry, reason: string): void {
-  if (entry.status !== "governed" && entry.status !== "invalid" && entry.status !== "wrapped") return;
-  entry.status = "disabled";
-  entry.reason = `${reason}: the agent does not start it, left untouched`;
-  entry.governed = false;
+/**
+ * Note that the config turns the entry off (a list of disabled names outside the entry, such as
+ * `disabledMcpjsonServers`). The entry is still rewritten, so turning it on mid-session is governed.
+ */
+export function disable(entry: ServerEntry, why: string): void {
+  entry.disabled ??= why;
 }
 
 /**
@@ -172,7 +218,7 @@ export function disable(entry: ServerEntry, reason: string): void {
 export function applyPrecedence(entries: readonly ServerEntry[]): void {
   const winners = new Map<string, ServerEntry>();
   for (const entry of entries) {
-    if (entry.status === "disabled" || entry.status === "invalid") continue;
+    if (entry.disabled !== undefined || entry.status === "invalid") continue;
     const winner = winners.get(entry.name);
     if (winner) entry.shadowedBy = { scope: winner.scope, file: winner.file };
     else winners.set(entry.name, entry);
@@ -247,9 +293,34 @@ export function appDataDir(ctx: AgentContext): string {
   return ctx.platform === "darwin" ? join(ctx.home, "Library", "Application Support") : xdgConfigHome(ctx);
 }
 
+/**
+ * What `read` returns, or undefined when it throws: for looking at something the agent may not
+ * have (a directory, a link, a JSON file it ignores when it cannot read it).
+ */
+export function ifReadable<T>(read: () => T): T | undefined {
+  try {
+    return read();
+  } catch {
+    return undefined;
+  }
+}
+
 /** `dir` and each of its parents up to the root, nearest first. */
 export function selfAndParents(dir: string): string[] {
   const dirs = [dir];
   for (let parent = dirname(dir); parent !== dirs.at(-1); parent = dirname(parent)) dirs.push(parent);
   return dirs;
+}
+
+/**
+ * The directories whose project config an agent reads: the working directory and its parents up
+ * to the repository root (the nearest one holding `.git`), nearest first. Outside a repository,
+ * `outside` says what the agent does: only the working directory (Codex, Copilot, Amp) or every
+ * parent up to the root (opencode).
+ */
+export function projectDirs(cwd: string, outside: "cwd" | "all"): string[] {
+  const dirs = selfAndParents(resolve(cwd));
+  const root = dirs.findIndex((dir) => existsSync(join(dir, ".git")));
+  if (root >= 0) return dirs.slice(0, root + 1);
+  return outside === "cwd" ? dirs.slice(0, 1) : dirs;
 }

@@ -1,7 +1,25 @@
 import type { JSONPath } from "jsonc-parser";
 
 /** The agents `wrap` knows (`--agent-type`). */
-export const AGENT_TYPES = ["claude-desktop", "claude-code", "cursor", "vscode", "windsurf", "zed", "custom"] as const;
+export const AGENT_TYPES = [
+  "claude-desktop",
+  "claude-code",
+  "cursor",
+  "vscode",
+  "windsurf",
+  "zed",
+  "codex",
+  "copilot",
+  "opencode",
+  "gemini",
+  "qwen",
+  "kiro",
+  "goose",
+  "cline",
+  "amp",
+  "junie",
+  "custom",
+] as const;
 export type AgentType = (typeof AGENT_TYPES)[number];
 
 /**
@@ -30,17 +48,16 @@ export type ConfigScope = "user" | "project" | "local" | "custom";
 
 /**
  * Why an entry is or is not rewritten. Only `governed` entries are touched; every other status is
- * left byte-identical and shown in the coverage table with `reason`.
+ * left byte-identical and shown in the coverage table with `reason`. A server turned off in the
+ * config is still `governed` (see `ServerEntry.disabled`).
  */
 export type EntryStatus =
   | "governed"
   /** `url` / `serverUrl` / `type: http|sse`: talks to a server over the network, not through a shim. */
   | "remote"
-  /** Turned off in the config (`disabled: true`, Zed `enabled: false`, `disabledMcpjsonServers`). */
-  | "disabled"
-  /** Already runs `thoughtgate shim` ): wrapping it again would nest shims. */
+  /** Already runs `thoughtgate shim`: wrapping it again would nest shims. */
   | "wrapped"
-  /** A Zed extension server: the extension, not the settings file, decides the command. */
+  /** An extension decides the command (a Zed or Gemini CLI extension), or it runs inside the agent (a goose builtin). */
   | "extension"
   /** Not a server the agent could start (no command, args not strings, ...). */
   | "invalid"
@@ -50,14 +67,33 @@ export type EntryStatus =
 /** The command line as the agent will run it: `${VAR}` references expanded. */
 export type CommandLine = { command: string; args: string[]; env: Record<string, string> };
 
+/**
+ * Where an entry keeps its command line: the keys `rewrite` owns. Most agents write
+ * `{command, args, env}` in the entry itself; Zed's older form and Cline's CLI nest them
+ * (`command: {path, args, env}`, `transport: {command, args, env}`); opencode has one list
+ * `command: [cmd, ...args]` and `environment`; goose says `cmd` and `envs`.
+ */
+export type EntryLayout = {
+  /** Keys from the entry to the object holding the command line: [] for the entry itself. */
+  at: string[];
+  /** The command's key: a string, or (without `args`) a list holding the command and its args. */
+  command: string;
+  /** The args list's key; absent when `command` is a `[command, ...args]` list. */
+  args?: string;
+  env: string;
+};
+
+export const STANDARD_LAYOUT: EntryLayout = { at: [], command: "command", args: "args", env: "env" };
+
 export type ServerEntry = {
   name: string;
   agent: AgentType;
   scope: ConfigScope;
   /** Absolute path of the file the entry is in. */
   file: string;
-  /** Where the entry object sits in the file, for `rewrite` and `restoreOwnedKeys`. */
+  /** Where the entry object sits in the file (keys, in JSON, TOML or YAML alike), for `rewrite` and `restoreOwnedKeys`. */
   jsonPath: JSONPath;
+  layout: EntryLayout;
   transport: "stdio" | "remote";
   /** As written in the file (`${VAR}` references unexpanded); undefined when there is none. */
   command: string | undefined;
@@ -77,6 +113,12 @@ export type ServerEntry = {
   shadowedBy?: { scope: ConfigScope; file: string };
   /** Zed only: `command` as a string with sibling `args`/`env` (flat), or `command: {path, args, env}` (nested). */
   form?: "flat" | "nested";
+  /**
+   * Set when the config turns the server off (`disabled: true`, `enabled: false`,
+   * `disabledMcpjsonServers`, ...): what turns it off. Such an entry is still rewritten, flag
+   * kept, so a server switched on during the session runs through the shim too.
+   */
+  disabled?: string;
   /** Things the user should know that do not stop the rewrite (an unset variable, a VS Code `${input:…}`). */
   warnings: string[];
 };

@@ -7,6 +7,7 @@ import { appDataDir, customPath, readMapFile, type Adapter } from "./shared.ts";
  * `Code - Insiders` for Insiders). VS Code keeps a server from each file as its own, so the same
  * name in both files is two servers: no precedence. An entry with `command` is stdio whether or
  * not it says `type: "stdio"`. `${input:…}` is asked for when the server starts: left as written.
+ * A server stopped or disabled in VS Code's UI is not marked in the file: it is governed like the others.
  */
 export const vscode: Adapter = {
   agent: "vscode",

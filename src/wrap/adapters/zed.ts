@@ -1,6 +1,6 @@
 import { join } from "node:path";
 import { isPlainObject } from "./jsonc.ts";
-import { customPath, invalid, readMapFile, remote, stdioFields, xdgConfigHome, type Adapter, type EntryFields } from "./shared.ts";
+import { customPath, enabledFalse, invalid, readMapFile, remote, stdioFields, xdgConfigHome, type Adapter, type EntryFields } from "./shared.ts";
 import type { AgentContext } from "./types.ts";
 
 /**
@@ -12,7 +12,8 @@ import type { AgentContext } from "./types.ts";
  * - custom, the older nested form: `{ "command": { "path": "npx", "args": [...], "env": {...} } }`;
  * - extension servers: `{ "source": "extension", "settings": {...} }`, no command: the extension
  *   decides what runs, so wrap cannot put a shim in front of it;
- * and remote ones with `url`. `enabled: false` turns a server off. Values are taken literally.
+ * and remote ones with `url`. `enabled: false` turns a server off (rewritten all the same, the flag
+ * kept). Values are taken literally.
  */
 export const zed: Adapter = {
   agent: "zed",
@@ -35,17 +36,18 @@ export function zedSettingsPath(ctx: AgentContext): string {
 function zedEntry(value: unknown): EntryFields {
   if (!isPlainObject(value)) return invalid("is not an object");
   const fields = readForm(value);
-  if (value.enabled === false && fields.status !== "remote") {
-    return { ...fields, status: "disabled", reason: "enabled: false: Zed does not start it, left untouched" };
-  }
-  return fields;
+  const disabled = enabledFalse(value);
+  return disabled ? { ...fields, disabled } : fields;
 }
+
+/** The older form keeps the command line in `command: {path, args, env}`. */
+const NESTED_LAYOUT = { at: ["command"], command: "path", args: "args", env: "env" };
 
 function readForm(value: Record<string, unknown>): EntryFields {
   if (typeof value.url === "string") return remote("url");
   const command = value.command;
   if (typeof command === "string") return { ...stdioFields(command, value.args, value.env), form: "flat" };
-  if (isPlainObject(command)) return { ...stdioFields(command.path, command.args, command.env), form: "nested" };
+  if (isPlainObject(command)) return { ...stdioFields(command.path, command.args, command.env), form: "nested", layout: NESTED_LAYOUT };
   if (command === undefined) {
     return {
       transport: "stdio",

@@ -1,0 +1,147 @@
+import { existsSync, readdirSync, realpathSync } from "node:fs";
+import { join, resolve } from "node:path";
+import type { ExpansionSyntax } from "./expand.ts";
+import { isPlainObject, readConfigText } from "./jsonc.ts";
+import { applyPrecedence, customPath, disable, entriesOfMap, ifReadable, openConfigFile, readMapFile, standardEntry, stringList, type Adapter, type EntryFields } from "./shared.ts";
+import type { AgentContext, AgentType, ConfigFile, ConfigScope } from "./types.ts";
+
+/** What sets Gemini CLI and its fork Qwen Code apart. */
+type GeminiFamily = {
+  agent: Extract<AgentType, "gemini" | "qwen">;
+  label: string;
+  /** The user directory (`~/.gemini`, `~/.qwen`), moved by the agent's environment variable. */
+  userDir(ctx: AgentContext): string;
+  /** The home directory as the agent sees it: in it, the project file is not read. */
+  homeDir(ctx: AgentContext): string;
+  /** The project directory's name (`.gemini`, `.qwen`). */
+  projectDir: string;
+  syntax: ExpansionSyntax;
+  /** Manifest names of the agent's extensions in `<user dir>/extensions/<name>/`. */
+  manifests: readonly string[];
+};
+
+/**
+ * Gemini CLI (`gemini`) and Qwen Code (`qwen`): `mcpServers` in `settings.json` (JSON with comments).
+ *
+ * Confirmed with Gemini CLI 0.61.0 and Qwen Code 0.15.10 (`mcp add`, `mcp list`, their bundled
+ * settings loader, a temporary HOME):
+ * - the user file is `~/.gemini/settings.json` (`$GEMINI_CLI_HOME/.gemini/` when set) or
+ *   `~/.qwen/settings.json` (`$QWEN_HOME/` when set); `mcp add` writes the project file by default
+ *   for Gemini, the user file for Qwen;
+ * - the project file is `.gemini/settings.json` / `.qwen/settings.json` in the working directory
+ *   only (not its parents), not read when the working directory is the home directory; its servers
+ *   win over the user file's; Gemini reads it (and starts any server) only in a trusted folder;
+ * - stdio entries have `command`, `args`, `env`, `cwd`, `includeTools` / `excludeTools`, `trust`,
+ *   `timeout`; remote ones `url` (SSE, or `type: "http"`), `httpUrl`, or `tcp`;
+ * - servers are turned off by name, not in the entry: `mcp.excluded` in a settings file (and with
+ *   `mcp.allowed` set, every server not in it), compared case-insensitively; Gemini also keeps
+ *   `gemini mcp disable` in `~/.gemini/mcp-server-enablement.json` (`{"name": {"enabled": false}}`);
+ * - `$VAR`, `${VAR}` (and for Gemini `${VAR:-default}`) are replaced in every settings value;
+ * - a settings file must be JSON with comments: trailing commas make both refuse it (Qwen renames
+ *   such a file aside), so the rewrite never writes one.
+ * Extension servers (`<user dir>/extensions/*\/gemini-extension.json`, Qwen also
+ * `qwen-extension.json`) are listed as not governed: the extension owns that file and replaces it
+ * on update. Not seen by wrap: the system files (`/etc/gemini-cli/settings.json`,
+ * `/etc/qwen-code/settings.json` and their `system-defaults.json`). The Antigravity file
+ * `~/.gemini/config/mcp_config.json` is not read: its format could not be confirmed.
+ * Docs: https://geminicli.com/docs/tools/mcp-server/, https://qwenlm.github.io/qwen-code-docs/en/users/features/mcp/.
+ */
+export function geminiFamily(spec: GeminiFamily): Adapter {
+  return {
+    agent: spec.agent,
+    label: spec.label,
+    discover(ctx, options) {
+      const read = (path: string, scope: ConfigScope) => readMapFile(spec.agent, path, scope, "mcpServers", spec.syntax, ctx, geminiEntry);
+      const custom = customPath(ctx, options);
+      if (custom) return [read(custom, "custom")];
+      const userDir = spec.userDir(ctx);
+      const files = [...(isHome(ctx.cwd, spec.homeDir(ctx)) ? [] : [read(join(ctx.cwd, spec.projectDir, "settings.json"), "project")]), read(join(userDir, "settings.json"), "user")];
+      const off = turnedOff(spec, ctx, files);
+      for (const entry of files.flatMap((file) => file.entries)) {
+        const why = off(entry.name);
+        if (why) disable(entry, why);
+      }
+      applyPrecedence(files.flatMap((file) => file.entries));
+      return [...files, ...extensionFiles(spec, ctx, userDir)];
+    },
+  };
+}
+
+export const gemini = geminiFamily({
+  agent: "gemini",
+  label: "Gemini CLI",
+  userDir: (ctx) => join(geminiHome(ctx), ".gemini"),
+  homeDir: geminiHome,
+  projectDir: ".gemini",
+  syntax: "gemini",
+  manifests: ["gemini-extension.json"],
+});
+
+/** `$GEMINI_CLI_HOME` stands in for the home directory everywhere Gemini CLI looks at it. */
+function geminiHome(ctx: AgentContext): string {
+  return ctx.env.GEMINI_CLI_HOME || ctx.home;
+}
+
+function geminiEntry(value: unknown): EntryFields {
+  if (isPlainObject(value) && typeof value.tcp === "string") return standardEntry({ ...value, type: "tcp", url: value.tcp });
+  return standardEntry(value);
+}
+
+/** Which servers the settings turn off by name: `mcp.excluded`, `mcp.allowed`, the enablement file. */
+function turnedOff(spec: GeminiFamily, ctx: AgentContext, files: ConfigFile[]): (name: string) => string | undefined {
+  const excluded = new Set<string>();
+  let allowed: Set<string> | undefined;
+  for (const file of files) {
+    const { file: settings, values } = openConfigFile(spec.agent, file.path, file.scope, [["mcp", "excluded"], ["mcp", "allowed"]]);
+    if (!settings.exists || settings.problems.length > 0) continue;
+    for (const name of stringList(values[0]) ?? []) excluded.add(normalise(name));
+    const allow = stringList(values[1]);
+    if (allow) allowed = new Set([...(allowed ?? []), ...allow.map(normalise)]);
+  }
+  const states = spec.agent === "gemini" ? readJson(readConfigText(join(spec.userDir(ctx), "mcp-server-enablement.json")).text) : {};
+  return (name) => {
+    const id = normalise(name);
+    if (excluded.has(id)) return "mcp.excluded";
+    if (allowed && !allowed.has(id)) return "mcp.allowed (not listed)";
+    const state = states[id];
+    if (isPlainObject(state) && state.enabled === false) return "`gemini mcp disable`";
+    return undefined;
+  };
+}
+
+const normalise = (name: string) => name.toLowerCase().trim();
+
+/** The agent ignores an enablement file it cannot read; so does the coverage table. */
+function readJson(text: string): Record<string, unknown> {
+  const value: unknown = ifReadable(() => JSON.parse(text) as unknown);
+  return isPlainObject(value) ? value : {};
+}
+
+/** The MCP servers of installed extensions, listed so the coverage table shows them; never rewritten. */
+function extensionFiles(spec: GeminiFamily, ctx: AgentContext, userDir: string): ConfigFile[] {
+  const root = join(userDir, "extensions");
+  const names = (ifReadable(() => readdirSync(root, { withFileTypes: true })) ?? [])
+    .filter((dirent) => dirent.isDirectory())
+    .map((dirent) => dirent.name)
+    .sort();
+  return names.flatMap((name) => {
+    const manifest = spec.manifests.map((file) => join(root, name, file)).find((path) => existsSync(path));
+    if (!manifest) return [];
+    const { file, values } = openConfigFile(spec.agent, manifest, "user", [["mcpServers"]]);
+    const extension = () => ({
+      transport: "stdio" as const,
+      status: "extension" as const,
+      reason: `provided by the ${spec.label} extension "${name}", which replaces its manifest on update: not rewritten`,
+    });
+    file.entries = entriesOfMap(file, values[0], { agent: spec.agent, scope: "user", file: manifest, mapPath: ["mcpServers"], syntax: "none", ctx }, (value) =>
+      standardEntry(value).status === "remote" ? standardEntry(value) : extension(),
+    );
+    return file.entries.length > 0 ? [file] : [];
+  });
+}
+
+/** Whether `cwd` is the home directory (the agents compare real paths). */
+function isHome(cwd: string, home: string): boolean {
+  const real = (path: string) => ifReadable(() => realpathSync(resolve(path))) ?? resolve(path);
+  return real(cwd) === real(home);
+}
