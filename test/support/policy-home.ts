@@ -4,9 +4,10 @@
  * (the repository's, found because a shim, `serve` or `wrap` runs in that directory).
  */
 import type { FileSink } from "bun";
-import { closeSync, constants, mkdirSync, openSync, writeFileSync } from "node:fs";
+import { closeSync, constants, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { requireBinary, tempDir } from "./harness.ts";
+import { fixture, requireBinary, tempDir } from "./harness.ts";
 
 export type PolicyHome = {
   /** The environment a ThoughtGate process needs to find the user's policy here. */
@@ -59,7 +60,10 @@ export async function runThoughtgate(
     // Read-write, so the open does not wait for a writer and the pipe never reaches end of file.
     fifo = openSync(path, constants.O_RDWR);
   }
-  const proc = Bun.spawn([requireBinary(), ...args], {
+  const report = join(tmpdir(), `thoughtgate-peak-${Bun.randomUUIDv7()}.json`);
+  // Through test/fixtures/peak-rss-fixture.ts: this test process has run many children, and the
+  // peak it would report for this one can be an earlier child's.
+  const proc = Bun.spawn([...fixture("peak-rss-fixture.ts", report, "--"), requireBinary(), ...args], {
     cwd: options.cwd,
     env: { ...process.env, ...options.env },
     stdin: fifo ?? "pipe",
@@ -74,10 +78,12 @@ export async function runThoughtgate(
   let timedOut = false;
   const timer = setTimeout(() => {
     timedOut = true;
-    proc.kill("SIGKILL");
+    proc.kill("SIGTERM"); // the fixture SIGKILLs the binary, reaps it and still reports
   }, options.timeoutMs ?? 15_000);
   const [stdout, stderr] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
   clearTimeout(timer);
   if (fifo !== null) closeSync(fifo);
-  return { exitCode: timedOut ? null : proc.exitCode, stdout, stderr, maxRss: proc.resourceUsage()?.maxRSS ?? 0, timedOut };
+  const peak = JSON.parse(readFileSync(report, "utf8")) as { code: number | null; maxRss: number | null };
+  rmSync(report, { force: true });
+  return { exitCode: timedOut ? null : peak.code, stdout, stderr, maxRss: peak.maxRss ?? 0, timedOut };
 }

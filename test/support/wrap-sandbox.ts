@@ -2,12 +2,12 @@
  * A home and a project in a temp dir for running the compiled `thoughtgate wrap` as a user would in
  * a repository they just cloned: HOME, the XDG dirs and the working directory all inside it, so
  * whatever wrap reads or writes is the test's. `run` stops wrap at a deadline (SIGKILL, reaped)
- * and reports its peak memory from the kernel's rusage.
+ * and reports its peak memory from the kernel's rusage, read by test/fixtures/peak-rss-fixture.ts.
  */
 import type { Subprocess } from "bun";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { requireBinary, tempDir } from "./harness.ts";
+import { fixture, requireBinary, tempDir } from "./harness.ts";
 
 export type WrapRun = {
   code: number | null;
@@ -66,15 +66,18 @@ export function wrapSandbox(): Sandbox {
     env,
     start,
     async run(args, deadlineMs = 15_000) {
-      const proc = spawn(args);
+      const report = join(dir.path, `peak-${Bun.randomUUIDv7()}.json`);
+      const proc = Bun.spawn([...fixture("peak-rss-fixture.ts", report, "--"), requireBinary(), ...args], { cwd: project, env, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+      started.push(proc);
       let timedOut = false;
       const timer = setTimeout(() => {
         timedOut = true;
-        proc.kill("SIGKILL");
+        proc.kill("SIGTERM"); // the fixture SIGKILLs wrap, reaps it and still reports
       }, deadlineMs);
       const [stderr] = await Promise.all([new Response(proc.stderr).text(), new Response(proc.stdout).text(), proc.exited]);
       clearTimeout(timer);
-      return { code: proc.exitCode, stderr, timedOut, maxRss: proc.resourceUsage()?.maxRSS ?? Number.NaN };
+      const peak = JSON.parse(readFileSync(report, "utf8")) as { code: number | null; maxRss: number | null };
+      return { code: peak.code, stderr, timedOut, maxRss: peak.maxRss ?? Number.NaN };
     },
     async [Symbol.asyncDispose]() {
       for (const proc of started) {
