@@ -69,7 +69,7 @@ export async function runArbiter(options: ArbiterSessionOptions): Promise<number
   const spawned = ServerProcess.spawn(options.command, process.env, { pipeStderr: true });
   if (!(spawned instanceof ServerProcess)) {
     events.emit("server_state", { state: "failed_to_start", detail: spawned.error });
-    events.emit("run_end", { ended_at: new Date().toISOString(), status: "server_failed", exit_code: EXIT.error, summary: emptySummary() });
+    events.emit("run_end", { ended_at: new Date().toISOString(), status: "server_failed", pid: process.pid, exit_code: EXIT.error, summary: emptySummary() });
     await events.close();
     throw new ThoughtGateError("SPAWN_FAILED", spawned.error);
   }
@@ -156,7 +156,7 @@ export async function runArbiter(options: ArbiterSessionOptions): Promise<number
   const exitCode = stop.kind === "transport" ? EXIT.error : exitCodeOf(exit);
   const status = stop.kind === "child_exit" ? "child_exited" : stop.kind === "transport" ? "transport_failed" : "aborted";
   if (arbiter.summary.malformed_events > 0) serverLog.warn(`${arbiter.summary.malformed_events} malformed event line(s) passed through as output`);
-  events.emit("run_end", { ended_at: new Date().toISOString(), status, exit_code: exitCode, summary: arbiter.summary });
+  events.emit("run_end", { ended_at: new Date().toISOString(), status, pid: process.pid, exit_code: exitCode, summary: arbiter.summary });
   await events.close();
   return exitCode;
 }

@@ -19,7 +19,7 @@ export const profileArg = {
 } as const satisfies ArgsDef;
 
 export function resolveProfile(flag: string | undefined): Profile {
-  const value = flag ?? process.env.THOUGHTGATE_PROFILE ?? "production";
+  const value = givenOrAbsent(flag, "--profile") ?? givenOrAbsent(process.env.THOUGHTGATE_PROFILE, "$THOUGHTGATE_PROFILE") ?? "production";
   if (!isProfile(value)) throw usageError(`--profile: expected one of ${PROFILES.join("|")}, got ${JSON.stringify(value)}`);
   return value;
 }
@@ -57,9 +57,21 @@ export function runIdFromEnv(): string {
   return process.env.THOUGHTGATE_RUN_ID ?? Bun.randomUUIDv7();
 }
 
+/**
+ * A string flag (or variable) that may be absent but, when given, must say something: an unset
+ * `${VAR}` in an agent's config turns `--governance-endpoint ${VAR}` into an empty value, which
+ * must stop the command rather than quietly mean "not given".
+ */
+export function givenOrAbsent(value: string | undefined, name: string): string | undefined {
+  if (value === undefined) return undefined;
+  if (value.trim() === "") throw usageError(`${name} is empty: give a value or leave it out`);
+  return value;
+}
+
 /** A duration flag that may be absent. */
 export function optionalDuration(value: string | undefined, flag: string): number | undefined {
-  return value === undefined ? undefined : parseDuration(value, flag);
+  const given = givenOrAbsent(value, flag);
+  return given === undefined ? undefined : parseDuration(given, flag);
 }
 
 /** What goes after `--` for each command, in the usage error. */
@@ -116,7 +128,8 @@ function kebab(name: string): string {
 }
 
 /** `--governance-port`: 0 (any free port) when absent. */
-export function parsePort(value: string | undefined): number {
+export function parsePort(flag: string | undefined): number {
+  const value = givenOrAbsent(flag, "--governance-port");
   if (value === undefined) return 0;
   const port = Number(value);
   if (!/^\d+$/.test(value) || port > 65_535) throw usageError(`--governance-port: expected a port number 0-65535, got ${JSON.stringify(value)}`);

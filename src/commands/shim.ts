@@ -2,7 +2,7 @@ import { defineCommand } from "citty";
 import { basename } from "node:path";
 import { runShim } from "../shim/proxy.ts";
 import { createShimDecider } from "../governance/shim-decider.ts";
-import { commonArgs, eventsArg, eventsPath, optionalDuration, profileArg, resolveProfile, runIdFromEnv, splitChildCommand } from "./_shared.ts";
+import { commonArgs, eventsArg, eventsPath, givenOrAbsent, optionalDuration, profileArg, resolveProfile, runIdFromEnv, splitChildCommand } from "./_shared.ts";
 
 const args = {
   "server-id": { type: "string", description: "Name of this server in logs and events (default: the command's basename)" },
@@ -37,26 +37,23 @@ export default defineCommand({
   args,
   async run({ rawArgs, args: parsed }) {
     const { child } = splitChildCommand(rawArgs, args, "shim");
+    // Every flag is checked before anything starts: a given-but-empty value is an error, never "absent".
     const profile = resolveProfile(parsed.profile);
-    const serverId = parsed["server-id"] ?? basename(child[0] ?? "server");
+    const serverId = givenOrAbsent(parsed["server-id"], "--server-id") ?? basename(child[0] ?? "server");
     const runId = runIdFromEnv();
+    const events = eventsPath(parsed.events, { runId, serverId });
+    const graces = {
+      orphanTimeoutMs: optionalDuration(parsed["orphan-timeout"], "--orphan-timeout"),
+      stdinCloseGraceMs: optionalDuration(parsed["stdin-close-grace"], "--stdin-close-grace"),
+      sigtermGraceMs: optionalDuration(parsed["sigterm-grace"], "--sigterm-grace"),
+    };
     const decider = await createShimDecider({
       profile,
       serverId,
       endpoint: parsed["governance-endpoint"],
       secretFile: parsed["governance-secret-file"],
-      configFlag: parsed["thoughtgate-config"],
+      configFlag: givenOrAbsent(parsed["thoughtgate-config"], "--thoughtgate-config"),
     });
-    return runShim({
-      serverId,
-      profile,
-      command: child,
-      runId,
-      eventsPath: eventsPath(parsed.events, { runId, serverId }),
-      decider,
-      orphanTimeoutMs: optionalDuration(parsed["orphan-timeout"], "--orphan-timeout"),
-      stdinCloseGraceMs: optionalDuration(parsed["stdin-close-grace"], "--stdin-close-grace"),
-      sigtermGraceMs: optionalDuration(parsed["sigterm-grace"], "--sigterm-grace"),
-    });
+    return runShim({ serverId, profile, command: child, runId, eventsPath: events, decider, ...graces });
   },
 });

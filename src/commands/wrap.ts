@@ -3,7 +3,7 @@ import { usageError } from "../core/errors.ts";
 import { AGENT_TYPES } from "../wrap/adapters/types.ts";
 import { isAgentType } from "../wrap/adapters/detect.ts";
 import { runWrap } from "../wrap/session.ts";
-import { commonArgs, parsePort, profileArg, resolveProfile, splitChildCommand } from "./_shared.ts";
+import { commonArgs, givenOrAbsent, parsePort, profileArg, resolveProfile, splitChildCommand } from "./_shared.ts";
 
 const args = {
   "agent-type": { type: "string", description: `Which agent (default: detected from the command): ${AGENT_TYPES.join(", ")}`, valueHint: "TYPE" },
@@ -12,7 +12,8 @@ const args = {
   "thoughtgate-config": { type: "string", description: "Policy file (default: discovery, else the embedded default policy)", valueHint: "PATH" },
   "governance-port": { type: "string", description: "Governance service port on 127.0.0.1 (default: any free port)", valueHint: "N" },
   "no-restore": { type: "boolean", description: "Leave the configs rewritten at exit (thoughtgate unwrap puts them back)" },
-  "dry-run": { type: "boolean", description: "Print the rewrite as a unified diff and change nothing" },
+  "dry-run": { type: "boolean", description: "Print the rewrite as a unified diff on stdout and change nothing" },
+  "allow-ungoverned": { type: "boolean", description: "Start the agent even when none (or not all) of its MCP servers can be governed; one warning line says what" },
   ...commonArgs,
 } as const;
 
@@ -21,19 +22,23 @@ export default defineCommand({
   args,
   async run({ rawArgs, args: parsed }) {
     const { child } = splitChildCommand(rawArgs.filter((arg) => arg !== "--no-restore"), args, "wrap");
-    const agentType = parsed["agent-type"];
+    const agentType = givenOrAbsent(parsed["agent-type"], "--agent-type");
+    const configPath = givenOrAbsent(parsed["config-path"], "--config-path");
+    const policyFile = givenOrAbsent(parsed["thoughtgate-config"], "--thoughtgate-config");
     if (agentType !== undefined && !isAgentType(agentType)) throw usageError(`--agent-type: expected one of ${AGENT_TYPES.join("|")}, got ${JSON.stringify(agentType)}`);
     return runWrap({
       command: child,
       ...(agentType ? { agentType } : {}),
-      ...(parsed["config-path"] ? { configPath: parsed["config-path"] } : {}),
+      ...(configPath ? { configPath } : {}),
       profile: resolveProfile(parsed.profile),
-      ...(parsed["thoughtgate-config"] ? { policyFile: parsed["thoughtgate-config"] } : {}),
+      ...(policyFile ? { policyFile } : {}),
       governancePort: parsePort(parsed["governance-port"]),
       restore: !rawArgs.slice(0, rawArgs.indexOf("--")).includes("--no-restore"),
       dryRun: parsed["dry-run"] === true,
+      allowUngoverned: parsed["allow-ungoverned"] === true,
       showDecisions: parsed.verbose === true,
       say: (text) => process.stderr.write(`${text}\n`),
+      print: (text) => process.stdout.write(text.endsWith("\n") ? text : `${text}\n`),
     });
   },
 });

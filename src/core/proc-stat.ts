@@ -1,4 +1,5 @@
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
+import { bestEffort } from "./errors.ts";
 
 /** The fields of Linux `/proc/<pid>/stat` that ThoughtGate reads. */
 export type ProcStat = {
@@ -29,4 +30,28 @@ export function readProcStat(pid: number | string): ProcStat | null {
 /** A zombie or dead entry is no running process. */
 export function isRunning(stat: ProcStat | null): stat is ProcStat {
   return stat !== null && stat.state !== "Z" && stat.state !== "X";
+}
+
+/**
+ * Whether any process of group `pgid` is still running. Signal 0 also counts zombies, and a
+ * grandchild orphaned by the server stays a zombie forever where PID 1 does not reap (containers),
+ * so on Linux we read /proc and skip them. The group id cannot be reused while any member exists.
+ */
+export function groupHasLiveMembers(pgid: number): boolean {
+  if (!bestEffort(() => process.kill(-pgid, 0))) return false;
+  if (process.platform !== "linux") return true;
+  for (const entry of readdirSync("/proc")) {
+    const code = entry.charCodeAt(0);
+    if (code < 0x30 || code > 0x39) continue;
+    const stat = readProcStat(entry); // null: exited while we looked
+    if (isRunning(stat) && stat.pgrp === pgid) return true;
+  }
+  return false;
+}
+
+
+/** Whether process `pid` is running (not gone, not a zombie). */
+export function isProcessRunning(pid: number): boolean {
+  if (process.platform === "linux") return isRunning(readProcStat(pid));
+  return bestEffort(() => process.kill(pid, 0));
 }

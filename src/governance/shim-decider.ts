@@ -30,14 +30,36 @@ export async function createLocalDecider(options: ShimGovernanceOptions): Promis
 
 /** The service when an endpoint is given (its secret comes from the environment), else the local engine. */
 export async function createShimDecider(options: ShimGovernanceOptions, env: NodeJS.ProcessEnv = process.env): Promise<Decider> {
-  const endpoint = options.endpoint ?? env[ENDPOINT_ENV];
-  if (!endpoint) return createLocalDecider(options);
+  // Given but empty (an unset `${VAR}` in the agent's config) must not mean "decide in-process with
+  // another policy than the service's": it stops the shim.
+  const endpoint = nonEmpty(options.endpoint, "--governance-endpoint") ?? nonEmpty(env[ENDPOINT_ENV], `$${ENDPOINT_ENV}`);
+  if (options.secretFile !== undefined) nonEmpty(options.secretFile, "--governance-secret-file");
+  if (!endpoint) {
+    if (options.secretFile !== undefined) throw usageError("--governance-secret-file needs --governance-endpoint (the service it belongs to)");
+    return createLocalDecider(options);
+  }
+  if (!isHttpUrl(endpoint)) throw usageError(`--governance-endpoint: ${JSON.stringify(endpoint)} is not an http:// URL`);
   if (options.configFlag) throw usageError("use either --governance-endpoint or --thoughtgate-config: the service owns the policy");
   const secret = options.secretFile ? readSecretFile(options.secretFile) : env[SESSION_SECRET_ENV];
   if (!secret) throw usageError(`--governance-endpoint needs the session secret in $${SESSION_SECRET_ENV} or --governance-secret-file`);
   // Loaded only here: a shim with a local policy never needs the HTTP client.
   const { RemoteDecider } = await import("./remote-decider.ts");
   return RemoteDecider.connect({ endpoint, secret, serverId: options.serverId, profile: options.profile });
+}
+
+function nonEmpty(value: string | undefined, name: string): string | undefined {
+  if (value === undefined) return undefined;
+  if (value.trim() === "") throw usageError(`${name} is empty: give a value or leave it out`);
+  return value;
+}
+
+function isHttpUrl(text: string): boolean {
+  try {
+    const url = new URL(text);
+    return url.protocol === "http:" || url.protocol === "https:";
+  } catch {
+    return false;
+  }
 }
 
 function readSecretFile(path: string): string {

@@ -166,6 +166,7 @@ export async function runShim(options: ShimOptions): Promise<number> {
     {
       ended_at: new Date().toISOString(),
       status: server ? (reason === "server_exit" ? "server_exited" : "ok") : "server_failed",
+      pid: process.pid,
       exit_code: exitCode,
       summary: router.summary,
     },

@@ -1,8 +1,7 @@
 import type { FileSink, Subprocess } from "bun";
-import { readdirSync } from "node:fs";
 import { bestEffort, messageOf } from "../core/errors.ts";
 import { log } from "../core/log.ts";
-import { isRunning, readProcStat } from "../core/proc-stat.ts";
+import { groupHasLiveMembers } from "../core/proc-stat.ts";
 
 /** Staged shutdown defaults: how long the server gets after stdin closes, then after SIGTERM. */
 export const STDIN_CLOSE_GRACE_MS = 5_000;
@@ -152,23 +151,6 @@ export class ServerProcess {
     this.cutWait = null;
     return exited;
   }
-}
-
-/**
- * Whether any process of group `pgid` is still running. Signal 0 also counts zombies, and a
- * grandchild orphaned by the server stays a zombie forever where PID 1 does not reap (containers),
- * so on Linux we read /proc and skip them. The group id cannot be reused while any member exists.
- */
-export function groupHasLiveMembers(pgid: number): boolean {
-  if (!bestEffort(() => process.kill(-pgid, 0))) return false;
-  if (process.platform !== "linux") return true;
-  for (const entry of readdirSync("/proc")) {
-    const code = entry.charCodeAt(0);
-    if (code < 0x30 || code > 0x39) continue;
-    const stat = readProcStat(entry); // null: exited while we looked
-    if (isRunning(stat) && stat.pgrp === pgid) return true;
-  }
-  return false;
 }
 
 function definedOnly(env: NodeJS.ProcessEnv): Record<string, string> {

@@ -91,6 +91,8 @@ export type EventFields = {
     ended_at: string;
     /** shim: ok / server_exited / server_failed; arbiter: child_exited / aborted / transport_failed / server_failed. */
     status: "ok" | "server_exited" | "server_failed" | "child_exited" | "aborted" | "transport_failed";
+    /** The shim's or arbiter's pid (wrap pairs it with run_start's). */
+    pid: number;
     exit_code: number;
     summary: Summary | ArbiterSummary;
   };

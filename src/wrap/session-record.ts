@@ -3,9 +3,9 @@ import { join } from "node:path";
 import { stateDir } from "../core/paths.ts";
 
 /**
- * One place for a wrap session's record (issue 4 item 5): every shim of the session appends its
- * events to `<state dir>/sessions/<run id>/events.jsonl`, printed at start; the summary at exit
- * and the demo's live view read it back.
+ * One place for a wrap session's record: every shim of the session appends its events to
+ * `<state dir>/sessions/<run id>/events.jsonl`, printed at start; the summary at exit and the
+ * demo's live view read it back.
  */
 export function createSessionDir(runId: string, env: NodeJS.ProcessEnv = process.env): { dir: string; events: string } {
   const dir = join(stateDir(env), "sessions", runId);
@@ -18,15 +18,23 @@ export type SessionSummary = {
   calls: number;
   forwarded: number;
   denied: number;
+  /** Approved by a person: on the approvals page, with `thoughtgate approve`, through the agent's own prompt. */
   approved: number;
+  /** Let through by a rule of the workflow, not a person: `on_timeout: approve`, a default action. */
+  approvedUnasked: number;
   autoApproved: number;
   wouldBlock: number;
   framingErrors: number;
   smugglingAttempts: number;
   eventsDropped: number;
+  /** Shims that were gone without writing their `run_end` (wrap wrote it for them). */
+  shimsKilled: number;
 };
 
-type Event = Record<string, unknown>;
+export type Event = Record<string, unknown>;
+
+/** The channels through which a person decides; anything else that approved was a rule. */
+const PERSON_CHANNELS: ReadonlySet<string> = new Set(["web", "cli", "elicitation", "slack", "terminal"]);
 
 export function readEvents(path: string): Event[] {
   if (!existsSync(path)) return [];
@@ -43,7 +51,20 @@ export function readEvents(path: string): Event[] {
 }
 
 export function summarize(events: Event[]): SessionSummary {
-  const summary: SessionSummary = { servers: 0, calls: 0, forwarded: 0, denied: 0, approved: 0, autoApproved: 0, wouldBlock: 0, framingErrors: 0, smugglingAttempts: 0, eventsDropped: 0 };
+  const summary: SessionSummary = {
+    servers: 0,
+    calls: 0,
+    forwarded: 0,
+    denied: 0,
+    approved: 0,
+    approvedUnasked: 0,
+    autoApproved: 0,
+    wouldBlock: 0,
+    framingErrors: 0,
+    smugglingAttempts: 0,
+    eventsDropped: 0,
+    shimsKilled: 0,
+  };
   for (const event of events) {
     if (event.type === "run_start") summary.servers += 1;
     else if (event.type === "tool_call_start") summary.calls += 1;
@@ -51,7 +72,10 @@ export function summarize(events: Event[]): SessionSummary {
       if (event.decision === "deny") summary.denied += 1;
       if (event.decision !== "forward") continue;
       summary.forwarded += 1;
-      if (event.approved_by && event.approved_by !== "timeout") summary.approved += 1;
+      if (typeof event.approved_by === "string") {
+        if (PERSON_CHANNELS.has(event.approved_by)) summary.approved += 1;
+        else summary.approvedUnasked += 1;
+      }
       if (event.auto_approved) summary.autoApproved += 1;
       if (event.would === "WOULD_BLOCK") summary.wouldBlock += 1;
     } else if (event.type === "framing_error") {
@@ -59,6 +83,7 @@ export function summarize(events: Event[]): SessionSummary {
       if (event.error === "SmugglingAttempt") summary.smugglingAttempts += 1;
     } else if (event.type === "run_end") {
       summary.eventsDropped += Number((event.summary as { events_dropped?: number } | undefined)?.events_dropped ?? 0);
+      if (event.written_by !== undefined) summary.shimsKilled += 1;
     }
   }
   return summary;
@@ -68,12 +93,13 @@ export function renderSummary(summary: SessionSummary, eventsPath: string): stri
   const lines = [
     `thoughtgate: session summary (${summary.servers} server${summary.servers === 1 ? "" : "s"} governed)`,
     `  tool calls   ${summary.calls}`,
-    `  forwarded    ${summary.forwarded}${summary.approved ? ` (${summary.approved} approved by a person)` : ""}${summary.autoApproved ? ` (${summary.autoApproved} auto-approved: development)` : ""}`,
+    `  forwarded    ${summary.forwarded}${summary.approved ? ` (${summary.approved} approved by a person)` : ""}${summary.approvedUnasked ? ` (${summary.approvedUnasked} let through by a workflow rule, no person: on_timeout approve)` : ""}${summary.autoApproved ? ` (${summary.autoApproved} auto-approved: development)` : ""}`,
     `  denied       ${summary.denied}`,
   ];
   if (summary.wouldBlock) lines.push(`  would block  ${summary.wouldBlock} (development profile: forwarded anyway)`);
   lines.push(`  framing      ${summary.framingErrors} error${summary.framingErrors === 1 ? "" : "s"}${summary.smugglingAttempts ? `, ${summary.smugglingAttempts} smuggling attempt(s)` : ""}`);
-  if (summary.eventsDropped) lines.push(`  (${summary.eventsDropped} audit events were dropped under load)`);
+  if (summary.eventsDropped) lines.push(`  (${summary.eventsDropped} audit events were lost: writing the record failed)`);
+  if (summary.shimsKilled) lines.push(`  (${summary.shimsKilled} shim(s) were killed by the agent before they could finish; their run_end was written by wrap)`);
   lines.push(`  record       ${eventsPath}`);
   return lines.join("\n");
 }

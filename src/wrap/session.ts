@@ -1,25 +1,28 @@
 import { realpathSync, rmSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { homedir } from "node:os";
 import { createTwoFilesPatch } from "diff";
 import type { JSONPath } from "jsonc-parser";
 import { messageOf, ThoughtGateError, usageError } from "../core/errors.ts";
 import { log } from "../core/log.ts";
 import type { Profile } from "../core/profile.ts";
-import { exitCodeForSignal } from "../core/signals.ts";
 import { EngineHolder } from "../governance/engine-holder.ts";
 import { newSecret, startGovernanceService, type GovernanceService } from "../governance/service.ts";
 import { AGENT_TYPES, detectAgent, discover, isVsCodeInsiders, projectDir, renderCoverage, rewrite, type AgentContext, type AgentType, type ConfigFile, type ServerEntry, type ShimCommand } from "./adapters/index.ts";
 import { ConfigGuard, restoreAllGuards } from "./config-guard.ts";
 import { realConfigPath } from "./config-path.ts";
 import { lockedError, lockPathFor, tryLock } from "./lock.ts";
+import { runAgent } from "./agent-process.ts";
+import { commandLineConfigs, type CommandLineConfigs } from "./agent-args.ts";
+import { checkCoverage } from "./coverage-gate.ts";
+import { drainShims } from "./drain.ts";
 import { repairStale } from "./repair.ts";
 import { createSessionDir, describeDecision, followEvents, readEvents, renderSummary, summarize } from "./session-record.ts";
 
 /** How long shims get to drain after the agent exits. */
 const SHIM_DRAIN_MS = 10_000;
-/** After wrap forwards SIGTERM/SIGHUP to the agent, how long before it is killed. */
-const AGENT_STOP_GRACE_MS = 5_000;
+/** After SIGTERM to a shim or a server group left at the end, how long before SIGKILL. */
+const END_KILL_GRACE_MS = 2_000;
 
 export type WrapOptions = {
   /** The agent's command line. */
@@ -32,10 +35,14 @@ export type WrapOptions = {
   governancePort: number;
   restore: boolean;
   dryRun: boolean;
+  /** `--allow-ungoverned`: start the agent even when nothing (or not every file) can be governed. */
+  allowUngoverned?: boolean;
   /** Print each governance decision as it happens (the demo does). */
   showDecisions: boolean;
   /** Where wrap talks to the user (stderr: the agent owns stdout). */
   say: (text: string) => void;
+  /** Where `--dry-run` writes its diff (stdout, so `wrap --dry-run -- claude > wrap.diff` works). */
+  print?: (text: string) => void;
   context?: AgentContext;
 };
 
@@ -66,16 +73,27 @@ export async function runWrap(options: WrapOptions): Promise<number> {
     if (!held.ok) throw lockedError(lockPath, file.path, held.holderPid);
     held.lock.release();
   }
-  options.say(`thoughtgate: ${agent} MCP servers\n${renderCoverage(files, ctx)}`);
+  const given = commandLineConfigs(agent, options.command, ctx);
+  try {
+    return await governAndRun(options, agent, ctx, files, given);
+  } finally {
+    given.dispose();
+  }
+}
+
+async function governAndRun(options: WrapOptions, agent: AgentType, ctx: AgentContext, files: ConfigFile[], given: CommandLineConfigs): Promise<number> {
+  options.say(`thoughtgate: ${agent} MCP servers\n${renderCoverage([...files, ...given.files], ctx)}`);
+  const warning = checkCoverage([...files, ...given.files], { agent, configPath: options.configPath === undefined ? undefined : resolve(ctx.cwd, options.configPath), allowUngoverned: options.allowUngoverned === true });
+  if (warning) options.say(warning);
   const toRewrite = files.filter((file) => file.entries.some((entry) => entry.governed));
-  if (toRewrite.length === 0) options.say("thoughtgate: no stdio MCP server to govern; the agent runs as it is");
 
   const binary = realpathSync(process.execPath);
   if (options.dryRun) {
     const shimFor = shimCommand(binary, options.profile, "http://127.0.0.1:<port>", { secretFile: "<session dir>/secret", runId: "<run id>", events: "<session record>" });
-    for (const file of toRewrite) {
+    const print = options.print ?? options.say;
+    for (const file of [...toRewrite, ...given.files]) {
       const { text } = rewrite(file.text, file.entries, shimFor);
-      options.say(createTwoFilesPatch(file.path, file.path, file.text, text, "current", "while wrapped"));
+      print(createTwoFilesPatch(file.path, file.path, file.text, text, "current", "while wrapped"));
     }
     options.say("thoughtgate: --dry-run: nothing was changed");
     return 0;
@@ -141,11 +159,12 @@ export async function runWrap(options: WrapOptions): Promise<number> {
 
   let exitCode: number;
   try {
-    exitCode = await runAgent(options.command, options.say);
+    exitCode = await runAgent(given.rewrittenCommand(shimFor, record.dir), options.say);
   } finally {
     // Tell the shims to drain, give them time, then put the configs back.
     service.setShutdown();
-    await drainShims(record.events, SHIM_DRAIN_MS);
+    const drained = await drainShims({ eventsPath: record.events, runId, profile: options.profile, timeoutMs: SHIM_DRAIN_MS, killGraceMs: END_KILL_GRACE_MS });
+    if (drained.serversEnded > 0) options.say(`thoughtgate: ended ${drained.serversEnded} MCP server process group(s) left running after their shim`);
     follower?.stop();
     if (options.restore) restoreEverything();
     else {
@@ -190,57 +209,6 @@ function shimCommand(binary: string, profile: Profile, endpoint: string, session
       env: { THOUGHTGATE_RUN_ID: session.runId },
     };
   };
-}
-
-/**
- * Run the agent with our stdio and `THOUGHTGATE_ACTIVE=1`; its exit code is ours (128+n for a
- * signal). SIGTERM and SIGHUP to wrap are passed on; Ctrl+C already reaches the agent from the
- * terminal (same foreground process group), so SIGINT is passed on only without a terminal.
- */
-async function runAgent(command: string[], say: (text: string) => void): Promise<number> {
-  let agent: ReturnType<typeof Bun.spawn>;
-  try {
-    agent = Bun.spawn(command, { stdin: "inherit", stdout: "inherit", stderr: "inherit", env: { ...process.env, THOUGHTGATE_ACTIVE: "1" } });
-  } catch (error) {
-    say(`thoughtgate: cannot start ${JSON.stringify(command[0])}: ${messageOf(error)}`);
-    return 127;
-  }
-  let killTimer: ReturnType<typeof setTimeout> | null = null;
-  const pass = (signal: NodeJS.Signals) => () => {
-    say(`thoughtgate: ${signal}: stopping the agent, then restoring its config`);
-    agent.kill(signal);
-    killTimer ??= setTimeout(() => agent.kill("SIGKILL"), AGENT_STOP_GRACE_MS);
-  };
-  const handlers: Array<[NodeJS.Signals, () => void]> = [
-    ["SIGTERM", pass("SIGTERM")],
-    ["SIGHUP", pass("SIGHUP")],
-    ["SIGINT", process.stdin.isTTY ? () => {} : pass("SIGINT")],
-  ];
-  for (const [signal, handler] of handlers) process.on(signal, handler);
-  try {
-    const code = await agent.exited;
-    if (agent.signalCode) return exitCodeForSignal(agent.signalCode);
-    return code;
-  } finally {
-    if (killTimer) clearTimeout(killTimer);
-    for (const [signal, handler] of handlers) process.off(signal, handler);
-  }
-}
-
-/** Wait until every shim that started in this session has written its run_end (or the time is up). */
-async function drainShims(eventsPath: string, timeoutMs: number): Promise<void> {
-  const deadline = performance.now() + timeoutMs;
-  for (;;) {
-    const events = readEvents(eventsPath);
-    const started = events.filter((e) => e.type === "run_start").length;
-    const ended = events.filter((e) => e.type === "run_end").length;
-    if (ended >= started) return;
-    if (performance.now() > deadline) {
-      log.warn(`${started - ended} shim(s) did not finish within ${timeoutMs} ms; their servers are in their own process groups and get EOF when the agent's pipes close`);
-      return;
-    }
-    await Bun.sleep(50);
-  }
 }
 
 async function stop(service: GovernanceService, engines: EngineHolder): Promise<void> {

@@ -145,15 +145,18 @@ describe("thoughtgate wrap", () => {
     expect(readFileSync(files.config, "utf8")).toBe(files.original);
   });
 
-  test("--dry-run prints the rewrite as a diff and changes nothing", () => {
+  test("--dry-run prints the rewrite as a diff on stdout (the tables on stderr) and changes nothing", () => {
     using dir = tempDir();
     const files = setup(dir.path);
     const result = Bun.spawnSync([requireBinary(), "wrap", "--dry-run", "--agent-type", "custom", "--config-path", files.config, "--", "true"]);
     expect(result.exitCode).toBe(0);
-    const out = result.stderr.toString();
-    expect(out).toContain("--- " + files.config);
-    expect(out).toMatch(/^\+.*"shim"/m);
-    expect(out).toContain("nothing was changed");
+    const diff = result.stdout.toString();
+    expect(diff).toStartWith("Index: " + files.config);
+    expect(diff).toContain("--- " + files.config);
+    expect(diff).toMatch(/^\+.*"shim"/m);
+    const said = result.stderr.toString();
+    expect(said).toContain("nothing was changed");
+    expect(said).not.toContain("--- " + files.config);
     expect(readFileSync(files.config, "utf8")).toBe(files.original);
   });
 

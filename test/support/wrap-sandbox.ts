@@ -12,6 +12,7 @@ import { fixture, requireBinary, tempDir } from "./harness.ts";
 export type WrapRun = {
   code: number | null;
   stderr: string;
+  stdout: string;
   /** Wrap did not exit by the deadline (and was killed). */
   timedOut: boolean;
   /** Peak resident memory of the wrap process, bytes (getrusage's ru_maxrss). */
@@ -74,10 +75,10 @@ export function wrapSandbox(): Sandbox {
         timedOut = true;
         proc.kill("SIGTERM"); // the fixture SIGKILLs wrap, reaps it and still reports
       }, deadlineMs);
-      const [stderr] = await Promise.all([new Response(proc.stderr).text(), new Response(proc.stdout).text(), proc.exited]);
+      const [stderr, stdout] = await Promise.all([new Response(proc.stderr).text(), new Response(proc.stdout).text(), proc.exited]);
       clearTimeout(timer);
       const peak = JSON.parse(readFileSync(report, "utf8")) as { code: number | null; maxRss: number | null };
-      return { code: peak.code, stderr, timedOut, maxRss: peak.maxRss ?? Number.NaN };
+      return { code: peak.code, stderr, stdout, timedOut, maxRss: peak.maxRss ?? Number.NaN };
     },
     async [Symbol.asyncDispose]() {
       for (const proc of started) {

@@ -1,5 +1,6 @@
 import { existsSync, realpathSync } from "node:fs";
 import { join, resolve } from "node:path";
+import { ThoughtGateError } from "../errors.ts";
 import { configDir } from "../paths.ts";
 
 /** How a file was found: the flag, the environment, the user config dir, or the working directory (a project). */
@@ -26,6 +27,9 @@ export function discoveryPaths(env: NodeJS.ProcessEnv = process.env, cwd = proce
 }
 
 export function discoverPolicy(flag: string | undefined, env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): Discovery {
+  // Given but empty is an error, never "not given": an unset ${VAR} would otherwise fall back to discovery.
+  if (flag !== undefined && flag.trim() === "") throw new ThoughtGateError("USAGE", "--thoughtgate-config is empty: give a policy file or leave it out");
+  if (env.THOUGHTGATE_CONFIG !== undefined && env.THOUGHTGATE_CONFIG.trim() === "") throw new ThoughtGateError("USAGE", "$THOUGHTGATE_CONFIG is empty: give a policy file or unset it");
   if (flag) return { mode: "explicit", file: { file: resolve(cwd, flag), origin: "flag" } };
   if (env.THOUGHTGATE_CONFIG) return { mode: "explicit", file: { file: resolve(cwd, env.THOUGHTGATE_CONFIG), origin: "env" } };
   const paths = discoveryPaths(env, cwd);

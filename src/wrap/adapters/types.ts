@@ -42,9 +42,10 @@ export type DiscoverOptions = {
 
 /**
  * `user`: the agent's global config; `project`: a file in the working directory shared with the
- * team; `local`: Claude Code's per-project entries in `~/.claude.json`; `custom`: `--config-path`.
+ * team; `local`: Claude Code's per-project entries in `~/.claude.json`; `custom`: `--config-path`;
+ * `flag`: given to the agent on its command line (Claude Code's `--mcp-config`).
  */
-export type ConfigScope = "user" | "project" | "local" | "custom";
+export type ConfigScope = "user" | "project" | "local" | "custom" | "flag";
 
 /**
  * Why an entry is or is not rewritten. Only `governed` entries are touched; every other status is

@@ -36,9 +36,10 @@ describe("a config that is a symlink", () => {
     writeFileSync(outside, STDIO_SERVERS);
     symlinkSync(outside, join(box.project, ".mcp.json"));
     const run = await box.run(["wrap", "--dry-run", "--agent-type", "claude-code", "--", "true"]);
-    expect(run.code).toBe(0);
+    expect(run.code).toBe(1);
     expect(run.stderr).toMatch(/notes\s+project\s+\.\/\.mcp\.json\s+no: the file resolves through a symbolic link/);
-    expect(run.stderr).not.toContain("+++ ");
+    expect(run.stderr).toContain("its MCP servers would run ungoverned");
+    expect(run.stdout).not.toContain("+++ ");
   });
 
   test("a user's ~/.claude.json that links into a dotfiles repo: governed through the real file, then still a link to byte-identical bytes", async () => {

@@ -2,7 +2,8 @@
  * Attack: a cloned repository ships `.mcp.json` as something that is not a config file — a link
  * to /dev/zero (reading it grows wrap without end), a FIFO (reading it blocks forever), or a file
  * far larger than any config. `thoughtgate wrap` must finish promptly with the problem reported on
- * that file, in bounded memory, and leave it as it is.
+ * that file, in bounded memory, and leave it as it is; since the servers the agent may read from it
+ * could not be governed, wrap stops (exit 1) and does not start the agent.
  */
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { lstatSync, readlinkSync, symlinkSync, writeFileSync } from "node:fs";
@@ -25,7 +26,8 @@ describe("a project .mcp.json that is not a regular file", () => {
     await using box = wrapSandbox();
     symlinkSync("/dev/zero", join(box.project, ".mcp.json"));
     const run = await box.run(DRY_RUN, DEADLINE_MS);
-    expect({ timedOut: run.timedOut, code: run.code }).toEqual({ timedOut: false, code: 0 });
+    expect({ timedOut: run.timedOut, code: run.code }).toEqual({ timedOut: false, code: 1 });
+    expect(run.stderr).toContain("its MCP servers would run ungoverned");
     expect(run.stderr).toContain("problem: ./.mcp.json is a character device, not a regular file; wrap leaves it untouched");
     expect(run.maxRss).toBeLessThan(MAX_RSS_BYTES);
     expect(readlinkSync(join(box.project, ".mcp.json"))).toBe("/dev/zero");
@@ -36,7 +38,8 @@ describe("a project .mcp.json that is not a regular file", () => {
     const config = join(box.project, ".mcp.json");
     expect(Bun.spawnSync(["mkfifo", config]).exitCode).toBe(0);
     const run = await box.run(DRY_RUN, DEADLINE_MS);
-    expect({ timedOut: run.timedOut, code: run.code }).toEqual({ timedOut: false, code: 0 });
+    expect({ timedOut: run.timedOut, code: run.code }).toEqual({ timedOut: false, code: 1 });
+    expect(run.stderr).toContain("its MCP servers would run ungoverned");
     expect(run.stderr).toContain("problem: ./.mcp.json is a FIFO (named pipe), not a regular file; wrap leaves it untouched");
     expect(lstatSync(config).isFIFO()).toBe(true);
   });
@@ -47,9 +50,10 @@ describe("a project .mcp.json that is not a regular file", () => {
     const text = `{ "padding": "${padding}", "mcpServers": { "notes": { "command": "node", "args": ["notes.js"] } } }\n`;
     writeFileSync(join(box.project, ".mcp.json"), text);
     const run = await box.run(DRY_RUN, DEADLINE_MS);
-    expect({ timedOut: run.timedOut, code: run.code }).toEqual({ timedOut: false, code: 0 });
+    expect({ timedOut: run.timedOut, code: run.code }).toEqual({ timedOut: false, code: 1 });
+    expect(run.stderr).toContain("its MCP servers would run ungoverned");
     expect(run.stderr).toContain("problem: ./.mcp.json is larger than 16 MiB, the most wrap reads of one file; wrap leaves it untouched");
-    expect(run.stderr).not.toContain("+++ ");
+    expect(run.stdout).not.toContain("+++ ");
     expect(run.maxRss).toBeLessThan(MAX_RSS_BYTES);
   });
 });

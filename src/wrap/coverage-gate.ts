@@ -1,0 +1,36 @@
+import { resolve } from "node:path";
+import { ThoughtGateError } from "../core/errors.ts";
+import type { AgentType, ConfigFile } from "./adapters/index.ts";
+
+export type CoverageOptions = {
+  agent: AgentType;
+  /** `--config-path`, resolved against the working directory. */
+  configPath: string | undefined;
+  /** `--allow-ungoverned`: run the agent even when nothing (or not everything) can be governed. */
+  allowUngoverned: boolean;
+};
+
+/**
+ * Before the agent starts: would it run ungoverned without the user knowing? A file the user named
+ * (`--config-path`) that cannot be used is an error, like a policy file that was asked for. A file
+ * the agent reads that wrap cannot edit safely (it does not parse, it is a FIFO, …) would leave its
+ * servers ungoverned: an error. No server to govern at all: an error. The last two are allowed
+ * with `--allow-ungoverned`, which returns one warning line to print instead. Throws a CONFIG error
+ * whose one line names the file and the reason; the agent is then never started.
+ */
+export function checkCoverage(files: readonly ConfigFile[], options: CoverageOptions): string | null {
+  if (options.configPath !== undefined) {
+    const named = resolve(options.configPath);
+    const file = files.find((f) => resolve(f.path) === named);
+    const why = !file || !file.exists ? "no such file" : file.problems[0] ?? (file.text.trim() === "" ? "is empty" : file.entries.length === 0 ? `holds no MCP servers for ${options.agent}` : null);
+    if (why !== null) throw new ThoughtGateError("CONFIG", `${named}: ${why} (given by --config-path)`);
+  }
+  const unusable = files.filter((file) => file.exists && file.problems.length > 0);
+  const governed = files.flatMap((file) => file.entries).filter((entry) => entry.governed);
+  const reasons: string[] = [];
+  for (const file of unusable) reasons.push(`${file.path} ${file.problems[0]}: its MCP servers would run ungoverned`);
+  if (governed.length === 0) reasons.push(`no MCP server of ${options.agent} can be governed (see the table above)`);
+  if (reasons.length === 0) return null;
+  if (options.allowUngoverned) return `thoughtgate: warning: --allow-ungoverned: ${reasons.join("; ")}`;
+  throw new ThoughtGateError("CONFIG", `${reasons.join("; ")}; the agent was not started (fix it, or pass --allow-ungoverned to run it anyway)`);
+}
