@@ -1,5 +1,5 @@
 import { defineCommand } from "citty";
-import { EXIT } from "../core/errors.ts";
+import { EXIT, messageOf } from "../core/errors.ts";
 import { log } from "../core/log.ts";
 import { APPROVAL_KEY_ENV, ENDPOINT_ENV, SESSION_SECRET_ENV } from "../governance/api.ts";
 import { EngineHolder } from "../governance/engine-holder.ts";
@@ -30,8 +30,14 @@ export default defineCommand({
     const cliKey = newSecret();
     const service = startGovernanceService({ engine: () => engines.engine, profile, port, sessionSecret, pageKey: newSecret(), cliKey });
     engines.watch();
-    // `thoughtgate tasks|approve|deny` find this service (and its CLI key, never the page key) here.
-    const unpublish = publishService({ endpoint: service.url, pid: process.pid, start_id: ownProcessStartId(), kind: "serve", cli_key: cliKey, started_at: new Date().toISOString() });
+    // `thoughtgate tasks|approve|deny` find this service (and its CLI key, never the page key) here;
+    // without it they still work with the export line printed below.
+    let unpublish = () => {};
+    try {
+      unpublish = publishService({ endpoint: service.url, pid: process.pid, start_id: ownProcessStartId(), kind: "serve", cli_key: cliKey, started_at: new Date().toISOString() });
+    } catch (error) {
+      log.warn(`cannot record this service for thoughtgate tasks | approve | deny (${messageOf(error)}); use the export line below`);
+    }
     process.once("exit", unpublish);
     const keepAliveOnHangup = () => log.warn("SIGHUP: nothing to reload (the embedded default policy is in force; start with a thoughtgate.yaml to reload it)");
     if (engines.files.length === 0) process.on("SIGHUP", keepAliveOnHangup);

@@ -133,7 +133,12 @@ test("the key travels only in the fragment and the bearer token; arguments are r
   expect(JSON.parse(shown).path).toBe("/tmp/\u202Egpj.exe");
   // The whole call is there, its end included, in a box that scrolls.
   expect(shown).toContain(tail);
-  const box = await card.locator("pre").evaluate((pre) => ({ scroll: pre.scrollHeight, client: pre.clientHeight, overflow: getComputedStyle(pre).overflowY }));
+  // Runs in the page: the browser's getComputedStyle (this project's TypeScript has no DOM library).
+  const box = await card.locator("pre").evaluate((pre) => ({
+    scroll: pre.scrollHeight,
+    client: pre.clientHeight,
+    overflow: (globalThis as unknown as { getComputedStyle(node: unknown): { overflowY: string } }).getComputedStyle(pre).overflowY,
+  }));
   expect(box.scroll).toBeGreaterThan(box.client);
   expect(box.overflow).toBe("auto");
   await card.getByRole("button", { name: "Deny" }).click();

@@ -7,7 +7,7 @@
 import { afterEach, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { basename, join } from "node:path";
-import { fixture, readEvents, requireBinary, tempDir, waitFor } from "../../support/harness.ts";
+import { fixture, readEvents, requireBinary, tempDir } from "../../support/harness.ts";
 import { RawAgent } from "../../support/raw-agent.ts";
 import { runBinary, ServeProcess } from "../../support/serve.ts";
 
