@@ -1,6 +1,6 @@
 import { canonicalJson } from "../core/canonical-json.ts";
 import { showInvisible, showInvisibleInJson } from "../core/visible-text.ts";
-import { redact } from "../telemetry/redact.ts";
+import { redact, redactText } from "../telemetry/redact.ts";
 
 /** With somewhere to see the whole call, a prompt shows at most this many characters of arguments. */
 export const PROMPT_ARGUMENTS_CHARS = 2_000;
@@ -35,7 +35,8 @@ export type PromptOptions = {
 export function approvalPrompt(call: PromptCall, reason?: string, options: PromptOptions = {}): string {
   const target = call.method === "tools/call" ? `${call.serverId}.${call.name}` : `${call.serverId} ${call.method} ${call.name}`;
   const args = shownArguments(redact(call.arguments ?? {}), options.seeAllAt);
-  const question = `Allow ${showInvisible(target)} with ${args.text}?${reason ? ` (${showInvisible(reason)})` : ""}`;
+  // A resource URI can carry a credential too (`?token=…`, `user:password@`).
+  const question = `Allow ${showInvisible(redactText(target))} with ${args.text}?${reason ? ` (${showInvisible(reason)})` : ""}`;
   return args.note ? `${question}\n${args.note}` : question;
 }
 

@@ -65,6 +65,9 @@ export const KNOWN_FRAMING_ERRORS: ReadonlySet<string> = new Set([
   "InvalidId",
   "SmugglingAttempt",
   "TruncatedLine",
+  "DuplicateKey",
+  "NestingTooDeep",
+  "DuplicateRequestId",
   "UnsolicitedResponse",
 ]);
 

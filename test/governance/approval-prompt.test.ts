@@ -39,3 +39,9 @@ test("bidi, zero-width and tag characters are shown as escapes in names and argu
   const prompt = approvalPrompt(call({ path: "/tmp/\u202Egpj.exe" }, "delete\u200B_file\u{E0041}"), "rule \u2066x\u2069");
   expect(prompt).toBe('Allow gh.delete\\u200b_file\\u{e0041} with {"path":"/tmp/\\u202egpj.exe"}? (rule \\u2066x\\u2069)');
 });
+
+test("a credential in a resource URI is redacted too", () => {
+  expect(approvalPrompt({ serverId: "web", method: "resources/read", name: "https://u:pw@api.example/x?access_token=abc", arguments: {} })).toBe(
+    "Allow web resources/read https://u:[REDACTED]@api.example/x?access_token=[REDACTED] with {}?",
+  );
+});

@@ -16,6 +16,9 @@ test("every framing error code a shim reports is a known label (a new code fails
     InvalidId: true,
     SmugglingAttempt: true,
     TruncatedLine: true,
+    DuplicateKey: true,
+    NestingTooDeep: true,
+    DuplicateRequestId: true,
   };
   expect(Object.keys(codes).filter((code) => !KNOWN_FRAMING_ERRORS.has(code))).toEqual([]);
 });
