@@ -1,17 +1,20 @@
 import { defineCommand, type ArgsDef } from "citty";
-import { EXIT } from "../core/errors.ts";
+import { EXIT, ThoughtGateError } from "../core/errors.ts";
+import { showInvisible } from "../core/visible-text.ts";
 import { APPROVAL_KEY_ENV, ENDPOINT_ENV, type TaskView } from "../governance/api.ts";
 import { ApprovalClient } from "../governance/approval-client.ts";
+import { resolveApprovalTarget } from "../governance/service-descriptor.ts";
+import { isSameProcessRunning } from "../wrap/process-identity.ts";
 import { commonArgs, rejectUnknownFlags } from "./_shared.ts";
 
-/** Where the running service is: `thoughtgate serve` prints both values. */
+/** Where the running service is; without them, the one running `wrap` or `serve` is found. */
 export const serviceArgs = {
-  endpoint: { type: "string", description: `The governance service (default $${ENDPOINT_ENV})`, valueHint: "URL" },
-  key: { type: "string", description: `The approval key it printed (default $${APPROVAL_KEY_ENV})`, valueHint: "KEY" },
+  endpoint: { type: "string", description: `The governance service (default $${ENDPOINT_ENV}, else the one running)`, valueHint: "URL" },
+  key: { type: "string", description: `Its CLI key (default $${APPROVAL_KEY_ENV}, else found with the running service)`, valueHint: "KEY" },
 } as const satisfies ArgsDef;
 
 export function clientFrom(parsed: { endpoint?: string | undefined; key?: string | undefined }): ApprovalClient {
-  return new ApprovalClient({ endpoint: parsed.endpoint, key: parsed.key });
+  return new ApprovalClient(resolveApprovalTarget({ endpoint: parsed.endpoint, key: parsed.key }, isSameProcessRunning));
 }
 
 /** `thoughtgate approve` and `thoughtgate deny`: the same command but for the verdict. */
@@ -27,6 +30,11 @@ export function decisionCommand(decision: "approve" | "deny") {
     args,
     async run({ rawArgs, args: parsed }) {
       rejectUnknownFlags(rawArgs, args);
+      // `wrap` runs the agent with THOUGHTGATE_ACTIVE=1: an agent that runs `thoughtgate approve`
+      // (because a log line told it how, or a prompt injection did) must not approve its own calls.
+      if (decision === "approve" && process.env.THOUGHTGATE_ACTIVE === "1") {
+        throw new ThoughtGateError("CONFIG", "thoughtgate approve refuses to run inside an agent that thoughtgate wrap governs (THOUGHTGATE_ACTIVE=1): approve from your own terminal or the approvals page");
+      }
       const task = await clientFrom(parsed).decide(parsed["task-id"], decision, parsed.reason);
       await Bun.write(Bun.stdout, `${task.status} ${task.task_id}: ${callLabel(task)}\n`);
       return EXIT.ok;
@@ -42,8 +50,9 @@ export function callLabel(task: Pick<TaskView, "server_id" | "method" | "name">)
 
 /**
  * Names and arguments come from agents and servers: an escape sequence in them must not drive the
- * user's terminal, so control characters are printed as JSON escapes.
+ * user's terminal, and bidi, zero-width or tag characters must not disguise them, so all of these
+ * are printed as escapes (src/core/visible-text.ts).
  */
 export function printable(text: string): string {
-  return text.replace(/[\u0000-\u001f\u007f-\u009f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
+  return showInvisible(text);
 }

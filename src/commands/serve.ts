@@ -1,9 +1,11 @@
 import { defineCommand } from "citty";
-import { EXIT } from "../core/errors.ts";
+import { EXIT, messageOf } from "../core/errors.ts";
 import { log } from "../core/log.ts";
 import { APPROVAL_KEY_ENV, ENDPOINT_ENV, SESSION_SECRET_ENV } from "../governance/api.ts";
 import { EngineHolder } from "../governance/engine-holder.ts";
+import { publishService } from "../governance/service-descriptor.ts";
 import { newSecret, startGovernanceService } from "../governance/service.ts";
+import { ownProcessStartId } from "../wrap/process-identity.ts";
 import { parsePort, commonArgs, profileArg, rejectUnknownFlags, resolveProfile } from "./_shared.ts";
 
 const args = {
@@ -25,14 +27,24 @@ export default defineCommand({
     const port = parsePort(parsed["governance-port"]);
     const engines = await EngineHolder.load(parsed["thoughtgate-config"]);
     const sessionSecret = newSecret();
-    const approvalSecret = newSecret();
-    const service = startGovernanceService({ engine: () => engines.engine, profile, port, sessionSecret, approvalSecret });
+    const cliKey = newSecret();
+    const service = startGovernanceService({ engine: () => engines.engine, profile, port, sessionSecret, pageKey: newSecret(), cliKey });
     engines.watch();
+    // `thoughtgate tasks|approve|deny` find this service (and its CLI key, never the page key) here;
+    // without it they still work with the export line printed below.
+    let unpublish = () => {};
+    try {
+      unpublish = publishService({ endpoint: service.url, pid: process.pid, start_id: ownProcessStartId(), kind: "serve", cli_key: cliKey, started_at: new Date().toISOString() });
+    } catch (error) {
+      log.warn(`cannot record this service for thoughtgate tasks | approve | deny (${messageOf(error)}); use the export line below`);
+    }
+    process.once("exit", unpublish);
     const keepAliveOnHangup = () => log.warn("SIGHUP: nothing to reload (the embedded default policy is in force; start with a thoughtgate.yaml to reload it)");
     if (engines.files.length === 0) process.on("SIGHUP", keepAliveOnHangup);
 
     const policy = engines.files.length > 0 ? engines.label : "the embedded default (no thoughtgate.yaml found; see `thoughtgate validate-config --explain`)";
-    // Printed, never written to a file: the approval key must not touch disk (docs/architecture.md, decision 7).
+    // The page key is printed, never written to a file (docs/architecture.md, decision 7); it is in
+    // the URL's fragment, which browsers never send. The CLI key is also in the 0600 descriptor.
     process.stderr.write(
       [
         `ThoughtGate governance service on ${service.url} (profile ${profile})`,
@@ -44,8 +56,8 @@ export default defineCommand({
         "Approvals page (keep this link private):",
         `  ${service.approvalsUrl}`,
         "",
-        "For thoughtgate tasks | approve | deny:",
-        `  export ${ENDPOINT_ENV}=${service.url} ${APPROVAL_KEY_ENV}=${approvalSecret}`,
+        "thoughtgate tasks | approve | deny find this service on their own; from elsewhere:",
+        `  export ${ENDPOINT_ENV}=${service.url} ${APPROVAL_KEY_ENV}=${cliKey}`,
         "",
         "Ctrl-C stops; SIGHUP or editing the policy files reloads.",
         "",
@@ -61,6 +73,7 @@ export default defineCommand({
     engines.close();
     process.off("SIGHUP", keepAliveOnHangup);
     await service.stop();
+    unpublish();
     return EXIT.ok;
   },
 });

@@ -1,6 +1,7 @@
 import { defineCommand } from "citty";
 import { canonicalJson } from "../core/canonical-json.ts";
 import { EXIT } from "../core/errors.ts";
+import { showInvisibleInJson } from "../core/visible-text.ts";
 import type { TaskView } from "../governance/api.ts";
 import { callLabel, clientFrom, printable, serviceArgs } from "./_approval.ts";
 import { commonArgs, rejectUnknownFlags } from "./_shared.ts";
@@ -12,6 +13,7 @@ const args = {
   ...commonArgs,
 } as const;
 
+/** The table's ARGUMENTS column; longer arguments say so and where to read them whole. */
 const ARGUMENTS_CHARS = 60;
 
 export default defineCommand({
@@ -21,7 +23,8 @@ export default defineCommand({
     rejectUnknownFlags(rawArgs, args);
     const all = await clientFrom(parsed).list();
     const tasks = parsed.all ? all : all.filter((task) => task.status === "pending");
-    const text = parsed.json ? `${JSON.stringify(tasks, null, 2)}\n` : render(tasks, parsed.all === true);
+    // JSON escapes for invisible characters: the same values, nothing hidden in the terminal.
+    const text = parsed.json ? `${showInvisibleInJson(JSON.stringify(tasks, null, 2))}\n` : render(tasks, parsed.all === true);
     await Bun.write(Bun.stdout, text);
     return EXIT.ok;
   },
@@ -52,5 +55,7 @@ function timeLeft(ms: number): string {
 }
 
 function shorten(text: string): string {
-  return text.length > ARGUMENTS_CHARS ? `${text.slice(0, ARGUMENTS_CHARS - 1)}…` : text;
+  if (text.length <= ARGUMENTS_CHARS) return text;
+  const cut = `… (+${text.length - ARGUMENTS_CHARS} chars: --json shows all)`;
+  return `${text.slice(0, ARGUMENTS_CHARS)}${cut}`;
 }

@@ -5,9 +5,12 @@ import { ToolAnnotationsSchema } from "../core/mcp-schema.ts";
  * The governance service's wire format: one valibot schema per body, shared by the service
  * (parses requests) and the shim (parses responses), so a change breaks both at compile time.
  *
- * Auth: every `/governance/*` call carries `Authorization: Bearer <session secret>` (shims get it
- * in `THOUGHTGATE_GOVERNANCE_SECRET`). Approval decisions from people (web page, `thoughtgate
- * approve`) carry the approval secret instead, which is only ever printed, never written to disk.
+ * Auth (docs/governance.md, Credentials): every `/governance/*` call carries `Authorization: Bearer
+ * <session secret>` (shims get it in `THOUGHTGATE_GOVERNANCE_SECRET` or wrap's secret file). The
+ * session secret asks for decisions; it decides none. A shim relays its user's elicitation answer
+ * with the task's relay token (`relay_token` of the evaluate answer). People's decisions go to
+ * `/approvals/api/*` with the page key (the approvals page: channel web) or the CLI key (`thoughtgate
+ * approve`: channel cli); the channel is the credential's, never the body's.
  */
 export { APPROVAL_KEY_ENV, ENDPOINT_ENV, SESSION_SECRET_ENV } from "./env.ts";
 
@@ -51,6 +54,8 @@ export const evaluateResponse = v.object({
   shim_channels: v.optional(v.array(v.picklist(["elicitation"]))),
   /** Human-readable prompt for the approval ("Allow github.delete_repo with {…}?"). */
   prompt: v.optional(v.string()),
+  /** With `shim_channels: ["elicitation"]`: the token that relays this task's elicitation answer (POST …/decision). */
+  relay_token: v.optional(v.string()),
   shutdown: v.boolean(),
 });
 export type EvaluateResponse = v.InferOutput<typeof evaluateResponse>;
@@ -58,7 +63,7 @@ export type EvaluateResponse = v.InferOutput<typeof evaluateResponse>;
 export const TASK_STATUSES = ["pending", "approved", "denied", "timed_out", "expired", "cancelled"] as const;
 export type TaskStatus = (typeof TASK_STATUSES)[number];
 
-/** GET /governance/task/{id}; also the items of GET /governance/tasks. */
+/** GET /governance/task/{id}; also the items of GET /approvals/api/tasks. Arguments are redacted; the digest is of the real call. */
 export const taskView = v.object({
   task_id: v.string(),
   status: v.picklist(TASK_STATUSES),
@@ -83,19 +88,26 @@ export type TaskView = v.InferOutput<typeof taskView>;
 export const taskResponse = v.object({ task: taskView, shutdown: v.boolean() });
 export const tasksResponse = v.object({ tasks: v.array(taskView) });
 
-/** POST /governance/task/{id}/decision (session secret: the shim reporting an elicitation answer) and
- *  POST /approvals/api/tasks/{id} (approval secret: a person on the web page or `thoughtgate approve`).
- *  Both answer `taskResponse`; GET /approvals/api/tasks/{id} and GET /approvals/api/tasks answer
- *  `taskResponse` / `tasksResponse` like their /governance twins. */
+/**
+ * POST /approvals/api/tasks/{id} (page key or CLI key: a person on the approvals page or `thoughtgate
+ * approve|deny`); answers `taskResponse`. GET /approvals/api/tasks/{id} and GET /approvals/api/tasks
+ * answer `taskResponse` / `tasksResponse`. There is no `channel` field: the service records the
+ * channel of the key that was used (a body that still sends one is accepted and the field dropped).
+ */
 export const decisionRequest = v.object({
   decision: v.picklist(["approve", "deny"]),
-  /** Who decided: "elicitation", "web", "cli", "slack". */
-  channel: v.string(),
   /** Must equal the task's digest: a decision is bound to the exact call it was shown. */
   digest: v.string(),
   reason: v.optional(v.string()),
 });
 export type DecisionRequest = v.InferOutput<typeof decisionRequest>;
+
+/**
+ * POST /governance/task/{id}/decision (session secret): a shim relays its user's answer to the
+ * elicitation it ran for a task it was offered; recorded as channel elicitation. Refused (401)
+ * without that task's relay token.
+ */
+export const relayRequest = v.object({ ...decisionRequest.entries, relay_token: v.string() });
 
 /** POST /governance/task/{id}/cancel (the agent sent notifications/cancelled); answers `taskResponse`. */
 export const cancelRequest = v.object({ reason: v.optional(v.string()) });
@@ -112,20 +124,27 @@ export const filterRequest = v.object({
 });
 export const filterResponse = v.object({ visible: v.array(v.string()), shutdown: v.boolean() });
 
-/** POST /governance/events: shims report what the service should count (metrics); answers `heartbeatResponse`. */
+const count = v.pipe(v.number(), v.integer(), v.minValue(0));
+
+/**
+ * POST /governance/events: shims report what the service should count (metrics); answers
+ * `heartbeatResponse`. Label values are bounded by the service: known MCP methods, a few others per
+ * server, the rest counted as `other`; every value at most 128 characters.
+ */
 export const metricsReport = v.object({
   server_id: v.string(),
-  messages: v.optional(v.array(v.object({ direction: v.string(), method: v.string(), count: v.number() })), []),
-  framing_errors: v.optional(v.array(v.object({ error_type: v.string(), count: v.number() })), []),
+  messages: v.optional(v.array(v.object({ direction: v.string(), method: v.string(), count })), []),
+  framing_errors: v.optional(v.array(v.object({ error_type: v.string(), count })), []),
   server_state: v.optional(v.picklist(["running", "failed_to_start", "exited", "terminated"])),
 });
 
 export const healthResponse = v.object({ status: v.literal("ok"), version: v.string(), profile: v.string() });
 
 /**
- * Any non-2xx answer: 400 bad_request (the body failed its schema; one line), 401 unauthorized
- * (missing or wrong secret), 403 forbidden (foreign Host or cross-origin POST), 404 not_found (unknown
- * task or endpoint), 409 not_pending (already decided) or digest_mismatch (the decision names another call).
+ * Any non-2xx answer: 400 bad_request (the body failed its schema, or the request has no Host
+ * header; one line), 401 unauthorized (missing or wrong secret, key or relay token), 403 forbidden
+ * (foreign Host or cross-origin POST), 404 not_found (unknown task or endpoint), 409 not_pending
+ * (already decided) or digest_mismatch (the decision names another call).
  */
 export const errorResponse = v.object({
   error: v.string(),

@@ -1,29 +1,24 @@
 import * as v from "valibot";
-import { messageOf, ThoughtGateError, usageError } from "../core/errors.ts";
-import { APPROVAL_KEY_ENV, ENDPOINT_ENV, errorResponse, taskResponse, tasksResponse, type TaskView } from "./api.ts";
+import { messageOf, ThoughtGateError } from "../core/errors.ts";
+import { errorResponse, taskResponse, tasksResponse, type TaskView } from "./api.ts";
+import type { ApprovalTarget } from "./service-descriptor.ts";
 
 /** How long `thoughtgate approve|deny|tasks` waits for the local service. */
 const REQUEST_TIMEOUT_MS = 5_000;
 
-export type ApprovalClientOptions = { endpoint: string | undefined; key: string | undefined; env?: NodeJS.ProcessEnv };
-
 /**
  * A person's side of the approval API (`thoughtgate approve|deny|tasks`): the running service's
- * endpoint and the approval key it printed, from flags or the environment. Every failure is a
- * one-line ThoughtGateError saying what to do.
+ * endpoint and its CLI key (src/governance/service-descriptor.ts finds them). The service records
+ * what this client decides as channel cli, from the key. Every failure is a one-line
+ * ThoughtGateError saying what to do.
  */
 export class ApprovalClient {
   readonly endpoint: string;
   private readonly key: string;
 
-  constructor(options: ApprovalClientOptions) {
-    const env = options.env ?? process.env;
-    const endpoint = options.endpoint ?? env[ENDPOINT_ENV];
-    const key = options.key ?? env[APPROVAL_KEY_ENV];
-    if (!endpoint) throw usageError(`no governance service given: set ${ENDPOINT_ENV} or pass --endpoint (\`thoughtgate serve\` prints both)`);
-    if (!key) throw usageError(`no approval key given: set ${APPROVAL_KEY_ENV} or pass --key (\`thoughtgate serve\` prints it)`);
-    this.endpoint = endpoint.replace(/\/+$/, "");
-    this.key = key;
+  constructor(target: ApprovalTarget) {
+    this.endpoint = target.endpoint.replace(/\/+$/, "");
+    this.key = target.key;
   }
 
   async list(): Promise<TaskView[]> {
@@ -38,7 +33,7 @@ export class ApprovalClient {
   async decide(id: string, decision: "approve" | "deny", reason: string | undefined): Promise<TaskView> {
     const task = await this.get(id);
     if (task.status !== "pending") throw new ThoughtGateError("TASK", `task ${id} is already ${task.status.replace("_", " ")}`);
-    const body = { decision, channel: "cli", digest: task.digest, ...(reason !== undefined ? { reason } : {}) };
+    const body = { decision, digest: task.digest, ...(reason !== undefined ? { reason } : {}) };
     return (await this.call(`/approvals/api/tasks/${encodeURIComponent(id)}`, taskResponse, body)).task;
   }
 
@@ -52,12 +47,12 @@ export class ApprovalClient {
         signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
       });
     } catch (error) {
-      throw new ThoughtGateError("GOVERNANCE_UNAVAILABLE", `cannot reach the governance service at ${this.endpoint} (${messageOf(error)}); is \`thoughtgate serve\` running?`);
+      throw new ThoughtGateError("GOVERNANCE_UNAVAILABLE", `cannot reach the governance service at ${this.endpoint} (${messageOf(error)}); is its \`thoughtgate wrap\` or \`thoughtgate serve\` still running?`);
     }
     const payload: unknown = await response.json().catch(() => null);
     const said = v.is(errorResponse, payload) ? payload.error : undefined;
     if (response.status === 401) {
-      throw new ThoughtGateError("CONFIG", `the governance service at ${this.endpoint} refused the approval key (wrong key, or the service restarted: use the ${APPROVAL_KEY_ENV} it printed)`);
+      throw new ThoughtGateError("CONFIG", `the governance service at ${this.endpoint} refused the approval key (wrong key, or the service restarted; without --key, tasks|approve|deny find a running service's key themselves)`);
     }
     if (response.status === 404 && path.startsWith("/approvals/api/tasks/")) throw new ThoughtGateError("TASK", said ?? "no such task");
     if (response.status === 409) throw new ThoughtGateError("TASK", said ?? "the task is no longer pending");

@@ -1,8 +1,13 @@
+import { INVISIBLE_CHARACTERS_SOURCE } from "../core/visible-text.ts";
+
 /**
  * The approvals web page (docs/architecture.md, decision 9): one self-contained document, no external assets.
  * Task data is attacker-controlled (tool arguments come from the agent, names from the server), so
- * the script builds every node with `textContent`, never `innerHTML`, and the CSP allows only this
- * response's nonce to run. The key stays in the page's URL and memory; it is sent as a bearer token.
+ * the script builds every node with `textContent`, never `innerHTML`, shows bidi, zero-width, tag
+ * and control characters as escapes (src/core/visible-text.ts, the same set), and the CSP allows
+ * only this response's nonce to run. The page itself holds no data and needs no key: the key is
+ * in the URL's fragment (`/approvals#key=…`), which a browser never sends, and the script sends it
+ * as a bearer token with every API call. Arguments arrive redacted and are shown whole (scrollable).
  */
 export function approvalPageHtml(nonce: string): string {
   return `<!doctype html>
@@ -74,8 +79,25 @@ button:disabled { opacity: .5; cursor: default; }
 
 const SCRIPT = `
 "use strict";
-const key = new URLSearchParams(location.search).get("key") || "";
+const key = new URLSearchParams(location.hash.slice(1)).get("key") || "";
 const $ = (id) => document.getElementById(id);
+const BACKSLASH = String.fromCharCode(92);
+const NEWLINE = String.fromCharCode(10);
+const INVISIBLE = new RegExp(${JSON.stringify(INVISIBLE_CHARACTERS_SOURCE)}, "gu");
+const hex4 = (code) => code.toString(16).padStart(4, "0");
+
+/** Text from tasks, with invisible and reordering characters shown as escapes. */
+function visible(text) {
+  return String(text).replace(INVISIBLE, (c) => {
+    const code = c.codePointAt(0);
+    return BACKSLASH + (code > 0xffff ? "u{" + code.toString(16) + "}" : "u" + hex4(code));
+  });
+}
+
+/** The same inside JSON text (JSON escapes, the same value); the layout's own newlines stay. */
+function visibleJson(text) {
+  return text.replace(INVISIBLE, (c) => (c === NEWLINE ? c : Array.from({ length: c.length }, (_, i) => BACKSLASH + "u" + hex4(c.charCodeAt(i))).join("")));
+}
 const POLL_MS = 1000;
 let lastSignature = "";
 let tasks = [];
@@ -90,7 +112,7 @@ function el(tag, className, text) {
 
 function callName(task) {
   const target = task.method === "tools/call" ? task.name : task.method + " " + task.name;
-  return task.server_id + " · " + target;
+  return visible(task.server_id + " · " + target);
 }
 
 function timeLeft(task) {
@@ -102,7 +124,7 @@ function timeLeft(task) {
 }
 
 function prettyArguments(value) {
-  try { return JSON.stringify(value, null, 2); } catch { return String(value); }
+  try { return visibleJson(JSON.stringify(value, null, 2)); } catch { return visible(String(value)); }
 }
 
 function card(task) {
@@ -116,13 +138,13 @@ function card(task) {
     left.dataset.expires = task.task_id;
     title.append(left);
   } else {
-    title.append(el("span", "badge " + task.status, task.status.replace("_", " ")));
+    title.append(el("span", "badge " + visible(task.status), visible(task.status.replace("_", " "))));
   }
   node.append(title);
   const meta = ["rule " + (task.rule_id || "—"), "workflow " + task.workflow, "task " + task.task_id];
   if (!pending && task.decided_by) meta.push("by " + task.decided_by);
-  node.append(el("div", "meta", meta.join(" · ")));
-  node.append(el("div", "meta", task.reason));
+  node.append(el("div", "meta", visible(meta.join(" · "))));
+  node.append(el("div", "meta", visible(task.reason)));
   const args = el("pre", "arguments", prettyArguments(task.arguments));
   node.append(args);
   if (pending) {
@@ -176,7 +198,7 @@ async function api(path, init) {
   const response = await fetch(path, { ...init, cache: "no-store", headers: { ...(init && init.headers), authorization: "Bearer " + key } });
   let body = null;
   try { body = await response.json(); } catch {}
-  if (response.status === 401) throw Object.assign(new Error("This approvals link has a wrong or old key (the service may have restarted). Open the URL that thoughtgate serve printed."), { fatal: true });
+  if (response.status === 401) throw Object.assign(new Error("This approvals link has a wrong or old key (the service may have restarted). Open the URL that thoughtgate wrap or thoughtgate serve printed."), { fatal: true });
   if (!response.ok) throw new Error((body && body.error) || "HTTP " + response.status);
   return body;
 }
@@ -211,7 +233,7 @@ async function decide(task, decision) {
     await api("/approvals/api/tasks/" + encodeURIComponent(task.task_id), {
       method: "POST",
       headers: { "content-type": "application/json" },
-      body: JSON.stringify({ decision, channel: "web", digest: task.digest }),
+      body: JSON.stringify({ decision, digest: task.digest }),
     });
   } catch (error) {
     showError("Could not " + decision + " " + callName(task) + ": " + error.message);
@@ -222,7 +244,7 @@ async function decide(task, decision) {
 }
 
 async function loop() {
-  if (!key) { showError("This page needs its key: open the URL that thoughtgate serve printed."); $("pending-section").hidden = true; return; }
+  if (!key) { showError("This page needs its key: open the whole URL that thoughtgate wrap or thoughtgate serve printed (it ends in #key=…)."); $("pending-section").hidden = true; return; }
   await refresh();
   if (!stopped) setTimeout(loop, POLL_MS);
 }

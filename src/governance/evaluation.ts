@@ -1,6 +1,8 @@
 import type { Profile } from "../core/profile.ts";
 import { log } from "../core/log.ts";
+import { showInvisible } from "../core/visible-text.ts";
 import type { GovernanceMetrics } from "../telemetry/metrics.ts";
+import { redactText } from "../telemetry/redact.ts";
 import type { EvaluateRequest, EvaluateResponse } from "./api.ts";
 import { approvalPrompt } from "./approval-prompt.ts";
 import { GOVERNED_METHODS } from "./decider.ts";
@@ -11,6 +13,9 @@ import type { TaskStore } from "./tasks.ts";
 
 /** How often a shim should poll a pending task. */
 export const POLL_INTERVAL_MS = 250;
+
+/** Where a person reads a whole call whose prompt had to be shortened. */
+export const SEE_ALL_AT = "the approvals page, or `thoughtgate tasks --json`";
 
 export type EvaluationOptions = {
   engine: () => PolicyEngine;
@@ -31,7 +36,7 @@ export function createEvaluator(options: EvaluationOptions): (request: EvaluateR
   const current = { evaluate: (input: EvaluateInput) => options.engine().evaluate(input) };
 
   function count(response: EvaluateResponse, request: EvaluateRequest, profile: Profile): EvaluateResponse {
-    metrics.decisions.inc({ server_id: request.server_id, decision: response.decision, profile });
+    metrics.countDecision(request.server_id, response.decision, profile);
     log.debug(`${request.server_id} ${request.method} ${request.name}: ${response.decision} (${response.reason})`);
     return response;
   }
@@ -78,6 +83,8 @@ export function createEvaluator(options: EvaluationOptions): (request: EvaluateR
       return count({ ...base, decision: "deny", gate, rule_id: ruleId, policy_id: policyId, reason, error: denyError(outcome.block, call) }, request, profile);
     }
     const decided = { gate: "approval", rule_id: outcome.ruleId, policy_id: outcome.policyId };
+    const destination = outcome.workflow.destination.type;
+    const elicit = request.channels.includes("elicitation") && (destination === "any" || destination === "elicitation");
     const created = tasks.create({
       serverId: request.server_id,
       method: request.method,
@@ -87,7 +94,7 @@ export function createEvaluator(options: EvaluationOptions): (request: EvaluateR
       workflowName: outcome.workflowName,
       workflow: outcome.workflow,
       reason: outcome.reason,
-    });
+    }, { relay: elicit });
     if (!created.ok) {
       const reason = `too many approvals pending (${tasks.pendingCount}); denying (fail closed)`;
       log.error(reason);
@@ -95,9 +102,7 @@ export function createEvaluator(options: EvaluationOptions): (request: EvaluateR
       return count({ ...base, ...decided, decision: "deny", reason, error: denyError(block, call) }, request, profile);
     }
     const task = created.task;
-    const destination = outcome.workflow.destination.type;
-    const elicit = request.channels.includes("elicitation") && (destination === "any" || destination === "elicitation");
-    log.info(`approval needed: task ${task.id} ${task.serverId}.${task.name} (rule ${task.ruleId ?? "-"}); thoughtgate approve ${task.id}`);
+    log.info(showInvisible(redactText(`approval needed: task ${task.id} ${task.serverId}.${task.name} (rule ${task.ruleId ?? "-"}); thoughtgate approve ${task.id}`)));
     return count(
       {
         ...base,
@@ -106,8 +111,9 @@ export function createEvaluator(options: EvaluationOptions): (request: EvaluateR
         reason: outcome.reason,
         task_id: task.id,
         poll_interval_ms: POLL_INTERVAL_MS,
-        prompt: approvalPrompt(task, outcome.reason),
-        ...(elicit ? { shim_channels: ["elicitation" as const] } : {}),
+        prompt: approvalPrompt(task, outcome.reason, { seeAllAt: SEE_ALL_AT }),
+        // Only the shim that asked gets the relay token, and only with elicitation to run.
+        ...(created.relayToken !== undefined ? { shim_channels: ["elicitation" as const], relay_token: created.relayToken } : {}),
       },
       request,
       profile,

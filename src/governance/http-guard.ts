@@ -1,4 +1,4 @@
-import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import * as v from "valibot";
 import type { errorResponse } from "./api.ts";
 
@@ -38,20 +38,6 @@ export async function parseBody<S extends v.GenericSchema>(request: Request, sch
   return bad(`invalid request body: ${problems.join("; ")}`);
 }
 
-/** A session or approval secret: 32 random bytes, hex. */
-export function newSecret(): string {
-  return randomBytes(32).toString("hex");
-}
-
-export function secretDigest(secret: string): Buffer {
-  return createHash("sha256").update(secret).digest();
-}
-
-/** Constant time: both sides are hashed to the same length first, so neither length nor content leaks. */
-export function secretMatches(given: string, expected: Buffer): boolean {
-  return timingSafeEqual(secretDigest(given), expected);
-}
-
 export function bearer(request: Request): string {
   const header = request.headers.get("authorization") ?? "";
   return header.startsWith("Bearer ") ? header.slice("Bearer ".length) : "";
@@ -63,6 +49,27 @@ export function isCrossOrigin(request: Request): boolean {
   if (site !== null && site !== "same-origin" && site !== "none") return true;
   const origin = request.headers.get("origin");
   return origin !== null && origin !== `http://${request.headers.get("host")}`;
+}
+
+/**
+ * The Host check, before anything else reads the request. No Host at all (HTTP/1.0, or an empty
+ * header) is a malformed request: 400 (RFC 9112 §3.2 asks the same of HTTP/1.1). A Host that is not
+ * ours is refused: a page on another site whose name resolves to 127.0.0.1 (DNS rebinding) still
+ * sends its own name.
+ */
+export function hostProblem(request: Request, allowed: ReadonlySet<string>): Response | null {
+  const host = request.headers.get("host");
+  if (host === null || host.trim() === "") return failure(400, "bad_request", "the request has no Host header");
+  return allowed.has(host) ? null : failure(403, "forbidden", "unexpected Host header");
+}
+
+/** The request's path; without a Host the URL Bun hands over is relative, so it is resolved against a placeholder. */
+export function pathOf(request: Request): string {
+  try {
+    return new URL(request.url, "http://host.invalid").pathname;
+  } catch {
+    return "(unparsable URL)";
+  }
 }
 
 /** The Host values a loopback service answers to; DNS rebinding sends a foreign site's name. */

@@ -168,8 +168,8 @@ export class RemoteDecider implements Decider {
     };
     signal.addEventListener("abort", onCancel, { once: true });
     try {
-      if (answer.shim_channels?.includes("elicitation") && context.elicit) {
-        void this.elicitFor(path, prompt, context.elicit, AbortSignal.any([signal, done.signal]));
+      if (answer.shim_channels?.includes("elicitation") && answer.relay_token && context.elicit) {
+        void this.elicitFor(path, answer.relay_token, prompt, context.elicit, AbortSignal.any([signal, done.signal]));
       }
       const interval = Math.max(50, answer.poll_interval_ms ?? 250);
       for (;;) {
@@ -191,12 +191,14 @@ export class RemoteDecider implements Decider {
     }
   }
 
-  private async elicitFor(path: string, prompt: string, elicit: NonNullable<DecisionContext["elicit"]>, signal: AbortSignal): Promise<void> {
+  /** Ask the agent's user, then relay the answer with the task's relay token (the session secret alone decides nothing). */
+  private async elicitFor(path: string, relayToken: string, prompt: string, elicit: NonNullable<DecisionContext["elicit"]>, signal: AbortSignal): Promise<void> {
     try {
       const approved = await elicit(prompt, signal);
       const { task } = await this.json("GET", path, undefined, taskResponse, POLL_TIMEOUT_MS);
       if (task.status !== "pending") return;
-      await this.call("POST", `${path}/decision`, { decision: approved ? "approve" : "deny", channel: "elicitation", digest: task.digest }, EVALUATE_TIMEOUT_MS);
+      const relayed = await this.call("POST", `${path}/decision`, { decision: approved ? "approve" : "deny", digest: task.digest, relay_token: relayToken }, EVALUATE_TIMEOUT_MS);
+      if (!relayed.ok && relayed.status !== 409) log.warn(`the governance service refused the elicitation answer: HTTP ${relayed.status} (other channels still apply)`);
     } catch (error) {
       if (!signal.aborted) log.warn(`approval through the agent failed: ${messageOf(error)} (other channels still apply)`);
     }

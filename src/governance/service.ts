@@ -1,24 +1,31 @@
 import { messageOf, ThoughtGateError } from "../core/errors.ts";
 import { log } from "../core/log.ts";
 import type { Profile } from "../core/profile.ts";
+import { showInvisible } from "../core/visible-text.ts";
 import { GovernanceMetrics } from "../telemetry/metrics.ts";
+import { redactText } from "../telemetry/redact.ts";
 import { VERSION } from "../version.ts";
-import { cancelRequest, decisionRequest, evaluateRequest, filterRequest, heartbeatRequest, metricsReport } from "./api.ts";
+import { cancelRequest, decisionRequest, evaluateRequest, filterRequest, heartbeatRequest, metricsReport, relayRequest } from "./api.ts";
 import { approvalPageHtml } from "./approval-page.ts";
 import type { PolicyEngine } from "./engine.ts";
 import { createEvaluator } from "./evaluation.ts";
-import { bearer, failure, isCrossOrigin, json, loopbackHosts, newNonce, pageHeaders, parseBody, secretDigest, secretMatches } from "./http-guard.ts";
-import { TaskStore, type ChangeResult, type Clock } from "./tasks.ts";
+import { bearer, failure, hostProblem, isCrossOrigin, json, loopbackHosts, newNonce, pageHeaders, parseBody, pathOf } from "./http-guard.ts";
+import { secretDigest, secretMatches } from "./secrets.ts";
+import { TaskStore, type Channel, type ChangeResult, type Clock } from "./tasks.ts";
 
-export { newSecret } from "./http-guard.ts";
+export { newSecret } from "./secrets.ts";
 export { POLL_INTERVAL_MS } from "./evaluation.ts";
 
 export type ServiceOptions = {
   /** The engine, or a getter so a reload can swap it under a running service. */
   engine: PolicyEngine | (() => PolicyEngine);
   profile: Profile;
+  /** What shims hold: asks for decisions, relays an elicitation answer only with the task's relay token. */
   sessionSecret: string;
-  approvalSecret: string;
+  /** The approvals page's key (channel web): printed in the page URL's fragment, never written to disk. */
+  pageKey: string;
+  /** `thoughtgate approve|deny|tasks`'s key (channel cli): printed, and in the service descriptor (0600). */
+  cliKey: string;
   /** 0 (the default): any free port. */
   port?: number;
   host?: string;
@@ -31,7 +38,10 @@ export type GovernanceService = {
   /** `http://127.0.0.1:<port>`: what shims get in THOUGHTGATE_GOVERNANCE_ENDPOINT. */
   url: string;
   port: number;
-  /** The approvals page, key included: print it, never write it to disk. */
+  /**
+   * The approvals page with its key in the fragment (`/approvals#key=…`): a browser never sends a
+   * fragment, so the key is in no request line, Referer or log. Print it, never write it to disk.
+   */
   approvalsUrl: string;
   tasks: TaskStore;
   metrics: GovernanceMetrics;
@@ -45,8 +55,10 @@ const MAX_BODY_BYTES = 12 * 1024 * 1024;
 
 /**
  * The local governance service (docs/architecture.md, decision 7): shims ask it for decisions,
- * people answer approvals through it. It binds loopback only, and every call needs a secret: the
- * session secret for shims, the approval secret (never on disk) for people.
+ * people answer approvals through it. It binds loopback only, and every call but the page itself
+ * needs a credential (docs/governance.md, Credentials): the session secret for shims, which asks
+ * but never approves; the page key (web) or the CLI key (cli) for people. The channel a decision is
+ * recorded under is the credential's.
  */
 export function startGovernanceService(options: ServiceOptions): GovernanceService {
   const engine = typeof options.engine === "function" ? options.engine : () => options.engine as PolicyEngine;
@@ -57,13 +69,14 @@ export function startGovernanceService(options: ServiceOptions): GovernanceServi
     ...(clock ? { clock } : {}),
     ...(options.maxTasks !== undefined ? { capacity: options.maxTasks } : {}),
     onFinish: (task) => {
-      metrics.approvalLatency.observe({ server_id: task.serverId }, ((task.finishedAt ?? task.createdAt) - task.createdAt) / 1000);
+      metrics.observeApproval(task.serverId, ((task.finishedAt ?? task.createdAt) - task.createdAt) / 1000);
       const by = task.decidedBy && task.decidedBy !== "timeout" ? ` by ${task.decidedBy}` : "";
-      log.info(`approval task ${task.id} (${task.serverId}.${task.name}): ${task.status.replace("_", " ")}${by}`);
+      log.info(showInvisible(redactText(`approval task ${task.id} (${task.serverId}.${task.name}): ${task.status.replace("_", " ")}${by}`)));
     },
   });
   const sessionDigest = secretDigest(options.sessionSecret);
-  const approvalDigest = secretDigest(options.approvalSecret);
+  const pageDigest = secretDigest(options.pageKey);
+  const cliDigest = secretDigest(options.cliKey);
   let shutdown = false;
   let allowedHosts = new Set<string>();
   const evaluate = createEvaluator({ engine, profile: options.profile, tasks, metrics, shuttingDown: () => shutdown });
@@ -76,6 +89,10 @@ export function startGovernanceService(options: ServiceOptions): GovernanceServi
   function changed(result: ChangeResult, id: string): Response {
     if (result.ok) return json({ task: tasks.toView(result.task), shutdown });
     if (result.error === "not_found") return failure(404, "not_found", `no task ${id} (unknown, or finished long ago)`);
+    if (result.error === "relay_refused") {
+      metrics.unauthorized.inc();
+      return failure(401, "unauthorized", `task ${id}: missing or wrong relay token (only the shim the task was offered to for elicitation relays its answer)`);
+    }
     if (result.error === "not_pending") return failure(409, "not_pending", `task ${id} is already ${result.task.status.replace("_", " ")}`);
     return failure(409, "digest_mismatch", `task ${id}: the decision names a different call than the task (digest mismatch); refused`);
   }
@@ -96,7 +113,6 @@ export function startGovernanceService(options: ServiceOptions): GovernanceServi
       const body = await parseBody(request, evaluateRequest);
       return body.ok ? json(evaluate(body.value)) : body.response;
     }
-    if (path === "/governance/tasks" && method === "GET") return json({ tasks: tasks.list().map((t) => tasks.toView(t)) });
     if (path === "/governance/heartbeat" && method === "POST") {
       const body = await parseBody(request, heartbeatRequest);
       if (!body.ok) return body.response;
@@ -122,8 +138,8 @@ export function startGovernanceService(options: ServiceOptions): GovernanceServi
       if (!body.ok) return body.response;
       const report = body.value;
       metrics.seen(report.server_id);
-      for (const m of report.messages) metrics.messages.inc({ server_id: report.server_id, direction: m.direction, method: m.method }, m.count);
-      for (const f of report.framing_errors) metrics.framingErrors.inc({ server_id: report.server_id, error_type: f.error_type }, f.count);
+      for (const m of report.messages) metrics.countMessages(report.server_id, m.direction, m.method, m.count);
+      for (const f of report.framing_errors) metrics.countFramingErrors(report.server_id, f.error_type, f.count);
       if (report.server_state) metrics.setServerState(report.server_id, report.server_state);
       return json({ shutdown });
     }
@@ -132,8 +148,10 @@ export function startGovernanceService(options: ServiceOptions): GovernanceServi
       const id = decodeURIComponent(task[1] ?? "");
       if (task[2] === undefined && method === "GET") return changed(lookup(id), id);
       if (task[2] === "/decision" && method === "POST") {
-        const body = await parseBody(request, decisionRequest);
-        return body.ok ? changed(tasks.decide(id, body.value), id) : body.response;
+        const body = await parseBody(request, relayRequest);
+        if (!body.ok) return body.response;
+        const { relay_token, ...decision } = body.value;
+        return changed(tasks.relay(id, relay_token, decision), id);
       }
       if (task[2] === "/cancel" && method === "POST") {
         const body = await parseBody(request, cancelRequest, {});
@@ -143,8 +161,8 @@ export function startGovernanceService(options: ServiceOptions): GovernanceServi
     return failure(404, "not_found", `no such endpoint: ${method} ${path}`);
   }
 
-  /** `/approvals/api/*`: what people (approval key) call, from the page or `thoughtgate approve`. */
-  async function approvals(request: Request, path: string): Promise<Response> {
+  /** `/approvals/api/*`: what people call, from the page (page key) or `thoughtgate approve` (CLI key). */
+  async function approvals(request: Request, path: string, channel: Channel): Promise<Response> {
     if (path === "/approvals/api/tasks" && request.method === "GET") return json({ tasks: tasks.list().map((t) => tasks.toView(t)) });
     const task = /^\/approvals\/api\/tasks\/([^/]+)$/.exec(path);
     if (task) {
@@ -152,30 +170,34 @@ export function startGovernanceService(options: ServiceOptions): GovernanceServi
       if (request.method === "GET") return changed(lookup(id), id);
       if (request.method === "POST") {
         const body = await parseBody(request, decisionRequest);
-        return body.ok ? changed(tasks.decide(id, body.value), id) : body.response;
+        return body.ok ? changed(tasks.decide(id, body.value, channel), id) : body.response;
       }
     }
     return failure(404, "not_found", `no such endpoint: ${request.method} ${path}`);
   }
 
-  function approvalPage(url: URL): Response {
-    if (!secretMatches(url.searchParams.get("key") ?? "", approvalDigest)) {
-      metrics.unauthorized.inc();
-      return new Response(WRONG_KEY_PAGE, { status: 401, headers: pageHeaders(newNonce()) });
-    }
-    const nonce = newNonce();
-    return new Response(approvalPageHtml(nonce), { headers: pageHeaders(nonce) });
+  /** Which person's key a request carries: both are compared every time, in constant time. */
+  function personChannel(request: Request): Channel | null {
+    const given = bearer(request);
+    const page = secretMatches(given, pageDigest);
+    const cli = secretMatches(given, cliDigest);
+    return page ? "web" : cli ? "cli" : null;
   }
 
   async function route(request: Request): Promise<Response> {
-    const url = new URL(request.url);
-    // DNS rebinding: a page on another site that resolves its name to 127.0.0.1 still sends its own Host.
-    if (!allowedHosts.has(request.headers.get("host") ?? "")) return failure(403, "forbidden", "unexpected Host header");
+    const refused = hostProblem(request, allowedHosts);
+    if (refused) return refused;
     if (request.method === "POST" && isCrossOrigin(request)) return failure(403, "forbidden", "cross-origin requests are refused");
-    const path = url.pathname;
-    if (path === "/approvals" && request.method === "GET") return approvalPage(url);
+    const path = pathOf(request);
+    // The page is the same for everyone and holds no data: its script reads the key from the
+    // URL's fragment and sends it with every API call.
+    if (path === "/approvals" && request.method === "GET") {
+      const nonce = newNonce();
+      return new Response(approvalPageHtml(nonce), { headers: pageHeaders(nonce) });
+    }
     if (path.startsWith("/approvals/")) {
-      return secretMatches(bearer(request), approvalDigest) ? approvals(request, path) : unauthorized("approval key");
+      const channel = personChannel(request);
+      return channel ? approvals(request, path, channel) : unauthorized("approval key");
     }
     return secretMatches(bearer(request), sessionDigest) ? governance(request, path) : unauthorized("session secret");
   }
@@ -186,13 +208,22 @@ export function startGovernanceService(options: ServiceOptions): GovernanceServi
       hostname: host,
       port: options.port ?? 0,
       maxRequestBodySize: MAX_BODY_BYTES,
+      // Never Bun's development error page (it shows source and stack traces to whoever asked).
+      development: false,
+      // Said outright: without it Bun 1.4 in production mode lets a second server bind this port
+      // and take its connections, where a taken port must be an error (measured: no EADDRINUSE).
+      reusePort: false,
       async fetch(request) {
         try {
           return await route(request);
         } catch (error) {
-          log.error(`governance service: ${request.method} ${new URL(request.url).pathname} failed: ${messageOf(error)}`);
+          log.error(`governance service: ${request.method} ${showInvisible(pathOf(request))} failed: ${messageOf(error)}`);
           return failure(500, "internal", "internal error");
         }
+      },
+      error(error) {
+        log.error(`governance service: ${messageOf(error)}`);
+        return failure(500, "internal", "internal error");
       },
     });
   } catch (error) {
@@ -207,7 +238,7 @@ export function startGovernanceService(options: ServiceOptions): GovernanceServi
   return {
     url,
     port,
-    approvalsUrl: `${url}/approvals?key=${options.approvalSecret}`,
+    approvalsUrl: `${url}/approvals#key=${options.pageKey}`,
     tasks,
     metrics,
     setShutdown: () => {
@@ -219,10 +250,3 @@ export function startGovernanceService(options: ServiceOptions): GovernanceServi
     },
   };
 }
-
-const WRONG_KEY_PAGE = `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>ThoughtGate approvals</title><link rel="icon" href="data:,"></head>
-<body><h1>ThoughtGate approvals</h1>
-<p id="error">This approvals link has a wrong or old key (the service may have restarted). Open the URL that <code>thoughtgate serve</code> printed.</p>
-</body></html>
-`;

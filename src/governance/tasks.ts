@@ -1,7 +1,9 @@
 import { randomBytes } from "node:crypto";
 import { canonicalJson, sha256Hex } from "../core/canonical-json.ts";
 import type { Workflow } from "../core/config/schema.ts";
+import { redact, redactText } from "../telemetry/redact.ts";
 import type { TaskStatus, TaskView } from "./api.ts";
+import { newSecret, secretDigest, secretMatches } from "./secrets.ts";
 
 /**
  * Approval tasks (docs/architecture.md, decision 9): one per call waiting for a human, bound to a digest of the
@@ -24,18 +26,30 @@ export type Task = {
   expiresAt: number;
   /** When it left `pending`. */
   finishedAt?: number;
-  /** The channel that decided it (elicitation, web, cli), or "timeout". */
+  /** The channel that decided it (elicitation, web, cli), or "timeout", "agent", "service". */
   decidedBy?: string;
   decisionReason?: string;
   timeoutOutcome?: Workflow["on_timeout"];
+  /** SHA-256 of the relay token given to the shim that was offered this task for elicitation. */
+  relayDigest?: Buffer;
 };
 
 export type NewTask = Pick<Task, "serverId" | "method" | "name" | "arguments" | "ruleId" | "workflowName" | "workflow" | "reason">;
 
-export type Decision = { decision: "approve" | "deny"; channel: string; digest: string; reason?: string };
+export type Decision = { decision: "approve" | "deny"; digest: string; reason?: string };
 
-export type CreateResult = { ok: true; task: Task } | { ok: false; error: "full" };
-export type ChangeResult = { ok: true; task: Task } | { ok: false; error: "not_found" } | { ok: false; error: "digest_mismatch" | "not_pending"; task: Task };
+/**
+ * Who decided, as the service knows it from the credential that came with the decision (never from
+ * the request body): the page key is "web", the CLI key "cli", a task's relay token "elicitation".
+ */
+export type Channel = "elicitation" | "web" | "cli";
+
+/** `relayToken`: only when the task was created for elicitation; goes to the shim that asked, and nowhere else. */
+export type CreateResult = { ok: true; task: Task; relayToken?: string } | { ok: false; error: "full" };
+export type ChangeResult =
+  | { ok: true; task: Task }
+  | { ok: false; error: "not_found" }
+  | { ok: false; error: "digest_mismatch" | "not_pending" | "relay_refused"; task: Task };
 
 /** Time, injectable so tests run timeouts without waiting. */
 export type Clock = {
@@ -79,7 +93,8 @@ export class TaskStore {
     this.onFinish = options.onFinish;
   }
 
-  create(input: NewTask): CreateResult {
+  /** `options.relay`: the asking shim runs elicitation for this task and gets a relay token for its answer. */
+  create(input: NewTask, options: { relay?: boolean } = {}): CreateResult {
     this.prune();
     if (this.tasks.size >= this.capacity) this.evictOldestFinished();
     // Every slot holds a pending call: refuse, and the caller denies (fail closed).
@@ -93,9 +108,11 @@ export class TaskStore {
       createdAt: now,
       expiresAt: now + input.workflow.timeout,
     };
+    const relayToken = options.relay ? newSecret() : undefined;
+    if (relayToken !== undefined) task.relayDigest = secretDigest(relayToken);
     this.tasks.set(task.id, task);
     this.timers.set(task.id, this.clock.schedule(input.workflow.timeout, () => this.timeOut(task)));
-    return { ok: true, task };
+    return relayToken === undefined ? { ok: true, task } : { ok: true, task, relayToken };
   }
 
   get(id: string): Task | undefined {
@@ -120,14 +137,26 @@ export class TaskStore {
     return count;
   }
 
-  /** A human's (or the agent's, through elicitation) answer; refused unless it names the exact call. */
-  decide(id: string, decision: Decision): ChangeResult {
+  /** A person's answer through `channel`; refused unless it names the exact call. */
+  decide(id: string, decision: Decision, channel: Channel): ChangeResult {
     const task = this.get(id);
     if (!task) return { ok: false, error: "not_found" };
     if (task.status !== "pending") return { ok: false, error: "not_pending", task };
     if (decision.digest !== task.digest) return { ok: false, error: "digest_mismatch", task };
-    this.finish(task, decision.decision === "approve" ? "approved" : "denied", decision.channel, decision.reason);
+    this.finish(task, decision.decision === "approve" ? "approved" : "denied", channel, decision.reason);
     return { ok: true, task };
+  }
+
+  /**
+   * The agent's user answered the elicitation a shim ran for this task: accepted only with the
+   * task's relay token, which only the shim that was offered the task received. The session secret
+   * alone (which every shim, and anything that can read a shim's argv or environment, has) decides nothing.
+   */
+  relay(id: string, relayToken: string, decision: Decision): ChangeResult {
+    const task = this.get(id);
+    if (!task) return { ok: false, error: "not_found" };
+    if (!task.relayDigest || !secretMatches(relayToken, task.relayDigest)) return { ok: false, error: "relay_refused", task };
+    return this.decide(id, decision, "elicitation");
   }
 
   /** The agent cancelled the call (notifications/cancelled) or its shim went away. */
@@ -171,8 +200,9 @@ export class TaskStore {
       status: task.status,
       server_id: task.serverId,
       method: task.method,
-      name: task.name,
-      arguments: task.arguments ?? null,
+      // What people are shown: credentials redacted. The digest stays the one of the real call.
+      name: redactText(task.name),
+      arguments: redact(task.arguments ?? null),
       rule_id: task.ruleId,
       workflow: task.workflowName,
       reason: task.decisionReason ?? task.reason,

@@ -1,9 +1,11 @@
 import type { JsonRpcId, JsonRpcRequest, Message } from "../core/jsonrpc.ts";
 import { argsHash } from "../core/canonical-json.ts";
 import type { Logger } from "../core/log.ts";
+import { showInvisible } from "../core/visible-text.ts";
 import { targetName, type Verdict } from "../governance/decider.ts";
 import type { FramingError } from "../stdio/validate-line.ts";
 import { rawForLog, type CallStatus, type EventStream, type Summary } from "../telemetry/events.ts";
+import { redactText } from "../telemetry/redact.ts";
 import type { Outstanding, RequestTracker } from "./request-tracker.ts";
 
 export type Direction = "agent_to_server" | "server_to_agent";
@@ -116,13 +118,15 @@ export class CallAudit {
   framing(error: FramingError, direction: Direction, action: "rejected" | "would_reject", answered: JsonRpcId | null | undefined): void {
     this.summary.framing_errors += 1;
     this.framingErrorCounts.set(error.code, (this.framingErrorCounts.get(error.code) ?? 0) + 1);
+    // Redacted (credentials) and, on stderr, with terminal-driving and invisible characters escaped.
     const logged = rawForLog(error.raw);
+    const detail = redactText(error.detail);
     const label = action === "would_reject" ? (error.code === "SmugglingAttempt" ? "WOULD_REJECT" : "WOULD_DROP") : "rejected";
-    this.log.warn(`${label} ${direction.replaceAll("_", " ")}: ${error.code}: ${error.detail} (${logged.raw_encoding} ${truncate(logged.raw)})`);
+    this.log.warn(showInvisible(`${label} ${direction.replaceAll("_", " ")}: ${error.code}: ${detail} (${logged.raw_encoding} ${truncate(logged.raw)})`));
     this.events.emit("framing_error", {
       direction,
       error: error.code,
-      detail: error.detail,
+      detail,
       action,
       bytes: error.size,
       ...logged,

@@ -3,6 +3,7 @@ import { dirname } from "node:path";
 import type { Profile } from "../core/profile.ts";
 import { log } from "../core/log.ts";
 import { messageOf, ThoughtGateError } from "../core/errors.ts";
+import { redactText } from "./redact.ts";
 
 /**
  * The audit event stream (docs/events.md): one JSON object per line, appended to a file, never to
@@ -248,12 +249,18 @@ export class EventStream {
   }
 }
 
-/** The raw bytes of a rejected line for the log: UTF-8 text when it is, hex otherwise. */
+/**
+ * The raw bytes of a rejected line for the log: UTF-8 text when it is, hex otherwise, with
+ * credentials redacted either way (the text redactor, docs/events.md#framing_error). Bytes that
+ * are not UTF-8 are redacted byte for byte (read as Latin-1, whose characters are the bytes), so
+ * the hex never spells out a password either.
+ */
 export function rawForLog(bytes: Uint8Array, maxBytes = 4096): { raw: string; raw_encoding: "utf8" | "hex" } {
   const shown = bytes.length > maxBytes ? bytes.subarray(0, maxBytes) : bytes;
   try {
-    return { raw: new TextDecoder("utf-8", { fatal: true }).decode(shown), raw_encoding: "utf8" };
+    return { raw: redactText(new TextDecoder("utf-8", { fatal: true }).decode(shown)), raw_encoding: "utf8" };
   } catch {
-    return { raw: Buffer.from(shown).toString("hex"), raw_encoding: "hex" };
+    const redacted = redactText(Buffer.from(shown).toString("latin1"));
+    return { raw: Buffer.from(redacted, "latin1").toString("hex"), raw_encoding: "hex" };
   }
 }

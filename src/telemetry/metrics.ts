@@ -1,10 +1,90 @@
-import { Counter, Gauge, Histogram, renderMetrics } from "./prometheus.ts";
+import { capLabelValue, Counter, Gauge, Histogram, renderMetrics } from "./prometheus.ts";
 
 /** A server counts as active while its shim has been heard from within this window (3 heartbeats). */
 export const ACTIVE_SERVER_WINDOW_MS = 15_000;
 
 const SERVER_STATES = ["running", "failed_to_start", "exited", "terminated"] as const;
 export type ServerState = (typeof SERVER_STATES)[number];
+
+/**
+ * Label values come from shims, and through them from agents and servers (a method name is
+ * whatever a line says). Each distinct value is a series kept for the life of the service, so they
+ * are bounded: the MCP methods of the specification (2025-11-25) and `response` pass, a few other
+ * names per server are kept, and the rest count as `other`; so do servers past `MAX_SERVERS`.
+ */
+export const OTHER_LABEL = "other";
+export const MAX_SERVERS = 100;
+export const MAX_OTHER_METHODS_PER_SERVER = 10;
+
+export const KNOWN_MCP_METHODS: ReadonlySet<string> = new Set([
+  "response",
+  "initialize",
+  "ping",
+  "tools/list",
+  "tools/call",
+  "resources/list",
+  "resources/templates/list",
+  "resources/read",
+  "resources/subscribe",
+  "resources/unsubscribe",
+  "prompts/list",
+  "prompts/get",
+  "completion/complete",
+  "logging/setLevel",
+  "sampling/createMessage",
+  "elicitation/create",
+  "roots/list",
+  "tasks/get",
+  "tasks/result",
+  "tasks/list",
+  "tasks/cancel",
+  "notifications/initialized",
+  "notifications/cancelled",
+  "notifications/progress",
+  "notifications/message",
+  "notifications/resources/updated",
+  "notifications/resources/list_changed",
+  "notifications/tools/list_changed",
+  "notifications/prompts/list_changed",
+  "notifications/roots/list_changed",
+  "notifications/elicitation/complete",
+  "notifications/tasks/status",
+]);
+
+/** The shim's framing error codes (src/stdio/validate-line.ts) and its unsolicited-response report. */
+export const KNOWN_FRAMING_ERRORS: ReadonlySet<string> = new Set([
+  "MessageTooLarge",
+  "InvalidUtf8",
+  "ByteOrderMark",
+  "BareCarriageReturn",
+  "InvalidJson",
+  "UnsupportedBatch",
+  "NotAnObject",
+  "MissingJsonRpcVersion",
+  "NotJsonRpc",
+  "InvalidId",
+  "SmugglingAttempt",
+  "TruncatedLine",
+  "DuplicateKey",
+  "NestingTooDeep",
+  "DuplicateRequestId",
+  "UnsolicitedResponse",
+]);
+
+const DIRECTIONS: ReadonlySet<string> = new Set(["agent_to_server", "server_to_agent"]);
+
+/** At most `max` distinct values are admitted; the ones seen first keep their label. */
+class LabelBudget {
+  private readonly admitted = new Set<string>();
+  constructor(private readonly max: number) {}
+
+  label(value: string, known?: ReadonlySet<string>): string {
+    if (known?.has(value) || this.admitted.has(value)) return value;
+    if (this.admitted.size >= this.max) return OTHER_LABEL;
+    this.admitted.add(value);
+    return value;
+  }
+}
 
 /**
  * The governance service's metrics (docs/governance.md, Metrics), plus Cedar latency and refused calls.
@@ -26,6 +106,9 @@ export class GovernanceMetrics {
     [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.05],
   );
   readonly unauthorized = new Counter("thoughtgate_governance_unauthorized_total", "Calls refused for a missing or wrong secret");
+  private readonly servers = new LabelBudget(MAX_SERVERS);
+  private readonly otherMethods = new Map<string, LabelBudget>();
+  private readonly otherFramingErrors = new Map<string, LabelBudget>();
   private readonly serverStates = new Map<string, ServerState>();
   private readonly lastSeen = new Map<string, number>();
   private readonly states = new Gauge("thoughtgate_stdio_server_state", "1 for each server's current state, 0 for the others", () =>
@@ -42,13 +125,39 @@ export class GovernanceMetrics {
     this.unauthorized.inc({}, 0);
   }
 
+  /** The `server_id` label for a server id a shim sent: capped in length and in number. */
+  serverLabel(serverId: string): string {
+    return this.servers.label(capLabelValue(serverId));
+  }
+
   /** A shim was heard from (heartbeat, evaluate, events). */
   seen(serverId: string): void {
-    this.lastSeen.set(serverId, this.now());
+    this.lastSeen.set(this.serverLabel(serverId), this.now());
   }
 
   setServerState(serverId: string, state: ServerState): void {
-    this.serverStates.set(serverId, state);
+    this.serverStates.set(this.serverLabel(serverId), state);
+  }
+
+  countDecision(serverId: string, decision: string, profile: string): void {
+    this.decisions.inc({ server_id: this.serverLabel(serverId), decision, profile });
+  }
+
+  observeApproval(serverId: string, seconds: number): void {
+    this.approvalLatency.observe({ server_id: this.serverLabel(serverId) }, seconds);
+  }
+
+  /** A shim's message counts: method names beyond the known ones are bounded per server. */
+  countMessages(serverId: string, direction: string, method: string, count: number): void {
+    const server = this.serverLabel(serverId);
+    const label = budgetFor(this.otherMethods, server, MAX_OTHER_METHODS_PER_SERVER).label(capLabelValue(method), KNOWN_MCP_METHODS);
+    this.messages.inc({ server_id: server, direction: DIRECTIONS.has(direction) ? direction : OTHER_LABEL, method: label }, count);
+  }
+
+  countFramingErrors(serverId: string, errorType: string, count: number): void {
+    const server = this.serverLabel(serverId);
+    const label = budgetFor(this.otherFramingErrors, server, MAX_OTHER_METHODS_PER_SERVER).label(capLabelValue(errorType), KNOWN_FRAMING_ERRORS);
+    this.framingErrors.inc({ server_id: server, error_type: label }, count);
   }
 
   activeServerIds(): string[] {
@@ -68,4 +177,13 @@ export class GovernanceMetrics {
       this.unauthorized,
     ]);
   }
+}
+
+function budgetFor(budgets: Map<string, LabelBudget>, server: string, max: number): LabelBudget {
+  let budget = budgets.get(server);
+  if (!budget) {
+    budget = new LabelBudget(max);
+    budgets.set(server, budget);
+  }
+  return budget;
 }

@@ -1,9 +1,21 @@
 /**
  * A small Prometheus registry rendering the text exposition format 0.0.4: counters, gauges and
  * histograms with labels. Label values come from shims and servers (server ids, method names), so
- * they are escaped as the format requires: backslash, double quote and newline.
+ * they are escaped as the format requires (backslash, double quote and newline) and cut to
+ * `MAX_LABEL_CHARS` before a series is made of them (how many there may be is metrics.ts's concern).
  */
 export type Labels = Record<string, string>;
+
+export const MAX_LABEL_CHARS = 128;
+
+/** A label value of at most `MAX_LABEL_CHARS` characters; a longer one keeps its start and ends in `…`. */
+export function capLabelValue(value: string): string {
+  return value.length > MAX_LABEL_CHARS ? `${value.slice(0, MAX_LABEL_CHARS - 1)}…` : value;
+}
+
+function capLabels(labels: Labels): Labels {
+  return Object.fromEntries(Object.entries(labels).map(([key, value]) => [key, capLabelValue(value)]));
+}
 
 type Series<T> = Map<string, { labels: Labels; value: T }>;
 
@@ -16,7 +28,8 @@ abstract class Metric<T> {
     readonly type: "counter" | "gauge" | "histogram",
   ) {}
 
-  protected entry(labels: Labels, initial: () => T): { labels: Labels; value: T } {
+  protected entry(given: Labels, initial: () => T): { labels: Labels; value: T } {
+    const labels = capLabels(given);
     const key = labelText(labels);
     let found = this.series.get(key);
     if (!found) {
@@ -43,7 +56,7 @@ export class Counter extends Metric<number> {
   }
 
   get(labels: Labels = {}): number {
-    return this.series.get(labelText(labels))?.value ?? 0;
+    return this.series.get(labelText(capLabels(labels)))?.value ?? 0;
   }
 
   samples(): string[] {

@@ -6,7 +6,9 @@ import type { JSONPath } from "jsonc-parser";
 import { messageOf, ThoughtGateError, usageError } from "../core/errors.ts";
 import { log } from "../core/log.ts";
 import type { Profile } from "../core/profile.ts";
+import { APPROVAL_KEY_ENV, ENDPOINT_ENV } from "../governance/env.ts";
 import { EngineHolder } from "../governance/engine-holder.ts";
+import { publishService } from "../governance/service-descriptor.ts";
 import { newSecret, startGovernanceService, type GovernanceService } from "../governance/service.ts";
 import { AGENT_TYPES, detectAgent, discover, isVsCodeInsiders, projectDir, renderCoverage, rewrite, type AgentContext, type AgentType, type ConfigFile, type ServerEntry, type ShimCommand } from "./adapters/index.ts";
 import { ConfigGuard, restoreAllGuards } from "./config-guard.ts";
@@ -16,6 +18,7 @@ import { runAgent } from "./agent-process.ts";
 import { commandLineConfigs, type CommandLineConfigs } from "./agent-args.ts";
 import { checkCoverage } from "./coverage-gate.ts";
 import { drainShims } from "./drain.ts";
+import { ownProcessStartId } from "./process-identity.ts";
 import { repairStale } from "./repair.ts";
 import { createSessionDir, describeDecision, followEvents, readEvents, renderSummary, summarize } from "./session-record.ts";
 
@@ -101,14 +104,17 @@ async function governAndRun(options: WrapOptions, agent: AgentType, ctx: AgentCo
 
   const engines = await EngineHolder.load(options.policyFile);
   const sessionSecret = newSecret();
+  const cliKey = newSecret();
   const service = startGovernanceService({
     engine: () => engines.engine,
     profile: options.profile,
     port: options.governancePort,
     sessionSecret,
-    approvalSecret: newSecret(),
+    pageKey: newSecret(),
+    cliKey,
   });
   engines.watch();
+  const cli = publishCliAccess(service.url, cliKey);
   const runId = Bun.randomUUIDv7();
   const record = createSessionDir(runId);
   // The shims' secret goes in the session directory (0600), not in the agent's config: a project
@@ -118,7 +124,8 @@ async function governAndRun(options: WrapOptions, agent: AgentType, ctx: AgentCo
   options.say(
     [
       `thoughtgate: policy ${engines.files.length > 0 ? engines.label : "embedded default (read-only tools forwarded, destructive tools need approval)"}, profile ${options.profile}`,
-      `thoughtgate: governance service ${service.url}; approvals page ${service.approvalsUrl}`,
+      `thoughtgate: governance service ${service.url}; approvals page (keep it private) ${service.approvalsUrl}`,
+      cli.howTo,
       `thoughtgate: session record ${record.events}`,
     ].join("\n"),
   );
@@ -131,7 +138,10 @@ async function governAndRun(options: WrapOptions, agent: AgentType, ctx: AgentCo
       if (result.status === "restored") options.say(`thoughtgate: restored ${result.configPath} (${result.kind === "backup" ? "byte-identical" : "kept the agent's own changes"})`);
     }
   };
-  const onExit = () => restoreEverything();
+  const onExit = () => {
+    restoreEverything();
+    cli.unpublish();
+  };
   const onUncaught = (error: unknown) => {
     log.error(`unexpected error: ${messageOf(error)}; restoring configs`);
     restoreEverything();
@@ -145,6 +155,7 @@ async function governAndRun(options: WrapOptions, agent: AgentType, ctx: AgentCo
   } catch (error) {
     restoreEverything();
     await stop(service, engines);
+    cli.unpublish();
     process.off("exit", onExit);
     process.off("uncaughtException", onUncaught);
     throw error;
@@ -172,12 +183,30 @@ async function governAndRun(options: WrapOptions, agent: AgentType, ctx: AgentCo
       if (guards.length > 0) options.say("thoughtgate: --no-restore: configs stay rewritten; `thoughtgate unwrap --all` puts them back");
     }
     await stop(service, engines);
+    cli.unpublish();
     rmSync(secretFile, { force: true });
     process.off("exit", onExit);
     process.off("uncaughtException", onUncaught);
   }
   options.say(renderSummary(summarize(readEvents(record.events)), record.events));
   return exitCode;
+}
+
+/**
+ * Let `thoughtgate tasks|approve|deny` in another terminal find this session: the service
+ * descriptor (state dir, 0600, not the session directory whose path every shim's argv shows).
+ * Without it the CLI key is printed instead, since nothing else would reach it.
+ */
+function publishCliAccess(endpoint: string, cliKey: string): { howTo: string; unpublish: () => void } {
+  try {
+    const unpublish = publishService({ endpoint, pid: process.pid, start_id: ownProcessStartId(), kind: "wrap", cli_key: cliKey, started_at: new Date().toISOString() });
+    return { howTo: "thoughtgate: thoughtgate tasks | approve | deny (from another terminal) find this session on their own", unpublish };
+  } catch (error) {
+    return {
+      howTo: `thoughtgate: cannot record this session for thoughtgate tasks | approve | deny (${messageOf(error)}); give them: ${ENDPOINT_ENV}=${endpoint} ${APPROVAL_KEY_ENV}=${cliKey}`,
+      unpublish: () => {},
+    };
+  }
 }
 
 function rewriteFile(file: ConfigFile, agent: AgentType, shimFor: (entry: ServerEntry) => ShimCommand): ConfigGuard {

@@ -1,7 +1,8 @@
 /**
  * The approvals page in a real browser (Debian's Chromium driven by playwright-core; no browser
  * download): it shows pending calls with their arguments as text, approves and denies, refreshes
- * on its own, and shows nothing but an error for a wrong key.
+ * on its own, and shows nothing but an error for a wrong key. The key is in the URL's fragment:
+ * the browser sends it only as the API calls' bearer token.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
@@ -101,9 +102,61 @@ test("pending calls show with their arguments as text; Approve and Deny decide t
   await page.close();
 });
 
+test("the key travels only in the fragment and the bearer token; arguments are redacted, escaped and shown whole", async () => {
+  const tail = "; rm -rf ~/important";
+  const id = await pending("delete_files", { api_key: "sk-live-SECRET123", path: "/tmp/\u202Egpj.exe", command: `echo ${"x".repeat(20_000)}${tail}` });
+  const requests: Array<{ url: string; referer: string | undefined; authorization: string | undefined }> = [];
+  const page = await browser.newPage({ viewport: { width: 1100, height: 900 } });
+  page.on("request", (request) => {
+    const headers = request.headers();
+    requests.push({ url: request.url(), referer: headers.referer, authorization: headers.authorization });
+  });
+  await page.goto(serve.approvalsUrl);
+  const card = page.locator(`[data-task-id="${id}"]`);
+  await card.waitFor();
+
+  expect(requests[0]?.url).toBe(`${serve.endpoint}/approvals`);
+  for (const request of requests) {
+    expect(request.url).not.toContain(serve.pageKey);
+    expect(request.referer ?? "").not.toContain(serve.pageKey);
+  }
+  const api = requests.filter((r) => r.url.includes("/approvals/api/"));
+  expect(api.length).toBeGreaterThan(0);
+  expect(api.every((r) => r.authorization === `Bearer ${serve.pageKey}`)).toBe(true);
+
+  const shown = (await card.locator("pre").textContent()) ?? "";
+  expect(shown).toContain('"api_key": "[REDACTED]"');
+  expect(await page.content()).not.toContain("sk-live-SECRET123");
+  // The right-to-left override is shown as an escape, not obeyed; the same value when parsed.
+  expect(shown).toContain("/tmp/\\u202egpj.exe");
+  expect(shown).not.toContain("\u202E");
+  expect(JSON.parse(shown).path).toBe("/tmp/\u202Egpj.exe");
+  // The whole call is there, its end included, in a box that scrolls.
+  expect(shown).toContain(tail);
+  // Runs in the page: the browser's getComputedStyle (this project's TypeScript has no DOM library).
+  const box = await card.locator("pre").evaluate((pre) => ({
+    scroll: pre.scrollHeight,
+    client: pre.clientHeight,
+    overflow: (globalThis as unknown as { getComputedStyle(node: unknown): { overflowY: string } }).getComputedStyle(pre).overflowY,
+  }));
+  expect(box.scroll).toBeGreaterThan(box.client);
+  expect(box.overflow).toBe("auto");
+  await card.getByRole("button", { name: "Deny" }).click();
+  await waitFor(async () => (await serve.task(id)).status === "denied", "the task to be denied");
+  await page.close();
+});
+
+test("the page without its key shows how to open it, and no tasks", async () => {
+  const { page } = await openPage(`${serve.endpoint}/approvals?key=${serve.pageKey}`);
+  await page.locator("#error:not([hidden])").waitFor();
+  expect(await page.locator("#error").textContent()).toContain("it ends in #key=");
+  expect(await page.locator(".task").count()).toBe(0);
+  await page.close();
+});
+
 test("a wrong key shows an error, not tasks", async () => {
   await pending("delete_everything", { really: true });
-  const { page } = await openPage(`${serve.endpoint}/approvals?key=${"0".repeat(64)}`);
+  const { page } = await openPage(`${serve.endpoint}/approvals#key=${"0".repeat(64)}`);
   expect(await page.locator("body").textContent()).toContain("wrong or old key");
   expect(await page.locator(".task").count()).toBe(0);
   expect(await page.content()).not.toContain("delete_everything");

@@ -3,7 +3,7 @@
  * what a person at a terminal sees.
  */
 import { afterEach, describe, expect, test } from "bun:test";
-import { writeFileSync } from "node:fs";
+import { existsSync, readdirSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { tempDir, waitFor } from "../support/harness.ts";
 import { policyHome } from "../support/policy-home.ts";
@@ -47,13 +47,13 @@ async function serve(dir: string): Promise<ServeProcess> {
 }
 
 describe("serve + tasks/approve/deny", () => {
-  test("serve prints the endpoint, the shims' secret, the approvals page and the CLI key; the service needs the secret", async () => {
+  test("serve prints the endpoint, the shims' secret, the approvals page (key in the fragment) and the CLI key; the service needs the secret", async () => {
     const s = await serve(policyDir());
     expect(s.endpoint).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
     expect(s.stderr).toContain(`export THOUGHTGATE_GOVERNANCE_ENDPOINT=${s.endpoint} THOUGHTGATE_GOVERNANCE_SECRET=${s.secret}`);
     expect(s.stderr).toContain(`export THOUGHTGATE_GOVERNANCE_ENDPOINT=${s.endpoint} THOUGHTGATE_APPROVAL_KEY=${s.key}`);
-    expect(s.approvalsUrl).toBe(`${s.endpoint}/approvals?key=${s.key}`);
-    expect(s.secret).not.toBe(s.key);
+    expect(s.approvalsUrl).toBe(`${s.endpoint}/approvals#key=${s.pageKey}`);
+    expect(new Set([s.secret, s.key, s.pageKey]).size).toBe(3);
     expect((await fetch(`${s.endpoint}/healthz`)).status).toBe(401);
     expect((await fetch(`${s.endpoint}/healthz`, { headers: { authorization: `Bearer ${s.secret}` } })).status).toBe(200);
     expect(await s.stop()).toBe(0);
@@ -106,10 +106,51 @@ describe("serve + tasks/approve/deny", () => {
     expect(unreachable.stderr).toContain(`cannot reach the governance service at ${s.endpoint}`);
   });
 
-  test("without an endpoint or key, the CLI says where to get them", async () => {
-    const result = await runBinary(["tasks"]);
-    expect(result.exitCode).toBe(2);
-    expect(result.stderr).toContain("set THOUGHTGATE_GOVERNANCE_ENDPOINT or pass --endpoint");
+  test("without flags the CLI finds the one running service; none or several: a one-line usage error", async () => {
+    const state = tempDir();
+    cleanup.push(() => state[Symbol.dispose]());
+    const env = { XDG_STATE_HOME: state.path };
+    const none = await runBinary(["tasks"], { env });
+    expect(none.exitCode).toBe(2);
+    expect(none.stderr.split("\n")[0]).toBe(
+      "[error] no running governance service found: start `thoughtgate wrap` or `thoughtgate serve`, or pass --endpoint and --key (or set THOUGHTGATE_GOVERNANCE_ENDPOINT and THOUGHTGATE_APPROVAL_KEY)",
+    );
+
+    const dir = policyDir();
+    const first = await ServeProcess.start(["--thoughtgate-config", join(dir, "thoughtgate.yaml")], { env });
+    cleanup.push(() => first.stop());
+    const services = join(state.path, "thoughtgate", "services");
+    expect(readdirSync(services)).toEqual([`${first.proc.pid}.json`]);
+    expect(statSync(join(services, `${first.proc.pid}.json`)).mode & 0o777).toBe(0o600);
+    const task = await first.evaluate({ name: "delete_repo", arguments: { repo: "acme/site" } });
+    expect((await runBinary(["tasks"], { env })).stdout).toContain(`${task.task_id}  pending`);
+    expect(await runBinary(["approve", task.task_id], { env })).toMatchObject({ exitCode: 0, stdout: `approved ${task.task_id}: gh.delete_repo\n` });
+    expect(await first.task(task.task_id)).toMatchObject({ status: "approved", decided_by: "cli" });
+
+    const second = await ServeProcess.start(["--thoughtgate-config", join(dir, "thoughtgate.yaml")], { env });
+    cleanup.push(() => second.stop());
+    const several = await runBinary(["tasks"], { env });
+    expect(several.exitCode).toBe(2);
+    expect(several.stderr).toContain("2 governance services are running");
+    expect(several.stderr).toContain("pass --endpoint URL to choose one");
+    expect((await runBinary(["tasks", "--endpoint", second.endpoint], { env })).stdout).toBe("no calls are waiting for approval\n");
+
+    await second.stop();
+    await first.stop();
+    expect(existsSync(join(services, `${first.proc.pid}.json`))).toBe(false);
+    expect(readdirSync(services)).toEqual([]);
+  });
+
+  test("approve refuses to run inside an agent that wrap governs (THOUGHTGATE_ACTIVE=1); deny still works", async () => {
+    const s = await serve(policyDir());
+    const task = await s.evaluate({ name: "delete_repo", arguments: { repo: "acme/site" } });
+    const inside = { ...s.cliEnv, THOUGHTGATE_ACTIVE: "1" };
+    const approve = await runBinary(["approve", task.task_id], { env: inside });
+    expect(approve.exitCode).toBe(1);
+    expect(approve.stderr).toContain("thoughtgate approve refuses to run inside an agent that thoughtgate wrap governs");
+    expect((await s.task(task.task_id)).status).toBe("pending");
+    expect((await runBinary(["deny", task.task_id], { env: inside })).exitCode).toBe(0);
+    expect(await s.task(task.task_id)).toMatchObject({ status: "denied", decided_by: "cli" });
   });
 
   test("serve with an invalid config exits 1 with the problems; with none at all it uses the embedded default and says so", async () => {

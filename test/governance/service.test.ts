@@ -8,11 +8,13 @@ import type { Profile } from "../../src/core/profile.ts";
 import { evaluateResponse, healthResponse, taskResponse, tasksResponse, type EvaluateRequest } from "../../src/governance/api.ts";
 import { GovernanceEngine } from "../../src/governance/engine.ts";
 import { startGovernanceService, type GovernanceService } from "../../src/governance/service.ts";
+import { callDigest } from "../../src/governance/tasks.ts";
 import { FakeClock } from "../support/fake-clock.ts";
 import { tempDir } from "../support/harness.ts";
 
 const SESSION = "s".repeat(64);
-const APPROVAL = "a".repeat(64);
+const PAGE = "p".repeat(64);
+const CLI = "c".repeat(64);
 
 const CONFIG = `schema: 1
 sources:
@@ -63,7 +65,8 @@ async function start(options: { profile?: Profile; clock?: FakeClock; yaml?: str
     engine: options.engine ?? (await engineFrom(options.yaml ?? CONFIG)),
     profile: options.profile ?? "production",
     sessionSecret: SESSION,
-    approvalSecret: APPROVAL,
+    pageKey: PAGE,
+    cliKey: CLI,
     port: 0,
     ...(options.clock ? { clock: options.clock } : {}),
     ...(options.maxTasks ? { maxTasks: options.maxTasks } : {}),
@@ -89,6 +92,16 @@ async function start(options: { profile?: Profile; clock?: FakeClock; yaml?: str
   return { service, call, evaluate };
 }
 
+/** One raw HTTP exchange (fetch always sends a Host header). */
+async function rawRequest(port: number, text: string): Promise<string> {
+  let answer = "";
+  const { promise: closed, resolve } = Promise.withResolvers<void>();
+  const socket = await Bun.connect({ hostname: "127.0.0.1", port, socket: { data: (_, chunk) => void (answer += chunk.toString()), close: () => resolve(), error: () => resolve() } });
+  socket.write(text);
+  await closed;
+  return answer;
+}
+
 async function task(s: Started, id: string) {
   return v.parse(taskResponse, await (await s.call(`/governance/task/${id}`)).json()).task;
 }
@@ -100,12 +113,12 @@ describe("authentication", () => {
       await s.call("/healthz", { secret: null }),
       await s.call("/metrics", { secret: "wrong" }),
       await s.call("/governance/evaluate", { secret: null, body: {} }),
-      await s.call("/governance/heartbeat", { secret: APPROVAL, body: { server_id: "gh" } }),
-      await s.call("/governance/tasks", { secret: SESSION.slice(1) }),
+      await s.call("/governance/heartbeat", { secret: PAGE, body: { server_id: "gh" } }),
+      await s.call("/governance/task/x", { secret: CLI }),
       await s.call("/no/such/path", { secret: null }),
-      // The approval API needs the approval secret, not the shims' session secret.
+      // The approval API needs the page key or the CLI key, not the shims' session secret.
       await s.call("/approvals/api/tasks", { secret: SESSION }),
-      await s.call("/approvals?key=wrong", { secret: null }),
+      await s.call("/approvals/api/tasks", { secret: "wrong" }),
     ];
     expect(refused.map((r) => r.status)).toEqual([401, 401, 401, 401, 401, 401, 401, 401]);
     expect(await refused[0]?.json()).toEqual({ error: "missing or wrong session secret", code: "unauthorized" });
@@ -122,10 +135,19 @@ describe("authentication", () => {
   test("a request naming another Host (DNS rebinding) or a cross-origin POST is refused", async () => {
     const s = await start();
     expect((await s.call("/healthz", { headers: { host: `evil.example:${s.service.port}` } })).status).toBe(403);
-    const cross = await s.call(`/approvals/api/tasks/x`, { secret: APPROVAL, body: { decision: "approve", channel: "web", digest: "x" }, headers: { origin: "http://evil.example" } });
+    const cross = await s.call(`/approvals/api/tasks/x`, { secret: PAGE, body: { decision: "approve", digest: "x" }, headers: { origin: "http://evil.example" } });
     expect(cross.status).toBe(403);
-    const site = await s.call(`/approvals/api/tasks/x`, { secret: APPROVAL, body: { decision: "approve", channel: "web", digest: "x" }, headers: { "sec-fetch-site": "cross-site" } });
+    const site = await s.call(`/approvals/api/tasks/x`, { secret: PAGE, body: { decision: "approve", digest: "x" }, headers: { "sec-fetch-site": "cross-site" } });
     expect(site.status).toBe(403);
+  });
+
+  test("a request without a Host header is a 400 with a JSON error, never a crash page", async () => {
+    const s = await start();
+    for (const head of ["GET /healthz HTTP/1.0\r\n", "GET /healthz HTTP/1.1\r\nHost:\r\nConnection: close\r\n"]) {
+      const answer = await rawRequest(s.service.port, `${head}Authorization: Bearer ${SESSION}\r\n\r\n`);
+      expect(answer).toStartWith("HTTP/1.1 400 ");
+      expect(answer).toEndWith('{"error":"the request has no Host header","code":"bad_request"}');
+    }
   });
 });
 
@@ -204,20 +226,38 @@ describe("approvals", () => {
     const pending = await task(s, id);
     expect(pending).toMatchObject({ task_id: id, status: "pending", server_id: "gh", name: "delete_repo", arguments: { repo: "acme/site" }, rule_id: "deletes", workflow: "default" });
 
-    const wrong = await s.call(`/approvals/api/tasks/${id}`, { secret: APPROVAL, body: { decision: "approve", channel: "web", digest: "f".repeat(64) } });
+    const wrong = await s.call(`/approvals/api/tasks/${id}`, { secret: PAGE, body: { decision: "approve", digest: "f".repeat(64) } });
     expect(wrong.status).toBe(409);
     expect(await wrong.json()).toMatchObject({ code: "digest_mismatch" });
     expect((await task(s, id)).status).toBe("pending");
 
-    const right = await s.call(`/approvals/api/tasks/${id}`, { secret: APPROVAL, body: { decision: "approve", channel: "web", digest: pending.digest } });
+    const right = await s.call(`/approvals/api/tasks/${id}`, { secret: PAGE, body: { decision: "approve", digest: pending.digest } });
     expect(right.status).toBe(200);
     expect(v.parse(taskResponse, await right.json()).task).toMatchObject({ status: "approved", decided_by: "web" });
     expect(await task(s, id)).toMatchObject({ status: "approved", decided_by: "web" });
 
-    const again = await s.call(`/approvals/api/tasks/${id}`, { secret: APPROVAL, body: { decision: "deny", channel: "cli", digest: pending.digest } });
+    const again = await s.call(`/approvals/api/tasks/${id}`, { secret: CLI, body: { decision: "deny", digest: pending.digest } });
     expect(again.status).toBe(409);
     expect(await again.json()).toEqual({ code: "not_pending", error: `task ${id} is already approved` });
-    expect((await s.call(`/approvals/api/tasks/nope`, { secret: APPROVAL })).status).toBe(404);
+    expect((await s.call(`/approvals/api/tasks/nope`, { secret: PAGE })).status).toBe(404);
+  });
+
+  test("the channel is the key's: the CLI key decides as cli whatever the body says", async () => {
+    const s = await start();
+    const id = (await s.evaluate({ name: "delete_repo" })).task_id ?? "";
+    const { digest } = await task(s, id);
+    const decided = await s.call(`/approvals/api/tasks/${id}`, { secret: CLI, body: { decision: "approve", channel: "elicitation", digest } });
+    expect(v.parse(taskResponse, await decided.json()).task).toMatchObject({ status: "approved", decided_by: "cli" });
+  });
+
+  test("the task view shows arguments with credentials redacted; the digest is the real call's", async () => {
+    const s = await start();
+    const args = { repo: "acme/site", api_key: "sk-live-123", headers: { Authorization: "Bearer abc" } };
+    const id = (await s.evaluate({ name: "delete_repo", arguments: args })).task_id ?? "";
+    const view = await task(s, id);
+    expect(view.arguments).toEqual({ repo: "acme/site", api_key: "[REDACTED]", headers: { Authorization: "[REDACTED]" } });
+    expect(view.digest).toBe(callDigest("gh", "tools/call", "delete_repo", args));
+    expect(JSON.stringify(await (await s.call("/approvals/api/tasks", { secret: PAGE })).json())).not.toContain("sk-live-123");
   });
 
   test("no elicitation offered when the shim cannot elicit or the workflow sends it elsewhere", async () => {
@@ -226,14 +266,32 @@ describe("approvals", () => {
     expect((await s.evaluate({ name: "push", channels: ["elicitation"] })).shim_channels).toBeUndefined();
   });
 
-  test("the shim reports an elicitation answer with the session secret; cancel settles a task", async () => {
+  test("the shim relays an elicitation answer only with the task's relay token; cancel settles a task", async () => {
     const s = await start();
-    const first = (await s.evaluate({ name: "delete_repo", channels: ["elicitation"] })).task_id ?? "";
+    const offered = await s.evaluate({ name: "delete_repo", channels: ["elicitation"] });
+    const first = offered.task_id ?? "";
+    expect(offered.relay_token).toMatch(/^[0-9a-f]{64}$/);
     const { digest } = await task(s, first);
-    const decided = await s.call(`/governance/task/${first}/decision`, { body: { decision: "deny", channel: "elicitation", digest } });
+    const other = await s.evaluate({ name: "delete_tag", channels: ["elicitation"] });
+    const refused = [
+      // The session secret alone, whatever channel the body names.
+      await s.call(`/governance/task/${first}/decision`, { body: { decision: "approve", channel: "web", digest } }),
+      await s.call(`/governance/task/${first}/decision`, { body: { decision: "approve", digest, relay_token: "0".repeat(64) } }),
+      // Another task's token.
+      await s.call(`/governance/task/${first}/decision`, { body: { decision: "approve", digest, relay_token: other.relay_token } }),
+    ];
+    expect(refused.map((r) => r.status)).toEqual([400, 401, 401]);
+    expect((await task(s, first)).status).toBe("pending");
+    const decided = await s.call(`/governance/task/${first}/decision`, { body: { decision: "deny", digest, relay_token: offered.relay_token } });
     expect(v.parse(taskResponse, await decided.json()).task).toMatchObject({ status: "denied", decided_by: "elicitation" });
 
-    const second = (await s.evaluate({ name: "delete_branch" })).task_id ?? "";
+    // A task not offered for elicitation has no token to relay with.
+    const notOffered = await s.evaluate({ name: "delete_branch" });
+    expect(notOffered.relay_token).toBeUndefined();
+    const noToken = await s.call(`/governance/task/${notOffered.task_id}/decision`, { body: { decision: "approve", digest: (await task(s, notOffered.task_id ?? "")).digest, relay_token: "" } });
+    expect(noToken.status).toBe(401);
+
+    const second = notOffered.task_id ?? "";
     const cancelled = await s.call(`/governance/task/${second}/cancel`, { body: { reason: "notifications/cancelled" } });
     expect(v.parse(taskResponse, await cancelled.json()).task).toMatchObject({ status: "cancelled", reason: "notifications/cancelled" });
     expect((await s.call(`/governance/task/${second}/cancel`, { body: {} })).status).toBe(409);
@@ -252,16 +310,17 @@ describe("approvals", () => {
     expect(await task(s, strict)).toMatchObject({ status: "timed_out", timeout_outcome: "deny" });
   });
 
-  test("GET /governance/tasks and /approvals/api/tasks list pending tasks first", async () => {
+  test("/approvals/api/tasks lists pending tasks first, for either key; shims cannot list tasks", async () => {
     const s = await start();
     const a = (await s.evaluate({ name: "delete_a" })).task_id ?? "";
     const b = (await s.evaluate({ name: "delete_b" })).task_id ?? "";
     const { digest } = await task(s, a);
-    await s.call(`/approvals/api/tasks/${a}`, { secret: APPROVAL, body: { decision: "deny", channel: "web", digest } });
-    const viaShim = v.parse(tasksResponse, await (await s.call("/governance/tasks")).json());
-    const viaPeople = v.parse(tasksResponse, await (await s.call("/approvals/api/tasks", { secret: APPROVAL })).json());
-    expect(viaShim.tasks.map((t) => [t.task_id, t.status])).toEqual([[b, "pending"], [a, "denied"]]);
-    expect(viaPeople).toEqual(viaShim);
+    await s.call(`/approvals/api/tasks/${a}`, { secret: PAGE, body: { decision: "deny", digest } });
+    const viaPage = v.parse(tasksResponse, await (await s.call("/approvals/api/tasks", { secret: PAGE })).json());
+    const viaCli = v.parse(tasksResponse, await (await s.call("/approvals/api/tasks", { secret: CLI })).json());
+    expect(viaPage.tasks.map((t) => [t.task_id, t.status])).toEqual([[b, "pending"], [a, "denied"]]);
+    expect(viaCli).toEqual(viaPage);
+    expect((await s.call("/governance/tasks")).status).toBe(404);
   });
 
   test("a full task store denies new approvals with -32013 (fail closed)", async () => {
@@ -270,17 +329,21 @@ describe("approvals", () => {
     expect(await s.evaluate({ name: "delete_b" })).toMatchObject({ decision: "deny", gate: "approval", error: { code: -32013 } });
   });
 
-  test("the page needs its key and is served with strict security headers", async () => {
+  test("the page needs no key, holds no data, and is served with strict security headers; its URL carries the key in the fragment", async () => {
     const s = await start();
-    const page = await s.call(`/approvals?key=${APPROVAL}`, { secret: null });
+    await s.evaluate({ name: "delete_secret_thing" });
+    const page = await s.call("/approvals", { secret: null });
     expect(page.status).toBe(200);
     const csp = page.headers.get("content-security-policy") ?? "";
     expect(csp).toContain("default-src 'self'");
     const nonce = /'nonce-([^']+)'/.exec(csp)?.[1] ?? "";
-    expect(await page.text()).toContain(`<script nonce="${nonce}">`);
+    const html = await page.text();
+    expect(html).toContain(`<script nonce="${nonce}">`);
+    expect(html).not.toContain("delete_secret_thing");
+    expect(html).not.toContain(PAGE);
     expect(page.headers.get("x-frame-options")).toBe("DENY");
     expect(page.headers.get("cache-control")).toBe("no-store");
-    expect(s.service.approvalsUrl).toBe(`${s.service.url}/approvals?key=${APPROVAL}`);
+    expect(s.service.approvalsUrl).toBe(`${s.service.url}/approvals#key=${PAGE}`);
   });
 });
 
@@ -341,11 +404,54 @@ describe("shims' other calls", () => {
   });
 });
 
+describe("/metrics stays bounded whatever shims report", () => {
+  const series = (text: string, name: string) => text.split("\n").filter((line) => line.startsWith(`${name}{`));
+
+  test("known MCP methods pass; a few other names per server are kept, the rest count as other; long values are cut", async () => {
+    const s = await start();
+    const junk = Array.from({ length: 50 }, (_, i) => ({ direction: "agent_to_server", method: `x/${i}`, count: 1 }));
+    await s.call("/governance/events", {
+      body: {
+        server_id: "gh",
+        messages: [...junk, { direction: "agent_to_server", method: "tools/call", count: 2 }, { direction: "sideways", method: "ping", count: 1 }, { direction: "agent_to_server", method: "y".repeat(10_000), count: 1 }],
+        framing_errors: [{ error_type: "InvalidJson", count: 1 }, ...Array.from({ length: 30 }, (_, i) => ({ error_type: `E${i}`, count: 1 }))],
+      },
+    });
+    await s.call("/governance/events", { body: { server_id: "fresh", messages: [{ direction: "server_to_agent", method: "m".repeat(300), count: 1 }] } });
+    const text = await (await s.call("/metrics")).text();
+    const gh = series(text, "thoughtgate_stdio_messages_total").filter((line) => line.includes('server_id="gh"'));
+    // 10 other names, tools/call, ping (direction other) and the rest as `other`.
+    expect(gh).toHaveLength(13);
+    expect(text).toContain('thoughtgate_stdio_messages_total{server_id="gh",direction="agent_to_server",method="tools/call"} 2');
+    expect(text).toContain('thoughtgate_stdio_messages_total{server_id="gh",direction="other",method="ping"} 1');
+    expect(text).toContain('thoughtgate_stdio_messages_total{server_id="gh",direction="agent_to_server",method="other"} 41');
+    expect(text).toContain('thoughtgate_stdio_framing_errors_total{server_id="gh",error_type="InvalidJson"} 1');
+    expect(text).toContain('thoughtgate_stdio_framing_errors_total{server_id="gh",error_type="other"} 20');
+    expect(text).toContain(`thoughtgate_stdio_messages_total{server_id="fresh",direction="server_to_agent",method="${"m".repeat(127)}…"} 1`);
+    expect(Math.max(...text.split("\n").map((line) => line.length))).toBeLessThan(400);
+  });
+
+  test("server ids past the cap count as other, in every series", async () => {
+    const s = await start();
+    for (let i = 0; i < 120; i++) await s.call("/governance/heartbeat", { body: { server_id: `srv-${i}` } });
+    await s.evaluate({ server_id: "srv-119", name: "get_repo" });
+    const text = await (await s.call("/metrics")).text();
+    expect(text).toContain("thoughtgate_stdio_active_servers 101");
+    expect(text).toContain('thoughtgate_stdio_governance_decisions_total{server_id="other",decision="forward",profile="production"} 1');
+  });
+
+  test("counts must be whole and not negative", async () => {
+    const s = await start();
+    const negative = await s.call("/governance/events", { body: { server_id: "gh", messages: [{ direction: "agent_to_server", method: "ping", count: -5 }] } });
+    expect(negative.status).toBe(400);
+  });
+});
+
 test("a taken port is a clear CONFIG error", async () => {
   const s = await start();
   let thrown: unknown;
   try {
-    startGovernanceService({ engine: await engineFrom(CONFIG), profile: "production", sessionSecret: SESSION, approvalSecret: APPROVAL, port: s.service.port });
+    startGovernanceService({ engine: await engineFrom(CONFIG), profile: "production", sessionSecret: SESSION, pageKey: PAGE, cliKey: CLI, port: s.service.port });
   } catch (error) {
     thrown = error;
   }

@@ -49,11 +49,11 @@ describe("approval tasks", () => {
   test("a decision with the task's digest settles it; a wrong digest or a second decision is refused", () => {
     const { tasks, finished } = store();
     const task = created(tasks);
-    expect(tasks.decide(task.id, { decision: "approve", channel: "web", digest: "0".repeat(64) })).toEqual({ ok: false, error: "digest_mismatch", task });
+    expect(tasks.decide(task.id, { decision: "approve", digest: "0".repeat(64) }, "web")).toEqual({ ok: false, error: "digest_mismatch", task });
     expect(tasks.get(task.id)?.status).toBe("pending");
-    expect(tasks.decide(task.id, { decision: "approve", channel: "web", digest: task.digest })).toMatchObject({ ok: true, task: { status: "approved", decidedBy: "web" } });
-    expect(tasks.decide(task.id, { decision: "deny", channel: "cli", digest: task.digest })).toMatchObject({ ok: false, error: "not_pending" });
-    expect(tasks.decide("nope", { decision: "deny", channel: "cli", digest: task.digest })).toEqual({ ok: false, error: "not_found" });
+    expect(tasks.decide(task.id, { decision: "approve", digest: task.digest }, "web")).toMatchObject({ ok: true, task: { status: "approved", decidedBy: "web" } });
+    expect(tasks.decide(task.id, { decision: "deny", digest: task.digest }, "cli")).toMatchObject({ ok: false, error: "not_pending" });
+    expect(tasks.decide("nope", { decision: "deny", digest: task.digest }, "cli")).toEqual({ ok: false, error: "not_found" });
     expect(finished).toEqual([`${task.id}:approved`]);
     expect(tasks.toView(task)).toMatchObject({ status: "approved", decided_by: "web" });
   });
@@ -61,7 +61,7 @@ describe("approval tasks", () => {
   test("a deny carries its reason; cancel settles a pending task once", () => {
     const { tasks } = store();
     const denied = created(tasks);
-    tasks.decide(denied.id, { decision: "deny", channel: "cli", digest: denied.digest, reason: "not today" });
+    tasks.decide(denied.id, { decision: "deny", digest: denied.digest, reason: "not today" }, "cli");
     expect(tasks.toView(denied)).toMatchObject({ status: "denied", decided_by: "cli", reason: "not today" });
     const cancelled = created(tasks);
     expect(tasks.cancel(cancelled.id, "agent cancelled")).toMatchObject({ ok: true, task: { status: "cancelled" } });
@@ -82,14 +82,14 @@ describe("approval tasks", () => {
     clock.advance(270_000);
     expect(tasks.toView(denies)).toMatchObject({ status: "timed_out", timeout_outcome: "deny", decided_by: "timeout" });
     // A decision after the timeout is too late.
-    expect(tasks.decide(denies.id, { decision: "approve", channel: "web", digest: denies.digest })).toMatchObject({ ok: false, error: "not_pending" });
+    expect(tasks.decide(denies.id, { decision: "approve", digest: denies.digest }, "web")).toMatchObject({ ok: false, error: "not_pending" });
   });
 
   test("wait resolves when the task leaves pending, at once for a finished or unknown task, and rejects on abort", async () => {
     const { tasks } = store();
     const task = created(tasks);
     const waiting = tasks.wait(task.id);
-    tasks.decide(task.id, { decision: "deny", channel: "elicitation", digest: task.digest });
+    tasks.decide(task.id, { decision: "deny", digest: task.digest }, "elicitation");
     expect(await waiting).toMatchObject({ status: "denied" });
     expect(await tasks.wait(task.id)).toMatchObject({ status: "denied" });
     expect(await tasks.wait("unknown")).toBeUndefined();
@@ -109,9 +109,9 @@ describe("approval tasks", () => {
     const c = created(tasks, { name: "c" });
     clock.advance(1);
     const d = created(tasks, { name: "d" });
-    tasks.decide(a.id, { decision: "approve", channel: "web", digest: a.digest });
+    tasks.decide(a.id, { decision: "approve", digest: a.digest }, "web");
     clock.advance(1);
-    tasks.decide(c.id, { decision: "deny", channel: "web", digest: c.digest });
+    tasks.decide(c.id, { decision: "deny", digest: c.digest }, "web");
     expect(tasks.list().map((t) => t.name)).toEqual(["b", "d", "c", "a"]);
     expect(tasks.pendingCount).toBe(2);
     expect(b.status).toBe("pending");
@@ -121,7 +121,7 @@ describe("approval tasks", () => {
   test("finished tasks stay visible for the retention time, then are pruned", () => {
     const { clock, tasks } = store({ retentionMs: 60_000 });
     const task = created(tasks);
-    tasks.decide(task.id, { decision: "approve", channel: "web", digest: task.digest });
+    tasks.decide(task.id, { decision: "approve", digest: task.digest }, "web");
     clock.advance(59_000);
     expect(tasks.list().map((t) => t.id)).toEqual([task.id]);
     clock.advance(1_000);
@@ -135,7 +135,7 @@ describe("approval tasks", () => {
     created(tasks, { name: "second" });
     created(tasks, { name: "third" });
     expect(tasks.create(call({ name: "fourth" }))).toEqual({ ok: false, error: "full" });
-    tasks.decide(first.id, { decision: "deny", channel: "web", digest: first.digest });
+    tasks.decide(first.id, { decision: "deny", digest: first.digest }, "web");
     expect(tasks.create(call({ name: "fourth" })).ok).toBe(true);
     expect(tasks.get(first.id)).toBeUndefined();
     expect(tasks.list().map((t) => t.name)).toEqual(["second", "third", "fourth"]);
@@ -145,7 +145,7 @@ describe("approval tasks", () => {
     const { tasks, finished } = store();
     const a = created(tasks);
     const b = created(tasks);
-    tasks.decide(a.id, { decision: "approve", channel: "web", digest: a.digest });
+    tasks.decide(a.id, { decision: "approve", digest: a.digest }, "web");
     tasks.cancelAll("stopping");
     expect(tasks.get(b.id)).toMatchObject({ status: "cancelled", decidedBy: "service" });
     expect(finished).toEqual([`${a.id}:approved`, `${b.id}:cancelled`]);

@@ -1,6 +1,7 @@
 /**
  * `thoughtgate serve` (the compiled binary) for e2e tests: starts it, reads what it printed (the
- * endpoint, the shims' secret, the approval key and page), and talks to it as a shim would.
+ * endpoint, the shims' secret, the CLI key and the approvals page with its page key), and talks to
+ * it as a shim would.
  */
 import type { Subprocess } from "bun";
 import { requireBinary, waitFor } from "./harness.ts";
@@ -12,7 +13,10 @@ export class ServeProcess {
   stderr = "";
   endpoint = "";
   secret = "";
+  /** The CLI key (`thoughtgate tasks|approve|deny`). */
   key = "";
+  /** The page key, from the fragment of `approvalsUrl`. */
+  pageKey = "";
   approvalsUrl = "";
   private readonly reading: Promise<void>;
 
@@ -39,7 +43,8 @@ export class ServeProcess {
     serve.endpoint = /THOUGHTGATE_GOVERNANCE_ENDPOINT=(\S+)/.exec(serve.stderr)?.[1] ?? "";
     serve.secret = /THOUGHTGATE_GOVERNANCE_SECRET=([0-9a-f]{64})/.exec(serve.stderr)?.[1] ?? "";
     serve.key = /THOUGHTGATE_APPROVAL_KEY=([0-9a-f]{64})/.exec(serve.stderr)?.[1] ?? "";
-    serve.approvalsUrl = /(http:\/\/127\.0\.0\.1:\d+\/approvals\?key=[0-9a-f]{64})/.exec(serve.stderr)?.[1] ?? "";
+    serve.approvalsUrl = /(http:\/\/127\.0\.0\.1:\d+\/approvals#key=[0-9a-f]{64})/.exec(serve.stderr)?.[1] ?? "";
+    serve.pageKey = serve.approvalsUrl.slice(-64);
     return serve;
   }
 
