@@ -1,4 +1,4 @@
-import { realpathSync, rmSync, writeFileSync } from "node:fs";
+import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { homedir } from "node:os";
 import { createTwoFilesPatch } from "diff";
@@ -13,6 +13,8 @@ import { ConfigGuard, restoreAllGuards } from "./config-guard.ts";
 import { lockedError, lockPathFor, tryLock } from "./lock.ts";
 import { repairStale } from "./repair.ts";
 import { createSessionDir, describeDecision, followEvents, readEvents, renderSummary, summarize } from "./session-record.ts";
+import { recordSessionBinary } from "./session-info.ts";
+import { shimBinary } from "./shim-path.ts";
 
 /** F-019: how long shims get to drain after the agent exits. */
 const SHIM_DRAIN_MS = 10_000;
@@ -68,9 +70,8 @@ export async function runWrap(options: WrapOptions): Promise<number> {
   const toRewrite = files.filter((file) => file.entries.some((entry) => entry.governed));
   if (toRewrite.length === 0) options.say("thoughtgate: no stdio MCP server to govern; the agent runs as it is");
 
-  const binary = realpathSync(process.execPath);
   if (options.dryRun) {
-    const shimFor = shimCommand(binary, options.profile, "http://127.0.0.1:<port>", { secretFile: "<session dir>/secret", runId: "<run id>", events: "<session record>" });
+    const shimFor = shimCommand(shimBinary({ create: false }).path, options.profile, "http://127.0.0.1:<port>", { secretFile: "<session dir>/secret", runId: "<run id>", events: "<session record>" });
     for (const file of toRewrite) {
       const { text } = rewrite(file.text, file.entries, shimFor);
       options.say(createTwoFilesPatch(file.path, file.path, file.text, text, "current", "while wrapped"));
@@ -91,6 +92,8 @@ export async function runWrap(options: WrapOptions): Promise<number> {
   engines.watch();
   const runId = Bun.randomUUIDv7();
   const record = createSessionDir(runId);
+  // The shims run a pin of this binary, not the install's path (shim-path.ts: upgrades, npx caches).
+  const binary = recordSessionBinary(record.dir);
   // The shims' secret goes in the session directory (0600), not in the agent's config: a project
   // config (.mcp.json, .vscode/mcp.json) may be shared or committed while the session runs.
   const secretFile = join(record.dir, "secret");

@@ -32,6 +32,7 @@ test("a healthy install: every check passes, and it lists the agent configs that
     ["binary", "pass"],
     ["agent-configs", "info"],
     ["wrap-journal", "pass"],
+    ["running-wraps", "pass"],
     ["governance-bind", "pass"],
     ["cedar", "pass"],
   ]);
@@ -39,7 +40,7 @@ test("a healthy install: every check passes, and it lists the agent configs that
   const agents = report.checks[1]?.data.agents as Array<{ label: string; files: Array<{ scope: string; exists: boolean }> }>;
   const found = agents.flatMap((agent) => agent.files.filter((file) => file.exists).map((file) => `${agent.label} (${file.scope})`));
   expect(found).toEqual(["Claude Code (project)", "Cursor (user)"]);
-  expect(report.checks[3]?.data.port).toBeGreaterThan(0);
+  expect(report.checks[4]?.data.port).toBeGreaterThan(0);
 });
 
 test("a left-over wrap journal fails the report with exit 1 and says what to do", async () => {
