@@ -98,15 +98,18 @@ find_in() {
         done
         ;;
     esac
-    dir=${dir%/*}
+    case $dir in
+      */*) dir=${dir%/*} ;;
+      *) break ;;
+    esac
   done
   return 1
 }
 binary=
 # pnpm and workspaces reach the package through linked directories: resolve those only if needed.
-if find_in "$package" || find_in "$(cd -P -- "$package" 2>/dev/null && pwd -P)"; then
-  exec "$binary" "$@"
-fi
+if find_in "$package"; then exec "$binary" "$@"; fi
+package=$(cd -P -- "$package" 2>/dev/null && pwd -P) || package=${self:-$0}
+if find_in "$package"; then exec "$binary" "$@"; fi
 
 # --- none fits: say which package is missing and how to get it -----------------------------------------
 wanted=@thoughtgate/${names%% *}
