@@ -25,8 +25,13 @@ export function checkRunningWraps({ env }: DoctorContext): CheckBody {
   if (others.length === 0) return { status: "pass", summary: `${running.length} running, on this version`, details, data };
   const newest = others.map((s) => s.version).reduce((a, b) => (Bun.semver.order(a, b) >= 0 ? a : b));
   const order = Bun.semver.order(VERSION, newest);
-  const relation = order < 0 ? `older than ${newest}, which` : order > 0 ? `newer than ${newest}, which` : `built for another target than the one`;
-  details.push(`this binary (${VERSION}) is ${relation} a running wrap uses: an upgrade made mid-session. That session keeps its own version for every shim it starts; ${RESTART}`);
+  const relation =
+    order > 0
+      ? `newer than ${newest}, which a running wrap uses: an upgrade made while it runs`
+      : order < 0
+        ? `older than ${newest}, which a running wrap uses: a downgrade made while it runs, or another install of thoughtgate`
+        : "built for another target than the one a running wrap uses";
+  details.push(`this binary (${VERSION}) is ${relation}. That session keeps its own version for every shim it starts; ${RESTART}`);
   return { status: "warn", summary: `${others.length} running wrap${others.length === 1 ? " uses" : "s use"} another version than this ${VERSION}`, details, data };
 }
 

@@ -186,7 +186,7 @@ describe("npm upgrades mid-session", () => {
       const doctor = await run([launcher, "doctor", "--json"]);
       const check = (JSON.parse(doctor.stdout) as { checks: Array<{ id: string; status: string; details: string[]; data: any }> }).checks.find((c) => c.id === "running-wraps");
       expect(check).toMatchObject({ status: "warn", data: { version: UPGRADE_VERSION, sessions: [{ pid: wrap.proc.pid, version: release.version, sameAsThis: false }] } });
-      expect(check?.details.join("\n")).toContain(`this binary (${UPGRADE_VERSION}) is newer than ${release.version}`);
+      expect(check?.details.join("\n")).toContain(`this binary (${UPGRADE_VERSION}) is newer than ${release.version}, which a running wrap uses: an upgrade made while it runs`);
 
       wrap.proc.kill("SIGTERM");
       await wrap.proc.exited;
