@@ -5,7 +5,10 @@
 # @thoughtgate/<os>-<arch> (or @thoughtgate/<os>-x64-baseline on an x86_64 CPU without AVX2), and
 # execs it: the binary replaces this shell, keeps its process id, and signals, stdin, stdout, stderr
 # and the exit status are the binary's own. It needs neither Node.js nor Bun; what it costs is one
-# /bin/sh start (docs/benchmarks.md, "npm launcher").
+# /bin/sh start (docs/benchmarks.md, "npm launcher"). There is deliberately no install script that
+# would link the binary in its place: npm now warns about dependencies' install scripts and is
+# moving to block them (pnpm and bun already do), and a governance tool should not ask to run code
+# at install time.
 version='@VERSION@'
 
 fail() {
@@ -78,7 +81,10 @@ else
       *) self=${self%/*}/$link ;;
     esac
   done
-  package=${self%/*}/..
+  case $self in
+    */bin/thoughtgate) package=${self%/bin/thoughtgate} ;;
+    *) package=${self%/*}/.. ;;
+  esac
 fi
 
 # Node's module resolution, as require.resolve would do it from this package: <dir>/node_modules/
