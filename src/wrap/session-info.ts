@@ -61,6 +61,6 @@ export function recordSessionBinary(sessionDir: string, env: NodeJS.ProcessEnv =
   writeSessionInfo(sessionDir, { binary: planned.source, shim: planned.path });
   const shim = shimBinary({ env });
   if (shim.path !== planned.path) writeSessionInfo(sessionDir, { binary: shim.source, shim: shim.path });
-  prunePins(new Set(runningWraps(env).map((session) => session.shim)), env);
+  prunePins(() => new Set(runningWraps(env).map((session) => session.shim)), env);
   return shim.path;
 }

@@ -65,10 +65,15 @@ export function pinPath(source: string, stats: Stats = statSync(source), env: No
  * Never throws: a pin that cannot be made falls back to the binary's own path, with a warning when
  * that path is in a cache that may vanish.
  */
-export function shimBinary({ execPath = process.execPath, env = process.env, create = true }: { execPath?: string; env?: NodeJS.ProcessEnv; create?: boolean } = {}): ShimBinary {
-  const source = realpathSync(execPath);
+export function shimBinary({
+  execPath = process.execPath,
+  env = process.env,
+  create = true,
   // Run from source (`bun src/cli.ts`), execPath is Bun itself: nothing of ours to pin.
-  if (!Bun.main.startsWith("/$bunfs/")) return { path: source, source, how: "as-is" };
+  compiled = Bun.main.startsWith("/$bunfs/"),
+}: { execPath?: string; env?: NodeJS.ProcessEnv; create?: boolean; compiled?: boolean } = {}): ShimBinary {
+  const source = realpathSync(execPath);
+  if (!compiled) return { path: source, source, how: "as-is" };
   let stats: Stats;
   let path: string;
   try {
@@ -107,8 +112,11 @@ function fallback(source: string, error: unknown, warn = true): ShimBinary {
   return { path: source, source, how: "as-is" };
 }
 
-/** Remove every pin except `keep` and those younger than the grace period. Never throws. */
-export function prunePins(keep: ReadonlySet<string>, env: NodeJS.ProcessEnv = process.env, nowMs = Date.now()): string[] {
+/**
+ * Remove every pin except those `keep()` names and those younger than the grace period. `keep` is
+ * asked only when some pin is old enough to go (it reads every session's record). Never throws.
+ */
+export function prunePins(keep: () => ReadonlySet<string>, env: NodeJS.ProcessEnv = process.env, nowMs = Date.now()): string[] {
   const removed: string[] = [];
   let names: string[];
   try {
@@ -116,11 +124,13 @@ export function prunePins(keep: ReadonlySet<string>, env: NodeJS.ProcessEnv = pr
   } catch {
     return removed;
   }
+  let kept: ReadonlySet<string> | undefined;
   for (const name of names) {
     const dir = join(pinsDir(env), name);
     try {
-      if (keep.has(join(dir, "thoughtgate"))) continue;
       if (nowMs - statSync(dir).mtimeMs < PIN_GRACE_MS) continue;
+      kept ??= keep();
+      if (kept.has(join(dir, "thoughtgate"))) continue;
       rmSync(dir, { recursive: true, force: true });
       removed.push(dir);
     } catch {

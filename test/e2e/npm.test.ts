@@ -91,6 +91,12 @@ describe("the npm packages", () => {
     // Exit codes pass through: a usage error is 2 whether or not the launcher ran it.
     expect((await run([launcher, "no-such-command"])).code).toBe(2);
     expect(existsSync(join(prefix, "lib", "node_modules", hostPackageName(), "bin", "thoughtgate"))).toBe(true);
+
+    // doctor, with the launcher first on PATH: one install, not another thoughtgate shadowing this one.
+    const doctor = await run([launcher, "doctor", "--json"], { env: { ...process.env, PATH: `${join(prefix, "bin")}:${process.env.PATH}` } });
+    const binary = (JSON.parse(doctor.stdout) as { checks: Array<{ id: string; details: string[]; data: Record<string, unknown> }> }).checks.find((c) => c.id === "binary");
+    expect(binary?.data).toMatchObject({ onPath: launcher, shadowed: false, npm: { platformPackage: hostPackageName(), launcher: realpathSync(launcher) } });
+    expect(binary?.details).toContain(`installed with npm: ${hostPackageName()}, launched by ${realpathSync(launcher)}`);
   });
 
   test("the launcher execs the binary: the process the agent started is the binary itself, speaking on its stdin and stdout", async () => {
