@@ -11,8 +11,9 @@
  * config pointing at nothing (README, "Which thoughtgate the agent configs name").
  *
  * A link costs no space while the install keeps the file; a pin no running wrap names is removed by
- * the next wrap. Where a link is impossible (another file system), an ephemeral install (npx and
- * the like) is copied; any other keeps its own path, as before.
+ * the next wrap. Where a link is impossible (another file system; a file another user owns, under
+ * Linux's fs.protected_hardlinks), an ephemeral install (npx and the like) is copied; any other
+ * keeps its own path, as before.
  */
 import { copyFileSync, linkSync, mkdirSync, readdirSync, realpathSync, renameSync, rmSync, statSync, type Stats } from "node:fs";
 import { tmpdir } from "node:os";
