@@ -7,6 +7,7 @@
  *   through a minimal Node.js launcher (what the launcher would cost as a Node script: spawnSync with
  *   inherited stdio, the shape esbuild's and Codex's take) and through `npx` (offline, its cache
  *   warm); interleaved rounds after warm-up, p50 and p90 of 20 runs each.
+ *   `--runs N --no-npx` measures more runs without npx (seconds a run).
  * - sizes: each target's binary, release archive, npm tarball (`npm pack`) and unpacked package.
  *
  * The report goes to stdout as Markdown; progress to stderr. npm runs offline with a temporary cache.
@@ -21,7 +22,12 @@ import { platformPackageName, platformSlug } from "../../src/release/npm.ts";
 import { hostAsset } from "../support/release.ts";
 import { percentile, progress, renderTable, type Row } from "./report.ts";
 
-const { values } = parseArgs({ args: Bun.argv.slice(2), options: { runs: { type: "string", default: "20" }, warmup: { type: "string", default: "3" } }, strict: true });
+const { values } = parseArgs({
+  args: Bun.argv.slice(2),
+  // --runs 200 --no-npx: enough runs to resolve the launcher's millisecond on a busy machine (npx takes seconds a run).
+  options: { runs: { type: "string", default: "20" }, warmup: { type: "string", default: "3" }, "no-npx": { type: "boolean", default: false } },
+  strict: true,
+});
 const RUNS = Number(values.runs);
 const WARMUP = Number(values.warmup);
 const ROOT = join(import.meta.dir, "..", "..");
@@ -75,15 +81,17 @@ process.exitCode = r.status ?? 1;\n`,
 );
 
 const npx = ["npx", "--offline", "-p", tarball("thoughtgate"), "-p", tarball(hostPackage), "thoughtgate"];
-progress("npx once, to fill its cache");
-await run([...npx, "--version"]);
+if (!values["no-npx"]) {
+  progress("npx once, to fill its cache");
+  await run([...npx, "--version"]);
+}
 
 // --- start-up ---------------------------------------------------------------------------------------
 const configs: Array<{ name: string; cmd: string[] }> = [
   { name: "binary, directly", cmd: [binary, "--version"] },
   { name: "npm launcher (sh)", cmd: [launcher, "--version"] },
   { name: "Node.js launcher", cmd: ["node", nodeLauncher, "--version"] },
-  { name: "npx thoughtgate", cmd: [...npx, "--version"] },
+  ...(values["no-npx"] ? [] : [{ name: "npx thoughtgate", cmd: [...npx, "--version"] }]),
 ];
 const expected = `thoughtgate ${pkg.version} (${host.bunTarget})\n`;
 for (const config of configs) {
