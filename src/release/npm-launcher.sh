@@ -26,8 +26,11 @@ if [ -r /proc/sys/kernel/ostype ] && [ -r /proc/sys/kernel/arch ]; then
   IFS= read -r system </proc/sys/kernel/ostype
   IFS= read -r machine </proc/sys/kernel/arch
 fi
-[ -n "$system" ] || system=$(uname -s)
-[ -n "$machine" ] || machine=$(uname -m)
+if [ -z "$system" ] || [ -z "$machine" ]; then
+  uname=$(uname -sm)
+  system=${uname% *}
+  machine=${uname##* }
+fi
 case $system in
   Linux) os=linux ;;
   Darwin) os=darwin ;;

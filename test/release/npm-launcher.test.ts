@@ -112,7 +112,12 @@ describe("finds the platform package the way require.resolve would, and execs it
   test("a signal to the launcher's pid reaches the binary", async () => {
     await using proc = Bun.spawn([globalNested()], { env: { PATH: "/usr/bin:/bin" }, stdin: "pipe", stdout: "pipe", stderr: "pipe" });
     const reader = proc.stdout.getReader();
-    const first = new TextDecoder().decode((await reader.read()).value);
+    let first = "";
+    while (!first.includes("\n")) {
+      const chunk = await reader.read();
+      if (chunk.done) break;
+      first += new TextDecoder().decode(chunk.value);
+    }
     expect(first).toBe(`${HOST} ${proc.pid}\n`);
     proc.kill("SIGTERM");
     await proc.exited;
@@ -148,6 +153,35 @@ describe("when no package fits, it says which is missing and how to get it", () 
     write(arch, "riscv64\n");
     const result = await run(withBinds([[arch, "/proc/sys/kernel/arch"]], [globalNested(), "--version"]));
     expect(result).toMatchObject({ code: 1, stdout: "", stderr: expect.stringContaining("thoughtgate: error: no ThoughtGate build for Linux riscv64") });
+  });
+});
+
+describe("without /proc (macOS): uname, and sysctl for AVX2", () => {
+  /** Empty files over the /proc entries the launcher reads, and `uname`/`sysctl` stand-ins first on PATH. */
+  function asMac(machine: string, leaf7: string, cmd: string[]) {
+    const dir = layoutDir();
+    write(join(dir, "empty"), "");
+    write(join(dir, "bin", "uname"), `#!/bin/sh
+[ "$1" = -sm ] && echo "Darwin ${machine}"
+`, 0o755);
+    write(join(dir, "bin", "sysctl"), `#!/bin/sh
+[ "$2" = machdep.cpu.leaf7_features ] && echo "${leaf7}"
+`, 0o755);
+    const binds: Array<[string, string]> = [[join(dir, "empty"), "/proc/sys/kernel/ostype"], [join(dir, "empty"), "/proc/sys/kernel/arch"]];
+    return { cmd: withBinds(binds, cmd), env: { PATH: `${join(dir, "bin")}:/usr/bin:/bin` } };
+  }
+
+  test("Apple silicon runs @thoughtgate/darwin-arm64", async () => {
+    const mac = asMac("arm64", "", [globalNested(["darwin-arm64", HOST])]);
+    expect((await run(mac.cmd, { env: mac.env })).stdout).toStartWith("darwin-arm64 ");
+  });
+
+  test("an Intel Mac without AVX2 runs @thoughtgate/darwin-x64-baseline; with it, darwin-x64", async () => {
+    const launcher = globalNested(["darwin-x64", "darwin-x64-baseline"]);
+    const old = asMac("x86_64", "RDWRFSGS TSC_THREAD_OFFSET SMEP ERMS", [launcher]);
+    expect((await run(old.cmd, { env: old.env })).stdout).toStartWith("darwin-x64-baseline ");
+    const recent = asMac("x86_64", "RDWRFSGS TSC_THREAD_OFFSET BMI1 AVX2 SMEP BMI2 ERMS", [launcher]);
+    expect((await run(recent.cmd, { env: recent.env })).stdout).toStartWith("darwin-x64 ");
   });
 });
 
