@@ -55,9 +55,14 @@ export class LocalDecider implements Decider {
     context.awaitingApproval(`${outcome.reason}: asking the user through the agent`);
     const timeout = AbortSignal.timeout(workflow.timeout);
     try {
-      const approved = await context.elicit(approvalPrompt(input, outcome.reason), AbortSignal.any([context.signal, timeout]));
-      if (approved) return { action: "forward", gate: "approval", ruleId, policyId, reason: `${outcome.reason}: approved`, approvedBy: "elicitation" };
-      return block(GOVERNANCE_ERROR.approvalRejected, `${outcome.reason}: rejected by the user`);
+      const answer = await context.elicit(approvalPrompt(input, outcome.reason), AbortSignal.any([context.signal, timeout]));
+      if (answer === "approved") return { action: "forward", gate: "approval", ruleId, policyId, reason: `${outcome.reason}: approved`, approvedBy: "elicitation" };
+      if (answer === "declined") return block(GOVERNANCE_ERROR.approvalRejected, `${outcome.reason}: rejected by the user`);
+      // The agent answered for no one (it cannot show the question); a standalone shim has no other channel.
+      return block(
+        GOVERNANCE_ERROR.approvalRejected,
+        `${outcome.reason}, but no person answered: the agent answered the approval form itself (it cannot show it in this mode); run under \`thoughtgate wrap\` for the approvals page and \`thoughtgate approve\``,
+      );
     } catch {
       if (!timeout.aborted) return block(GOVERNANCE_ERROR.taskCancelled, `${outcome.reason}: cancelled`);
       if (workflow.on_timeout === "approve") {

@@ -194,10 +194,15 @@ export class RemoteDecider implements Decider {
   /** Ask the agent's user, then relay the answer with the task's relay token (the session secret alone decides nothing). */
   private async elicitFor(path: string, relayToken: string, prompt: string, elicit: NonNullable<DecisionContext["elicit"]>, signal: AbortSignal): Promise<void> {
     try {
-      const approved = await elicit(prompt, signal);
+      const outcome = await elicit(prompt, signal);
+      if (outcome === "unanswered") {
+        // The agent answered for no one: the task stays pending for the page, the CLI, Slack, until its timeout.
+        this.log.warn("the agent answered the approval form without asking anyone; waiting for the approvals page or `thoughtgate approve`");
+        return;
+      }
       const { task } = await this.json("GET", path, undefined, taskResponse, POLL_TIMEOUT_MS);
       if (task.status !== "pending") return;
-      const relayed = await this.call("POST", `${path}/decision`, { decision: approved ? "approve" : "deny", digest: task.digest, relay_token: relayToken }, EVALUATE_TIMEOUT_MS);
+      const relayed = await this.call("POST", `${path}/decision`, { decision: outcome === "approved" ? "approve" : "deny", digest: task.digest, relay_token: relayToken }, EVALUATE_TIMEOUT_MS);
       if (!relayed.ok && relayed.status !== 409) log.warn(`the governance service refused the elicitation answer: HTTP ${relayed.status} (other channels still apply)`);
     } catch (error) {
       if (!signal.aborted) log.warn(`approval through the agent failed: ${messageOf(error)} (other channels still apply)`);

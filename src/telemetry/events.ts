@@ -15,7 +15,7 @@ import { redactText } from "./redact.ts";
 export const EVENT_SCHEMA_VERSION = 1;
 
 export type Decision = "forward" | "deny" | "pending";
-export type CallStatus = "ok" | "error" | "denied" | "server_unavailable" | "cancelled" | "no_response";
+export type CallStatus = "ok" | "error" | "denied" | "server_unavailable" | "cancelled" | "no_response" | "input_required";
 
 export type EventFields = {
   run_start: {

@@ -53,7 +53,9 @@ function startWrap(cmd: string[], dir: string, agentArgs: string[]) {
   writeFileSync(policy, POLICY);
   const proc = Bun.spawn(
     [...cmd, "wrap", "--agent-type", "custom", "--config-path", config, "--thoughtgate-config", policy, "--", ...fixture("wrap-agent-fixture.ts", config, report, ...agentArgs)],
-    { cwd: dir, stdin: "ignore", stdout: "pipe", stderr: "pipe" },
+    // process.env as this process sees it (Bun.spawn without env would pass the environment the test
+    // run started with, not what the preload and other tests set): the pin's place follows it.
+    { cwd: dir, env: process.env, stdin: "ignore", stdout: "pipe", stderr: "pipe" },
   );
   const stderr = new Response(proc.stderr).text();
   const seen = () => (existsSync(report) ? (JSON.parse(readFileSync(report, "utf8")) as Record<string, any>) : null);
