@@ -77,9 +77,9 @@ governance:
 approval: { x: {} }
 `;
     expect(problems(yaml, { HOST: "h", AWS_SECRET_ACCESS_KEY: "s3cr3t" })).toEqual([
-      "sources[0].id: environment variables are only expanded in cedar.policies, cedar.schema, telemetry.otlp.endpoint, telemetry.otlp.headers, approval.<name>.destination.token and approval.<name>.destination.channel (found ${HOST})",
-      "governance.rules[0].id: environment variables are only expanded in cedar.policies, cedar.schema, telemetry.otlp.endpoint, telemetry.otlp.headers, approval.<name>.destination.token and approval.<name>.destination.channel (found ${AWS_SECRET_ACCESS_KEY})",
-      "governance.rules[0].approval: environment variables are only expanded in cedar.policies, cedar.schema, telemetry.otlp.endpoint, telemetry.otlp.headers, approval.<name>.destination.token and approval.<name>.destination.channel (found ${WF:-x})",
+      "sources[0].id: environment variables are only expanded in cedar.policies, cedar.schema, telemetry.otlp.endpoint, telemetry.otlp.headers, approval.<name>.destination.token, approval.<name>.destination.app_token and approval.<name>.destination.channel (found ${HOST})",
+      "governance.rules[0].id: environment variables are only expanded in cedar.policies, cedar.schema, telemetry.otlp.endpoint, telemetry.otlp.headers, approval.<name>.destination.token, approval.<name>.destination.app_token and approval.<name>.destination.channel (found ${AWS_SECRET_ACCESS_KEY})",
+      "governance.rules[0].approval: environment variables are only expanded in cedar.policies, cedar.schema, telemetry.otlp.endpoint, telemetry.otlp.headers, approval.<name>.destination.token, approval.<name>.destination.app_token and approval.<name>.destination.channel (found ${WF:-x})",
     ]);
   });
 
