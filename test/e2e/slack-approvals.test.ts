@@ -6,7 +6,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { McpError } from "@modelcontextprotocol/sdk/types.js";
+import { ElicitRequestSchema, McpError } from "@modelcontextprotocol/sdk/types.js";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { blocksText, FakeSlack, findButton, type Message } from "../support/fake-slack.ts";
@@ -44,14 +44,16 @@ async function serveWith(name: string, yaml: string, env: Record<string, string>
   return ServeProcess.start(["--thoughtgate-config", file], { env });
 }
 
-async function agent(service: ServeProcess): Promise<Client> {
+/** `elicit`: the agent declares MCP elicitation and its user answers this way. */
+async function agent(service: ServeProcess, elicit?: "approve"): Promise<Client> {
   const transport = new StdioClientTransport({
     command: requireBinary(),
     args: ["shim", "--server-id", "everything", "--governance-endpoint", service.endpoint, "--", ...EVERYTHING_SERVER],
     env: { ...(process.env as Record<string, string>), THOUGHTGATE_GOVERNANCE_SECRET: service.secret },
     stderr: "ignore",
   });
-  const client = new Client({ name: "slack-e2e", version: "1" }, { capabilities: {} });
+  const client = new Client({ name: "slack-e2e", version: "1" }, { capabilities: elicit ? { elicitation: {} } : {} });
+  if (elicit) client.setRequestHandler(ElicitRequestSchema, () => ({ action: "accept", content: { approve: true } }));
   await client.connect(transport);
   agents.push(client);
   return client;
@@ -131,6 +133,14 @@ describe("Socket Mode: Approve / Deny buttons", () => {
     await slack.click(message, "thoughtgate_deny", "U0LEAD");
     const told = await waitFor(() => slack.ephemerals.find((e) => e.user === "U0LEAD" && e.text.includes("already")), "the late click to be told");
     expect(told.text).toBe("This request was already approved on the approvals page; your answer changed nothing.");
+  });
+
+  test("the agent's user answers first through MCP elicitation: the call goes through and the Slack message says who decided", async () => {
+    const client = await agent(serve, "approve");
+    const before = slack.messages.length;
+    const result = await client.callTool({ name: "echo", arguments: { message: "asked in the agent too" } });
+    expect(result.content).toEqual([{ type: "text", text: "Echo: asked in the agent too" }]);
+    expect(await lastUpdate(await slack.message(before))).toContain("Approved by the agent's user, asked through the agent.");
   });
 
   test("nobody answers: the call is denied after the workflow's timeout and the message says it expired", async () => {

@@ -7,7 +7,8 @@ import type { SlackTrouble } from "./trouble.ts";
 import { blockActions, ephemeralAnswer } from "./wire.ts";
 
 export type InteractionsOptions = {
-  posted(taskId: string): Posted | undefined;
+  /** The message posted for a task (once a post in flight for it has finished: a click can beat Slack's answer to us). */
+  posted(taskId: string): Promise<Posted | undefined>;
   decide(posted: Posted, decision: "approve" | "deny", digest: string, user: string): ChangeResult;
   /** Update a finished task's message again (an earlier update may have failed). */
   refresh(posted: Posted, task: Task): void;
@@ -23,7 +24,7 @@ export type InteractionsOptions = {
 export class Interactions {
   constructor(private readonly options: InteractionsOptions) {}
 
-  handle(workspace: Workspace, payload: unknown): void {
+  async handle(workspace: Workspace, payload: unknown): Promise<void> {
     const parsed = v.safeParse(blockActions, payload);
     if (!parsed.success) return;
     const click = parsed.output;
@@ -31,7 +32,7 @@ export class Interactions {
     if (!action) return;
     const user = click.user.id;
     const ref = parseButtonValue(action.value);
-    const posted = ref ? this.options.posted(ref.taskId) : undefined;
+    const posted = ref ? await this.options.posted(ref.taskId) : undefined;
     const channel = click.container?.channel_id ?? click.channel?.id;
     const ts = click.container?.message_ts ?? click.message?.ts;
     if (!ref || !posted || posted.workspace !== workspace || posted.channel !== channel || posted.ts !== ts) {

@@ -17,6 +17,8 @@ const FIRST_RETRY_MS = 1_000;
 const MAX_RETRY_MS = 30_000;
 /** A finished task's message is remembered this long, to answer late clicks. */
 const POSTED_RETENTION_MS = 10 * 60_000;
+/** A click that arrives while its task's message is being posted waits at most this long for the post. */
+const POSTING_WAIT_MS = 5_000;
 /** On stop, the outcome updates ("the service stopped") get this long before calls are aborted. */
 const CLOSE_GRACE_MS = 3_000;
 
@@ -39,6 +41,8 @@ export type SlackApprovalsOptions = {
 export class SlackApprovals {
   private readonly workspaces = new Map<string, Workspace>();
   private readonly posted = new Map<string, Posted>();
+  /** Posts in flight, by task id. */
+  private readonly posting = new Map<string, Promise<void>>();
   private readonly inFlight = new Set<Promise<void>>();
   private readonly trouble: SlackTrouble;
   private readonly interactions: Interactions;
@@ -47,7 +51,7 @@ export class SlackApprovals {
   constructor(private readonly options: SlackApprovalsOptions) {
     this.trouble = new SlackTrouble(options.metrics);
     this.interactions = new Interactions({
-      posted: (taskId) => this.posted.get(taskId),
+      posted: (taskId) => this.postedFor(taskId),
       decide: (posted, decision, digest, user) => this.decide(posted, decision, digest, user),
       refresh: (posted, task) => this.finished(task, posted),
       trouble: this.trouble,
@@ -58,7 +62,17 @@ export class SlackApprovals {
   created(task: Task): void {
     const destination = task.workflow.destination;
     if (destination.type !== "slack" || this.closed) return;
-    this.track(this.post(task, destination, this.workspaceFor(destination), 0));
+    const posting = this.post(task, destination, this.workspaceFor(destination), 0);
+    this.posting.set(task.id, posting);
+    void posting.finally(() => this.posting.delete(task.id));
+    this.track(posting);
+  }
+
+  /** Slack shows the message before its answer to chat.postMessage reaches us: a quick click waits for that answer. */
+  private async postedFor(taskId: string): Promise<Posted | undefined> {
+    const posting = this.posting.get(taskId);
+    if (posting && !this.posted.has(taskId)) await Promise.race([posting, Bun.sleep(POSTING_WAIT_MS)]);
+    return this.posted.get(taskId);
   }
 
   /** A task left `pending` (any channel, or expiry): its message says so. */
@@ -90,7 +104,7 @@ export class SlackApprovals {
     const workspace: Workspace = { api, token: destination.token, socket: null, poller: null, off: null };
     if (destination.app_token) {
       workspace.socket = new SocketModeClient(api, destination.app_token, {
-        interactive: (payload) => this.interactions.handle(workspace, payload),
+        interactive: (payload) => void this.interactions.handle(workspace, payload),
         failure: (failure, fatal) => this.socketFailure(where, failure, fatal),
         connected: () => this.trouble.recovered(`${where}, Socket Mode`),
       });
