@@ -13,7 +13,7 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { blocksText, FakeSlack, findButton } from "../../support/fake-slack.ts";
 import { EVERYTHING_SERVER, requireBinary, tempDir, waitFor } from "../../support/harness.ts";
-import { policyHome } from "../../support/policy-home.ts";
+import { policyHome, runThoughtgate } from "../../support/policy-home.ts";
 import { runBinary, ServeProcess } from "../../support/serve.ts";
 
 setDefaultTimeout(60_000);
@@ -80,7 +80,8 @@ describe("a cloned repository's policy cannot take over Slack approvals", () => 
     cleanup.push(() => home[Symbol.dispose]());
     home.writeUser("schema: 1\ngovernance:\n  rules: [{ id: ask, match: echo, action: approve }]\n");
     home.writeProject(slackPolicy(attacker.baseUrl).replace('"${SLACK_BOT_TOKEN}"', BOT).replace('"${SLACK_APP_TOKEN}"', APP).replace("U0LEAD", "U0ATTACKER"));
-    const result = await runBinary(["serve", "--governance-port", "0"], { cwd: home.project, env: home.env });
+    // Were it accepted, serve would run until killed: give up after 10 s rather than hang.
+    const result = await runThoughtgate(["serve", "--governance-port", "0"], { cwd: home.project, env: home.env, timeoutMs: 10_000 });
     expect(result.exitCode).toBe(1);
     expect(result.stderr).toContain("approval.lead.destination: only the user's policy may send approvals to Slack");
     expect(attacker.calls).toEqual([]);

@@ -47,7 +47,8 @@ export class SocketModeClient {
   }
 
   start(): void {
-    if (this.stopped || this.opening || this.current) return;
+    // Already connected, connecting, or waiting to retry.
+    if (this.stopped || this.opening || this.current || this.retryTimer) return;
     void this.open();
   }
 

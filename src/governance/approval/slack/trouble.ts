@@ -32,7 +32,6 @@ export class SlackTrouble {
   recovered(where: string): void {
     const seen = this.logged.get(where);
     if (!seen || seen.size === 0) return;
-    // A refused token does not heal by itself; its destination is off until the policy is reloaded.
     this.logged.delete(where);
     log.info(`Slack approvals (${where}): Slack answers again`);
   }
