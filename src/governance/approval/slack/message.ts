@@ -58,7 +58,8 @@ export function pendingMessage(task: Task, context: MessageContext): SlackMessag
 export function finishedMessage(task: Task, origin: string, slackUser: string | undefined): SlackMessage {
   const outcome = outcomeOf(task, slackUser);
   const blocks: Block[] = [...details(task, `${outcome.title}: ${target(task)}`, origin), { type: "context", elements: [{ type: "mrkdwn", text: outcome.line }] }];
-  const personal = task.decidedBy !== "slack" && task.decidedBy !== "timeout" && task.decisionReason !== undefined;
+  // The reason a person gave (`thoughtgate deny --reason …`); Slack's own and ThoughtGate's are in the outcome line.
+  const personal = (task.decidedBy === "web" || task.decidedBy === "cli" || task.decidedBy === "elicitation") && task.decisionReason !== undefined;
   if (personal) blocks.push({ type: "context", elements: [plain(clip(`Reason: ${showInvisible(redactText(task.decisionReason ?? ""))}`, FIELD_CHARS))] });
   return { text: escapeMrkdwn(`${outcome.title}: ${target(task)} (task ${task.id})`), blocks };
 }
