@@ -1,4 +1,4 @@
-import { realpathSync, rmSync, writeFileSync } from "node:fs";
+import { rmSync, writeFileSync } from "node:fs";
 import { basename, join, resolve } from "node:path";
 import { homedir } from "node:os";
 import { createTwoFilesPatch } from "diff";
@@ -21,6 +21,8 @@ import { drainShims } from "./drain.ts";
 import { ownProcessStartId } from "./process-identity.ts";
 import { repairStale } from "./repair.ts";
 import { createSessionDir, describeDecision, followEvents, readEvents, renderSummary, summarize } from "./session-record.ts";
+import { recordSessionBinary } from "./session-info.ts";
+import { shimBinary } from "./shim-path.ts";
 
 /** How long shims get to drain after the agent exits. */
 const SHIM_DRAIN_MS = 10_000;
@@ -90,9 +92,8 @@ async function governAndRun(options: WrapOptions, agent: AgentType, ctx: AgentCo
   if (warning) options.say(warning);
   const toRewrite = files.filter((file) => file.entries.some((entry) => entry.governed));
 
-  const binary = realpathSync(process.execPath);
   if (options.dryRun) {
-    const shimFor = shimCommand(binary, options.profile, "http://127.0.0.1:<port>", { secretFile: "<session dir>/secret", runId: "<run id>", events: "<session record>" });
+    const shimFor = shimCommand(shimBinary({ create: false }).path, options.profile, "http://127.0.0.1:<port>", { secretFile: "<session dir>/secret", runId: "<run id>", events: "<session record>" });
     const print = options.print ?? options.say;
     for (const file of [...toRewrite, ...given.files]) {
       const { text } = rewrite(file.text, file.entries, shimFor);
@@ -118,6 +119,8 @@ async function governAndRun(options: WrapOptions, agent: AgentType, ctx: AgentCo
   const cli = publishCliAccess(service.url, cliKey);
   const runId = Bun.randomUUIDv7();
   const record = createSessionDir(runId);
+  // The shims run a pin of this binary, not the install's path (shim-path.ts: upgrades, npx caches).
+  const binary = recordSessionBinary(record.dir);
   // The shims' secret goes in the session directory (0600), not in the agent's config: a project
   // config (.mcp.json, .vscode/mcp.json) may be shared or committed while the session runs.
   const secretFile = join(record.dir, "secret");

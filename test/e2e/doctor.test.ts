@@ -32,6 +32,7 @@ test("a healthy install: every check passes, and it lists the agent configs that
     ["binary", "pass"],
     ["agent-configs", "info"],
     ["wrap-journal", "pass"],
+    ["running-wraps", "pass"],
     ["governance-bind", "pass"],
     ["cedar", "pass"],
   ]);
@@ -40,7 +41,7 @@ test("a healthy install: every check passes, and it lists the agent configs that
   const found = agents.flatMap((agent) => agent.files.filter((file) => file.exists).map((file) => `${agent.label} (${file.scope})`));
   // Copilot CLI reads the project's .mcp.json as well.
   expect(found).toEqual(["Claude Code (project)", "Cursor (user)", "Copilot CLI (project)"]);
-  expect(report.checks[3]?.data.port).toBeGreaterThan(0);
+  expect(report.checks[4]?.data.port).toBeGreaterThan(0);
 });
 
 test("a left-over wrap journal fails the report with exit 1 and says what to do", async () => {
