@@ -66,7 +66,12 @@ export type Decider = {
   readonly stopRequested?: Promise<string>;
   /** Given the router's running message counts, for the governance service's metrics. */
   attachCounts?(counts: () => { messages: Map<string, number>; framingErrors: Map<string, number> }): void;
+  /** The MCP server's state changed, for the governance service's `thoughtgate_stdio_server_state`. */
+  serverState?(state: ServerState): void;
 };
+
+/** The shim's MCP server, as `thoughtgate_stdio_server_state` reports it (docs/governance.md, Metrics). */
+export type ServerState = "starting" | "running" | "exited" | "failed";
 
 /** docs/architecture.md, decision 5: only these methods cost a decision; everything else is forwarded and audited. */
 export const GOVERNED_METHODS: ReadonlySet<string> = new Set([

@@ -84,7 +84,8 @@ export function createEvaluator(options: EvaluationOptions): (request: EvaluateR
     }
     const decided = { gate: "approval", rule_id: outcome.ruleId, policy_id: outcome.policyId };
     const destination = outcome.workflow.destination.type;
-    const elicit = request.channels.includes("elicitation") && (destination === "any" || destination === "elicitation");
+    // Slack adds a channel and takes none away: the agent's user may still answer (first answer wins).
+    const elicit = request.channels.includes("elicitation") && (destination === "any" || destination === "elicitation" || destination === "slack");
     const created = tasks.create({
       serverId: request.server_id,
       method: request.method,

@@ -46,13 +46,15 @@ export class LocalDecider implements Decider {
     const { workflow, ruleId, policyId } = outcome;
     const block = (code: number, reason: string): Verdict => deniedVerdict({ gate: "approval", code, ruleId, policyId, reason }, call);
     const destination = workflow.destination.type;
-    if (!context.elicit || (destination !== "any" && destination !== "elicitation")) {
+    if (!context.elicit || (destination !== "any" && destination !== "elicitation" && destination !== "slack")) {
+      const missing = destination === "slack" ? "Slack approvals are posted by the governance service, and the agent did not declare MCP elicitation" : "the agent did not declare MCP elicitation";
       return block(
         GOVERNANCE_ERROR.approvalRejected,
-        `${outcome.reason}, but no approval channel is available (the agent did not declare MCP elicitation; run under \`thoughtgate wrap\` or with a governance service for the web page and \`thoughtgate approve\`)`,
+        `${outcome.reason}, but no approval channel is available (${missing}; run under \`thoughtgate wrap\` or with a governance service for the web page and \`thoughtgate approve\`)`,
       );
     }
-    context.awaitingApproval(`${outcome.reason}: asking the user through the agent`);
+    const noSlack = destination === "slack" ? " (not in Slack: Slack approvals are posted by the governance service, under `thoughtgate wrap` or `serve`)" : "";
+    context.awaitingApproval(`${outcome.reason}: asking the user through the agent${noSlack}`);
     const timeout = AbortSignal.timeout(workflow.timeout);
     try {
       const answer = await context.elicit(approvalPrompt(input, outcome.reason), AbortSignal.any([context.signal, timeout]));

@@ -1,3 +1,4 @@
+import { hostname, userInfo } from "node:os";
 import { messageOf, ThoughtGateError } from "../core/errors.ts";
 import { log } from "../core/log.ts";
 import type { Profile } from "../core/profile.ts";
@@ -12,6 +13,7 @@ import { createEvaluator } from "./evaluation.ts";
 import { bearer, failure, hostProblem, isCrossOrigin, json, loopbackHosts, newNonce, pageHeaders, parseBody, pathOf } from "./http-guard.ts";
 import { secretDigest, secretMatches } from "./secrets.ts";
 import { TaskStore, type Channel, type ChangeResult, type Clock } from "./tasks.ts";
+import { SlackApprovals } from "./approval/slack/slack-approvals.ts";
 
 export { newSecret } from "./secrets.ts";
 export { POLL_INTERVAL_MS } from "./evaluation.ts";
@@ -29,6 +31,8 @@ export type ServiceOptions = {
   /** 0 (the default): any free port. */
   port?: number;
   host?: string;
+  /** Who asks for approvals, as a Slack message says ("thoughtgate serve on ada@laptop"). */
+  origin?: string;
   /** For tests: task timeouts without waiting. */
   clock?: Clock;
   maxTasks?: number;
@@ -65,10 +69,14 @@ export function startGovernanceService(options: ServiceOptions): GovernanceServi
   const host = options.host ?? "127.0.0.1";
   const clock = options.clock;
   const metrics = new GovernanceMetrics(clock ? () => clock.now() : undefined);
-  const tasks = new TaskStore({
+  // Slack decides through the task store like every channel (docs/architecture.md, "An approval channel").
+  const slack = new SlackApprovals({ decide: (id, decision, channel) => tasks.decide(id, decision, channel), metrics, origin: options.origin ?? defaultOrigin() });
+  const tasks: TaskStore = new TaskStore({
     ...(clock ? { clock } : {}),
     ...(options.maxTasks !== undefined ? { capacity: options.maxTasks } : {}),
+    onCreate: (task) => slack.created(task),
     onFinish: (task) => {
+      slack.finished(task);
       metrics.observeApproval(task.serverId, ((task.finishedAt ?? task.createdAt) - task.createdAt) / 1000);
       const by = task.decidedBy && task.decidedBy !== "timeout" ? ` by ${task.decidedBy}` : "";
       log.info(showInvisible(redactText(`approval task ${task.id} (${task.serverId}.${task.name}): ${task.status.replace("_", " ")}${by}`)));
@@ -246,7 +254,24 @@ export function startGovernanceService(options: ServiceOptions): GovernanceServi
     },
     async stop() {
       tasks.cancelAll("the governance service stopped");
+      await slack.close();
       await server.stop(true);
     },
   };
+}
+
+/** `thoughtgate serve on ada@laptop`: who asks, when the caller does not say. */
+function defaultOrigin(): string {
+  return `thoughtgate serve on ${userAtHost()}`;
+}
+
+/** `ada@laptop` (a user without a passwd entry, in a container say, by $USER). */
+export function userAtHost(): string {
+  let user: string;
+  try {
+    user = userInfo().username;
+  } catch {
+    user = process.env.USER ?? "unknown";
+  }
+  return `${user}@${hostname()}`;
 }

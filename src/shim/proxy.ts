@@ -93,12 +93,14 @@ export async function runShim(options: ShimOptions): Promise<number> {
 
   if (server) {
     events.emit("server_state", { state: "running", pid: server.pid });
+    options.decider.serverState?.("running");
     serverLog.debug(`started ${options.command.join(" ")} (pid ${server.pid})`);
   } else {
     const reason = "error" in spawned ? spawned.error : "spawn failed";
     // A server that cannot start: stay up and answer every request with the reason instead of vanishing.
     serverLog.error(`${reason}`);
     events.emit("server_state", { state: "failed_to_start", detail: reason });
+    options.decider.serverState?.("failed");
     router.serverGone(`it failed to start: ${reason}`);
   }
 
@@ -147,6 +149,8 @@ export async function runShim(options: ShimOptions): Promise<number> {
       exit_code: exit.exitCode,
       signal: exit.signal,
     });
+    // Failed: it died on its own with an error; stopped by the shim (even by a signal), it exited.
+    options.decider.serverState?.(reason === "server_exit" && (exit.exitCode !== 0 || exit.signal !== null) ? "failed" : "exited");
     // A grandchild that left the group could still hold the server's stdout open.
     await Promise.race([serverPump, Bun.sleep(options.sigtermGraceMs ?? SIGTERM_GRACE_MS)]);
     bestEffort(() => void serverReader?.cancel());

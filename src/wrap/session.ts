@@ -1,5 +1,5 @@
 import { rmSync, writeFileSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { basename, join, resolve } from "node:path";
 import { homedir } from "node:os";
 import { createTwoFilesPatch } from "diff";
 import type { JSONPath } from "jsonc-parser";
@@ -9,7 +9,7 @@ import type { Profile } from "../core/profile.ts";
 import { APPROVAL_KEY_ENV, ENDPOINT_ENV } from "../governance/env.ts";
 import { EngineHolder } from "../governance/engine-holder.ts";
 import { publishService } from "../governance/service-descriptor.ts";
-import { newSecret, startGovernanceService, type GovernanceService } from "../governance/service.ts";
+import { newSecret, startGovernanceService, userAtHost, type GovernanceService } from "../governance/service.ts";
 import { AGENT_TYPES, detectAgent, discover, isVsCodeInsiders, projectDir, renderCoverage, rewrite, type AgentContext, type AgentType, type ConfigFile, type ServerEntry, type ShimCommand } from "./adapters/index.ts";
 import { ConfigGuard, restoreAllGuards } from "./config-guard.ts";
 import { realConfigPath } from "./config-path.ts";
@@ -113,6 +113,7 @@ async function governAndRun(options: WrapOptions, agent: AgentType, ctx: AgentCo
     sessionSecret,
     pageKey: newSecret(),
     cliKey,
+    origin: `${basename(options.command[0] ?? "the agent")} under thoughtgate wrap on ${userAtHost()}`,
   });
   engines.watch();
   const cli = publishCliAccess(service.url, cliKey);
