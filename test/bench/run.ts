@@ -35,6 +35,7 @@ import {
   type SessionFigures,
 } from "./plan.ts";
 import { median, progress, renderTable, type Row } from "./report.ts";
+import { measureFramingChecks, renderFramingChecks } from "./framing-checks.ts";
 import { arbiterRows, binaryRows, cedarRows, latencyRows, memoryRows, serviceMemoryRows, startupRows, throughputRows, wrapRows } from "./rows.ts";
 
 function configurations(server: string[], relay: string, eventsDir: string): Config[] {
@@ -162,6 +163,9 @@ async function main(): Promise<void> {
 
   const arbiter = await measureArbiter(work.path, decider, marker, env);
 
+  progress("framing checks: validateLine and its duplicate-key/nesting scan, in the bench process");
+  const framing = measureFramingChecks(QUICK);
+
   const cedarFile = writePolicySet(work.path);
   const governed = await measureGoverned(server, work.path, runId, cedarFile, env);
   // Last: it loads Cedar's wasm into the bench process itself.
@@ -237,6 +241,12 @@ async function main(): Promise<void> {
       `- plan: ${count(ARBITER_PLAN.decisions)} decisions per configuration in ${ARBITER_PLAN.blocks} blocks, one fresh session per block and configuration, in turn, each after ${count(ARBITER_PLAN.warmup)} uncounted decisions; every session must pass all its output lines through`,
       "",
       renderTable(arbiterRows(arbiter)),
+      "",
+      "## Framing checks",
+      "",
+      "- what each line's validation costs in the shim (src/stdio/validate-line.ts: UTF-8, JSON.parse, JSON-RPC shape) and how much of it is the scan that refuses duplicate names and deep nesting (src/stdio/json-shape.ts); median of many runs in the bench process",
+      "",
+      ...renderFramingChecks(framing),
       "",
       `- processes left behind: ${leftovers.length === 0 ? "none" : `${leftovers.length} (killed: ${leftovers.join(", ")})`}`,
       `- bench wall time: ${((performance.now() - started) / 1000).toFixed(1)} s`,
