@@ -1,0 +1,72 @@
+import type { ArgsDef } from "citty";
+import { basename } from "node:path";
+import { usageError } from "../core/errors.ts";
+import { parseEndpoint } from "../http/endpoint.ts";
+import type { Authorizer } from "../http/remote-server.ts";
+import { HttpUpstream } from "../shim/http-upstream.ts";
+import type { AgentSide } from "../shim/stdio-agent.ts";
+import { StdioUpstream } from "../shim/stdio-upstream.ts";
+import type { Upstream } from "../shim/upstream.ts";
+import { givenOrAbsent, optionalDuration, rejectUnknownFlags } from "./_shared.ts";
+
+/** The flags that choose the server side of `shim` (a remote server instead of `-- CMD`). */
+export const remoteArgs = {
+  url: { type: "string", description: "Govern the remote MCP server at this Streamable HTTP URL instead of starting one (https://, or http:// to loopback)", valueHint: "URL" },
+  header: { type: "string", description: "With --url: send this header with every request; repeatable", valueHint: "'Name: value'" },
+  "bearer-token-env": { type: "string", description: "With --url: send `Authorization: Bearer` with the token in this environment variable", valueHint: "VAR" },
+  "request-timeout": { type: "string", description: "With --url: answer (and cancel) a request the server has not answered after this long (default: no limit)", valueHint: "DURATION" },
+} as const satisfies ArgsDef;
+
+type Parsed = { url?: string; header?: string | string[]; "bearer-token-env"?: string; "request-timeout"?: string };
+
+/** `--url` / `-- CMD` (the server), checked together: exactly one of them. */
+export async function shimSides(
+  rawArgs: string[],
+  args: ArgsDef,
+  parsed: Parsed,
+  serverIdFlag: string | undefined,
+): Promise<{ serverId: string; upstream: Upstream; agent?: (onGone: (reason: string) => void) => AgentSide }> {
+  const separator = rawArgs.indexOf("--");
+  const ours = separator === -1 ? rawArgs : rawArgs.slice(0, separator);
+  const child = separator === -1 ? [] : rawArgs.slice(separator + 1);
+  rejectUnknownFlags(ours, args);
+  const url = givenOrAbsent(parsed.url, "--url");
+  const headers = repeated(ours, "header");
+  if (url === undefined) {
+    if (headers.length > 0 || parsed["bearer-token-env"] !== undefined || parsed["request-timeout"] !== undefined) {
+      throw usageError("--header, --bearer-token-env and --request-timeout go with --url");
+    }
+    if (child.length === 0) throw usageError("shim needs a command after --, e.g. thoughtgate shim -- npx -y @modelcontextprotocol/server-everything (or --url URL for a remote server)");
+    const serverId = serverIdFlag ?? basename(child[0] ?? "server");
+    return { serverId, upstream: new StdioUpstream(child, serverId) };
+  }
+  if (child.length > 0) throw usageError("--url and -- CMD both name a server: give one");
+  const endpoint = parseEndpoint(url, headers);
+  const serverId = serverIdFlag ?? endpoint.url.hostname;
+  const auth = bearerFromEnv(givenOrAbsent(parsed["bearer-token-env"], "--bearer-token-env"), endpoint.headers);
+  const requestTimeoutMs = optionalDuration(parsed["request-timeout"], "--request-timeout") ?? null;
+  return { serverId, upstream: new HttpUpstream({ serverId, url: endpoint.url, headers: endpoint.headers, auth, requestTimeoutMs }) };
+}
+
+/** Every value of a repeatable flag, in order (`--header A --header=B`). */
+export function repeated(ours: readonly string[], name: string): string[] {
+  const values: string[] = [];
+  for (let i = 0; i < ours.length; i++) {
+    const arg = ours[i] as string;
+    if (arg === `--${name}`) {
+      const value = ours[i + 1];
+      if (value === undefined) throw usageError(`--${name} needs a value`);
+      values.push(value);
+      i++;
+    } else if (arg.startsWith(`--${name}=`)) values.push(arg.slice(name.length + 3));
+  }
+  return values;
+}
+
+function bearerFromEnv(variable: string | undefined, headers: ReadonlyArray<readonly [string, string]>): Authorizer | null {
+  if (variable === undefined) return null;
+  if (headers.some(([name]) => name.toLowerCase() === "authorization")) throw usageError("--bearer-token-env and --header Authorization both set the credential: give one");
+  const token = process.env[variable];
+  if (token === undefined || token.trim() === "") throw usageError(`--bearer-token-env ${variable}: the variable is not set or empty`);
+  return { header: async () => `Bearer ${token.trim()}`, unauthorized: async () => false, remedy: `the token in $${variable} was refused` };
+}
