@@ -5,7 +5,7 @@
  */
 import { afterEach, beforeEach, expect, setDefaultTimeout, test } from "bun:test";
 import { join } from "node:path";
-import { BINARY, fixture, readEvents, tempDir } from "../../support/harness.ts";
+import { BINARY, fixture, readEvents, tempDir, waitFor } from "../../support/harness.ts";
 import { startHttpFixture, type HttpFixture } from "../../support/http-fixture.ts";
 import { RawAgent } from "../../support/raw-agent.ts";
 
@@ -58,7 +58,8 @@ test("an SSE event that is not valid UTF-8 is rejected, not repaired", async () 
   const a = await initialized();
   const answer = await a.request(1, "tools/call", { name: "bad_utf8", arguments: {} });
   expect(answer.error).toMatchObject({ code: -32002, data: { reason: "InvalidUtf8" } });
-  expect(framingEvents().map((event) => event.error)).toEqual(["InvalidUtf8"]);
+  const logged = await waitFor(() => (framingEvents().length > 0 ? framingEvents() : null), "the framing_error event");
+  expect(logged.map((event) => event.error)).toEqual(["InvalidUtf8"]);
 });
 
 test("a JSON answer with a key twice (two different contents) is rejected: the agent cannot be shown one and the audit another", async () => {
