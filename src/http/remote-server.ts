@@ -4,7 +4,7 @@ import { excerpt, readCapped } from "./body.ts";
 import { fetchWithinOrigin } from "./fetch-policy.ts";
 import { ListenStream, sleepUnlessAborted } from "./listen-stream.ts";
 import { modernVersionOf, ParameterHeaders } from "./request-metadata.ts";
-import { readEventStream, type StreamSink } from "./sse-reader.ts";
+import { answeredId, readEventStream, type StreamSink } from "./sse-reader.ts";
 
 /**
  * A Streamable HTTP connection to one remote MCP server, for a proxy: it sends what the agent
@@ -144,8 +144,9 @@ export class RemoteServer {
     const body = await readCapped(response.body, this.options.maxMessageBytes, pending.controller.signal);
     if (!this.pending.has(id)) return;
     if (body.kind === "oversize") {
-      this.handlers.oversize(body.size, body.head);
-      this.fail(pending, `the server's answer (${body.size} bytes) is over the ${this.options.maxMessageBytes}-byte limit`);
+      const delivery = this.handlers.oversize(body.size, body.head);
+      if (answeredId(delivery) === id) this.answered(id, null);
+      else this.fail(pending, `the server's answer (${body.size} bytes) is over the ${this.options.maxMessageBytes}-byte limit`);
       return;
     }
     if (response.status === 404 && this.sessionId !== null && !pending.modern) {
@@ -159,9 +160,9 @@ export class RemoteServer {
     // Anything else on an error status is not passed on: the agent gets one clear error for its id.
     const keep = response.ok || ((response.status === 400 || response.status === 404) && isErrorFor(body.bytes, id));
     if (jsonAnswer && keep) {
-      const message = this.handlers.message(body.bytes);
-      if (message?.kind === "response" && message.id === id) {
-        this.answered(id, message);
+      const delivery = this.handlers.message(body.bytes);
+      if (answeredId(delivery) === id) {
+        this.answered(id, delivery.ok ? delivery.message : null);
         return;
       }
     }
@@ -194,11 +195,11 @@ export class RemoteServer {
     };
   }
 
-  private answered(id: JsonRpcId, message: Message): void {
+  private answered(id: JsonRpcId, message: Message | null): void {
     const pending = this.pending.get(id);
     if (!pending) return;
     this.settle(pending);
-    if (message.kind !== "response" || message.isError) return;
+    if (message?.kind !== "response" || message.isError) return;
     const result = message.body.result as JsonObject | undefined;
     if (pending.method === "initialize" && typeof result?.protocolVersion === "string") this.protocolVersion = result.protocolVersion;
     if (pending.method === "tools/list" && pending.modern) this.parameterHeaders.learn(result);

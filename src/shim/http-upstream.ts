@@ -1,6 +1,7 @@
-import { errorResponse, RPC, type JsonRpcId, type Message } from "../core/jsonrpc.ts";
+import { errorResponse, RPC, type JsonRpcId } from "../core/jsonrpc.ts";
 import { taggedLog } from "../core/log.ts";
 import { RemoteServer, type Authorizer } from "../http/remote-server.ts";
+import type { Delivery } from "../http/sse-reader.ts";
 import type { Unit } from "../stdio/framer.ts";
 import { MAX_LINE_BYTES } from "../stdio/line-splitter.ts";
 import { messageUnit, oversizeUnit } from "../stdio/message-unit.ts";
@@ -46,7 +47,7 @@ export class HttpUpstream implements Upstream {
       { url: this.options.url, headers: this.options.headers, auth: this.options.auth, maxMessageBytes: MAX_LINE_BYTES, requestTimeoutMs: this.options.requestTimeoutMs },
       {
         message: (bytes) => this.deliver(messageUnit(bytes)),
-        oversize: (size, head) => void this.deliver(oversizeUnit(size, head)),
+        oversize: (size, head) => this.deliver(oversizeUnit(size, head)),
         unanswered: (id, detail) => this.unanswered(id, detail),
         ended: (detail) => {
           this.endDetail ??= detail;
@@ -80,9 +81,11 @@ export class HttpUpstream implements Upstream {
     return { exitCode: this.endDetail === null ? 0 : 1, state };
   }
 
-  private deliver(unit: Unit): Message | null {
+  private deliver(unit: Unit): Delivery {
     this.route(unit);
-    return unit.kind === "message" ? unit.message : null;
+    if (unit.kind === "message") return { ok: true, message: unit.message };
+    // The router answers the request a rejected response was for (docs/architecture.md, decision 2).
+    return { ok: false, answered: !unit.error.looksLikeRequest ? unit.error.id : null };
   }
 
   private unanswered(id: JsonRpcId, detail: string): void {

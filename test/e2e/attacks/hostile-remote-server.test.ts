@@ -52,6 +52,9 @@ test("an SSE event over 10 MiB is rejected unread (MessageTooLarge) and the call
   const answer = await a.request(1, "tools/call", { name: "oversize", arguments: {} });
   expect(answer.error?.code).toBe(-32002);
   expect(answer.error?.data).toMatchObject({ gate: "framing", reason: "MessageTooLarge" });
+  expect(await a.close()).toBe(0);
+  // One rejection, one answer: the call is not answered a second time as a stream without an answer.
+  expect(framingEvents().map((event) => event.error)).toEqual(["MessageTooLarge"]);
 });
 
 test("an SSE event that is not valid UTF-8 is rejected, not repaired", async () => {
