@@ -12,12 +12,14 @@ import { givenOrAbsent, optionalDuration, rejectUnknownFlags } from "./_shared.t
 /** The flags that choose the server side of `shim` (a remote server instead of `-- CMD`). */
 export const remoteArgs = {
   url: { type: "string", description: "Govern the remote MCP server at this Streamable HTTP URL instead of starting one (https://, or http:// to loopback)", valueHint: "URL" },
+  "url-env": { type: "string", description: "--url, read from this environment variable (what wrap writes when the URL has a query string)", valueHint: "VAR" },
   header: { type: "string", description: "With --url: send this header with every request; repeatable", valueHint: "'Name: value'" },
+  "header-env": { type: "string", description: "With --url: send the header `Name: value` held in this environment variable (kept off the command line); repeatable", valueHint: "VAR" },
   "bearer-token-env": { type: "string", description: "With --url: send `Authorization: Bearer` with the token in this environment variable", valueHint: "VAR" },
   "request-timeout": { type: "string", description: "With --url: answer (and cancel) a request the server has not answered after this long (default: no limit)", valueHint: "DURATION" },
 } as const satisfies ArgsDef;
 
-type Parsed = { url?: string; header?: string | string[]; "bearer-token-env"?: string; "request-timeout"?: string };
+type Parsed = { url?: string; "url-env"?: string; header?: string | string[]; "bearer-token-env"?: string; "request-timeout"?: string };
 
 /** `--url` / `-- CMD` (the server), checked together: exactly one of them. */
 export async function shimSides(
@@ -30,11 +32,11 @@ export async function shimSides(
   const ours = separator === -1 ? rawArgs : rawArgs.slice(0, separator);
   const child = separator === -1 ? [] : rawArgs.slice(separator + 1);
   rejectUnknownFlags(ours, args);
-  const url = givenOrAbsent(parsed.url, "--url");
-  const headers = repeated(ours, "header");
+  const url = urlOf(givenOrAbsent(parsed.url, "--url"), givenOrAbsent(parsed["url-env"], "--url-env"));
+  const headers = [...repeated(ours, "header"), ...repeated(ours, "header-env").map((variable) => fromEnv(variable, "--header-env"))];
   if (url === undefined) {
     if (headers.length > 0 || parsed["bearer-token-env"] !== undefined || parsed["request-timeout"] !== undefined) {
-      throw usageError("--header, --bearer-token-env and --request-timeout go with --url");
+      throw usageError("--header, --header-env, --bearer-token-env and --request-timeout go with --url");
     }
     if (child.length === 0) throw usageError("shim needs a command after --, e.g. thoughtgate shim -- npx -y @modelcontextprotocol/server-everything (or --url URL for a remote server)");
     const serverId = serverIdFlag ?? basename(child[0] ?? "server");
@@ -46,6 +48,17 @@ export async function shimSides(
   const auth = bearerFromEnv(givenOrAbsent(parsed["bearer-token-env"], "--bearer-token-env"), endpoint.headers);
   const requestTimeoutMs = optionalDuration(parsed["request-timeout"], "--request-timeout") ?? null;
   return { serverId, upstream: new HttpUpstream({ serverId, url: endpoint.url, headers: endpoint.headers, auth, requestTimeoutMs }) };
+}
+
+function urlOf(flag: string | undefined, variable: string | undefined): string | undefined {
+  if (flag !== undefined && variable !== undefined) throw usageError("--url and --url-env both name the server: give one");
+  return variable === undefined ? flag : fromEnv(variable, "--url-env");
+}
+
+function fromEnv(variable: string, flag: string): string {
+  const value = process.env[variable];
+  if (value === undefined || value.trim() === "") throw usageError(`${flag} ${variable}: the variable is not set or empty`);
+  return value;
 }
 
 /** Every value of a repeatable flag, in order (`--header A --header=B`). */
