@@ -1,7 +1,8 @@
 import type { ArgsDef } from "citty";
 import { basename } from "node:path";
-import { usageError } from "../core/errors.ts";
+import { messageOf, ThoughtGateError, usageError } from "../core/errors.ts";
 import { parseEndpoint } from "../http/endpoint.ts";
+import { OAuthAuthorizer } from "../http/oauth/authorizer.ts";
 import type { Authorizer } from "../http/remote-server.ts";
 import { HttpUpstream } from "../shim/http-upstream.ts";
 import type { AgentSide } from "../shim/stdio-agent.ts";
@@ -45,7 +46,7 @@ export async function shimSides(
   if (child.length > 0) throw usageError("--url and -- CMD both name a server: give one");
   const endpoint = parseEndpoint(url, headers);
   const serverId = serverIdFlag ?? endpoint.url.hostname;
-  const auth = bearerFromEnv(givenOrAbsent(parsed["bearer-token-env"], "--bearer-token-env"), endpoint.headers);
+  const auth = bearerFromEnv(givenOrAbsent(parsed["bearer-token-env"], "--bearer-token-env"), endpoint.headers) ?? oauthFor(endpoint.url, endpoint.headers);
   const requestTimeoutMs = optionalDuration(parsed["request-timeout"], "--request-timeout") ?? null;
   return { serverId, upstream: new HttpUpstream({ serverId, url: endpoint.url, headers: endpoint.headers, auth, requestTimeoutMs }) };
 }
@@ -74,6 +75,16 @@ export function repeated(ours: readonly string[], name: string): string[] {
     } else if (arg.startsWith(`--${name}=`)) values.push(arg.slice(name.length + 3));
   }
   return values;
+}
+
+/** OAuth (tokens from `thoughtgate auth login`) unless the user gives the credential as a header. */
+function oauthFor(url: URL, headers: ReadonlyArray<readonly [string, string]>): Authorizer | null {
+  if (headers.some(([name]) => name.toLowerCase() === "authorization")) return null;
+  try {
+    return new OAuthAuthorizer(url);
+  } catch (error) {
+    throw new ThoughtGateError("CONFIG", `OAuth tokens for ${url.origin}${url.pathname}: ${messageOf(error)}`);
+  }
 }
 
 function bearerFromEnv(variable: string | undefined, headers: ReadonlyArray<readonly [string, string]>): Authorizer | null {
