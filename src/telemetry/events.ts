@@ -22,12 +22,15 @@ export type EventFields = {
     started_at: string;
     pid: number;
     server_command: string[];
+    /** A remote server's URL (origin and path): `shim --url`. */
+    server_url?: string;
     policy: string;
     version: string;
   };
   server_state: {
-    state: "running" | "failed_to_start" | "exited" | "terminated";
+    state: "running" | "failed_to_start" | "exited" | "terminated" | "closed";
     pid?: number;
+    url?: string;
     exit_code?: number | null;
     signal?: string | null;
     detail?: string;

@@ -10,6 +10,7 @@ import { APPROVAL_KEY_ENV, ENDPOINT_ENV } from "../governance/env.ts";
 import { EngineHolder } from "../governance/engine-holder.ts";
 import { publishService } from "../governance/service-descriptor.ts";
 import { newSecret, startGovernanceService, userAtHost, type GovernanceService } from "../governance/service.ts";
+import { remoteShimArgs } from "./remote-entry.ts";
 import { AGENT_TYPES, detectAgent, discover, isVsCodeInsiders, projectDir, renderCoverage, rewrite, type AgentContext, type AgentType, type ConfigFile, type ServerEntry, type ShimCommand } from "./adapters/index.ts";
 import { ConfigGuard, restoreAllGuards } from "./config-guard.ts";
 import { realConfigPath } from "./config-path.ts";
@@ -235,10 +236,15 @@ function shimCommand(binary: string, profile: Profile, endpoint: string, session
     const seen = ids.get(base) ?? 0;
     ids.set(base, seen + 1);
     const serverId = seen === 0 ? base : `${base}@${entry.scope}`;
+    const common = ["shim", "--server-id", serverId, "--governance-endpoint", endpoint, "--governance-secret-file", session.secretFile, "--profile", profile, "--events", session.events];
+    if (entry.remote) {
+      const remote = remoteShimArgs(entry.remote);
+      return { command: binary, args: [...common, ...remote.args], env: { THOUGHTGATE_RUN_ID: session.runId, ...remote.env } };
+    }
     return {
       command: binary,
       // The original command and args exactly as written (unexpanded `${VAR}`s stay references).
-      args: ["shim", "--server-id", serverId, "--governance-endpoint", endpoint, "--governance-secret-file", session.secretFile, "--profile", profile, "--events", session.events, "--", entry.command ?? "", ...entry.args],
+      args: [...common, "--", entry.command ?? "", ...entry.args],
       env: { THOUGHTGATE_RUN_ID: session.runId },
     };
   };

@@ -17,6 +17,7 @@ import { measureCedar, writePolicySet, type CedarFigures } from "./cedar-eval.ts
 import { measureGoverned, type GovernedFigures } from "./governed.ts";
 import { measureMemory, measureSessions, measureStartup, wallTimes } from "./measure.ts";
 import { measureWrapLaunch } from "./wrap-launch.ts";
+import { measureRemote } from "./remote.ts";
 import { measureRewrite } from "./wrap-rewrite.ts";
 import {
   ARBITER_PLAN,
@@ -24,6 +25,7 @@ import {
   CONCURRENT_PROXIES,
   GOVERNANCE_TARGET,
   GOVERNED_PIPELINED,
+  ONLY,
   PIPELINE_WINDOW,
   PLAN,
   QUICK,
@@ -140,6 +142,20 @@ async function main(): Promise<void> {
   const machine = `${cpu.length} cores (${cpu[0]?.model.trim() ?? "unknown CPU"}), Linux ${release()}, bun ${Bun.version}, ${version}`;
   progress(`${machine}${QUICK ? " (quick run)" : ""}`);
 
+  const remote = await measureRemote(marker, env);
+  const remoteSection = [
+    "## Remote servers (`shim --url`)",
+    "",
+    `- server: \`bun test/bench/bench-server.ts --http\` (Streamable HTTP on loopback, one JSON body per answer, no session); direct: the bench POSTs each tools/call itself (keep-alive \`fetch\`, the headers the shim sends); shim --url: \`thoughtgate shim --server-id bench --events none --url URL\` on stdio, the bench client writing its lines`,
+    `- plan: ${count(PLAN.iterations)} sequential tools/call per figure after ${count(PLAN.warmup)} warm-up, in ${PLAN.blocks} interleaved blocks`,
+    "",
+    renderTable([...latencyRows("tools/call round trip p50", remote, 0.5, null), ...latencyRows("tools/call round trip p99", remote, 0.99, null)]),
+  ].join("\n");
+  if (ONLY === "remote") {
+    console.log([`# thoughtgate shim benchmark, remote phase only${QUICK ? " (--quick)" : ""}`, "", `- machine: ${machine}`, "", remoteSection].join("\n"));
+    return;
+  }
+
   const sessions = await measureSessions(configs, env);
   const events = eventsWritten(eventsPath(work.path, "session"));
 
@@ -233,6 +249,8 @@ async function main(): Promise<void> {
       renderTable(wrapRows(launch, rewrite)),
       "",
       `- configs after ${launch.runs} wrap runs: byte-identical to the originals, no backup or lock left (checked after each run)`,
+      "",
+      remoteSection,
       "",
       "## Arbiter",
       "",

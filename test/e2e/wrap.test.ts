@@ -16,7 +16,7 @@ const ORIGINAL = (server: string[]) => `{
   // the fake agent's MCP servers
   "mcpServers": {
     "everything": { "command": ${JSON.stringify(server[0])}, "args": ${JSON.stringify(server.slice(1))} },
-    "remote": { "url": "https://example.invalid/mcp" }, // stays as it is
+    "remote": { "url": "https://example.invalid/mcp" }, // governed too (shim --url); this agent never starts it
   },
 }
 `;
