@@ -112,7 +112,7 @@ describe("auth login, then shim --url with the stored token", () => {
     await t.admin("/admin/revoke", "POST");
     const agent = shim(t.server.url, t.env, t.dir);
     const answer = await initialize(agent);
-    expect(answer.error?.code).toBe(-32001);
+    expect(answer.error?.code).toBe(-31001);
     expect(answer.error?.message).toBe(
       `MCP server "notes" did not answer: HTTP 401: ${new URL(t.server.url).origin} requires authorization; the stored token was refused and could not be refreshed (invalid_grant: the refresh token is not valid): run \`thoughtgate auth login ${t.server.url}\``,
     );

@@ -65,7 +65,7 @@ describe("2025-11-25: the session the server gave", () => {
     const a = shim();
     await initialize(a);
     const answer = await a.request(1, "tools/call", { name: "expire", arguments: {} });
-    expect(answer.error).toMatchObject({ code: -32001, message: 'MCP server "hostile" did not answer: the server ended the session (HTTP 404)' });
+    expect(answer.error).toMatchObject({ code: -31001, message: 'MCP server "hostile" did not answer: the server ended the session (HTTP 404)' });
     expect(await a.exit()).toBe(1);
   });
 });
@@ -87,11 +87,11 @@ describe("2026-07-28: stateless requests", () => {
 });
 
 describe("a server that fails answers the agent, never leaves it hanging", () => {
-  test("HTTP 502: the call is answered -32001 naming the status, and the audit closes it as an error", async () => {
+  test("HTTP 502: the call is answered -31001 naming the status, and the audit closes it as an error", async () => {
     const a = shim();
     await initialize(a);
     const answer = await a.request(1, "tools/call", { name: "crash", arguments: {} });
-    expect(answer.error?.code).toBe(-32001);
+    expect(answer.error?.code).toBe(-31001);
     expect(answer.error?.message).toContain("HTTP 502 Bad Gateway");
     expect(await a.close()).toBe(0);
     expect(readEvents(eventsPath()).find((event) => event.type === "tool_call_end")).toMatchObject({ tool: "crash", status: "error" });
@@ -118,10 +118,10 @@ describe("a server that fails answers the agent, never leaves it hanging", () =>
     await server.stop();
     const a = shim();
     const first = await a.request(1, "tools/list", { _meta: MODERN_META });
-    expect(first.error?.code).toBe(-32001);
+    expect(first.error?.code).toBe(-31001);
     expect(first.error?.message).toContain("cannot reach http://127.0.0.1:");
     const second = await a.request(2, "tools/list", { _meta: MODERN_META });
-    expect(second.error?.code).toBe(-32001);
+    expect(second.error?.code).toBe(-31001);
     expect(await a.close()).toBe(0);
   });
 
@@ -158,7 +158,7 @@ describe("cancellation and timeouts reach the server in its era's way", () => {
     const a = shim("--request-timeout", "300ms");
     await initialize(a);
     const answer = await a.request(9, "tools/call", { name: "slow", arguments: {} });
-    expect(answer.error).toMatchObject({ code: -32001, message: 'MCP server "hostile" did not answer: no answer within 300 ms' });
+    expect(answer.error).toMatchObject({ code: -31001, message: 'MCP server "hostile" did not answer: no answer within 300 ms' });
     await waitFor(async () => (await serverLog()).some((entry) => entry.kind === "cancelled" && entry.requestId === 9), "notifications/cancelled at the server");
   });
 });
