@@ -6,7 +6,7 @@
  * for byte. The real `claude mcp list` reports the server connected through the shim.
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { mkdirSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { agentBinary, agentSandbox } from "../support/agents.ts";
 import { fixture, readEvents, requireBinary } from "../support/harness.ts";
@@ -82,7 +82,8 @@ describe("wrap rewrites a remote entry into shim --url and restores it", () => {
       expect(run.stderr).toMatch(/remote-notes\s+project\s+\S+\s+yes/);
 
       const seen = JSON.parse(readFileSync(report, "utf8")) as { command: string; args: string[]; results: Record<string, any> };
-      expect(seen.command).toBe(requireBinary());
+      // The session's pin of the binary (a hard link: the same file; src/wrap/shim-path.ts).
+      expect(statSync(seen.command).ino).toBe(statSync(requireBinary()).ino);
       expect(seen.args).toEqual(expect.arrayContaining(["shim", "--server-id", "remote-notes", "--url", server.url, "--header-env", "THOUGHTGATE_HEADER_1"]));
       // The token stays off the command line, where every user of the machine could read it.
       expect(seen.args.join(" ")).not.toContain("REMOTE_TOKEN");
@@ -117,7 +118,7 @@ test("the real `claude mcp list` under wrap reports the remote server connected 
   });
   const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
   expect({ code, stderr: code === 0 ? "" : stderr }).toEqual({ code: 0, stderr: "" });
-  expect(stdout).toMatch(new RegExp(`^remote-notes: ${requireBinary().replaceAll("/", "\\/")} shim .*--url ${server.url.replaceAll("/", "\\/")} --header-env THOUGHTGATE_HEADER_1 - ✔ Connected$`, "m"));
+  expect(stdout).toMatch(new RegExp(`^remote-notes: \\S+/thoughtgate shim .*--url ${server.url.replaceAll("/", "\\/")} --header-env THOUGHTGATE_HEADER_1 - ✔ Connected$`, "m"));
   const requests = (await serverLog()).filter((entry) => entry.kind === "request" && entry.headers?.authorization === "Bearer tok-claude");
   expect(requests.map((entry) => entry.method)).toContain("initialize");
   // Claude Code writes its own state into ~/.claude.json; the server entry is back as it was.

@@ -18,7 +18,9 @@ export type NpmSet = { packagesDir: string; version: string; packs: Map<string, 
 export type Run = { code: number; stdout: string; stderr: string };
 
 export async function run(cmd: string[], options: { cwd?: string; env?: Record<string, string | undefined> } = {}): Promise<Run> {
-  await using proc = Bun.spawn(cmd, { ...options, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+  // process.env as this test process sees it, unless told otherwise: without `env`, Bun.spawn passes
+  // the environment the test run started with, and a state dir set since would not be shared.
+  await using proc = Bun.spawn(cmd, { env: process.env, ...options, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
   const [code, stdout, stderr] = await Promise.all([proc.exited, new Response(proc.stdout).text(), new Response(proc.stderr).text()]);
   return { code, stdout, stderr };
 }

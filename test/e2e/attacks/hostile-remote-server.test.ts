@@ -41,7 +41,7 @@ const framingEvents = () => readEvents(join(dir.path, "events.jsonl")).filter((e
 test("a 307 to another origin is refused: the call and the bearer token never reach it", async () => {
   const a = await initialized("--bearer-token-env", "REMOTE_TOKEN");
   const answer = await a.request(1, "tools/call", { name: "redirect", arguments: {} });
-  expect(answer.error?.code).toBe(-32001);
+  expect(answer.error?.code).toBe(-31001);
   expect(answer.error?.message).toMatch(/redirect to another origin \(http:\/\/127\.0\.0\.1:\d+\) refused/);
   const log = (await (await fetch(new URL("/log", server.url))).json()) as Array<{ kind: string }>;
   expect(log.filter((entry) => entry.kind === "elsewhere")).toEqual([]);
@@ -50,7 +50,7 @@ test("a 307 to another origin is refused: the call and the bearer token never re
 test("an SSE event over 10 MiB is rejected unread (MessageTooLarge) and the call answered", async () => {
   const a = await initialized();
   const answer = await a.request(1, "tools/call", { name: "oversize", arguments: {} });
-  expect(answer.error?.code).toBe(-32002);
+  expect(answer.error?.code).toBe(-31002);
   expect(answer.error?.data).toMatchObject({ gate: "framing", reason: "MessageTooLarge" });
   expect(await a.close()).toBe(0);
   // One rejection, one answer: the call is not answered a second time as a stream without an answer.
@@ -60,7 +60,7 @@ test("an SSE event over 10 MiB is rejected unread (MessageTooLarge) and the call
 test("an SSE event that is not valid UTF-8 is rejected, not repaired", async () => {
   const a = await initialized();
   const answer = await a.request(1, "tools/call", { name: "bad_utf8", arguments: {} });
-  expect(answer.error).toMatchObject({ code: -32002, data: { reason: "InvalidUtf8" } });
+  expect(answer.error).toMatchObject({ code: -31002, data: { reason: "InvalidUtf8" } });
   const logged = await waitFor(() => (framingEvents().length > 0 ? framingEvents() : null), "the framing_error event");
   expect(logged.map((event) => event.error)).toEqual(["InvalidUtf8"]);
 });
@@ -68,7 +68,7 @@ test("an SSE event that is not valid UTF-8 is rejected, not repaired", async () 
 test("a JSON answer with a key twice (two different contents) is rejected: the agent cannot be shown one and the audit another", async () => {
   const a = await initialized();
   const answer = await a.request(1, "tools/call", { name: "dupkey", arguments: {} });
-  expect(answer.error).toMatchObject({ code: -32002, data: { reason: "DuplicateKey" } });
+  expect(answer.error).toMatchObject({ code: -31002, data: { reason: "DuplicateKey" } });
 });
 
 test("plain http to a host that is not loopback is refused before anything is sent", async () => {
