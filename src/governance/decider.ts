@@ -1,5 +1,6 @@
 import type { JsonRpcRequest } from "../core/jsonrpc.ts";
 import type { ToolAnnotations } from "../core/mcp-schema.ts";
+import type { DefinitionChange, PinPolicy } from "./definitions/acceptance.ts";
 import type { ListKind } from "./visibility.ts";
 
 /**
@@ -51,6 +52,12 @@ export type DecisionContext = {
   elicit: ((message: string, signal: AbortSignal) => Promise<ElicitOutcome>) | null;
   /** The decider is now waiting for a human: recorded as a `pending` decision in the audit. */
   awaitingApproval(reason: string): void;
+  /**
+   * Set when the decision is not about the call but about its target's definition, which changed
+   * since it was pinned or was flagged (docs/governance.md, "Pinned definitions"): `forward` means a
+   * person accepted the new definition (`approvedBy` says how); the call itself is decided after.
+   */
+  definitionChange?: DefinitionChange;
 };
 
 export type Decider = {
@@ -58,6 +65,8 @@ export type Decider = {
   readonly policy: string;
   /** A verdict now, or a promise of one (pending: e.g. waiting for a human). */
   decide(request: JsonRpcRequest, context: DecisionContext): Verdict | Promise<Verdict>;
+  /** How this server's definitions are pinned (`strict`, `warn`, `off`), what severity hides one, and whether production enforces; absent = off. */
+  pinPolicy?(serverId: string): PinPolicy | Promise<PinPolicy>;
   /** The names of a list response the agent may see; absent = no filtering. */
   filterList?(serverId: string, kind: ListKind, names: string[]): string[] | Promise<string[]>;
   /** Called once when the shim stops. */

@@ -5,6 +5,7 @@ import { messageOf } from "../core/errors.ts";
 import { log } from "../core/log.ts";
 import type { CedarPolicies } from "./cedar.ts";
 import type { EvaluateInput } from "./decider.ts";
+import type { PinSettings } from "./definitions/acceptance.ts";
 import type { Block } from "./deny-error.ts";
 import { GOVERNANCE_ERROR, type Gate } from "./errors.ts";
 import { Rules } from "./rules.ts";
@@ -37,6 +38,8 @@ export const DEFAULT_WORKFLOW: Workflow = { destination: { type: "any" }, timeou
 export interface PolicyEngine {
   evaluate(input: EvaluateInput): EngineDecision;
   readonly visibility: ListVisibility;
+  /** How a server's definitions are pinned (docs/governance.md, "Pinned definitions"). */
+  pins(serverId: string): PinSettings;
 }
 
 /**
@@ -82,6 +85,13 @@ export class GovernanceEngine implements PolicyEngine {
       case "policy":
         return this.policy(input, rule.ruleId, rule.policyId, rule.approval);
     }
+  }
+
+  pins(serverId: string): PinSettings {
+    const { mode, block_severity, approval } = this.config.pins;
+    const source = this.config.sources.find((s) => s.id === serverId);
+    const workflow = approval === undefined ? DEFAULT_WORKFLOW : (this.config.approval[approval] ?? DEFAULT_WORKFLOW);
+    return { mode: source?.pin ?? mode, blockSeverity: block_severity, workflowName: approval ?? "default", workflow };
   }
 
   private policy(input: EvaluateInput, ruleId: string, policyId: string | null, approval: string | null): EngineDecision {

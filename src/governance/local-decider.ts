@@ -2,6 +2,7 @@ import type { JsonRpcRequest } from "../core/jsonrpc.ts";
 import type { Profile } from "../core/profile.ts";
 import { approvalPrompt } from "./approval-prompt.ts";
 import { callRef, toInput, type CallRef, type DecisionContext, type Decider, type Verdict } from "./decider.ts";
+import { acceptancePrompt, definitionRefusal, type DefinitionChange, type PinPolicy } from "./definitions/acceptance.ts";
 import { deniedVerdict } from "./deny-error.ts";
 import type { EngineHolder } from "./engine-holder.ts";
 import { decideSafely, type EngineDecision, type EvaluateInput } from "./engine.ts";
@@ -25,6 +26,7 @@ export class LocalDecider implements Decider {
   }
 
   decide(request: JsonRpcRequest, context: DecisionContext): Verdict | Promise<Verdict> {
+    if (context.definitionChange) return this.acceptDefinition(context.definitionChange, callRef(request, context.serverId), context);
     const input = toInput(request, context);
     const outcome = decideSafely(this.engines.engine, input, this.profile);
     if (outcome.kind === "forward") {
@@ -38,8 +40,35 @@ export class LocalDecider implements Decider {
     return this.approve(outcome, input, call, context);
   }
 
+  pinPolicy(serverId: string): PinPolicy {
+    const { mode, blockSeverity } = this.engines.engine.pins(serverId);
+    return { mode, blockSeverity, enforce: this.profile === "production" };
+  }
+
   filterList(serverId: string, kind: ListKind, names: string[]): string[] {
     return this.engines.engine.visibility.filter(serverId, kind, names);
+  }
+
+  /**
+   * A changed or flagged definition: only the agent's user can accept it here (no service, so no
+   * page, CLI or Slack); without elicitation, or with no one answering, the call is refused and the
+   * refusal says how to accept (`thoughtgate pins accept`).
+   */
+  private async acceptDefinition(change: DefinitionChange, call: CallRef, context: DecisionContext): Promise<Verdict> {
+    const { workflow } = this.engines.engine.pins(call.serverId);
+    const destination = workflow.destination.type;
+    if (!context.elicit || (destination !== "any" && destination !== "elicitation" && destination !== "slack")) {
+      return definitionRefusal(change, call, "no person can be asked here: the agent did not declare MCP elicitation");
+    }
+    context.awaitingApproval(`the definition of ${change.name} ${change.status === "changed" ? "changed" : "was flagged"}: asking the user through the agent`);
+    const timeout = AbortSignal.timeout(workflow.timeout);
+    try {
+      const answer = await context.elicit(acceptancePrompt(call.serverId, change), AbortSignal.any([context.signal, timeout]));
+      if (answer === "approved") return { action: "forward", gate: "definitions", ruleId: null, reason: "the new definition was accepted", approvedBy: "elicitation" };
+      return definitionRefusal(change, call, answer === "declined" ? "the user declined it" : "no person answered (the agent answered the form itself)");
+    } catch {
+      return definitionRefusal(change, call, timeout.aborted ? `no answer in ${workflow.timeout} ms` : "cancelled");
+    }
   }
 
   private async approve(outcome: Approval, input: EvaluateInput, call: CallRef, context: DecisionContext): Promise<Verdict> {

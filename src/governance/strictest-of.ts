@@ -1,4 +1,6 @@
 import type { Workflow } from "../core/config/schema.ts";
+import { SEVERITIES } from "../core/config/schema.ts";
+import type { PinSettings } from "./definitions/acceptance.ts";
 import type { EngineDecision, EvaluateInput, PolicyEngine } from "./engine.ts";
 import { GOVERNANCE_ERROR } from "./errors.ts";
 import type { ListKind, ListVisibility } from "./visibility.ts";
@@ -41,6 +43,24 @@ export class StrictestOf implements PolicyEngine {
     if (second.kind === "forward") return first;
     if (first.kind === "forward") return { ...second, reason: this.attributed(second.reason) };
     return this.bothApprove(first, second);
+  }
+
+  /** Pinning: the stricter mode (strict, warn, off), the lower severity that hides, the stricter workflow. */
+  pins(serverId: string): PinSettings {
+    const a = this.base.pins(serverId);
+    const b = this.restriction.pins(serverId);
+    const modes = ["off", "warn", "strict"] as const;
+    const threshold = (s: PinSettings["blockSeverity"]) => (s === "none" ? SEVERITIES.length : SEVERITIES.indexOf(s));
+    return {
+      mode: modes[Math.max(modes.indexOf(a.mode), modes.indexOf(b.mode))] ?? "strict",
+      blockSeverity: threshold(b.blockSeverity) < threshold(a.blockSeverity) ? b.blockSeverity : a.blockSeverity,
+      workflowName: a.workflowName === b.workflowName ? a.workflowName : `${a.workflowName} + ${this.restrictionName} ${b.workflowName}`,
+      workflow: {
+        destination: narrower(a.workflow.destination, b.workflow.destination) ?? a.workflow.destination,
+        timeout: Math.min(a.workflow.timeout, b.workflow.timeout),
+        on_timeout: a.workflow.on_timeout === "deny" || b.workflow.on_timeout === "deny" ? "deny" : "approve",
+      },
+    };
   }
 
   private bothApprove(first: Approval, second: Approval): EngineDecision {

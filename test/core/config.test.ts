@@ -14,8 +14,16 @@ describe("thoughtgate.yaml schema", () => {
   test("a minimal file gets every default", () => {
     expect(parseConfig("schema: 1\n", {})).toEqual({
       ok: true,
-      config: { schema: 1, sources: [], governance: { defaults: { action: "forward" }, rules: [] }, approval: {} },
+      config: { schema: 1, sources: [], governance: { defaults: { action: "forward" }, rules: [] }, approval: {}, pins: { mode: "strict", block_severity: "high" } },
     });
+  });
+
+  test("pinning: per source and for every server, with a workflow that must exist", () => {
+    const parsed = parseConfig("schema: 1\nsources:\n  - { id: fs, pin: warn }\npins: { mode: off, block_severity: medium }\n", {});
+    expect(parsed.ok && parsed.config.sources[0]?.pin).toBe("warn");
+    expect(parsed.ok && parsed.config.pins).toEqual({ mode: "off", block_severity: "medium" });
+    expect(problems("schema: 1\npins: { mode: loose }\n")).toEqual(['pins.mode: expected one of strict|warn|off, got "loose"']);
+    expect(problems("schema: 1\npins: { approval: oncall }\n")).toEqual(['pins.approval: no approval workflow named "oncall"; define it under approval:, or leave it out to use the built-in default']);
   });
 
   test("errors name the field and say what to write instead", () => {
@@ -31,7 +39,7 @@ describe("thoughtgate.yaml schema", () => {
   test("unknown keys are rejected with the allowed ones listed", () => {
     expect(problems("schema: 1\ngovernence: {}\n")[0]).toStartWith('governence: unknown key "governence"; allowed keys: schema, sources, governance');
     expect(problems("schema: 1\nsources: [{ id: a, enabeld: false }]\n")).toEqual([
-      'sources[0].enabeld: unknown key "enabeld"; allowed keys: id, enabled, expose',
+      'sources[0].enabeld: unknown key "enabeld"; allowed keys: id, enabled, expose, pin',
     ]);
   });
 

@@ -168,6 +168,10 @@ function crossCheck(config: ThoughtGateConfig): ConfigProblem[] {
       problems.push({ path: `${at}.policy_id`, message: `policy_id only applies to action policy (this one is ${rule.action})` });
     }
   });
+  const pinWorkflow = config.pins.approval;
+  if (pinWorkflow !== undefined && !(pinWorkflow in config.approval)) {
+    problems.push({ path: "pins.approval", message: `no approval workflow named "${pinWorkflow}"; define it under approval:, or leave it out to use the built-in default` });
+  }
   if (config.governance.defaults.action === "policy" && !config.cedar) {
     problems.push({ path: "governance.defaults.action", message: "action policy needs Cedar policies: add cedar.policies" });
   }

@@ -43,11 +43,34 @@ const exposeSchema = strict({
   resources: v.optional(globs("resource URI")),
 });
 
+/**
+ * Tool-definition pinning (docs/governance.md, "Pinned definitions"): `strict` hides a changed or
+ * flagged definition and refuses its calls until a person accepts it (production); `warn` only
+ * logs; `off` neither pins nor checks drift (poisoning findings are still logged).
+ */
+export const PIN_MODES = ["strict", "warn", "off"] as const;
+export type PinMode = (typeof PIN_MODES)[number];
+/** How bad a poisoning finding is; `block_severity` names the lowest one that hides (`none`: nothing hides). */
+export const SEVERITIES = ["low", "medium", "high"] as const;
+export type Severity = (typeof SEVERITIES)[number];
+
 const sourceSchema = strict({
   id: text("a server id"),
   enabled: v.optional(v.boolean("expected true or false"), true),
   expose: v.optional(exposeSchema, { mode: "all", tools: [] }),
+  /** This server's pinning; default `pins.mode`. */
+  pin: v.optional(oneOf(PIN_MODES)),
 });
+
+const pinsSchema = strict({
+  /** For servers whose source does not say. */
+  mode: v.optional(oneOf(PIN_MODES), "strict"),
+  /** Findings at or above this severity hide a definition until a person accepts it. */
+  block_severity: v.optional(oneOf([...SEVERITIES, "none"] as const), "high"),
+  /** The workflow that asks a person to accept a changed or flagged definition; default every channel, 5 min, deny. */
+  approval: v.optional(text("an approval workflow name")),
+});
+export type PinsConfig = v.InferOutput<typeof pinsSchema>;
 
 const annotationsFilter = strict({
   readOnlyHint: v.optional(v.boolean("expected true or false")),
@@ -145,6 +168,7 @@ export const configSchema = v.pipe(
       { defaults: { action: "forward" }, rules: [] },
     ),
     approval: v.optional(v.record(v.string(), workflowSchema, "expected a mapping of workflow names to workflows"), {}),
+    pins: v.optional(pinsSchema, { mode: "strict", block_severity: "high" }),
     cedar: v.optional(
       strict({
         policies: v.pipe(v.array(text("a policy file path"), "expected a list of policy file paths"), v.minLength(1, "list at least one policy file")),
