@@ -18,6 +18,25 @@ export { APPROVAL_KEY_ENV, ENDPOINT_ENV, SESSION_SECRET_ENV } from "./env.ts";
 const jsonRpcId = v.union([v.string(), v.number()]);
 
 
+const finding = v.object({ rule: v.string(), severity: v.picklist(["low", "medium", "high"]), path: v.string(), start: v.number(), end: v.number(), excerpt: v.string(), message: v.string() });
+
+/**
+ * A definition a person must accept before the call runs (docs/governance.md, "Pinned
+ * definitions"): sent with the evaluate request of that call; the service asks a person (a task
+ * like an approval, bound to `served_digest`) and answers `forward` once they accept.
+ */
+export const definitionChangeWire = v.object({
+  kind: v.picklist(["tool", "prompt", "resource_template"]),
+  name: v.string(),
+  status: v.picklist(["changed", "flagged"]),
+  changed: v.array(v.string()),
+  pinned_digest: v.nullable(v.string()),
+  served_digest: v.string(),
+  diff: v.string(),
+  findings: v.array(finding),
+});
+export type DefinitionChangeWire = v.InferOutput<typeof definitionChangeWire>;
+
 /** POST /governance/evaluate */
 export const evaluateRequest = v.object({
   server_id: v.string(),
@@ -32,6 +51,8 @@ export const evaluateRequest = v.object({
   profile: v.picklist(["production", "development"]),
   /** Approval channels this shim can offer itself (e.g. the agent declared `elicitation`). */
   channels: v.optional(v.array(v.picklist(["elicitation"])), []),
+  /** Decide whether a person accepts this changed or flagged definition, not the call. */
+  definition_change: v.optional(definitionChangeWire),
 });
 export type EvaluateRequest = v.InferOutput<typeof evaluateRequest>;
 
@@ -83,6 +104,8 @@ export const taskView = v.object({
   auto_approved: v.optional(v.boolean()),
   /** For `timed_out`: what the workflow's `on_timeout` made of it. */
   timeout_outcome: v.optional(v.picklist(["deny", "approve"])),
+  /** A task to accept a changed or flagged definition (method `definitions/accept`): what changed, the diff, the findings. */
+  definition: v.optional(v.object({ kind: v.string(), status: v.string(), changed: v.array(v.string()), diff: v.string(), findings: v.array(finding) })),
 });
 export type TaskView = v.InferOutput<typeof taskView>;
 
@@ -112,6 +135,15 @@ export const relayRequest = v.object({ ...decisionRequest.entries, relay_token: 
 
 /** POST /governance/task/{id}/cancel (the agent sent notifications/cancelled); answers `taskResponse`. */
 export const cancelRequest = v.object({ reason: v.optional(v.string()) });
+
+/** POST /governance/pins: how this server's definitions are pinned; `enforce` is the stricter of the shim's and the service's profile. */
+export const pinsRequest = v.object({ server_id: v.string(), profile: v.picklist(["production", "development"]) });
+export const pinsResponse = v.object({
+  mode: v.picklist(["strict", "warn", "off"]),
+  block_severity: v.picklist(["low", "medium", "high", "none"]),
+  enforce: v.boolean(),
+  shutdown: v.boolean(),
+});
 
 /** POST /governance/heartbeat */
 export const heartbeatRequest = v.object({ server_id: v.string(), pid: v.optional(v.number()) });

@@ -6,6 +6,7 @@ import { redactText } from "../telemetry/redact.ts";
 import type { EvaluateRequest, EvaluateResponse } from "./api.ts";
 import { approvalPrompt } from "./approval-prompt.ts";
 import { GOVERNED_METHODS } from "./decider.ts";
+import { evaluateDefinitionChange } from "./definition-evaluation.ts";
 import { denyError } from "./deny-error.ts";
 import { decideSafely, type EvaluateInput, type Outcome, type PolicyEngine } from "./engine.ts";
 import { GOVERNANCE_ERROR } from "./errors.ts";
@@ -48,6 +49,15 @@ export function createEvaluator(options: EvaluationOptions): (request: EvaluateR
     const base = { gate: null, rule_id: null, policy_id: null, shutdown: options.shuttingDown() };
     if (request.direction !== "agent_to_server" || request.message_type !== "request" || !GOVERNED_METHODS.has(request.method)) {
       return count({ ...base, decision: "forward", reason: "not a governed method (forwarded and audited)" }, request, profile);
+    }
+    if (request.definition_change) {
+      let engine: PolicyEngine;
+      try {
+        engine = options.engine();
+      } catch {
+        return count({ ...base, decision: "deny", gate: "definitions", reason: "governance engine unavailable: the definition cannot be accepted" }, request, profile);
+      }
+      return count(evaluateDefinitionChange(request, request.definition_change, profile, engine, tasks, base, SEE_ALL_AT), request, profile);
     }
     // The JSON-RPC id ties the error to the shim's audit events, as in the in-process shim.
     const correlationId = request.id === undefined || request.id === null ? Bun.randomUUIDv7() : String(request.id);

@@ -6,10 +6,13 @@ import type { JsonRpcRequest } from "../core/jsonrpc.ts";
 import { approvalPrompt } from "./approval-prompt.ts";
 import { callRef, toInput, type DecisionContext, type Decider, type ServerState, type Verdict } from "./decider.ts";
 import { deniedVerdict } from "./deny-error.ts";
+import type { PinPolicy } from "./definitions/acceptance.ts";
+import { toWire } from "./definition-evaluation.ts";
 import {
   evaluateResponse,
   filterResponse,
   heartbeatResponse,
+  pinsResponse,
   taskResponse,
   type EvaluateResponse,
   type TaskView,
@@ -109,6 +112,7 @@ export class RemoteDecider implements Decider {
           message_type: "request",
           profile: this.options.profile,
           channels: context.elicit ? ["elicitation"] : [],
+          ...(context.definitionChange ? { definition_change: toWire(context.definitionChange) } : {}),
         },
         evaluateResponse,
         EVALUATE_TIMEOUT_MS,
@@ -153,6 +157,11 @@ export class RemoteDecider implements Decider {
     const next = this.reporting.then(() => this.reportCounts());
     this.reporting = next.catch(() => {});
     return next;
+  }
+
+  async pinPolicy(serverId: string): Promise<PinPolicy> {
+    const answer = await this.json("POST", "/governance/pins", { server_id: serverId, profile: this.options.profile }, pinsResponse, EVALUATE_TIMEOUT_MS);
+    return { mode: answer.mode, blockSeverity: answer.block_severity, enforce: answer.enforce };
   }
 
   async filterList(serverId: string, kind: ListKind, names: string[]): Promise<string[]> {

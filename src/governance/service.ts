@@ -6,7 +6,7 @@ import { showInvisible } from "../core/visible-text.ts";
 import { GovernanceMetrics } from "../telemetry/metrics.ts";
 import { redactText } from "../telemetry/redact.ts";
 import { VERSION } from "../version.ts";
-import { cancelRequest, decisionRequest, evaluateRequest, filterRequest, heartbeatRequest, metricsReport, relayRequest } from "./api.ts";
+import { cancelRequest, decisionRequest, evaluateRequest, filterRequest, heartbeatRequest, metricsReport, pinsRequest, relayRequest } from "./api.ts";
 import { approvalPageHtml } from "./approval-page.ts";
 import type { PolicyEngine } from "./engine.ts";
 import { createEvaluator } from "./evaluation.ts";
@@ -120,6 +120,13 @@ export function startGovernanceService(options: ServiceOptions): GovernanceServi
     if (path === "/governance/evaluate" && method === "POST") {
       const body = await parseBody(request, evaluateRequest);
       return body.ok ? json(evaluate(body.value)) : body.response;
+    }
+    if (path === "/governance/pins" && method === "POST") {
+      const body = await parseBody(request, pinsRequest);
+      if (!body.ok) return body.response;
+      const { mode, blockSeverity } = engine().pins(body.value.server_id);
+      const enforce = options.profile === "production" || body.value.profile === "production";
+      return json({ mode, block_severity: blockSeverity, enforce, shutdown });
     }
     if (path === "/governance/heartbeat" && method === "POST") {
       const body = await parseBody(request, heartbeatRequest);

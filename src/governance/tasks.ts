@@ -32,9 +32,11 @@ export type Task = {
   timeoutOutcome?: Workflow["on_timeout"];
   /** SHA-256 of the relay token given to the shim that was offered this task for elicitation. */
   relayDigest?: Buffer;
+  /** A task to accept a changed or flagged definition: what a person is shown besides the call. */
+  definition?: NonNullable<TaskView["definition"]>;
 };
 
-export type NewTask = Pick<Task, "serverId" | "method" | "name" | "arguments" | "ruleId" | "workflowName" | "workflow" | "reason">;
+export type NewTask = Pick<Task, "serverId" | "method" | "name" | "arguments" | "ruleId" | "workflowName" | "workflow" | "reason"> & Pick<Task, "definition">;
 
 export type Decision = { decision: "approve" | "deny"; digest: string; reason?: string };
 
@@ -216,6 +218,8 @@ export class TaskStore {
       expires_at: new Date(task.expiresAt).toISOString(),
       ...(task.decidedBy !== undefined ? { decided_by: task.decidedBy } : {}),
       ...(task.timeoutOutcome !== undefined ? { timeout_outcome: task.timeoutOutcome } : {}),
+      // The diff and findings come from the server: redacted like arguments (escaped where shown).
+      ...(task.definition !== undefined ? { definition: { ...task.definition, diff: redactText(task.definition.diff) } } : {}),
     };
   }
 

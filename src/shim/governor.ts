@@ -1,9 +1,12 @@
 import { errorResponse, RPC, type JsonRpcRequest, type JsonRpcResponse } from "../core/jsonrpc.ts";
 import { messageOf } from "../core/errors.ts";
 import { log as rootLog, type Logger } from "../core/log.ts";
-import { invalidGovernedParams, targetName, type DecisionContext, type Decider, type ElicitOutcome, type Verdict } from "../governance/decider.ts";
+import { callRef, invalidGovernedParams, targetName, type DecisionContext, type Decider, type ElicitOutcome, type Verdict } from "../governance/decider.ts";
+import { definitionRefusal, type DefinitionChange, type PinPolicy } from "../governance/definitions/acceptance.ts";
+import type { DefinitionKind } from "../governance/definitions/definition.ts";
 import type { Sink } from "../stdio/line-sink.ts";
 import type { CallAudit } from "./call-audit.ts";
+import type { DefinitionGuard } from "./definition-guard.ts";
 import { declaresFormElicitation, ownRequestMeta, requestEra, type RequestEra } from "./era.ts";
 import { HeldDecisions, LazyAbort } from "./held-decisions.ts";
 import { InputAsks, type Ask } from "./input-asks.ts";
@@ -22,6 +25,10 @@ export type GovernorOptions = {
   toServer: () => Sink | null;
   audit: CallAudit;
   catalog: ToolCatalog;
+  definitions: DefinitionGuard;
+  pinPolicy: () => PinPolicy | Promise<PinPolicy>;
+  /** A person accepted a definition: the agent is told its list changed. */
+  definitionsAccepted: (kind: DefinitionKind) => void;
   own: OwnRequests;
   held: HeldDecisions;
   log: Logger;
@@ -45,6 +52,8 @@ export class Governor {
   private readonly rounds = new ServerRounds();
   /** Requests answered with our `input_required` question, by their entry. */
   private readonly askOf = new WeakMap<Outstanding, Ask>();
+  /** Asks about a changed definition (not the call): their answer leads to the call's own decision. */
+  private readonly changeOf = new WeakMap<Ask, DefinitionChange>();
   /** Modern requests the gates let through, for the server's own `input_required` rounds. */
   private readonly decidedOf = new WeakMap<Outstanding, { request: JsonRpcRequest; verdict: Verdict }>();
 
@@ -93,13 +102,41 @@ export class Governor {
       this.options.held.hold(entry, control);
       void this.options.catalog
         .readAll((method, params) => this.options.own.askServer(method, meta ? { ...(params as object), _meta: meta } : params))
-        .then(() => {
+        .then(async (tools) => {
+          // What the shim read is checked against the pins like any list (a new session's first call included).
+          if (tools) this.options.definitions.check("tool", tools, await this.options.pinPolicy());
           if (!this.options.held.release(entry)) return; // cancelled or the server went away
-          this.decide(request, entry, bytes, control, era);
+          this.gateDefinition(request, entry, bytes, control, era);
         });
       return;
     }
-    this.decide(request, entry, bytes, control, era);
+    this.gateDefinition(request, entry, bytes, control, era);
+  }
+
+  /**
+   * The definitions gate, before the others: a call whose tool (prompt, resource template) changed
+   * since it was pinned, or was flagged, waits for a person to accept the definition (production,
+   * `pin: strict`); then the call is decided as usual. The pins are read again first: someone may
+   * have accepted it elsewhere (`thoughtgate pins accept`). Costs a map lookup while nothing is blocked.
+   */
+  private gateDefinition(request: JsonRpcRequest, entry: Outstanding, bytes: Uint8Array, control: LazyAbort, era: RequestEra): void {
+    const { definitions } = this.options;
+    if (!definitions.hasBlocked || !definitions.pending(request.method, targetName(request))) {
+      this.decide(request, entry, bytes, control, era);
+      return;
+    }
+    this.options.held.hold(entry, control);
+    void Promise.resolve(this.options.pinPolicy()).then((policy) => {
+      if (!this.options.held.release(entry)) return;
+      const accepted = definitions.refresh(policy);
+      for (const kind of accepted) this.options.definitionsAccepted(kind);
+      const change = definitions.pending(request.method, targetName(request));
+      if (change && policy.mode === "strict" && !policy.enforce) {
+        this.options.log.warn(`WOULD_BLOCK ${request.method} ${targetName(request)}: its definition ${change.status === "changed" ? `changed since it was pinned (${change.changed.join(", ")})` : "was flagged"}; forwarded (development)`);
+      }
+      const ask = change && policy.mode === "strict" && policy.enforce ? change : undefined;
+      this.decide(request, entry, bytes, control, era, ask);
+    });
   }
 
   /**
@@ -142,15 +179,15 @@ export class Governor {
     if (result?.resultType === "input_required") this.rounds.note(this.asks.digestOf(decided.request), decided.verdict, result);
   }
 
-  private decide(request: JsonRpcRequest, entry: Outstanding, bytes: Uint8Array, control: LazyAbort, era: RequestEra): void {
+  private decide(request: JsonRpcRequest, entry: Outstanding, bytes: Uint8Array, control: LazyAbort, era: RequestEra, change?: DefinitionChange): void {
     let verdict: Verdict | Promise<Verdict>;
     try {
-      verdict = this.options.decider.decide(request, this.contextFor(request, control, entry, era));
+      verdict = this.options.decider.decide(request, this.contextFor(request, control, entry, era, true, change));
     } catch (error) {
       verdict = decisionFailed(error);
     }
     if (!(verdict instanceof Promise)) {
-      this.apply(entry, bytes, verdict, request, era);
+      this.proceed(entry, bytes, verdict, request, era, control, change);
       return;
     }
     // Not decided yet (a service round trip, or a person): this request alone waits
@@ -168,19 +205,41 @@ export class Governor {
           return;
         }
         if (!this.options.held.release(entry)) return; // cancelled or the server went away
-        if (this.options.toServer()) this.apply(entry, bytes, settled, request, era);
+        if (this.options.toServer()) this.proceed(entry, bytes, settled, request, era, control, change);
         else this.options.answerUnavailable(entry);
       });
   }
 
-  private contextFor(request: JsonRpcRequest, control: LazyAbort, entry: Outstanding, era: RequestEra, canAsk = true): DecisionContext {
+  /**
+   * A decision's outcome. For a definition: accepted → it becomes the pin, the agent is told its
+   * list changed, and the call itself is decided now; refused → the call is refused with the
+   * definitions gate's error (whichever channel said no). For a call: applied.
+   */
+  private proceed(entry: Outstanding, bytes: Uint8Array, verdict: Verdict, request: JsonRpcRequest, era: RequestEra, control: LazyAbort, change: DefinitionChange | undefined): void {
+    if (!change) {
+      this.apply(entry, bytes, verdict, request, era);
+      return;
+    }
+    if (verdict.action === "forward") {
+      this.options.definitions.accept(change, verdict.approvedBy ?? "unknown");
+      this.options.definitionsAccepted(change.kind);
+      this.decide(request, entry, bytes, control, era);
+      return;
+    }
+    const taskId = (verdict.error.data as { task_id?: unknown } | undefined)?.task_id;
+    const refusal = verdict.gate === "definitions" ? verdict : definitionRefusal(change, callRef(request, this.options.serverId), verdict.reason, typeof taskId === "string" ? taskId : undefined);
+    this.apply(entry, bytes, refusal, request, era);
+  }
+
+  private contextFor(request: JsonRpcRequest, control: LazyAbort, entry: Outstanding, era: RequestEra, canAsk = true, change?: DefinitionChange): DecisionContext {
     const { audit, catalog, own, serverId } = this.options;
     let elicit: DecisionContext["elicit"] = null;
     if (!canAsk) elicit = null;
     else if (era.era === "legacy") elicit = this.options.legacyCanElicit() ? own.elicit : null;
     // Modern: this request's own capabilities decide, never an earlier request's (MCP 2026-07-28).
-    else if (declaresFormElicitation(era.capabilities)) elicit = this.askThroughRetry(entry, request, control);
+    else if (declaresFormElicitation(era.capabilities)) elicit = this.askThroughRetry(entry, request, control, change);
     return {
+      ...(change ? { definitionChange: change } : {}),
       awaitingApproval: (reason) => audit.decision(entry, { action: "pending", reason }, request),
       get signal() {
         return control.signal;
@@ -192,7 +251,7 @@ export class Governor {
   }
 
   /** Modern era: answer `entry` with our `input_required` question; the promise settles when the agent retries. */
-  private askThroughRetry(entry: Outstanding, request: JsonRpcRequest, control: LazyAbort) {
+  private askThroughRetry(entry: Outstanding, request: JsonRpcRequest, control: LazyAbort, change?: DefinitionChange) {
     return (message: string, signal: AbortSignal): Promise<ElicitOutcome> =>
       new Promise<ElicitOutcome>((resolve, reject) => {
         if (signal.aborted) {
@@ -201,6 +260,7 @@ export class Governor {
         }
         const { ask, result } = this.asks.open(entry, request, control, message, resolve, ASK_TTL_MS);
         this.askOf.set(entry, ask);
+        if (change) this.changeOf.set(ask, change);
         signal.addEventListener("abort", () => reject(new Error("approval aborted")), { once: true });
         this.options.held.release(entry);
         const line = JSON.stringify({ jsonrpc: "2.0", id: entry.id, result });
@@ -228,13 +288,14 @@ export class Governor {
     if (!retry) {
       // No retry yet: keep the decision for it; the audit has it now.
       ask.verdict = verdict;
-      this.options.audit.decision(ask.first, verdict, ask.request);
+      // A definition's acceptance is not the call's decision: that one comes with the retry.
+      if (!this.changeOf.has(ask)) this.options.audit.decision(ask.first, verdict, ask.request);
       return;
     }
     this.asks.close(ask);
     if (retry.control.aborted) return; // the agent cancelled the retry
     this.options.held.release(retry.entry);
-    if (this.options.toServer()) this.apply(retry.entry, retry.bytes, verdict, retry.request, requestEra(retry.request));
+    if (this.options.toServer()) this.proceed(retry.entry, retry.bytes, verdict, retry.request, requestEra(retry.request), retry.control, this.changeOf.get(ask));
     else this.options.answerUnavailable(retry.entry);
   }
 

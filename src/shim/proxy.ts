@@ -76,6 +76,8 @@ export async function runShim(options: ShimOptions): Promise<number> {
     events,
     toAgent: agent.sink,
     toServer,
+    serverCommand: upstream.command,
+    serverUrl: upstream.url,
   });
 
   if (options.decider.attachCounts) {

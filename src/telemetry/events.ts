@@ -49,6 +49,14 @@ export type EventFields = {
   method_decision: { request_id: string | number; method: string; name: string } & DecisionFields;
   /** A tools/prompts/resources list on its way to the agent: what the server sent, what the agent got. */
   list_result: { request_id: string | number; method: string; upstream_count: number; returned_count: number };
+  /** A tool (prompt, resource template) seen for the first time under this server's identity: its definition is pinned. */
+  definition_pinned: { kind: string; name: string; digest: string };
+  /** A served definition differs from its pin: hidden and refused (`hidden`), or `would_block` (development), or only `warned` (`pin: warn`). */
+  definition_changed: { kind: string; name: string; pinned_digest: string; served_digest: string; changed: string[]; findings: string[]; action: DefinitionAction };
+  /** A definition's poisoning findings: `hidden` (at or above the policy's severity, nobody accepted it), `would_block`, `warned` or `logged` (below it). */
+  definition_flagged: { kind: string; name: string; digest: string; severity: string; findings: Array<{ rule: string; severity: string; path: string }>; action: DefinitionAction | "logged" };
+  /** A person accepted a changed or flagged definition (`by`: elicitation, web, cli, slack); it is the pin now. */
+  definition_accepted: { kind: string; name: string; digest: string; by: string };
   tool_call_end: {
     call_id: string;
     tool: string;
@@ -103,6 +111,8 @@ export type EventFields = {
 };
 
 export type EventType = keyof EventFields;
+
+export type DefinitionAction = "hidden" | "would_block" | "warned";
 
 export type DecisionFields = {
   decision: Decision;

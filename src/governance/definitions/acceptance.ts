@@ -50,7 +50,7 @@ export function acceptancePrompt(serverId: string, change: DefinitionChange, opt
   const lines: string[] = [];
   if (change.status === "changed") {
     lines.push(`The ${target} changed its definition since it was pinned (${change.changed.join(", ")}). Accept the new definition?`);
-    lines.push(shorten(showInvisible(redactText(change.diff)), options.seeAllAt));
+    lines.push(shorten(visibleLines(redactText(change.diff)), options.seeAllAt));
   } else {
     lines.push(`The ${target} was flagged by ThoughtGate's poisoning checks. Accept its definition anyway?`);
   }
@@ -60,6 +60,14 @@ export function acceptancePrompt(serverId: string, change: DefinitionChange, opt
     if (change.findings.length > 10) lines.push(`- and ${change.findings.length - 10} more`);
   }
   return lines.join("\n");
+}
+
+/** Invisible characters as escapes, line by line (the diff's own line breaks stay). */
+export function visibleLines(text: string): string {
+  return text
+    .split("\n")
+    .map((line) => showInvisible(line))
+    .join("\n");
 }
 
 function shorten(diff: string, seeAllAt: string | undefined): string {
