@@ -69,15 +69,18 @@ describe("thoughtgate inspect", () => {
     expect(lines).toContain(`Tools (${report.tools.length})`);
     expect(lines).toContain(`Prompts (${report.prompts.length})`);
     expect(lines).toContain(`Resources (${report.resources.length})`);
-    expect(lines).toContainEqual(expect.stringMatching(/^ +NAME +READ-ONLY +DESTRUCTIVE +IDEMPOTENT +OPEN-WORLD +DEFINITION HASH$/));
+    expect(lines).toContainEqual(expect.stringMatching(/^ +NAME +READ-ONLY +DESTRUCTIVE +IDEMPOTENT +OPEN-WORLD +FINDINGS +DEFINITION HASH$/));
     for (const tool of report.tools) {
       const row = lines.find((line) => line.trim().startsWith(`${tool.name} `));
       expect(row?.trim().split(/ +/)).toEqual([
         tool.name,
         ...Object.values(tool.annotations).map((value) => (value === null ? "-" : value ? "yes" : "no")),
+        "-",
         tool.definition_hash,
       ]);
     }
+    // The reference server is benign: the poisoning checks find nothing in it.
+    expect(lines).toContain("Poisoning checks: nothing found");
     // Not a terminal: no escape sequences.
     expect(table.stdout).not.toContain("\u001b[");
   }, TEST_TIMEOUT_MS);
