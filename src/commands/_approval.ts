@@ -43,8 +43,8 @@ export function decisionCommand(decision: "approve" | "deny") {
 }
 
 /** `github.delete_repo`, or `fs resources/read file:///x` for other methods; control characters shown escaped. */
-export function callLabel(task: Pick<TaskView, "server_id" | "method" | "name">): string {
-  const label = task.method === "tools/call" ? `${task.server_id}.${task.name}` : `${task.server_id} ${task.method} ${task.name}`;
+export function callLabel(task: Pick<TaskView, "server_id" | "method" | "name" | "definition">): string {
+  const label = task.method === "tools/call" ? `${task.server_id}.${task.name}` : task.definition ? `accept the ${task.definition.status} definition of ${task.server_id}.${task.name}` : `${task.server_id} ${task.method} ${task.name}`;
   return printable(label);
 }
 

@@ -65,6 +65,8 @@ main { padding: 0 28px 40px; max-width: 980px; }
 .task .left { font-size: 13px; color: var(--muted); white-space: nowrap; }
 .task .left.soon { color: var(--deny); font-weight: 600; }
 .task .meta { color: var(--muted); font-size: 13px; margin: 4px 0 8px; overflow-wrap: anywhere; }
+.task pre.diff .add { color: var(--approve); }
+.task pre.diff .del { color: var(--deny); }
 .task pre { margin: 0 0 12px; padding: 10px 12px; background: var(--bg); border: 1px solid var(--border); border-radius: 6px; max-height: 320px; overflow: auto; font-size: 13px; white-space: pre-wrap; overflow-wrap: anywhere; }
 .actions { display: flex; gap: 10px; }
 button { font: inherit; font-weight: 600; border: 0; border-radius: 6px; padding: 7px 20px; color: #fff; cursor: pointer; }
@@ -111,7 +113,7 @@ function el(tag, className, text) {
 }
 
 function callName(task) {
-  const target = task.method === "tools/call" ? task.name : task.method + " " + task.name;
+  const target = task.method === "tools/call" ? task.name : task.definition ? "accept the definition of " + task.name : task.method + " " + task.name;
   return visible(task.server_id + " · " + target);
 }
 
@@ -145,6 +147,7 @@ function card(task) {
   if (!pending && task.decided_by) meta.push("by " + task.decided_by);
   node.append(el("div", "meta", visible(meta.join(" · "))));
   node.append(el("div", "meta", visible(task.reason)));
+  if (task.definition) node.append(...definitionParts(task.definition));
   const args = el("pre", "arguments", prettyArguments(task.arguments));
   node.append(args);
   if (pending) {
@@ -159,6 +162,18 @@ function card(task) {
     node.append(actions);
   }
   return node;
+}
+
+/** A changed or flagged definition: what changed, what the checks found, and the diff (+ served now, - pinned). */
+function definitionParts(d) {
+  const parts = [el("div", "meta", visible(d.status === "changed" ? "definition changed: " + d.changed.join(", ") : "definition flagged by the poisoning checks"))];
+  if (d.findings.length) parts.push(el("pre", "findings", d.findings.map((f) => visible(f.severity + " " + f.rule + " at " + f.path + ": " + f.message + ": " + f.excerpt)).join(NEWLINE)));
+  if (d.diff) {
+    const pre = el("pre", "diff");
+    for (const line of d.diff.split(NEWLINE)) pre.append(el("span", line.startsWith("+") ? "add" : line.startsWith("-") ? "del" : "", visible(line) + NEWLINE));
+    parts.push(pre);
+  }
+  return parts;
 }
 
 function updateCountdowns() {

@@ -6,7 +6,7 @@ import type { DefinitionChangeWire, EvaluateRequest, EvaluateResponse } from "./
 import { acceptancePrompt, definitionRefusal, type DefinitionChange } from "./definitions/acceptance.ts";
 import { KIND_WORDS } from "./definitions/definition.ts";
 import type { PolicyEngine } from "./engine.ts";
-import type { TaskStore } from "./tasks.ts";
+import type { Task, TaskStore } from "./tasks.ts";
 
 /** The method a definition's acceptance task carries (never a real MCP method). */
 export const ACCEPT_DEFINITION = "definitions/accept";
@@ -58,6 +58,25 @@ export function evaluateDefinitionChange(request: EvaluateRequest, change: Defin
     prompt: acceptancePrompt(request.server_id, internal, { seeAllAt }),
     ...(created.relayToken !== undefined ? { shim_channels: ["elicitation" as const], relay_token: created.relayToken } : {}),
   };
+}
+
+/** What a person is asked for a definition task (Slack shows it; the shim's elicitation got the same). */
+export function definitionTaskPrompt(task: Pick<Task, "serverId" | "name" | "arguments" | "definition">, seeAllAt: string): string | null {
+  const d = task.definition;
+  if (!d) return null;
+  const args = (task.arguments ?? {}) as { served_digest?: unknown; pinned_digest?: unknown };
+  const kind = d.kind === "prompt" || d.kind === "resource_template" ? d.kind : "tool";
+  const change: DefinitionChange = {
+    kind,
+    name: task.name,
+    status: d.status === "flagged" ? "flagged" : "changed",
+    changed: d.changed,
+    pinnedDigest: typeof args.pinned_digest === "string" ? args.pinned_digest : null,
+    servedDigest: typeof args.served_digest === "string" ? args.served_digest : "",
+    diff: d.diff,
+    findings: d.findings,
+  };
+  return acceptancePrompt(task.serverId, change, { seeAllAt });
 }
 
 export function fromWire(change: DefinitionChangeWire): DefinitionChange {

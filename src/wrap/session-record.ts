@@ -29,6 +29,8 @@ export type SessionSummary = {
   eventsDropped: number;
   /** Shims that were gone without writing their `run_end` (wrap wrote it for them). */
   shimsKilled: number;
+  /** Definitions seen for the first time (pinned now), changed since pinned, flagged, accepted by a person. */
+  definitions: { pinned: number; changed: number; flagged: number; accepted: number };
 };
 
 export type Event = Record<string, unknown>;
@@ -64,10 +66,23 @@ export function summarize(events: Event[]): SessionSummary {
     smugglingAttempts: 0,
     eventsDropped: 0,
     shimsKilled: 0,
+    definitions: { pinned: 0, changed: 0, flagged: 0, accepted: 0 },
+  };
+  // Each definition counts once per outcome, however many shims or lists saw it.
+  const seen = new Set<string>();
+  const once = (event: Event, what: keyof SessionSummary["definitions"]) => {
+    const key = `${what}\u0000${String(event.server_id)}\u0000${String(event.kind)}\u0000${String(event.name)}\u0000${String(event.served_digest ?? event.digest)}`;
+    if (seen.has(key)) return;
+    seen.add(key);
+    summary.definitions[what] += 1;
   };
   for (const event of events) {
     if (event.type === "run_start") summary.servers += 1;
     else if (event.type === "tool_call_start") summary.calls += 1;
+    else if (event.type === "definition_pinned") once(event, "pinned");
+    else if (event.type === "definition_changed") once(event, "changed");
+    else if (event.type === "definition_flagged" && event.action !== "logged") once(event, "flagged");
+    else if (event.type === "definition_accepted") once(event, "accepted");
     else if (event.type === "tool_call_decision") {
       if (event.decision === "deny") summary.denied += 1;
       if (event.decision !== "forward") continue;
@@ -97,6 +112,10 @@ export function renderSummary(summary: SessionSummary, eventsPath: string): stri
     `  denied       ${summary.denied}`,
   ];
   if (summary.wouldBlock) lines.push(`  would block  ${summary.wouldBlock} (development profile: forwarded anyway)`);
+  const d = summary.definitions;
+  if (d.pinned || d.changed || d.flagged || d.accepted) {
+    lines.push(`  definitions  ${d.pinned} newly pinned, ${d.changed} changed, ${d.flagged} flagged, ${d.accepted} accepted by a person${d.changed + d.flagged > d.accepted ? " (`thoughtgate pins list` shows what still waits)" : ""}`);
+  }
   lines.push(`  framing      ${summary.framingErrors} error${summary.framingErrors === 1 ? "" : "s"}${summary.smugglingAttempts ? `, ${summary.smugglingAttempts} smuggling attempt(s)` : ""}`);
   if (summary.eventsDropped) lines.push(`  (${summary.eventsDropped} audit events were lost: writing the record failed)`);
   if (summary.shimsKilled) lines.push(`  (${summary.shimsKilled} shim(s) were killed by the agent before they could finish; their run_end was written by wrap)`);

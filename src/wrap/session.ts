@@ -23,6 +23,7 @@ import { ownProcessStartId } from "./process-identity.ts";
 import { repairStale } from "./repair.ts";
 import { createSessionDir, describeDecision, followEvents, readEvents, renderSummary, summarize } from "./session-record.ts";
 import { recordSessionBinary } from "./session-info.ts";
+import { pinsSummary } from "./pins-summary.ts";
 import { shimBinary } from "./shim-path.ts";
 
 /** How long shims get to drain after the agent exits. */
@@ -136,7 +137,8 @@ async function governAndRun(options: WrapOptions, agent: AgentType, ctx: AgentCo
   );
 
   const guards: ConfigGuard[] = [];
-  const shimFor = shimCommand(binary, options.profile, service.url, { secretFile, runId, events: record.events });
+  const governedIds: string[] = [];
+  const shimFor = recordingIds(shimCommand(binary, options.profile, service.url, { secretFile, runId, events: record.events }), governedIds);
   const restoreEverything = () => {
     if (!options.restore) return;
     for (const result of restoreAllGuards()) {
@@ -165,6 +167,9 @@ async function governAndRun(options: WrapOptions, agent: AgentType, ctx: AgentCo
     process.off("uncaughtException", onUncaught);
     throw error;
   }
+
+  const pins = pinsSummary(governedIds, engines.engine);
+  if (pins) options.say(pins);
 
   const follower = options.showDecisions
     ? followEvents(record.events, (event) => {
@@ -247,6 +252,16 @@ function shimCommand(binary: string, profile: Profile, endpoint: string, session
       args: [...common, "--", entry.command ?? "", ...entry.args],
       env: { THOUGHTGATE_RUN_ID: session.runId },
     };
+  };
+}
+
+/** The server ids the rewritten entries got (for the pins summary). */
+function recordingIds(shimFor: (entry: ServerEntry) => ShimCommand, ids: string[]): (entry: ServerEntry) => ShimCommand {
+  return (entry) => {
+    const command = shimFor(entry);
+    const id = command.args[command.args.indexOf("--server-id") + 1];
+    if (id !== undefined && !ids.includes(id)) ids.push(id);
+    return command;
   };
 }
 

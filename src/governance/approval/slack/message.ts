@@ -1,6 +1,7 @@
 import { showInvisible } from "../../../core/visible-text.ts";
 import { redactText } from "../../../telemetry/redact.ts";
 import { approvalPrompt } from "../../approval-prompt.ts";
+import { definitionTaskPrompt } from "../../definition-evaluation.ts";
 import { SEE_ALL_AT } from "../../evaluation.ts";
 import { formatDuration } from "../../explain.ts";
 import type { Task } from "../../tasks.ts";
@@ -75,7 +76,7 @@ export function parseButtonValue(value: string | undefined): { taskId: string; d
 }
 
 function details(task: Task, title: string, origin: string): Block[] {
-  const tool = task.method === "tools/call" ? ["Tool", task.name] : [task.method === "prompts/get" ? "Prompt" : "Resource", task.name];
+  const tool = task.method === "tools/call" ? ["Tool", task.name] : task.definition ? ["Definition", task.name] : [task.method === "prompts/get" ? "Prompt" : "Resource", task.name];
   const fields = [
     ["Server", task.serverId],
     tool,
@@ -86,7 +87,7 @@ function details(task: Task, title: string, origin: string): Block[] {
   ].map(([label, value]) => plain(clip(`${label}\n${shown(value ?? "")}`, FIELD_CHARS)));
   return [
     { type: "header", text: plain(clip(title, HEADER_CHARS)) },
-    { type: "section", text: plain(clip(approvalPrompt(task, task.reason, { seeAllAt: SEE_ALL_AT }), SECTION_CHARS)) },
+    { type: "section", text: plain(clip(definitionTaskPrompt(task, SEE_ALL_AT) ?? approvalPrompt(task, task.reason, { seeAllAt: SEE_ALL_AT }), SECTION_CHARS)) },
     { type: "section", fields },
   ];
 }
