@@ -47,7 +47,7 @@ export const TEXT_RULES: readonly TextRule[] = [
   {
     rule: "data-to-parameter",
     severity: "medium",
-    pattern: /\b(?:pass|send|put|include|provide|append|insert|attach|copy|paste|embed|encode|add)\b[^.\n]{0,80}?\b(?:as|in|into|inside|within|via|through)\s+(?:the\s+|a\s+)?[`'"]?[\w-]+[`'"]?\s+(?:parameter|argument|field|param|property)\b/giu,
+    pattern: /\b(?:pass|send|put|include|provide|append|insert|attach|copy|paste|embed|encode|add)\b[^.\n]{0,80}?\b(?:as|in|into|inside|within|via|through)\s+(?:(?:the|a|an|its|their|this|that|each)\s+)?[`'"]?[\w-]+[`'"]?\s+(?:parameter|argument|field|param|property)\b/giu,
     message: "asks for data to be put into a parameter",
   },
   {
