@@ -1,6 +1,6 @@
 import type { JsonRpcRequest } from "../core/jsonrpc.ts";
 import type { ToolAnnotations } from "../core/mcp-schema.ts";
-import type { DefinitionChange, PinPolicy } from "./definitions/acceptance.ts";
+import type { DefinitionChange, PinPolicy } from "./definitions/change.ts";
 import type { ListKind } from "./visibility.ts";
 
 /**

@@ -1,5 +1,5 @@
 import type { Workflow } from "../core/config/schema.ts";
-import { SEVERITIES } from "../core/config/schema.ts";
+import { SEVERITIES } from "../core/severity.ts";
 import type { PinSettings } from "./definitions/acceptance.ts";
 import type { EngineDecision, EvaluateInput, PolicyEngine } from "./engine.ts";
 import { GOVERNANCE_ERROR } from "./errors.ts";

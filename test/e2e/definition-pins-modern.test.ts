@@ -77,7 +77,7 @@ describe("a 2026-07-28 server whose list changes between requests", () => {
     const { match, before } = await agent.until(6);
     expect(match.result.content[0].text).toBe("second note");
     // The list-change notice goes on the listen stream, tagged with its id.
-    expect(before).toContainEqual({ jsonrpc: "2.0", method: "notifications/tools/list_changed", params: { _meta: { "io.modelcontextprotocol/subscriptionId": "listen" } } });
+    expect(before as unknown[]).toContainEqual({ jsonrpc: "2.0", method: "notifications/tools/list_changed", params: { _meta: { "io.modelcontextprotocol/subscriptionId": "listen" } } });
     const third = await agent.request(7, "tools/list", { _meta: meta({}) });
     expect(names(third.result)).toContain("read_note");
     expect(third.result).toMatchObject({ ttlMs: 300_000, cacheScope: "public" });

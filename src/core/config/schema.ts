@@ -1,5 +1,6 @@
 import * as v from "valibot";
 import { parseDuration } from "../duration.ts";
+import { PIN_MODES, SEVERITIES } from "../severity.ts";
 
 /**
  * `thoughtgate.yaml`, schema 1: the one definition of the file's shape; its type is inferred.
@@ -46,13 +47,10 @@ const exposeSchema = strict({
 /**
  * Tool-definition pinning (docs/governance.md, "Pinned definitions"): `strict` hides a changed or
  * flagged definition and refuses its calls until a person accepts it (production); `warn` only
- * logs; `off` neither pins nor checks drift (poisoning findings are still logged).
+ * logs; `off` neither pins nor checks drift (poisoning findings are still logged). `block_severity`
+ * names the lowest finding severity that hides (`none`: nothing hides).
  */
-export const PIN_MODES = ["strict", "warn", "off"] as const;
-export type PinMode = (typeof PIN_MODES)[number];
-/** How bad a poisoning finding is; `block_severity` names the lowest one that hides (`none`: nothing hides). */
-export const SEVERITIES = ["low", "medium", "high"] as const;
-export type Severity = (typeof SEVERITIES)[number];
+export { PIN_MODES, SEVERITIES, type PinMode, type Severity } from "../severity.ts";
 
 const sourceSchema = strict({
   id: text("a server id"),

@@ -1,41 +1,20 @@
-import type { PinMode, Severity, Workflow } from "../../core/config/schema.ts";
+import type { Workflow } from "../../core/config/schema.ts";
+import type { PinMode, Severity } from "../../core/severity.ts";
+import type { DefinitionChange, PinPolicy } from "./change.ts";
+
+export type { DefinitionChange, PinPolicy };
 import { showInvisible } from "../../core/visible-text.ts";
 import { redactText } from "../../telemetry/redact.ts";
 import type { CallRef, Verdict } from "../decider.ts";
 import { GOVERNANCE_ERROR } from "../errors.ts";
-import { KIND_WORDS, type DefinitionKind } from "./definition.ts";
-import { describeFinding, type Finding } from "./findings.ts";
-
-/** What the policy says about one server's definitions, as a shim needs it. */
-export type PinPolicy = {
-  mode: PinMode;
-  /** Findings at or above this hide a definition nobody accepted (`none`: findings never hide). */
-  blockSeverity: Severity | "none";
-  /** Production: a changed or flagged definition is hidden and refused; development: WOULD_BLOCK, passed. */
-  enforce: boolean;
-};
+import { KIND_WORDS } from "./definition.ts";
+import { describeFinding } from "./findings.ts";
 
 /** The policy's pin settings for one server, with the workflow that asks a person to accept. */
 export type PinSettings = { mode: PinMode; blockSeverity: Severity | "none"; workflowName: string; workflow: Workflow };
 
 /** When governance cannot say (the service is unreachable): the strictest reading. */
 export const FAIL_CLOSED_PINS: Omit<PinPolicy, "enforce"> = { mode: "strict", blockSeverity: "high" };
-
-/** A definition a person must accept before its calls run: changed since pinned, flagged, or both. */
-export type DefinitionChange = {
-  kind: DefinitionKind;
-  name: string;
-  /** `changed`: differs from its pin; `flagged`: matches it, but its findings hide it and nobody accepted it. */
-  status: "changed" | "flagged";
-  /** Top-level fields that differ from the pin (empty when only flagged). */
-  changed: string[];
-  pinnedDigest: string | null;
-  servedDigest: string;
-  /** A unified diff of the pinned and the served definition (empty when only flagged). */
-  diff: string;
-  /** The findings that hide it (at or above the policy's severity). */
-  findings: Finding[];
-};
 
 /** Past this, a prompt's diff is cut in the middle (the approvals page and `thoughtgate pins show` have it whole). */
 const PROMPT_DIFF_CHARS = 3_000;

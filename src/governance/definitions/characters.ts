@@ -1,4 +1,4 @@
-import type { Severity } from "../../core/config/schema.ts";
+import type { Severity } from "../../core/severity.ts";
 
 /**
  * Characters that make a definition say something other than what a person reads: Unicode tag

@@ -1,4 +1,4 @@
-import { SEVERITIES, type Severity } from "../../core/config/schema.ts";
+import { SEVERITIES, type Severity } from "../../core/severity.ts";
 import { showInvisible } from "../../core/visible-text.ts";
 import { CHARACTER_RULES, isStandardName, lookalikeNameCharacter, nameSkeleton } from "./characters.ts";
 import type { DefinitionKind } from "./definition.ts";

@@ -1,5 +1,5 @@
 import { rmSync } from "node:fs";
-import type { Severity } from "../../core/config/schema.ts";
+import type { Severity } from "../../core/severity.ts";
 import { ThoughtGateError } from "../../core/errors.ts";
 import { changedFields, definitionDiff, type DefinitionKind } from "./definition.ts";
 import { FindingContext, findingsOf, reaches, type Finding, type OtherDefinition } from "./findings.ts";

@@ -1,4 +1,4 @@
-import type { Severity } from "../../core/config/schema.ts";
+import type { Severity } from "../../core/severity.ts";
 
 /**
  * Instructions aimed at the model rather than descriptions of what a tool does. Tool descriptions
