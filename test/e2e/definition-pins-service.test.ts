@@ -66,3 +66,17 @@ describe("a changed definition under a governance service", () => {
     expect(shown.stdout).toContain("accepted by cli");
   });
 });
+
+describe("thoughtgate wrap and the pins", () => {
+  test("the start banner says what the pin store holds for the governed servers; the end summary what this session pinned", async () => {
+    using dir = tempDir();
+    const env = { HOME: dir.path, XDG_STATE_HOME: join(dir.path, "state"), XDG_CONFIG_HOME: join(dir.path, "config") };
+    const first = await runBinary(["demo"], { env });
+    expect(first.exitCode).toBe(0);
+    expect(first.stderr).toContain("thoughtgate: definitions: 0 pinned for 0 of 1 servers, 0 changed since, 0 flagged; new, pinned when first listed: notes");
+    expect(first.stderr).toContain("  definitions  3 newly pinned, 0 changed, 0 flagged, 0 accepted by a person");
+    const second = await runBinary(["demo"], { env });
+    expect(second.stderr).toContain("thoughtgate: definitions: 3 pinned for 1 of 1 servers, 0 changed since, 0 flagged; new, pinned when first listed: none");
+    expect(second.stderr).not.toContain("newly pinned");
+  });
+});
