@@ -25,6 +25,9 @@ type Tracked = {
 
 type PinWrite = (file: PinFile) => void;
 
+/** Page fingerprints remembered (a paginated list has a few; a server whose lists vary, more). */
+const MAX_PAGES = 64;
+
 /**
  * Pinned definitions for one shim (docs/governance.md, "Pinned definitions"): every tools, prompts
  * and resource templates list the shim sees (the agent's, or its own read) is compared with the
@@ -46,6 +49,8 @@ export class DefinitionGuard {
   private readonly findingsCache = new Map<string, Finding[]>();
   private readonly said = new Set<string>();
   private watcher: FSWatcher | null = null;
+  /** Pages seen before, by a fingerprint of their bytes and the policy: an unchanged page costs one hash. */
+  private readonly pages = new Map<string, string[]>();
 
   constructor(
     private readonly options: { identity: ServerIdentity; log: Logger; events: EventStream; onUnblocked: (kinds: Set<DefinitionKind>) => void },
@@ -62,12 +67,25 @@ export class DefinitionGuard {
     const hidden = new Set<string>();
     const version = `${policy.mode}:${policy.blockSeverity}:${policy.enforce}`;
     const changedOnDisk = policy.mode !== "off" && this.reload();
+    // The same page as before (servers list the same tools in the same order every time): only the
+    // state of its definitions is looked up, nothing is hashed or checked again.
+    const fingerprint = `${kind}:${version}:${Bun.hash(JSON.stringify(items))}`;
+    const known = changedOnDisk ? undefined : this.pages.get(fingerprint);
+    if (known) {
+      for (const key of known) {
+        const tracked = this.tracked.get(key);
+        if (tracked?.change && policy.mode === "strict" && policy.enforce) hidden.add(tracked.name);
+      }
+      return hidden;
+    }
+    const keys: string[] = [];
     const writes: PinWrite[] = [];
     let context: FindingContext | null = null;
     for (const item of items) {
       const name = definitionName(kind, item);
       if (name === null) continue;
       const key = definitionKey(kind, name);
+      keys.push(key);
       const digest = definitionDigest(item);
       let tracked = this.tracked.get(key);
       if (!tracked || tracked.digest !== digest || tracked.policy !== version || changedOnDisk) {
@@ -79,6 +97,8 @@ export class DefinitionGuard {
     }
     this.persist(writes);
     this.updateWatch(policy);
+    if (this.pages.size >= MAX_PAGES) this.pages.clear();
+    this.pages.set(fingerprint, keys);
     return hidden;
   }
 

@@ -5,6 +5,10 @@
  * stdin EOF (MCP stdio lifecycle). Extra command-line arguments are ignored: the bench passes a run
  * marker so it can find any server left behind.
  *
+ * With `--tools N` its tools/list has N tools: `echo` and N-1 others shaped like a filesystem
+ * server's (a paragraph of description, a schema with three properties, annotations), for pricing
+ * the shim's work on a list (the pin check).
+ *
  * With `--http` it answers the same over Streamable HTTP instead (POST /mcp, one JSON body per
  * request, 202 for notifications, no session) on 127.0.0.1, a free port, and prints
  * `listening URL`: the remote server of the bench's `shim --url` phase.
@@ -20,6 +24,18 @@ const ECHO_TOOL = {
   // Read-only, so the embedded default policy forwards it (an unannotated tool would need approval).
   annotations: { readOnlyHint: true },
 };
+
+const toolsFlag = process.argv.indexOf("--tools");
+const TOOL_COUNT = toolsFlag === -1 ? 1 : Number(process.argv[toolsFlag + 1]);
+const TOOLS = [
+  ECHO_TOOL,
+  ...Array.from({ length: Math.max(0, TOOL_COUNT - 1) }, (_, i) => ({
+    name: `read_file_${i}`,
+    description: `Read the complete contents of file set ${i} as text. Handles various text encodings and provides detailed error messages if the file cannot be read. Only works within allowed directories.`,
+    inputSchema: { type: "object", properties: { path: { type: "string" }, head: { type: "number", description: "Only the first N lines" }, tail: { type: "number", description: "Only the last N lines" } }, required: ["path"] },
+    annotations: { readOnlyHint: true },
+  })),
+];
 
 function result(id: unknown, value: unknown): string {
   return JSON.stringify({ jsonrpc: "2.0", id, result: value });
@@ -49,7 +65,7 @@ function answer(line: string): string | null {
     case "ping":
       return result(request.id, {});
     case "tools/list":
-      return result(request.id, { tools: [ECHO_TOOL] });
+      return result(request.id, { tools: TOOLS });
     case "tools/call": {
       if (params.name !== "echo") return error(request.id, -32602, `unknown tool ${JSON.stringify(params.name)}`);
       const args = params.arguments ?? {};

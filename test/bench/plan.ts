@@ -52,12 +52,15 @@ export const INITIALIZE: Call = {
   params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "thoughtgate-bench", version: "1.0.0" } },
 };
 export const PING: Call = { method: "ping", params: {} };
+export const TOOLS_LIST: Call = { method: "tools/list", params: {} };
+/** The pinning phase's list: as many tools as a filesystem or GitHub server serves. */
+export const PINS_TOOL_COUNT = 40;
 export const ECHO_CALL: Call = {
   method: "tools/call",
   params: { name: "echo", arguments: { message: "hello from the benchmark", count: 3 } },
 };
 
-export type ConfigName = "direct" | "relay" | "shim" | "shim+events" | "shim+engine" | "shim+service" | "shim --url";
+export type ConfigName = "direct" | "relay" | "shim" | "shim+events" | "shim+engine" | "shim+service" | "shim --url" | "shim, pin: off" | "shim, pin: strict";
 /** `tag` names the event file of a `--events` run; `env` is added to the bench's child environment. */
 export type Config = { name: ConfigName; command: (tag: string) => string[]; env?: Record<string, string> };
 export type SessionFigures = { ping: number[]; call: number[]; windowed: Throughput[]; unbounded: Throughput[] };

@@ -18,6 +18,7 @@ import { measureGoverned, type GovernedFigures } from "./governed.ts";
 import { measureMemory, measureSessions, measureStartup, wallTimes } from "./measure.ts";
 import { measureWrapLaunch } from "./wrap-launch.ts";
 import { measureRemote } from "./remote.ts";
+import { measurePins, type PinsFigures } from "./pins.ts";
 import { measureRewrite } from "./wrap-rewrite.ts";
 import {
   ARBITER_PLAN,
@@ -26,6 +27,7 @@ import {
   GOVERNANCE_TARGET,
   GOVERNED_PIPELINED,
   ONLY,
+  PINS_TOOL_COUNT,
   PIPELINE_WINDOW,
   PLAN,
   QUICK,
@@ -107,6 +109,22 @@ function governanceRows(governed: GovernedFigures, cedar: CedarFigures, relayIdl
   ];
 }
 
+function pinsSection(figures: PinsFigures): string {
+  return [
+    "## Pinned definitions",
+    "",
+    `- server: \`bun test/bench/bench-server.ts --tools ${PINS_TOOL_COUNT}\` (a ${PINS_TOOL_COUNT}-tool list); shims: \`thoughtgate shim --server-id bench --events none --thoughtgate-config FILE\` with \`pins: { mode: off }\` and \`{ mode: strict }\` (each list compared with the pins, digests of the ${PINS_TOOL_COUNT} definitions, the poisoning checks for what is new)`,
+    `- plan: ${count(PLAN.iterations)} sequential tools/list and as many tools/call per configuration after ${count(PLAN.warmup)} of each, in ${PLAN.blocks} interleaved blocks`,
+    "",
+    renderTable([
+      ...latencyRows("tools/list round trip p50", figures.list, 0.5, null),
+      ...latencyRows("tools/list round trip p99", figures.list, 0.99, null),
+      ...latencyRows("tools/call round trip p50", figures.call, 0.5, null),
+      ...latencyRows("tools/call round trip p99", figures.call, 0.99, null),
+    ]),
+  ].join("\n");
+}
+
 function count(value: number): string {
   return value.toLocaleString("en-US");
 }
@@ -141,6 +159,12 @@ async function main(): Promise<void> {
   const cpu = cpus();
   const machine = `${cpu.length} cores (${cpu[0]?.model.trim() ?? "unknown CPU"}), Linux ${release()}, bun ${Bun.version}, ${version}`;
   progress(`${machine}${QUICK ? " (quick run)" : ""}`);
+
+  const pins = pinsSection(await measurePins(server, work.path, runId, env));
+  if (ONLY === "pins") {
+    console.log([`# thoughtgate shim benchmark, pinning phase only${QUICK ? " (--quick)" : ""}`, "", `- machine: ${machine}`, "", pins].join("\n"));
+    return;
+  }
 
   const remote = await measureRemote(marker, env);
   const remoteSection = [
@@ -251,6 +275,8 @@ async function main(): Promise<void> {
       `- configs after ${launch.runs} wrap runs: byte-identical to the originals, no backup or lock left (checked after each run)`,
       "",
       remoteSection,
+      "",
+      pins,
       "",
       "## Arbiter",
       "",
