@@ -57,12 +57,14 @@ export type Stamp = string;
  */
 export class PinStore {
   readonly path: string;
+  private readonly dir: string;
 
   constructor(
     readonly identity: ServerIdentity,
     env: NodeJS.ProcessEnv = process.env,
   ) {
-    this.path = join(pinsDir(env), pinFileName(identity));
+    this.dir = pinsDir(env);
+    this.path = join(this.dir, pinFileName(identity));
   }
 
   /** The pins, or an empty file when none were written yet. Throws (one line) when it cannot be read. */
@@ -82,7 +84,7 @@ export class PinStore {
 
   /** Change the pins under the lock; returns the file as written. */
   update(change: (file: PinFile) => void): PinFile {
-    mkdirSync(pinsDir(), { recursive: true, mode: 0o700 });
+    mkdirSync(this.dir, { recursive: true, mode: 0o700 });
     return withLock(this.path, () => {
       const file = this.load();
       change(file);
