@@ -52,9 +52,9 @@ export function defaultEventsPath(run: { runId: string; serverId: string }, env:
   return join(stateDir(env), "runs", day, `${name}-${run.runId}.jsonl`);
 }
 
-/** The run id a wrap session hands its shims, else a new one. */
+/** The run id a wrap session hands its shims, else a new one. Set but empty is an error: it names the audit file. */
 export function runIdFromEnv(): string {
-  return process.env.THOUGHTGATE_RUN_ID ?? Bun.randomUUIDv7();
+  return givenOrAbsent(process.env.THOUGHTGATE_RUN_ID, "$THOUGHTGATE_RUN_ID") ?? Bun.randomUUIDv7();
 }
 
 /**
