@@ -145,6 +145,7 @@ async function governAndRun(options: WrapOptions, agent: AgentType, ctx: AgentCo
   const onExit = () => {
     restoreEverything();
     cli.unpublish();
+    rmSync(secretFile, { force: true });
   };
   const onUncaught = (error: unknown) => {
     log.error(`unexpected error: ${messageOf(error)}; restoring configs`);
@@ -160,6 +161,7 @@ async function governAndRun(options: WrapOptions, agent: AgentType, ctx: AgentCo
     restoreEverything();
     await stop(service, engines);
     cli.unpublish();
+    rmSync(secretFile, { force: true });
     process.off("exit", onExit);
     process.off("uncaughtException", onUncaught);
     throw error;
