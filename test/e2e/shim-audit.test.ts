@@ -20,8 +20,8 @@ type ShimRun = { code: number; lines: string[]; stderr: string };
  * Run the shim, write `requests` to it in one go (pipelined), wait until `answers` lines came back,
  * then close its stdin (agent EOF) and wait for it to exit. `lines` are the raw lines it wrote.
  */
-async function runShim(args: string[], requests: unknown[], answers: number, env: Record<string, string | undefined> = process.env): Promise<ShimRun> {
-  await using proc = Bun.spawn([requireBinary(), "shim", ...args], { stdin: "pipe", stdout: "pipe", stderr: "pipe", env });
+async function runShim(args: string[], requests: unknown[], answers: number, env: Record<string, string | undefined> = process.env, cwd?: string): Promise<ShimRun> {
+  await using proc = Bun.spawn([requireBinary(), "shim", ...args], { stdin: "pipe", stdout: "pipe", stderr: "pipe", env, ...(cwd ? { cwd } : {}) });
   const stderr = new Response(proc.stderr).text();
   const lines: string[] = [];
   const reading = (async () => {
@@ -66,12 +66,12 @@ describe("where the audit goes", () => {
     expect(events[0]).toMatchObject({ run_id: "run-audit-default", server_id: "notes/local" });
   });
 
-  test("--events none writes nothing at all", async () => {
+  test("--events none writes nothing at all (not even a file named none)", async () => {
     using dir = tempDir();
-    const run = await runShim(["--events", "none", "--", ...BENCH_SERVER], [initialize, toolCall(1, "echo")], 2, stateEnv(dir.path));
+    const run = await runShim(["--events", "none", "--", ...BENCH_SERVER], [initialize, toolCall(1, "echo")], 2, stateEnv(dir.path), dir.path);
     expect(run.code).toBe(0);
     expect(JSON.parse(run.lines[1] as string)).toMatchObject({ id: 1, result: { structuredContent: {} } });
-    expect(existsSync(join(dir.path, "state"))).toBe(false);
+    expect(readdirSync(dir.path)).toEqual([]);
   });
 });
 

@@ -85,7 +85,7 @@ describe("a governance service that never becomes ready", () => {
       const url = endpoint ? await endpoint() : service.url;
       const started = join(dir.path, "server-started");
       const began = performance.now();
-      const agent = start(["--governance-endpoint", url, "--governance-ready-timeout", "1s", "--events", "none"], ["touch", started], {
+      const agent = start(["--governance-endpoint", url, "--governance-ready-timeout", "1s", "--events", join(dir.path, "events.jsonl")], ["touch", started], {
         ...process.env,
         THOUGHTGATE_GOVERNANCE_SECRET: service.secret,
       });
@@ -106,8 +106,9 @@ describe("a governance service that never becomes ready", () => {
 
 describe("a governance service that stops answering", () => {
   test("an evaluate that never returns: that call is denied -32013 after the evaluate timeout; other calls keep flowing", async () => {
+    using dir = tempDir();
     await using service = fakeGovernance({ answers: (body) => body.arguments?.hang !== true });
-    const agent = start(["--server-id", "scripted", "--governance-endpoint", service.url, "--events", "none"], fixture("scripted-server-fixture.ts"), {
+    const agent = start(["--server-id", "scripted", "--governance-endpoint", service.url, "--events", join(dir.path, "events.jsonl")], fixture("scripted-server-fixture.ts"), {
       ...process.env,
       THOUGHTGATE_GOVERNANCE_SECRET: service.secret,
     });
