@@ -5,7 +5,7 @@
  * saw, and the size of every answer line, denials included.
  */
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
-import { existsSync, readdirSync, writeFileSync } from "node:fs";
+import { readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fixture, readEvents, requireBinary, ROOT, tempDir, waitFor } from "../support/harness.ts";
 
