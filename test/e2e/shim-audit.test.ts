@@ -66,6 +66,18 @@ describe("where the audit goes", () => {
     expect(events[0]).toMatchObject({ run_id: "run-audit-default", server_id: "notes/local" });
   });
 
+  test("a run id with slashes ($THOUGHTGATE_RUN_ID comes from the agent's config) cannot put the file outside the day's directory", async () => {
+    using dir = tempDir();
+    const env = stateEnv(dir.path, { THOUGHTGATE_RUN_ID: "../../../escaped" });
+    const run = await runShim(["--server-id", "srv", "--", ...BENCH_SERVER], [initialize, toolCall(1, "echo")], 2, env);
+    expect(run.code).toBe(0);
+    const runs = join(dir.path, "state", "thoughtgate", "runs");
+    const [day] = readdirSync(runs);
+    expect(readdirSync(runs)).toEqual([expect.stringMatching(/^\d{4}-\d{2}-\d{2}$/)]);
+    expect(readdirSync(join(runs, day as string))).toEqual(["srv-.._.._.._escaped.jsonl"]);
+    expect(readdirSync(join(dir.path, "state", "thoughtgate"))).toEqual(["runs"]);
+  });
+
   test("--events none writes nothing at all (not even a file named none)", async () => {
     using dir = tempDir();
     const run = await runShim(["--events", "none", "--", ...BENCH_SERVER], [initialize, toolCall(1, "echo")], 2, stateEnv(dir.path), dir.path);
