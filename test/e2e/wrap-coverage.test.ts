@@ -55,10 +55,10 @@ describe("a --config-path that cannot be used is an error naming it", () => {
 });
 
 describe("nothing to govern", () => {
-  test("only a remote server: exit 1, and the agent is not started", async () => {
+  test("only a server the shim cannot speak to (HTTP+SSE): exit 1, and the agent is not started", async () => {
     await using box = wrapSandbox();
     const config = join(box.project, "remote.json");
-    writeFileSync(config, '{ "mcpServers": { "docs": { "url": "https://example.invalid/mcp" } } }\n');
+    writeFileSync(config, '{ "mcpServers": { "docs": { "type": "sse", "url": "https://example.invalid/sse" } } }\n');
     const run = await box.run(["wrap", "--agent-type", "custom", "--config-path", config, "--", ...AGENT]);
     expect(run.code).toBe(1);
     expect(complaints(run)).toEqual([expect.stringContaining("no MCP server of custom can be governed")]);

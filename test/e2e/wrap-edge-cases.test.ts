@@ -114,7 +114,7 @@ describe("an editor saves the config atomically while wrap holds it", () => {
   test("its changes outside wrap's entries are kept, wrap's entries go back, and the lock, backup and journal end clean", async () => {
     await using box = wrapSandbox();
     const config = join(box.project, "mcp.json");
-    const original = `{\n  "theme": "dark",\n  "mcpServers": {\n    "notes": { "command": ${JSON.stringify(process.execPath)}, "args": [${JSON.stringify(join(import.meta.dir, "../fixtures/scripted-server-fixture.ts"))}] },\n    "docs": { "url": "https://example.invalid/mcp" }\n  }\n}\n`;
+    const original = `{\n  "theme": "dark",\n  "mcpServers": {\n    "notes": { "command": ${JSON.stringify(process.execPath)}, "args": [${JSON.stringify(join(import.meta.dir, "../fixtures/scripted-server-fixture.ts"))}] }\n  },\n  "recent": ["a.md"]\n}\n`;
     writeFileSync(config, original);
     const report = join(box.project, "agent-report.json");
     const wrap = box.start(["wrap", "--agent-type", "custom", "--config-path", config, "--", ...fixture("wrap-agent-fixture.ts", config, report, "--call", "echo:{}", "--wait")]);
@@ -122,9 +122,10 @@ describe("an editor saves the config atomically while wrap holds it", () => {
     const rewritten = readFileSync(config, "utf8");
     expect(rewritten).toContain('"shim"');
 
-    // The editor: the file as it has it, with the user's edits, written to a temp file and renamed over the config.
+    // The editor: the file as it has it, with the user's edits (one key changed, one removed, one added),
+    // written to a temp file and renamed over the config.
     let edited = applyEdits(rewritten, modify(rewritten, ["theme"], "light", {}));
-    edited = applyEdits(edited, modify(edited, ["mcpServers", "docs", "url"], "https://docs.example.invalid/mcp", {}));
+    edited = applyEdits(edited, modify(edited, ["recent"], undefined, {}));
     edited = applyEdits(edited, modify(edited, ["fontSize"], 14, {}));
     const temp = join(box.project, ".mcp.json.editor-save~");
     writeFileSync(temp, edited);
@@ -136,10 +137,7 @@ describe("an editor saves the config atomically while wrap holds it", () => {
     expect(JSON.parse(after)).toEqual({
       theme: "light",
       fontSize: 14,
-      mcpServers: {
-        notes: { command: process.execPath, args: [join(import.meta.dir, "../fixtures/scripted-server-fixture.ts")] },
-        docs: { url: "https://docs.example.invalid/mcp" },
-      },
+      mcpServers: { notes: { command: process.execPath, args: [join(import.meta.dir, "../fixtures/scripted-server-fixture.ts")] } },
     });
     expect(after).not.toContain("\"--server-id\"");
     expect(wrap.stderr()).toContain(`thoughtgate: restored ${config} (kept the agent's own changes)`);
