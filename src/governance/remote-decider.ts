@@ -17,10 +17,11 @@ import {
 import { GOVERNANCE_ERROR, isGate } from "./errors.ts";
 import type { ListKind } from "./visibility.ts";
 
-/** Readiness: poll /healthz with a doubling delay before the first decision. */
+/** Readiness: poll /healthz with a doubling delay before the first decision, for at most the budget. */
 const READY_FIRST_DELAY_MS = 50;
 const READY_MAX_DELAY_MS = 2_000;
-const READY_ATTEMPTS = 20;
+/** The whole wait for readiness (`shim --governance-ready-timeout`), a /healthz that never answers included. */
+export const READY_TIMEOUT_MS = 30_000;
 /** Per-call timeouts (Bun's fetch has one deadline; connect failures on loopback are immediate). */
 const EVALUATE_TIMEOUT_MS = 2_000;
 const POLL_TIMEOUT_MS = 5_000;
@@ -33,6 +34,8 @@ export type RemoteOptions = {
   secret: string;
   serverId: string;
   profile: Profile;
+  /** How long to wait for the service to answer /healthz before giving up (default READY_TIMEOUT_MS). */
+  readyTimeoutMs?: number;
 };
 
 /**
@@ -65,29 +68,36 @@ export class RemoteDecider implements Decider {
     return `service ${this.options.endpoint}`;
   }
 
-  /** Wait until the service answers /healthz; else GovernanceUnavailable. */
+  /**
+   * Wait until the service answers /healthz; else GovernanceUnavailable. The budget bounds the whole
+   * wait: a service that accepts connections and never answers costs it, not a timeout per attempt.
+   */
   static async connect(options: RemoteOptions): Promise<RemoteDecider> {
     const decider = new RemoteDecider({ ...options, endpoint: options.endpoint.replace(/\/+$/, "") });
+    const budgetMs = options.readyTimeoutMs ?? READY_TIMEOUT_MS;
+    const deadline = performance.now() + budgetMs;
     let delay = READY_FIRST_DELAY_MS;
-    let lastError = "";
-    for (let attempt = 1; attempt <= READY_ATTEMPTS; attempt++) {
+    for (;;) {
+      let why: string;
       try {
-        const response = await decider.call("GET", "/healthz", undefined, EVALUATE_TIMEOUT_MS);
+        const response = await decider.call("GET", "/healthz", undefined, Math.max(1, Math.min(EVALUATE_TIMEOUT_MS, deadline - performance.now())));
         if (response.ok) {
           decider.startHeartbeat();
           // Connected: the shim starts its server next.
           decider.serverState("starting");
           return decider;
         }
-        lastError = `HTTP ${response.status}${response.status === 401 ? " (wrong or missing THOUGHTGATE_GOVERNANCE_SECRET)" : ""}`;
-        if (response.status === 401) break;
+        why = `HTTP ${response.status}`;
+        if (response.status === 401) throw new ThoughtGateError("GOVERNANCE_UNAVAILABLE", `governance service ${options.endpoint} is not available: ${why} (wrong or missing THOUGHTGATE_GOVERNANCE_SECRET)`);
       } catch (error) {
-        lastError = messageOf(error);
+        if (error instanceof ThoughtGateError) throw error;
+        why = messageOf(error);
       }
-      await Bun.sleep(delay);
+      const left = deadline - performance.now();
+      if (left <= 0) throw new ThoughtGateError("GOVERNANCE_UNAVAILABLE", `governance service ${options.endpoint} did not become ready within ${formatBudget(budgetMs)} (last: ${why})`);
+      await Bun.sleep(Math.min(delay, left));
       delay = Math.min(delay * 2, READY_MAX_DELAY_MS);
     }
-    throw new ThoughtGateError("GOVERNANCE_UNAVAILABLE", `governance service ${options.endpoint} is not available: ${lastError}`);
   }
 
   async decide(request: JsonRpcRequest, context: DecisionContext): Promise<Verdict> {
@@ -317,4 +327,9 @@ export class RemoteDecider implements Decider {
       signal: AbortSignal.timeout(timeoutMs),
     });
   }
+}
+
+/** 30000 → "30s", 1500 → "1500ms": as the flag takes it. */
+function formatBudget(ms: number): string {
+  return ms % 1_000 === 0 ? `${ms / 1_000}s` : `${ms}ms`;
 }

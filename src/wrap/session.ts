@@ -3,7 +3,7 @@ import { basename, join, resolve } from "node:path";
 import { homedir } from "node:os";
 import { createTwoFilesPatch } from "diff";
 import type { JSONPath } from "jsonc-parser";
-import { messageOf, ThoughtGateError, usageError } from "../core/errors.ts";
+import { bestEffort, messageOf, ThoughtGateError, usageError } from "../core/errors.ts";
 import { log } from "../core/log.ts";
 import type { Profile } from "../core/profile.ts";
 import { APPROVAL_KEY_ENV, ENDPOINT_ENV } from "../governance/env.ts";
@@ -146,6 +146,7 @@ async function governAndRun(options: WrapOptions, agent: AgentType, ctx: AgentCo
   const onExit = () => {
     restoreEverything();
     cli.unpublish();
+    bestEffort(() => rmSync(secretFile, { force: true }));
   };
   const onUncaught = (error: unknown) => {
     log.error(`unexpected error: ${messageOf(error)}; restoring configs`);
@@ -161,6 +162,7 @@ async function governAndRun(options: WrapOptions, agent: AgentType, ctx: AgentCo
     restoreEverything();
     await stop(service, engines);
     cli.unpublish();
+    rmSync(secretFile, { force: true });
     process.off("exit", onExit);
     process.off("uncaughtException", onUncaught);
     throw error;
