@@ -6,7 +6,8 @@ import { discoveryPaths } from "../core/config/discover.ts";
 import { readPolicyFile } from "../core/config/read-file.ts";
 import type { Rule } from "../core/config/schema.ts";
 import { bestEffort, messageOf } from "../core/errors.ts";
-import { INVISIBLE_CHARACTERS_SOURCE } from "../core/visible-text.ts";
+import { INVISIBLE_CHARACTERS_SOURCE, showInvisible } from "../core/visible-text.ts";
+import { redactText } from "../telemetry/redact.ts";
 import { EMBEDDED_DEFAULT_YAML } from "./default-policy.ts";
 import type { EvaluateInput } from "./decider.ts";
 import { GovernanceEngine, type PolicyEngine } from "./engine.ts";
@@ -42,7 +43,8 @@ const INVISIBLE = new RegExp(INVISIBLE_CHARACTERS_SOURCE, "u");
  * forward this very call; then the running service reloads it.
  */
 export async function alwaysAllow(task: Task, ctx: AlwaysAllowContext): Promise<AlwaysResult> {
-  const refuse = (reason: string): AlwaysResult => ({ ok: false, reason: `cannot always allow ${task.serverId}.${task.name}: ${reason}` });
+  // One line, whatever the names hold: it is shown on the page and logged.
+  const refuse = (reason: string): AlwaysResult => ({ ok: false, reason: showInvisible(redactText(`cannot always allow ${task.serverId}.${task.name}: ${reason}`)) });
   const policy = ctx.policy();
   const { base, restriction } = policy;
   if (base.origin === "flag" || base.origin === "env") {
