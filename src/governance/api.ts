@@ -1,5 +1,6 @@
 import * as v from "valibot";
 import { ToolAnnotationsSchema } from "../core/mcp-schema.ts";
+import { SERVER_STATES } from "../telemetry/metrics.ts";
 
 /**
  * The governance service's wire format: one valibot schema per body, shared by the service
@@ -176,7 +177,8 @@ export const metricsReport = v.object({
   server_id: v.string(),
   messages: v.optional(v.array(v.object({ direction: v.string(), method: v.string(), count })), []),
   framing_errors: v.optional(v.array(v.object({ error_type: v.string(), count })), []),
-  server_state: v.optional(v.picklist(["running", "failed_to_start", "exited", "terminated"])),
+  /** The shim's MCP server: starting, running, exited or failed (docs/governance.md, Metrics). */
+  server_state: v.optional(v.picklist(SERVER_STATES)),
 });
 
 export const healthResponse = v.object({ status: v.literal("ok"), version: v.string(), profile: v.string() });

@@ -30,6 +30,13 @@ export type Verdict =
       error: { code: number; message: string; data?: unknown };
     };
 
+/**
+ * What came back from asking the agent's user: an explicit yes, a person's no, or no answer at all
+ * (the agent answered for no one, e.g. `cancel` from an agent that cannot show a prompt): then the
+ * other approval channels still apply.
+ */
+export type ElicitOutcome = "approved" | "declined" | "unanswered";
+
 export type DecisionContext = {
   /** Aborts when the agent cancels the request (`notifications/cancelled`) or the shim shuts down. */
   readonly signal: AbortSignal;
@@ -37,10 +44,11 @@ export type DecisionContext = {
   /** The tool's annotations from the server's last tools/list, when known. */
   annotations: ToolAnnotations | undefined;
   /**
-   * Ask the human through the agent (MCP `elicitation/create`); resolves true only for an explicit
-   * approval. null when the agent did not declare the elicitation capability.
+   * Ask the human through the agent: an `elicitation/create` request (legacy era) or an
+   * `input_required` answer the agent retries (modern era). null when this request's client did not
+   * declare form elicitation. Rejects when `signal` aborts.
    */
-  elicit: ((message: string, signal: AbortSignal) => Promise<boolean>) | null;
+  elicit: ((message: string, signal: AbortSignal) => Promise<ElicitOutcome>) | null;
   /** The decider is now waiting for a human: recorded as a `pending` decision in the audit. */
   awaitingApproval(reason: string): void;
 };
@@ -58,7 +66,12 @@ export type Decider = {
   readonly stopRequested?: Promise<string>;
   /** Given the router's running message counts, for the governance service's metrics. */
   attachCounts?(counts: () => { messages: Map<string, number>; framingErrors: Map<string, number> }): void;
+  /** The MCP server's state changed, for the governance service's `thoughtgate_stdio_server_state`. */
+  serverState?(state: ServerState): void;
 };
+
+/** The shim's MCP server, as `thoughtgate_stdio_server_state` reports it (docs/governance.md, Metrics). */
+export type ServerState = "starting" | "running" | "exited" | "failed";
 
 /** docs/architecture.md, decision 5: only these methods cost a decision; everything else is forwarded and audited. */
 export const GOVERNED_METHODS: ReadonlySet<string> = new Set([

@@ -98,7 +98,8 @@ export function createEvaluator(options: EvaluationOptions): (request: EvaluateR
     // A session grant stands in for the person who made it: the call still gets its own task,
     // approved as it is made, so the shim's protocol and the audit are those of any approval.
     const grant = options.grants.use(request.server_id, request.method, request.name);
-    const elicit = !grant && options.agentCanAsk !== false && request.channels.includes("elicitation") && (destination === "any" || destination === "elicitation");
+    // Slack adds a channel and takes none away: the agent's user may still answer (first answer wins).
+    const elicit = !grant && options.agentCanAsk !== false && request.channels.includes("elicitation") && (destination === "any" || destination === "elicitation" || destination === "slack");
     const created = tasks.create({
       serverId: request.server_id,
       method: request.method,

@@ -1,4 +1,4 @@
-import type { Rule, ThoughtGateConfig, Workflow } from "../core/config/schema.ts";
+import { SLACK_API_URL, type Rule, type ThoughtGateConfig, type Workflow } from "../core/config/schema.ts";
 import { DEFAULT_WORKFLOW } from "./engine.ts";
 import { policyLabel, type PolicyInForce, type PolicyLayer } from "./policy.ts";
 
@@ -89,8 +89,16 @@ function describeRule(rule: Rule): string {
 }
 
 function describeWorkflow(workflow: Workflow): string {
-  const where = workflow.destination.type === "any" ? "any channel (elicitation, web page, CLI)" : `${workflow.destination.type} only`;
-  return `${where}; after ${formatDuration(workflow.timeout)} without an answer: ${workflow.on_timeout}`;
+  return `${describeDestination(workflow.destination)}; after ${formatDuration(workflow.timeout)} without an answer: ${workflow.on_timeout}`;
+}
+
+/** Where a workflow asks, in words; a Slack destination's tokens are never shown. */
+function describeDestination(destination: Workflow["destination"]): string {
+  if (destination.type === "any") return "any channel (elicitation, web page, CLI)";
+  if (destination.type !== "slack") return `${destination.type} only`;
+  const how = destination.app_token ? "Approve/Deny buttons by Socket Mode" : "👍/👎 reactions, read every few seconds";
+  const where = destination.base_url === SLACK_API_URL ? "" : ` through ${destination.base_url}`;
+  return `Slack channel ${destination.channel}${where} (${how}; approvers ${destination.approvers.join(", ")}), and the web page, CLI and elicitation`;
 }
 
 function list(globs: string[]): string {

@@ -46,18 +46,25 @@ export class LocalDecider implements Decider {
     const { workflow, ruleId, policyId } = outcome;
     const block = (code: number, reason: string): Verdict => deniedVerdict({ gate: "approval", code, ruleId, policyId, reason }, call);
     const destination = workflow.destination.type;
-    if (!context.elicit || (destination !== "any" && destination !== "elicitation")) {
+    if (!context.elicit || (destination !== "any" && destination !== "elicitation" && destination !== "slack")) {
+      const missing = destination === "slack" ? "Slack approvals are posted by the governance service, and the agent did not declare MCP elicitation" : "the agent did not declare MCP elicitation";
       return block(
         GOVERNANCE_ERROR.approvalRejected,
-        `${outcome.reason}, but no approval channel is available (the agent did not declare MCP elicitation; run under \`thoughtgate wrap\` or with a governance service for the web page and \`thoughtgate approve\`)`,
+        `${outcome.reason}, but no approval channel is available (${missing}; run under \`thoughtgate wrap\` or with a governance service for the web page and \`thoughtgate approve\`)`,
       );
     }
-    context.awaitingApproval(`${outcome.reason}: asking the user through the agent`);
+    const noSlack = destination === "slack" ? " (not in Slack: Slack approvals are posted by the governance service, under `thoughtgate wrap` or `serve`)" : "";
+    context.awaitingApproval(`${outcome.reason}: asking the user through the agent${noSlack}`);
     const timeout = AbortSignal.timeout(workflow.timeout);
     try {
-      const approved = await context.elicit(approvalPrompt(input, outcome.reason), AbortSignal.any([context.signal, timeout]));
-      if (approved) return { action: "forward", gate: "approval", ruleId, policyId, reason: `${outcome.reason}: approved`, approvedBy: "elicitation" };
-      return block(GOVERNANCE_ERROR.approvalRejected, `${outcome.reason}: rejected by the user`);
+      const answer = await context.elicit(approvalPrompt(input, outcome.reason), AbortSignal.any([context.signal, timeout]));
+      if (answer === "approved") return { action: "forward", gate: "approval", ruleId, policyId, reason: `${outcome.reason}: approved`, approvedBy: "elicitation" };
+      if (answer === "declined") return block(GOVERNANCE_ERROR.approvalRejected, `${outcome.reason}: rejected by the user`);
+      // The agent answered for no one (it cannot show the question); a standalone shim has no other channel.
+      return block(
+        GOVERNANCE_ERROR.approvalRejected,
+        `${outcome.reason}, but no person answered: the agent answered the approval form itself (it cannot show it in this mode); run under \`thoughtgate wrap\` for the approvals page and \`thoughtgate approve\``,
+      );
     } catch {
       if (!timeout.aborted) return block(GOVERNANCE_ERROR.taskCancelled, `${outcome.reason}: cancelled`);
       if (workflow.on_timeout === "approve") {

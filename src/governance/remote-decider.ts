@@ -4,7 +4,7 @@ import { log, taggedLog, type Logger } from "../core/log.ts";
 import type { Profile } from "../core/profile.ts";
 import type { JsonRpcRequest } from "../core/jsonrpc.ts";
 import { approvalPrompt } from "./approval-prompt.ts";
-import { callRef, toInput, type DecisionContext, type Decider, type Verdict } from "./decider.ts";
+import { callRef, toInput, type DecisionContext, type Decider, type ServerState, type Verdict } from "./decider.ts";
 import { deniedVerdict } from "./deny-error.ts";
 import {
   evaluateResponse,
@@ -47,6 +47,10 @@ export class RemoteDecider implements Decider {
   readonly stopRequested: Promise<string>;
   private counts: (() => { messages: MessageCounts; framingErrors: MessageCounts }) | null = null;
   private reported = { messages: new Map<string, number>(), framingErrors: new Map<string, number>() };
+  /** The server state not yet delivered to the service (a failed report is sent again with the next one). */
+  private unreportedState: ServerState | null = null;
+  /** Reports go one after another, so the service sees states in the order they happened. */
+  private reporting: Promise<void> = Promise.resolve();
 
   private readonly log: Logger;
 
@@ -71,6 +75,8 @@ export class RemoteDecider implements Decider {
         const response = await decider.call("GET", "/healthz", undefined, EVALUATE_TIMEOUT_MS);
         if (response.ok) {
           decider.startHeartbeat();
+          // Connected: the shim starts its server next.
+          decider.serverState("starting");
           return decider;
         }
         lastError = `HTTP ${response.status}${response.status === 401 ? " (wrong or missing THOUGHTGATE_GOVERNANCE_SECRET)" : ""}`;
@@ -137,6 +143,18 @@ export class RemoteDecider implements Decider {
     this.counts = counts;
   }
 
+  /** Sent at once (a scrape should see a server fail when it does), and again with the next report if that failed. */
+  serverState(state: ServerState): void {
+    this.unreportedState = state;
+    void this.report().catch(() => {});
+  }
+
+  private report(): Promise<void> {
+    const next = this.reporting.then(() => this.reportCounts());
+    this.reporting = next.catch(() => {});
+    return next;
+  }
+
   async filterList(serverId: string, kind: ListKind, names: string[]): Promise<string[]> {
     const answer = await this.json("POST", "/governance/filter", { server_id: serverId, kind, names }, filterResponse, EVALUATE_TIMEOUT_MS);
     if (answer.shutdown) this.requestStop("the governance service is shutting down");
@@ -146,7 +164,7 @@ export class RemoteDecider implements Decider {
   async close(): Promise<void> {
     if (this.heartbeat) clearInterval(this.heartbeat);
     this.heartbeat = null;
-    await this.reportCounts().catch(() => {});
+    await this.report().catch(() => {});
   }
 
   /**
@@ -194,10 +212,15 @@ export class RemoteDecider implements Decider {
   /** Ask the agent's user, then relay the answer with the task's relay token (the session secret alone decides nothing). */
   private async elicitFor(path: string, relayToken: string, prompt: string, elicit: NonNullable<DecisionContext["elicit"]>, signal: AbortSignal): Promise<void> {
     try {
-      const approved = await elicit(prompt, signal);
+      const outcome = await elicit(prompt, signal);
+      if (outcome === "unanswered") {
+        // The agent answered for no one: the task stays pending for the page, the CLI, Slack, until its timeout.
+        this.log.warn("the agent answered the approval form without asking anyone; waiting for the approvals page or `thoughtgate approve`");
+        return;
+      }
       const { task } = await this.json("GET", path, undefined, taskResponse, POLL_TIMEOUT_MS);
       if (task.status !== "pending") return;
-      const relayed = await this.call("POST", `${path}/decision`, { decision: approved ? "approve" : "deny", digest: task.digest, relay_token: relayToken }, EVALUATE_TIMEOUT_MS);
+      const relayed = await this.call("POST", `${path}/decision`, { decision: outcome === "approved" ? "approve" : "deny", digest: task.digest, relay_token: relayToken }, EVALUATE_TIMEOUT_MS);
       if (!relayed.ok && relayed.status !== 409) log.warn(`the governance service refused the elicitation answer: HTTP ${relayed.status} (other channels still apply)`);
     } catch (error) {
       if (!signal.aborted) log.warn(`approval through the agent failed: ${messageOf(error)} (other channels still apply)`);
@@ -247,7 +270,7 @@ export class RemoteDecider implements Decider {
     try {
       const answer = await this.json("POST", "/governance/heartbeat", { server_id: this.options.serverId, pid: process.pid }, heartbeatResponse, EVALUATE_TIMEOUT_MS);
       if (answer.shutdown) this.requestStop("the governance service asked the shim to shut down");
-      await this.reportCounts();
+      await this.report();
     } catch (error) {
       // The service is gone (wrap died uncleanly): shut down rather than run ungoverned.
       this.requestStop(`the governance service stopped answering (${messageOf(error)})`);
@@ -256,8 +279,7 @@ export class RemoteDecider implements Decider {
 
   /** Send what changed since the last report (for the service's Prometheus metrics). */
   private async reportCounts(): Promise<void> {
-    const source = this.counts?.();
-    if (!source) return;
+    const source = this.counts?.() ?? { messages: new Map<string, number>(), framingErrors: new Map<string, number>() };
     const delta = (now: MessageCounts, before: Map<string, number>) => {
       const out: Array<[string, number]> = [];
       for (const [key, count] of now) {
@@ -272,8 +294,11 @@ export class RemoteDecider implements Decider {
       return { direction, method, count };
     });
     const framing = delta(source.framingErrors, this.reported.framingErrors).map(([error_type, count]) => ({ error_type, count }));
-    if (messages.length === 0 && framing.length === 0) return;
-    await this.call("POST", "/governance/events", { server_id: this.options.serverId, messages, framing_errors: framing }, EVALUATE_TIMEOUT_MS);
+    const state = this.unreportedState;
+    if (messages.length === 0 && framing.length === 0 && state === null) return;
+    const response = await this.call("POST", "/governance/events", { server_id: this.options.serverId, messages, framing_errors: framing, ...(state ? { server_state: state } : {}) }, EVALUATE_TIMEOUT_MS);
+    // A newer state may have been set while this one was on its way.
+    if (response.ok && this.unreportedState === state) this.unreportedState = null;
   }
 
   private async json<S extends v.GenericSchema>(method: string, path: string, body: unknown, schema: S, timeoutMs: number): Promise<v.InferOutput<S>> {

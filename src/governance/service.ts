@@ -1,3 +1,4 @@
+import { hostname, userInfo } from "node:os";
 import { messageOf, ThoughtGateError } from "../core/errors.ts";
 import { log } from "../core/log.ts";
 import type { Profile } from "../core/profile.ts";
@@ -15,6 +16,7 @@ import { bearer, failure, hostProblem, isCrossOrigin, json, loopbackHosts, newNo
 import { secretDigest, secretMatches } from "./secrets.ts";
 import { SessionGrants } from "./session-grants.ts";
 import { systemClock, TaskStore, type Channel, type ChangeResult, type Clock, type Task } from "./tasks.ts";
+import { SlackApprovals } from "./approval/slack/slack-approvals.ts";
 
 export { newSecret } from "./secrets.ts";
 export { POLL_INTERVAL_MS } from "./evaluation.ts";
@@ -32,6 +34,8 @@ export type ServiceOptions = {
   /** 0 (the default): any free port. */
   port?: number;
   host?: string;
+  /** Who asks for approvals, as a Slack message says ("thoughtgate serve on ada@laptop"). */
+  origin?: string;
   /** For tests: task timeouts without waiting. */
   clock?: Clock;
   maxTasks?: number;
@@ -81,10 +85,14 @@ export function startGovernanceService(options: ServiceOptions): GovernanceServi
   const metrics = new GovernanceMetrics(clock ? () => clock.now() : undefined);
   const grants = new SessionGrants();
   let notifier: DesktopNotifier | null = null;
-  const tasks = new TaskStore({
+  // Slack decides through the task store like every channel (docs/architecture.md, "An approval channel").
+  const slack = new SlackApprovals({ decide: (id, decision, channel) => tasks.decide(id, decision, channel), metrics, origin: options.origin ?? defaultOrigin() });
+  const tasks: TaskStore = new TaskStore({
     ...(clock ? { clock } : {}),
     ...(options.maxTasks !== undefined ? { capacity: options.maxTasks } : {}),
+    onCreate: (task) => slack.created(task),
     onFinish: (task) => {
+      slack.finished(task);
       metrics.observeApproval(task.serverId, ((task.finishedAt ?? task.createdAt) - task.createdAt) / 1000);
       const by = task.decidedBy && task.decidedBy !== "timeout" ? ` by ${task.decidedBy}` : "";
       const scope = task.scope === "session" ? " for this session" : task.scope === "always" ? " always" : "";
@@ -329,7 +337,24 @@ export function startGovernanceService(options: ServiceOptions): GovernanceServi
       // A session grant never outlives its session.
       grants.close();
       notifier?.close();
+      await slack.close();
       await server.stop(true);
     },
   };
+}
+
+/** `thoughtgate serve on ada@laptop`: who asks, when the caller does not say. */
+function defaultOrigin(): string {
+  return `thoughtgate serve on ${userAtHost()}`;
+}
+
+/** `ada@laptop` (a user without a passwd entry, in a container say, by $USER). */
+export function userAtHost(): string {
+  let user: string;
+  try {
+    user = userInfo().username;
+  } catch {
+    user = process.env.USER ?? "unknown";
+  }
+  return `${user}@${hostname()}`;
 }

@@ -29,7 +29,7 @@ export type Task = {
   expiresAt: number;
   /** When it left `pending`. */
   finishedAt?: number;
-  /** The channel that decided it (elicitation, web, cli, desktop), `session_grant:<task>`, or "timeout", "agent", "service". */
+  /** The channel that decided it (elicitation, web, cli, desktop, slack), `session_grant:<task>`, or "timeout", "agent", "service". */
   decidedBy?: string;
   /** For an approval: what the person allowed (docs/governance.md, Approvals). */
   scope?: DecisionScope;
@@ -45,9 +45,10 @@ export type Decision = { decision: "approve" | "deny"; digest: string; reason?: 
 
 /**
  * Who decided, as the service knows it from the credential that came with the decision (never from
- * the request body): the page key is "web", the CLI key "cli", a task's relay token "elicitation".
+ * the request body): the page key is "web", the CLI key "cli", a task's relay token "elicitation";
+ * "slack" is a listed approver's click or reaction on the message the service posted.
  */
-export type Channel = "elicitation" | "web" | "cli" | "desktop";
+export type Channel = "elicitation" | "web" | "cli" | "desktop" | "slack";
 
 /** `relayToken`: only when the task was created for elicitation; goes to the shim that asked, and nowhere else. */
 export type CreateResult = { ok: true; task: Task; relayToken?: string } | { ok: false; error: "full" };
@@ -90,12 +91,15 @@ export class TaskStore {
   private readonly capacity: number;
   private readonly retentionMs: number;
   private readonly onFinish: ((task: Task) => void) | undefined;
+  private readonly onCreate: ((task: Task) => void) | undefined;
 
-  constructor(options: { clock?: Clock; capacity?: number; retentionMs?: number; onFinish?: (task: Task) => void } = {}) {
+  /** `onCreate` / `onFinish`: a task was created / left `pending` (channels that reach people on their own, e.g. Slack). */
+  constructor(options: { clock?: Clock; capacity?: number; retentionMs?: number; onCreate?: (task: Task) => void; onFinish?: (task: Task) => void } = {}) {
     this.clock = options.clock ?? systemClock;
     this.capacity = options.capacity ?? MAX_TASKS;
     this.retentionMs = options.retentionMs ?? FINISHED_RETENTION_MS;
     this.onFinish = options.onFinish;
+    this.onCreate = options.onCreate;
   }
 
   /**
@@ -125,6 +129,7 @@ export class TaskStore {
       return { ok: true, task };
     }
     this.timers.set(task.id, this.clock.schedule(input.workflow.timeout, () => this.timeOut(task)));
+    this.onCreate?.(task);
     return relayToken === undefined ? { ok: true, task } : { ok: true, task, relayToken };
   }
 

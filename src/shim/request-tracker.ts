@@ -15,6 +15,8 @@ export type Outstanding = {
   cancelled?: boolean;
   /** A list request without a cursor: its answer, if it has no next cursor either, is the whole list. */
   firstPage?: boolean;
+  /** Open by design until one side ends it (MCP 2026-07-28 `subscriptions/listen`): never an orphan. */
+  longLived?: boolean;
 };
 
 export class RequestTracker {
@@ -56,7 +58,7 @@ export class RequestTracker {
   newOrphans(now: number, timeoutMs: number): Outstanding[] {
     const orphans: Outstanding[] = [];
     for (const entry of this.byKey.values()) {
-      if (!entry.orphanReported && !entry.cancelled && now - entry.startedAt >= timeoutMs) {
+      if (!entry.orphanReported && !entry.cancelled && !entry.longLived && now - entry.startedAt >= timeoutMs) {
         entry.orphanReported = true;
         orphans.push(entry);
       }

@@ -15,19 +15,22 @@ import { redactText } from "./redact.ts";
 export const EVENT_SCHEMA_VERSION = 1;
 
 export type Decision = "forward" | "deny" | "pending";
-export type CallStatus = "ok" | "error" | "denied" | "server_unavailable" | "cancelled" | "no_response";
+export type CallStatus = "ok" | "error" | "denied" | "server_unavailable" | "cancelled" | "no_response" | "input_required";
 
 export type EventFields = {
   run_start: {
     started_at: string;
     pid: number;
     server_command: string[];
+    /** A remote server's URL (origin and path): `shim --url`. */
+    server_url?: string;
     policy: string;
     version: string;
   };
   server_state: {
-    state: "running" | "failed_to_start" | "exited" | "terminated";
+    state: "running" | "failed_to_start" | "exited" | "terminated" | "closed";
     pid?: number;
+    url?: string;
     exit_code?: number | null;
     signal?: string | null;
     detail?: string;

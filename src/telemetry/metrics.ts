@@ -3,7 +3,12 @@ import { capLabelValue, Counter, Gauge, Histogram, renderMetrics } from "./prome
 /** A server counts as active while its shim has been heard from within this window (3 heartbeats). */
 export const ACTIVE_SERVER_WINDOW_MS = 15_000;
 
-const SERVER_STATES = ["running", "failed_to_start", "exited", "terminated"] as const;
+/**
+ * A shim's MCP server: `starting` (the shim is up and about to start it), `running`, `exited` (it
+ * stopped, on its own with status 0 or because the shim stopped it), `failed` (it could not start,
+ * or died on its own with a non-zero status or a signal).
+ */
+export const SERVER_STATES = ["starting", "running", "exited", "failed"] as const;
 export type ServerState = (typeof SERVER_STATES)[number];
 
 /**
@@ -73,6 +78,37 @@ export const KNOWN_FRAMING_ERRORS: ReadonlySet<string> = new Set([
 
 const DIRECTIONS: ReadonlySet<string> = new Set(["agent_to_server", "server_to_agent"]);
 
+/**
+ * What a Slack call can fail with: the Web API errors the approvals use are named (others are
+ * bounded like method names), plus what ThoughtGate itself saw (no answer, an HTTP status, an
+ * answer that was not Slack's).
+ */
+export const KNOWN_SLACK_ERRORS: ReadonlySet<string> = new Set([
+  "unreachable",
+  "timeout",
+  "invalid_response",
+  "http_error",
+  "ratelimited",
+  "not_authed",
+  "invalid_auth",
+  "token_revoked",
+  "token_expired",
+  "account_inactive",
+  "missing_scope",
+  "channel_not_found",
+  "not_in_channel",
+  "is_archived",
+  "message_not_found",
+  "cant_update_message",
+  "internal_error",
+  "fatal_error",
+  "service_unavailable",
+  "link_disabled",
+  "socket_closed",
+]);
+export const SLACK_METHODS: ReadonlySet<string> = new Set(["chat.postMessage", "chat.update", "chat.postEphemeral", "reactions.get", "apps.connections.open", "socket_mode"]);
+const MAX_OTHER_SLACK_ERRORS = 20;
+
 /** At most `max` distinct values are admitted; the ones seen first keep their label. */
 class LabelBudget {
   private readonly admitted = new Set<string>();
@@ -106,6 +142,8 @@ export class GovernanceMetrics {
     [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.05],
   );
   readonly unauthorized = new Counter("thoughtgate_governance_unauthorized_total", "Calls refused for a missing or wrong secret");
+  readonly slackErrors = new Counter("thoughtgate_slack_errors_total", "Slack Web API calls and Socket Mode connections that failed, by method and error");
+  private readonly otherSlackErrors = new LabelBudget(MAX_OTHER_SLACK_ERRORS);
   private readonly servers = new LabelBudget(MAX_SERVERS);
   private readonly otherMethods = new Map<string, LabelBudget>();
   private readonly otherFramingErrors = new Map<string, LabelBudget>();
@@ -160,6 +198,12 @@ export class GovernanceMetrics {
     this.framingErrors.inc({ server_id: server, error_type: label }, count);
   }
 
+  /** One failed Slack call (`method`: the Web API method, or `socket_mode` for the WebSocket). */
+  countSlackError(method: string, error: string): void {
+    const errorLabel = this.otherSlackErrors.label(capLabelValue(error), KNOWN_SLACK_ERRORS);
+    this.slackErrors.inc({ method: SLACK_METHODS.has(method) ? method : OTHER_LABEL, error: errorLabel });
+  }
+
   activeServerIds(): string[] {
     const since = this.now() - ACTIVE_SERVER_WINDOW_MS;
     return [...this.lastSeen].filter(([, at]) => at >= since).map(([id]) => id);
@@ -175,6 +219,7 @@ export class GovernanceMetrics {
       this.activeServers,
       this.cedarLatency,
       this.unauthorized,
+      this.slackErrors,
     ]);
   }
 }

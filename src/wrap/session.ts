@@ -1,4 +1,4 @@
-import { realpathSync, rmSync, writeFileSync } from "node:fs";
+import { rmSync, writeFileSync } from "node:fs";
 import { basename, join, resolve } from "node:path";
 import { homedir } from "node:os";
 import { createTwoFilesPatch } from "diff";
@@ -10,7 +10,8 @@ import { APPROVAL_KEY_ENV, ENDPOINT_ENV } from "../governance/env.ts";
 import { desktopTool } from "../governance/desktop-notifier.ts";
 import { EngineHolder } from "../governance/engine-holder.ts";
 import { publishService } from "../governance/service-descriptor.ts";
-import { newSecret, startGovernanceService, type GovernanceService } from "../governance/service.ts";
+import { newSecret, startGovernanceService, userAtHost, type GovernanceService } from "../governance/service.ts";
+import { remoteShimArgs } from "./remote-entry.ts";
 import { AGENT_TYPES, detectAgent, discover, isVsCodeInsiders, projectDir, renderCoverage, rewrite, type AgentContext, type AgentType, type ConfigFile, type ServerEntry, type ShimCommand } from "./adapters/index.ts";
 import { ConfigGuard, restoreAllGuards } from "./config-guard.ts";
 import { realConfigPath } from "./config-path.ts";
@@ -23,6 +24,8 @@ import { drainShims } from "./drain.ts";
 import { ownProcessStartId } from "./process-identity.ts";
 import { repairStale } from "./repair.ts";
 import { createSessionDir, describeDecision, followEvents, readEvents, renderSummary, summarize } from "./session-record.ts";
+import { recordSessionBinary } from "./session-info.ts";
+import { shimBinary } from "./shim-path.ts";
 
 /** How long shims get to drain after the agent exits. */
 const SHIM_DRAIN_MS = 10_000;
@@ -92,9 +95,8 @@ async function governAndRun(options: WrapOptions, agent: AgentType, ctx: AgentCo
   if (warning) options.say(warning);
   const toRewrite = files.filter((file) => file.entries.some((entry) => entry.governed));
 
-  const binary = realpathSync(process.execPath);
   if (options.dryRun) {
-    const shimFor = shimCommand(binary, options.profile, "http://127.0.0.1:<port>", { secretFile: "<session dir>/secret", runId: "<run id>", events: "<session record>" });
+    const shimFor = shimCommand(shimBinary({ create: false }).path, options.profile, "http://127.0.0.1:<port>", { secretFile: "<session dir>/secret", runId: "<run id>", events: "<session record>" });
     const print = options.print ?? options.say;
     for (const file of [...toRewrite, ...given.files]) {
       const { text } = rewrite(file.text, file.entries, shimFor);
@@ -120,10 +122,13 @@ async function governAndRun(options: WrapOptions, agent: AgentType, ctx: AgentCo
     desktop: desktopTool(),
     alwaysAllow: async (task) =>
       (await import("../governance/always-allow.ts")).alwaysAllow(task, { policy: () => engines.policy, reload: () => engines.reload(), env: process.env, cwd: process.cwd(), origin: `wrap session ${runId}`, now: () => new Date() }),
+    origin: `${basename(options.command[0] ?? "the agent")} under thoughtgate wrap on ${userAtHost()}`,
   });
   engines.watch();
   const cli = publishCliAccess(service.url, cliKey);
   const record = createSessionDir(runId);
+  // The shims run a pin of this binary, not the install's path (shim-path.ts: upgrades, npx caches).
+  const binary = recordSessionBinary(record.dir);
   // The shims' secret goes in the session directory (0600), not in the agent's config: a project
   // config (.mcp.json, .vscode/mcp.json) may be shared or committed while the session runs.
   const secretFile = join(record.dir, "secret");
@@ -239,10 +244,15 @@ function shimCommand(binary: string, profile: Profile, endpoint: string, session
     const seen = ids.get(base) ?? 0;
     ids.set(base, seen + 1);
     const serverId = seen === 0 ? base : `${base}@${entry.scope}`;
+    const common = ["shim", "--server-id", serverId, "--governance-endpoint", endpoint, "--governance-secret-file", session.secretFile, "--profile", profile, "--events", session.events];
+    if (entry.remote) {
+      const remote = remoteShimArgs(entry.remote);
+      return { command: binary, args: [...common, ...remote.args], env: { THOUGHTGATE_RUN_ID: session.runId, ...remote.env } };
+    }
     return {
       command: binary,
       // The original command and args exactly as written (unexpanded `${VAR}`s stay references).
-      args: ["shim", "--server-id", serverId, "--governance-endpoint", endpoint, "--governance-secret-file", session.secretFile, "--profile", profile, "--events", session.events, "--", entry.command ?? "", ...entry.args],
+      args: [...common, "--", entry.command ?? "", ...entry.args],
       env: { THOUGHTGATE_RUN_ID: session.runId },
     };
   };

@@ -4,6 +4,10 @@
  * `tools/list` and `tools/call` for one tool, `echo`, whose result is its arguments. It exits on
  * stdin EOF (MCP stdio lifecycle). Extra command-line arguments are ignored: the bench passes a run
  * marker so it can find any server left behind.
+ *
+ * With `--http` it answers the same over Streamable HTTP instead (POST /mcp, one JSON body per
+ * request, 202 for notifications, no session) on 127.0.0.1, a free port, and prints
+ * `listening URL`: the remote server of the bench's `shim --url` phase.
  */
 import type { FileSink } from "bun";
 
@@ -56,25 +60,42 @@ function answer(line: string): string | null {
   }
 }
 
-const out: FileSink = Bun.stdout.writer();
-const input = Bun.stdin.stream().getReader();
-const decoder = new TextDecoder();
-let partial = "";
-for (;;) {
-  const { value, done } = await input.read();
-  if (done) break;
-  const lines = (partial + decoder.decode(value, { stream: true })).split("\n");
-  partial = lines.pop() ?? "";
-  // One write per chunk: a pipelined burst costs one syscall, not one per response.
-  let replies = "";
-  for (const line of lines) {
-    if (line.trim() === "") continue;
-    const reply = answer(line);
-    if (reply !== null) replies += `${reply}\n`;
-  }
-  if (replies === "") continue;
-  out.write(replies);
-  const flushed = out.flush();
-  if (flushed instanceof Promise) await flushed;
+if (process.argv.includes("--http")) {
+  const http = Bun.serve({
+    hostname: "127.0.0.1",
+    port: 0,
+    idleTimeout: 0,
+    async fetch(request) {
+      const reply = answer(await request.text());
+      return reply === null ? new Response(null, { status: 202 }) : new Response(reply, { headers: { "content-type": "application/json" } });
+    },
+  });
+  process.stdout.write(`listening http://127.0.0.1:${http.port}/mcp\n`);
+} else {
+  await serveStdio();
 }
-await out.end();
+
+async function serveStdio(): Promise<void> {
+  const out: FileSink = Bun.stdout.writer();
+  const input = Bun.stdin.stream().getReader();
+  const decoder = new TextDecoder();
+  let partial = "";
+  for (;;) {
+    const { value, done } = await input.read();
+    if (done) break;
+    const lines = (partial + decoder.decode(value, { stream: true })).split("\n");
+    partial = lines.pop() ?? "";
+    // One write per chunk: a pipelined burst costs one syscall, not one per response.
+    let replies = "";
+    for (const line of lines) {
+      if (line.trim() === "") continue;
+      const reply = answer(line);
+      if (reply !== null) replies += `${reply}\n`;
+    }
+    if (replies === "") continue;
+    out.write(replies);
+    const flushed = out.flush();
+    if (flushed instanceof Promise) await flushed;
+  }
+  await out.end();
+}

@@ -6,6 +6,8 @@ import type { Call, Throughput } from "./bench-client.ts";
 import type { Memory } from "./report.ts";
 
 export const QUICK = process.argv.includes("--quick");
+/** `--only remote`: run the one phase named (while working on it); the whole bench otherwise. */
+export const ONLY = process.argv.includes("--only") ? (process.argv[process.argv.indexOf("--only") + 1] ?? null) : null;
 export const PLAN = QUICK
   ? { warmup: 200, iterations: 1_000, blocks: 10, pipelined: 10_000, throughputRounds: 2, spawns: 5, versionRuns: 10 }
   : { warmup: 1_000, iterations: 5_000, blocks: 25, pipelined: 50_000, throughputRounds: 3, spawns: 20, versionRuns: 20 };
@@ -55,7 +57,7 @@ export const ECHO_CALL: Call = {
   params: { name: "echo", arguments: { message: "hello from the benchmark", count: 3 } },
 };
 
-export type ConfigName = "direct" | "relay" | "shim" | "shim+events" | "shim+engine" | "shim+service";
+export type ConfigName = "direct" | "relay" | "shim" | "shim+events" | "shim+engine" | "shim+service" | "shim --url";
 /** `tag` names the event file of a `--events` run; `env` is added to the bench's child environment. */
 export type Config = { name: ConfigName; command: (tag: string) => string[]; env?: Record<string, string> };
 export type SessionFigures = { ping: number[]; call: number[]; windowed: Throughput[]; unbounded: Throughput[] };

@@ -17,6 +17,7 @@ import { measureCedar, writePolicySet, type CedarFigures } from "./cedar-eval.ts
 import { measureGoverned, type GovernedFigures } from "./governed.ts";
 import { measureMemory, measureSessions, measureStartup, wallTimes } from "./measure.ts";
 import { measureWrapLaunch } from "./wrap-launch.ts";
+import { measureRemote } from "./remote.ts";
 import { measureRewrite } from "./wrap-rewrite.ts";
 import {
   ARBITER_PLAN,
@@ -24,6 +25,7 @@ import {
   CONCURRENT_PROXIES,
   GOVERNANCE_TARGET,
   GOVERNED_PIPELINED,
+  ONLY,
   PIPELINE_WINDOW,
   PLAN,
   QUICK,
@@ -35,6 +37,7 @@ import {
   type SessionFigures,
 } from "./plan.ts";
 import { median, progress, renderTable, type Row } from "./report.ts";
+import { measureFramingChecks, renderFramingChecks } from "./framing-checks.ts";
 import { arbiterRows, binaryRows, cedarRows, latencyRows, memoryRows, serviceMemoryRows, startupRows, throughputRows, wrapRows } from "./rows.ts";
 
 function configurations(server: string[], relay: string, eventsDir: string): Config[] {
@@ -139,6 +142,20 @@ async function main(): Promise<void> {
   const machine = `${cpu.length} cores (${cpu[0]?.model.trim() ?? "unknown CPU"}), Linux ${release()}, bun ${Bun.version}, ${version}`;
   progress(`${machine}${QUICK ? " (quick run)" : ""}`);
 
+  const remote = await measureRemote(marker, env);
+  const remoteSection = [
+    "## Remote servers (`shim --url`)",
+    "",
+    `- server: \`bun test/bench/bench-server.ts --http\` (Streamable HTTP on loopback, one JSON body per answer, no session); direct: the bench POSTs each tools/call itself (keep-alive \`fetch\`, the headers the shim sends); shim --url: \`thoughtgate shim --server-id bench --events none --url URL\` on stdio, the bench client writing its lines`,
+    `- plan: ${count(PLAN.iterations)} sequential tools/call per figure after ${count(PLAN.warmup)} warm-up, in ${PLAN.blocks} interleaved blocks`,
+    "",
+    renderTable([...latencyRows("tools/call round trip p50", remote, 0.5, null), ...latencyRows("tools/call round trip p99", remote, 0.99, null)]),
+  ].join("\n");
+  if (ONLY === "remote") {
+    console.log([`# thoughtgate shim benchmark, remote phase only${QUICK ? " (--quick)" : ""}`, "", `- machine: ${machine}`, "", remoteSection].join("\n"));
+    return;
+  }
+
   const sessions = await measureSessions(configs, env);
   const events = eventsWritten(eventsPath(work.path, "session"));
 
@@ -161,6 +178,9 @@ async function main(): Promise<void> {
   const rewrite = measureRewrite(work.path, realpathSync(BINARY));
 
   const arbiter = await measureArbiter(work.path, decider, marker, env);
+
+  progress("framing checks: validateLine and its duplicate-key/nesting scan, in the bench process");
+  const framing = measureFramingChecks(QUICK);
 
   const cedarFile = writePolicySet(work.path);
   const governed = await measureGoverned(server, work.path, runId, cedarFile, env);
@@ -230,6 +250,8 @@ async function main(): Promise<void> {
       "",
       `- configs after ${launch.runs} wrap runs: byte-identical to the originals, no backup or lock left (checked after each run)`,
       "",
+      remoteSection,
+      "",
       "## Arbiter",
       "",
       "- child: `bun test/bench/arbiter-codecli.ts`, a codecli that prints a line of output and then a `tool.request` (`requires_policy: true`) per step and times, on its own clock, from handing the request to its stdout to reading the matching `policy.decision` on its stdin",
@@ -237,6 +259,12 @@ async function main(): Promise<void> {
       `- plan: ${count(ARBITER_PLAN.decisions)} decisions per configuration in ${ARBITER_PLAN.blocks} blocks, one fresh session per block and configuration, in turn, each after ${count(ARBITER_PLAN.warmup)} uncounted decisions; every session must pass all its output lines through`,
       "",
       renderTable(arbiterRows(arbiter)),
+      "",
+      "## Framing checks",
+      "",
+      "- what each line's validation costs in the shim (src/stdio/validate-line.ts: UTF-8, JSON.parse, JSON-RPC shape) and how much of it is the scan that refuses duplicate names and deep nesting (src/stdio/json-shape.ts); median of many runs in the bench process",
+      "",
+      ...renderFramingChecks(framing),
       "",
       `- processes left behind: ${leftovers.length === 0 ? "none" : `${leftovers.length} (killed: ${leftovers.join(", ")})`}`,
       `- bench wall time: ${((performance.now() - started) / 1000).toFixed(1)} s`,

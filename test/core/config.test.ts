@@ -77,9 +77,9 @@ governance:
 approval: { x: {} }
 `;
     expect(problems(yaml, { HOST: "h", AWS_SECRET_ACCESS_KEY: "s3cr3t" })).toEqual([
-      "sources[0].id: environment variables are only expanded in cedar.policies, cedar.schema, telemetry.otlp.endpoint, telemetry.otlp.headers, approval.<name>.destination.token and approval.<name>.destination.channel (found ${HOST})",
-      "governance.rules[0].id: environment variables are only expanded in cedar.policies, cedar.schema, telemetry.otlp.endpoint, telemetry.otlp.headers, approval.<name>.destination.token and approval.<name>.destination.channel (found ${AWS_SECRET_ACCESS_KEY})",
-      "governance.rules[0].approval: environment variables are only expanded in cedar.policies, cedar.schema, telemetry.otlp.endpoint, telemetry.otlp.headers, approval.<name>.destination.token and approval.<name>.destination.channel (found ${WF:-x})",
+      "sources[0].id: environment variables are only expanded in cedar.policies, cedar.schema, telemetry.otlp.endpoint, telemetry.otlp.headers, approval.<name>.destination.token, approval.<name>.destination.app_token and approval.<name>.destination.channel (found ${HOST})",
+      "governance.rules[0].id: environment variables are only expanded in cedar.policies, cedar.schema, telemetry.otlp.endpoint, telemetry.otlp.headers, approval.<name>.destination.token, approval.<name>.destination.app_token and approval.<name>.destination.channel (found ${AWS_SECRET_ACCESS_KEY})",
+      "governance.rules[0].approval: environment variables are only expanded in cedar.policies, cedar.schema, telemetry.otlp.endpoint, telemetry.otlp.headers, approval.<name>.destination.token, approval.<name>.destination.app_token and approval.<name>.destination.channel (found ${WF:-x})",
     ]);
   });
 
@@ -102,8 +102,43 @@ approval: { x: {} }
     ]);
   });
 
-  test("an approval destination that is not built is refused, not ignored", () => {
-    expect(problems("schema: 1\napproval:\n  s: { destination: { type: slack } }\n")[0]).toContain("Slack is not built yet");
+  test("a Slack destination: tokens from the environment, approvers required, https only; no error prints a token", () => {
+    const yaml = `schema: 1
+approval:
+  s:
+    destination: { type: slack, channel: "\${SLACK_CHANNEL:-approvals}", token: "\${SLACK_BOT_TOKEN}", app_token: "\${SLACK_APP_TOKEN}", approvers: [U0123ABCD, W0ENTERPRISE] }
+`;
+    const ok = parseConfig(yaml, { SLACK_BOT_TOKEN: "xoxb-1-2-abc", SLACK_APP_TOKEN: "xapp-1-A1-2-def" });
+    expect(ok.ok && ok.config.approval.s?.destination).toEqual({
+      type: "slack",
+      channel: "approvals",
+      token: "xoxb-1-2-abc",
+      app_token: "xapp-1-A1-2-def",
+      approvers: ["U0123ABCD", "W0ENTERPRISE"],
+      base_url: "https://slack.com/api/",
+    });
+    const wrong = problems(
+      'schema: 1\napproval:\n  s: { destination: { type: slack, channel: c, token: "xapp-swapped-secret", app_token: "xoxb-swapped-secret", approvers: [], base_url: "http://user:pw@127.0.0.1/api" } }\n',
+    );
+    expect(wrong).toEqual([
+      "approval.s.destination.token: expected a Slack bot token (xoxb-…)",
+      "approval.s.destination.app_token: expected a Slack app-level token (xapp-…), the one Socket Mode uses",
+      "approval.s.destination.approvers: list at least one Slack user id: only the listed users may decide in Slack",
+      "approval.s.destination.base_url: expected an https:// URL (http:// only to 127.0.0.1, [::1] or localhost), without user:password@",
+    ]);
+    expect(JSON.stringify(wrong)).not.toContain("swapped-secret");
+    expect(problems("schema: 1\napproval:\n  s: { destination: { type: slack, channel: c, token: xoxb-1, approvers: [alice] } }\n")).toEqual([
+      "approval.s.destination.approvers[0]: expected a Slack user id like U0123ABCD (its member id, not a name)",
+    ]);
+    expect(problems("schema: 1\napproval:\n  s: { destination: { type: slack, channel: c, token: xoxb-1, approvers: [U1A], base_url: \"http://[::1]:9/api/\" } }\n")).toEqual([]);
+    expect(problems("schema: 1\napproval:\n  s: { destination: { type: teams } }\n")).toEqual(['approval.s.destination.type: expected destination.type one of any|elicitation|web|cli|slack, got "teams"']);
+  });
+
+  test("a project policy may not send approvals to Slack", () => {
+    const result = parseConfig("schema: 1\napproval:\n  s: { destination: { type: slack, channel: c, token: xoxb-1, approvers: [U1A] } }\n", {}, "project");
+    expect(result.ok ? [] : result.problems).toEqual([
+      { path: "approval.s.destination", message: "only the user's policy may send approvals to Slack (it chooses where each call is sent and who may approve it); a project policy may only add restrictions" },
+    ]);
   });
 
   test("durations accept ms, s, m, h", () => {

@@ -120,7 +120,7 @@ describe("Router decision point", () => {
     await Bun.sleep(0);
     expect(toServer.lines).toEqual([]);
     expect(toAgent.json()).toHaveLength(1);
-    expect(toAgent.json()[0]).toMatchObject({ id: 1, error: { code: -32001 } });
+    expect(toAgent.json()[0]).toMatchObject({ id: 1, error: { code: -31001 } });
   });
 
   test("responses are correlated: a server response settles the agent's request once", () => {

@@ -71,7 +71,50 @@ const ruleSchema = strict({
 
 export const CHANNELS = ["elicitation", "web", "cli"] as const;
 
-/** Where a workflow asks: `any` tries every available channel in order (elicitation, web, cli). */
+/** Where Slack's Web API is, unless `base_url` says otherwise. */
+export const SLACK_API_URL = "https://slack.com/api/";
+
+/**
+ * A URL a Slack token may be sent to: https, or plain http only to this machine (a local relay, a
+ * test double). Anything else would put the bot token on the network in clear text.
+ */
+export function isSafeSlackUrl(text: string, schemes: { secure: string; plain: string } = { secure: "https:", plain: "http:" }): boolean {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    return false;
+  }
+  if (url.username !== "" || url.password !== "") return false;
+  if (url.protocol === schemes.secure) return true;
+  return url.protocol === schemes.plain && ["127.0.0.1", "[::1]", "localhost"].includes(url.hostname);
+}
+
+/**
+ * Slack values are checked without echoing them: an error message must never print a token.
+ * Slack user ids are U… or W… (Enterprise Grid) followed by upper-case letters and digits.
+ */
+const slackDestination = strict({
+  type: v.literal("slack"),
+  /** A channel id (C…, G…) or name; messages are tracked by the id Slack answers with. */
+  channel: text("a Slack channel id or name"),
+  token: v.pipe(text("a Slack bot token"), v.check((token) => /^xox[bp]-[\x21-\x7e]+$/.test(token), "expected a Slack bot token (xoxb-…)")),
+  /** An app-level token (xapp-…, scope connections:write): button clicks arrive by Socket Mode. Without one, reactions are read. */
+  app_token: v.optional(v.pipe(text("a Slack app-level token"), v.check((token) => /^xapp-[\x21-\x7e]+$/.test(token), "expected a Slack app-level token (xapp-…), the one Socket Mode uses"))),
+  approvers: v.pipe(
+    v.array(v.pipe(v.string("expected a Slack user id"), v.regex(/^[UW][A-Z0-9]{2,20}$/, "expected a Slack user id like U0123ABCD (its member id, not a name)")), "expected a list of Slack user ids"),
+    v.minLength(1, "list at least one Slack user id: only the listed users may decide in Slack"),
+  ),
+  base_url: v.optional(
+    v.pipe(text("a URL"), v.check((url) => isSafeSlackUrl(url), "expected an https:// URL (http:// only to 127.0.0.1, [::1] or localhost), without user:password@")),
+    SLACK_API_URL,
+  ),
+});
+
+/**
+ * Where a workflow asks: `any` tries every available channel in order (elicitation, web, cli);
+ * `slack` posts to a Slack channel as well (the approvals page, the CLI and elicitation still apply).
+ */
 const destinationSchema = v.variant(
   "type",
   [
@@ -79,8 +122,9 @@ const destinationSchema = v.variant(
     strict({ type: v.literal("elicitation") }),
     strict({ type: v.literal("web") }),
     strict({ type: v.literal("cli") }),
+    slackDestination,
   ],
-  (issue) => `expected destination.type one of any|elicitation|web|cli (Slack is not built yet), got ${issue.received}`,
+  (issue) => `expected destination.type one of any|elicitation|web|cli|slack, got ${issue.received}`,
 );
 
 const workflowSchema = strict({
@@ -118,3 +162,4 @@ export type ThoughtGateConfig = v.InferOutput<typeof configSchema>;
 export type Rule = ThoughtGateConfig["governance"]["rules"][number];
 export type Workflow = ThoughtGateConfig["approval"][string];
 export type Source = ThoughtGateConfig["sources"][number];
+export type SlackDestination = Extract<Workflow["destination"], { type: "slack" }>;

@@ -1,0 +1,276 @@
+import { errorResponse, RPC, type JsonRpcRequest, type JsonRpcResponse } from "../core/jsonrpc.ts";
+import { messageOf } from "../core/errors.ts";
+import { log as rootLog, type Logger } from "../core/log.ts";
+import { invalidGovernedParams, targetName, type DecisionContext, type Decider, type ElicitOutcome, type Verdict } from "../governance/decider.ts";
+import type { Sink } from "../stdio/line-sink.ts";
+import type { CallAudit } from "./call-audit.ts";
+import { declaresFormElicitation, ownRequestMeta, requestEra, type RequestEra } from "./era.ts";
+import { HeldDecisions, LazyAbort } from "./held-decisions.ts";
+import { InputAsks, type Ask } from "./input-asks.ts";
+import type { OwnRequests } from "./own-requests.ts";
+import type { Outstanding } from "./request-tracker.ts";
+import { isRoundRetry, ServerRounds } from "./server-rounds.ts";
+import type { ToolCatalog } from "./tool-catalog.ts";
+
+/** An approval asked through a modern agent is forgotten if the agent does not retry within this long. */
+const ASK_TTL_MS = 15 * 60_000;
+
+export type GovernorOptions = {
+  serverId: string;
+  decider: Decider;
+  toAgent: Sink;
+  toServer: () => Sink | null;
+  audit: CallAudit;
+  catalog: ToolCatalog;
+  own: OwnRequests;
+  held: HeldDecisions;
+  log: Logger;
+  /** A legacy agent declared form elicitation in its `initialize`. */
+  legacyCanElicit: () => boolean;
+  /** Send a decided request to the server (and track it for its response). */
+  forward: (entry: Outstanding, bytes: Uint8Array) => void;
+  answerUnavailable: (entry: Outstanding) => void;
+};
+
+/**
+ * Every governed request from the agent (`tools/call`, `resources/read`, `resources/subscribe`,
+ * `prompts/get`) goes through here: its params are checked, the tool list read when the call's
+ * annotations are not known yet, the decider asked, and the verdict applied. Both MCP eras are
+ * told apart per request (era.ts): a legacy agent is asked for approval with an `elicitation/create`
+ * request, a modern one with an `input_required` answer it retries (input-asks.ts), and a tool's own
+ * `input_required` rounds continue under the decision already made (server-rounds.ts).
+ */
+export class Governor {
+  private readonly asks: InputAsks;
+  private readonly rounds = new ServerRounds();
+  /** Requests answered with our `input_required` question, by their entry. */
+  private readonly askOf = new WeakMap<Outstanding, Ask>();
+  /** Modern requests the gates let through, for the server's own `input_required` rounds. */
+  private readonly decidedOf = new WeakMap<Outstanding, { request: JsonRpcRequest; verdict: Verdict }>();
+
+  constructor(private readonly options: GovernorOptions) {
+    this.asks = new InputAsks(options.serverId);
+  }
+
+  handle(request: JsonRpcRequest, entry: Outstanding, bytes: Uint8Array): void {
+    const invalid = invalidGovernedParams(request);
+    if (invalid) {
+      this.refuse(entry, request, RPC.invalidParams, `Invalid params: ${invalid}`, invalid);
+      return;
+    }
+    const era = requestEra(request);
+    if (era.era === "modern") {
+      const recognized = this.asks.recognize(request);
+      if (recognized.kind === "forged") {
+        this.refuse(entry, request, RPC.invalidParams, `ThoughtGate refused the retry: ${recognized.reason}`, recognized.reason);
+        return;
+      }
+      if (recognized.kind === "answer") {
+        this.answered(recognized.ask, recognized.outcome, entry, recognized.request, recognized.bytes);
+        return;
+      }
+      if (recognized.kind === "stale") {
+        // Our state for another call, or one already used: a new call, decided afresh.
+        request = recognized.request;
+        bytes = recognized.bytes;
+      }
+      if (isRoundRetry(request)) {
+        const continued = this.rounds.continues(this.asks.digestOf(request), request);
+        if (continued) {
+          const verdict: Verdict = { ...continued, reason: `continues the call the server asked input for: ${continued.reason}` };
+          this.apply(entry, bytes, verdict, request, era);
+          return;
+        }
+      }
+    }
+    const control = new LazyAbort();
+    if (request.method === "tools/call" && this.options.catalog.needsRead(targetName(request))) {
+      // Policies may depend on the tool's annotations (the embedded default does): a call for a
+      // tool the shim has not seen listed waits until the shim has read the whole list itself,
+      // with the `_meta` a modern server requires. The call is held meanwhile (a cancel for it is
+      // honoured), and then decided as usual.
+      const meta = ownRequestMeta(era);
+      this.options.held.hold(entry, control);
+      void this.options.catalog
+        .readAll((method, params) => this.options.own.askServer(method, meta ? { ...(params as object), _meta: meta } : params))
+        .then(() => {
+          if (!this.options.held.release(entry)) return; // cancelled or the server went away
+          this.decide(request, entry, bytes, control, era);
+        });
+      return;
+    }
+    this.decide(request, entry, bytes, control, era);
+  }
+
+  /**
+   * MCP 2026-07-28 `subscriptions/listen`: its `resourceSubscriptions` replace `resources/subscribe`,
+   * so each URI is decided as a `resources/subscribe` would be; one refusal refuses the whole listen.
+   * (No `input_required` on it: the protocol allows that answer only on calls, reads and prompts.)
+   */
+  handleListen(request: JsonRpcRequest, entry: Outstanding, bytes: Uint8Array, given: unknown[]): void {
+    if (!given.every((uri): uri is string => typeof uri === "string")) {
+      const reason = "subscriptions/listen needs params.resourceSubscriptions as a list of URI strings";
+      this.refuse(entry, request, RPC.invalidParams, `Invalid params: ${reason}`, reason);
+      return;
+    }
+    const uris = given;
+    const control = new LazyAbort();
+    const era = requestEra(request);
+    const verdicts = uris.map((uri) => {
+      const each: JsonRpcRequest = { kind: "request", id: request.id, method: "resources/subscribe", params: { uri }, body: { jsonrpc: "2.0", id: request.id, method: "resources/subscribe", params: { uri } } };
+      try {
+        return this.options.decider.decide(each, this.contextFor(each, control, entry, { era: "legacy" }, false));
+      } catch (error) {
+        return decisionFailed(error);
+      }
+    });
+    this.options.held.hold(entry, control);
+    void Promise.all(verdicts.map((v) => Promise.resolve(v).catch(decisionFailed))).then((all) => {
+      if (!this.options.held.release(entry)) return;
+      const refused = all.find((v) => v.action === "deny");
+      const verdict: Verdict = refused ?? { action: "forward", gate: all[0]?.gate ?? null, ruleId: all[0]?.ruleId ?? null, reason: `every resource subscription allowed (${uris.length})` };
+      if (this.options.toServer()) this.apply(entry, bytes, verdict, request, era);
+      else this.options.answerUnavailable(entry);
+    });
+  }
+
+  /** A response to a governed request the server ran: a tool's own `input_required` round is noted. */
+  serverAnswered(entry: Outstanding, message: JsonRpcResponse): void {
+    const decided = this.decidedOf.get(entry);
+    if (!decided || message.isError) return;
+    const result = message.body.result as Record<string, unknown> | undefined;
+    if (result?.resultType === "input_required") this.rounds.note(this.asks.digestOf(decided.request), decided.verdict, result);
+  }
+
+  private decide(request: JsonRpcRequest, entry: Outstanding, bytes: Uint8Array, control: LazyAbort, era: RequestEra): void {
+    let verdict: Verdict | Promise<Verdict>;
+    try {
+      verdict = this.options.decider.decide(request, this.contextFor(request, control, entry, era));
+    } catch (error) {
+      verdict = decisionFailed(error);
+    }
+    if (!(verdict instanceof Promise)) {
+      this.apply(entry, bytes, verdict, request, era);
+      return;
+    }
+    // Not decided yet (a service round trip, or a person): this request alone waits
+    // (docs/architecture.md, decision 6). The audit's `pending` decision comes from the decider.
+    // A modern agent asked by `input_required` has had its answer already: the decision goes to
+    // the retry that carries the person's answer.
+    if (!this.askOf.has(entry)) this.options.held.hold(entry, control);
+    verdict
+      .catch(decisionFailed)
+      .then((settled) => {
+        const ask = this.askOf.get(entry);
+        if (ask) {
+          this.options.held.release(entry);
+          this.settleAsk(ask, settled);
+          return;
+        }
+        if (!this.options.held.release(entry)) return; // cancelled or the server went away
+        if (this.options.toServer()) this.apply(entry, bytes, settled, request, era);
+        else this.options.answerUnavailable(entry);
+      });
+  }
+
+  private contextFor(request: JsonRpcRequest, control: LazyAbort, entry: Outstanding, era: RequestEra, canAsk = true): DecisionContext {
+    const { audit, catalog, own, serverId } = this.options;
+    let elicit: DecisionContext["elicit"] = null;
+    if (!canAsk) elicit = null;
+    else if (era.era === "legacy") elicit = this.options.legacyCanElicit() ? own.elicit : null;
+    // Modern: this request's own capabilities decide, never an earlier request's (MCP 2026-07-28).
+    else if (declaresFormElicitation(era.capabilities)) elicit = this.askThroughRetry(entry, request, control);
+    return {
+      awaitingApproval: (reason) => audit.decision(entry, { action: "pending", reason }, request),
+      get signal() {
+        return control.signal;
+      },
+      serverId,
+      annotations: request.method === "tools/call" ? catalog.annotationsOf(targetName(request)) : undefined,
+      elicit,
+    };
+  }
+
+  /** Modern era: answer `entry` with our `input_required` question; the promise settles when the agent retries. */
+  private askThroughRetry(entry: Outstanding, request: JsonRpcRequest, control: LazyAbort) {
+    return (message: string, signal: AbortSignal): Promise<ElicitOutcome> =>
+      new Promise<ElicitOutcome>((resolve, reject) => {
+        if (signal.aborted) {
+          reject(new Error("approval aborted"));
+          return;
+        }
+        const { ask, result } = this.asks.open(entry, request, control, message, resolve, ASK_TTL_MS);
+        this.askOf.set(entry, ask);
+        signal.addEventListener("abort", () => reject(new Error("approval aborted")), { once: true });
+        this.options.held.release(entry);
+        const line = JSON.stringify({ jsonrpc: "2.0", id: entry.id, result });
+        this.options.toAgent.sendText(line);
+        this.options.audit.endCall(entry, "input_required", Buffer.byteLength(line));
+      });
+  }
+
+  /** The agent retried with the answer to our question: the retry waits for the decision, then runs (or not). */
+  private answered(ask: Ask, outcome: ElicitOutcome, retry: Outstanding, request: JsonRpcRequest, bytes: Uint8Array): void {
+    const control = new LazyAbort(ask.control);
+    ask.retry = { entry: retry, request, bytes, control };
+    if (ask.verdict) {
+      // Decided before the retry came (on the page, by the CLI, or it timed out).
+      this.settleAsk(ask, ask.verdict);
+      return;
+    }
+    this.options.held.hold(retry, control);
+    this.options.audit.decision(retry, { action: "pending", reason: `the agent answered the approval question (${outcome})` }, request);
+    ask.answer(outcome);
+  }
+
+  private settleAsk(ask: Ask, verdict: Verdict): void {
+    const retry = ask.retry;
+    if (!retry) {
+      // No retry yet: keep the decision for it; the audit has it now.
+      ask.verdict = verdict;
+      this.options.audit.decision(ask.first, verdict, ask.request);
+      return;
+    }
+    this.asks.close(ask);
+    if (retry.control.aborted) return; // the agent cancelled the retry
+    this.options.held.release(retry.entry);
+    if (this.options.toServer()) this.apply(retry.entry, retry.bytes, verdict, retry.request, requestEra(retry.request));
+    else this.options.answerUnavailable(retry.entry);
+  }
+
+  private apply(entry: Outstanding, bytes: Uint8Array, verdict: Verdict, request: JsonRpcRequest, era: RequestEra): void {
+    this.options.audit.decision(entry, verdict, request);
+    if (verdict.action === "forward") {
+      if (era.era === "modern") this.decidedOf.set(entry, { request, verdict });
+      this.options.forward(entry, bytes);
+      return;
+    }
+    const line = errorResponse(entry.id, verdict.error.code, verdict.error.message, verdict.error.data);
+    this.options.toAgent.sendText(line);
+    this.options.audit.endCall(entry, "denied", Buffer.byteLength(line));
+  }
+
+  /** A governed request that cannot be decided as sent: an error, and it reaches no one. */
+  private refuse(entry: Outstanding, request: JsonRpcRequest, code: number, message: string, reason: string): void {
+    const verdict: Verdict = {
+      action: "deny",
+      gate: "governance",
+      ruleId: null,
+      reason,
+      error: { code, message, data: { gate: "governance", server_id: this.options.serverId, reason } },
+    };
+    this.apply(entry, new Uint8Array(0), verdict, request, { era: "legacy" });
+  }
+}
+
+/** A decider that throws or rejects fails closed (docs/architecture.md, decision 3). */
+function decisionFailed(error: unknown): Verdict {
+  rootLog.error(`governance decision failed: ${messageOf(error)}`);
+  return {
+    action: "deny",
+    gate: "governance",
+    ruleId: null,
+    reason: "decision failed",
+    error: { code: RPC.internalError, message: `ThoughtGate could not decide: ${messageOf(error)}` },
+  };
+}
