@@ -62,6 +62,18 @@ export function decisions(run: WrappedRun): string[] {
   });
 }
 
+/**
+ * The shim command wrap writes into the agent's config, as a regular expression source: the session's
+ * pin of the binary in the sandbox's state directory (src/wrap/shim-path.ts), then `shim --server-id <server> `.
+ */
+export function shimCommandPattern(sandbox: AgentSandbox, server: string): string {
+  return `${escapeRegExp(join(sandbox.home, ".local", "state", "thoughtgate", "bin"))}/[^/ ]+/thoughtgate shim --server-id ${escapeRegExp(server)} `;
+}
+
+export function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&");
+}
+
 /** The file's bytes, to compare before and after (`cmp`). */
 export function bytes(path: string): Buffer {
   return readFileSync(path);

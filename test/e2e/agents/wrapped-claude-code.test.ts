@@ -11,8 +11,8 @@ import { join } from "node:path";
 import { agentBinary, agentSandbox, claudeCode, claudeToolName, describeRun, everythingServer, recordedServer, runAgent } from "../../support/agents.ts";
 import { startFakeAnthropic } from "../../support/fake-models/anthropic.ts";
 import { fakeNotifySend } from "../../support/fake-notify.ts";
-import { requireBinary, waitFor } from "../../support/harness.ts";
-import { bytes, decisions, runWrapped, throughWrap, withRecord, writeUserPolicy } from "../../support/wrapped-agents.ts";
+import { waitFor } from "../../support/harness.ts";
+import { bytes, decisions, runWrapped, shimCommandPattern, throughWrap, withRecord, writeUserPolicy } from "../../support/wrapped-agents.ts";
 
 // A real agent, shims and servers on a shared 2-core box; bun 1.4.5 does not apply bunfig's [test] timeout.
 setDefaultTimeout(90_000);
@@ -67,7 +67,7 @@ describe("claude -p through thoughtgate wrap", () => {
     expect(run.stderr).toContain(`restored ${config} (kept the agent's own changes)`);
     const after = readFileSync(config, "utf8");
     expect((JSON.parse(after) as { mcpServers: unknown }).mcpServers).toEqual(before.mcpServers);
-    expect(after).not.toContain(requireBinary());
+    expect(after).not.toContain("shim --server-id");
   });
 
   test("--mcp-config FILE and inline JSON: both governed through copies, the given file untouched", async () => {
@@ -170,7 +170,7 @@ describe("claude mcp list through thoughtgate wrap", () => {
     const original = bytes(config);
     const run = withRecord(await runAgent(throughWrap(list), sandbox));
     expect({ exitCode: run.exitCode, leftovers: run.leftovers }, run.stderr).toEqual({ exitCode: 0, leftovers: [] });
-    expect(run.stdout).toMatch(new RegExp(`everything: ${requireBinary().replaceAll("/", "\\/")} shim --server-id everything .* - ✔ Connected`));
+    expect(run.stdout).toMatch(new RegExp(`everything: ${shimCommandPattern(sandbox, "everything")}.* - ✔ Connected`));
     expect(run.events("run_start")).toHaveLength(1);
     expect(bytes(config).equals(original)).toBe(true);
   });

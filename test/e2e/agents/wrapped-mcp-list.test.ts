@@ -10,8 +10,7 @@ import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { agentBinary, agentSandbox, everythingServer, runAgent, type AgentLaunch, type AgentName, type AgentSandbox } from "../../support/agents.ts";
-import { requireBinary } from "../../support/harness.ts";
-import { bytes, throughWrap, withRecord } from "../../support/wrapped-agents.ts";
+import { bytes, shimCommandPattern, throughWrap, withRecord } from "../../support/wrapped-agents.ts";
 
 setDefaultTimeout(60_000);
 
@@ -29,8 +28,6 @@ async function listThroughWrap(sandbox: AgentSandbox, config: string, agent: Age
   return { run, output: (run.stdout + run.stderr).replace(/\x1b\[[0-9;]*m/g, ""), same: bytes(config).equals(original) };
 }
 
-const shimLine = (server: string) => `${requireBinary()} shim --server-id ${server} `;
-
 describe("each agent's own MCP listing through thoughtgate wrap", () => {
   test("Gemini CLI: `gemini mcp list` reports the server connected through the shim", async () => {
     await using sandbox = agentSandbox();
@@ -38,7 +35,7 @@ describe("each agent's own MCP listing through thoughtgate wrap", () => {
     const config = writeJson(join(sandbox.home, ".gemini", "settings.json"), { mcpServers: { everything: everythingServer(sandbox) } });
     const { run, output, same } = await listThroughWrap(sandbox, config, "gemini", ["mcp", "list"]);
     expect({ exitCode: run.exitCode, leftovers: run.leftovers, network: sandbox.trap.attempts }, output).toEqual({ exitCode: 0, leftovers: [], network: [] });
-    expect(output).toMatch(new RegExp(`✓ everything: ${escape(shimLine("everything"))}.* - Connected`));
+    expect(output).toMatch(new RegExp(`✓ everything: ${shimCommandPattern(sandbox, "everything")}.* - Connected`));
     expect(run.events("run_start")).toHaveLength(1);
     expect(same).toBe(true);
   });
@@ -49,7 +46,7 @@ describe("each agent's own MCP listing through thoughtgate wrap", () => {
     const config = writeJson(join(sandbox.home, ".qwen", "settings.json"), { mcpServers: { everything: everythingServer(sandbox) }, $version: 4 });
     const { run, output, same } = await listThroughWrap(sandbox, config, "qwen", ["mcp", "list"]);
     expect({ exitCode: run.exitCode, leftovers: run.leftovers, network: sandbox.trap.attempts }, output).toEqual({ exitCode: 0, leftovers: [], network: [] });
-    expect(output).toMatch(new RegExp(`✓ everything: ${escape(shimLine("everything"))}.* - Connected`));
+    expect(output).toMatch(new RegExp(`✓ everything: ${shimCommandPattern(sandbox, "everything")}.* - Connected`));
     expect(run.events("run_start")).toHaveLength(1);
     expect(same).toBe(true);
   });
@@ -60,12 +57,8 @@ describe("each agent's own MCP listing through thoughtgate wrap", () => {
     const config = writeJson(join(sandbox.home, ".copilot", "mcp-config.json"), { mcpServers: { everything: { type: "local", ...server, tools: ["*"] } } });
     const { run, output, same } = await listThroughWrap(sandbox, config, "copilot", ["mcp", "get", "everything"]);
     expect({ exitCode: run.exitCode, leftovers: run.leftovers, network: sandbox.trap.attempts }, output).toEqual({ exitCode: 0, leftovers: [], network: [] });
-    expect(output).toContain(`Command: ${shimLine("everything")}`);
+    expect(output).toMatch(new RegExp(`Command: ${shimCommandPattern(sandbox, "everything")}`));
     expect(output).toContain(`-- ${server.command} ${server.args.join(" ")}\n`);
     expect(same).toBe(true);
   });
 });
-
-function escape(text: string): string {
-  return text.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&");
-}

@@ -10,8 +10,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { agentBinary, agentSandbox, describeRun, everythingServer, opencode, opencodeToolName, recordedServer, runAgent, type AgentLaunch, type AgentSandbox } from "../../support/agents.ts";
 import { startFakeOpenAIChat } from "../../support/fake-models/openai-chat.ts";
-import { requireBinary } from "../../support/harness.ts";
-import { bytes, decisions, runWrapped, throughWrap, withRecord, writeUserPolicy } from "../../support/wrapped-agents.ts";
+import { bytes, decisions, runWrapped, shimCommandPattern, throughWrap, withRecord, writeUserPolicy } from "../../support/wrapped-agents.ts";
 
 // opencode takes 3–5 s to start on this box, more under load.
 setDefaultTimeout(120_000);
@@ -83,7 +82,7 @@ describe("opencode through thoughtgate wrap", () => {
     expect({ exitCode: run.exitCode, leftovers: run.leftovers }, run.stderr).toEqual({ exitCode: 0, leftovers: [] });
     const shown = run.stdout.replace(/\x1b\[[0-9;]*m/g, "");
     expect(shown).toMatch(/✓ everything connected/);
-    expect(shown).toContain(`${requireBinary()} shim --server-id everything`);
+    expect(shown).toMatch(new RegExp(shimCommandPattern(sandbox, "everything")));
     expect(run.events("run_start")).toHaveLength(1);
     expect(bytes(config).equals(original)).toBe(true);
   });
