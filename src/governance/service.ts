@@ -6,7 +6,8 @@ import { showInvisible } from "../core/visible-text.ts";
 import { GovernanceMetrics } from "../telemetry/metrics.ts";
 import { redactText } from "../telemetry/redact.ts";
 import { VERSION } from "../version.ts";
-import { cancelRequest, decisionRequest, evaluateRequest, filterRequest, heartbeatRequest, metricsReport, relayRequest, unansweredRequest, type DecisionRequest } from "./api.ts";
+import { cancelRequest, evaluateRequest, filterRequest, heartbeatRequest, metricsReport, relayRequest, unansweredRequest } from "./api.ts";
+import { approvalsApi } from "./approvals-api.ts";
 import type { AlwaysResult } from "./always-allow.ts";
 import { DesktopNotifier, type NotifyTool } from "./desktop-notifier.ts";
 import { approvalPageHtml } from "./approval-page.ts";
@@ -107,6 +108,7 @@ export function startGovernanceService(options: ServiceOptions): GovernanceServi
   const cliDigest = secretDigest(options.cliKey);
   let shutdown = false;
   let allowedHosts = new Set<string>();
+  const approvals = approvalsApi({ tasks, grants, changed: (result, id) => changed(result, id), ...(options.alwaysAllow ? { alwaysAllow: options.alwaysAllow } : {}) });
   const evaluate = createEvaluator({
     engine,
     profile: options.profile,
@@ -200,47 +202,6 @@ export function startGovernanceService(options: ServiceOptions): GovernanceServi
       }
     }
     return failure(404, "not_found", `no such endpoint: ${method} ${path}`);
-  }
-
-  /** `/approvals/api/*`: what people call, from the page (page key) or `thoughtgate approve` (CLI key). */
-  async function approvals(request: Request, path: string, channel: Channel): Promise<Response> {
-    if (path === "/approvals/api/tasks" && request.method === "GET") {
-      return json({ tasks: tasks.list().map((t) => tasks.toView(t)), grants: grants.list().map((g) => grants.toView(g)) });
-    }
-    const task = /^\/approvals\/api\/tasks\/([^/]+)$/.exec(path);
-    if (task) {
-      const id = decodeURIComponent(task[1] ?? "");
-      if (request.method === "GET") return changed(lookup(id), id);
-      if (request.method === "POST") {
-        const body = await parseBody(request, decisionRequest);
-        return body.ok ? decide(id, body.value, channel) : body.response;
-      }
-    }
-    const grant = /^\/approvals\/api\/grants\/([^/]+)\/revoke$/.exec(path);
-    if (grant && request.method === "POST") {
-      const revoked = grants.revoke(decodeURIComponent(grant[1] ?? ""));
-      if (!revoked) return failure(404, "not_found", "no such session grant (revoked already, or the session ended)");
-      log.info(showInvisible(redactText(`session grant of ${revoked.serverId}.${revoked.name} (task ${revoked.taskId}) revoked by ${channel}`)));
-      return json({ grant: grants.toView(revoked) });
-    }
-    return failure(404, "not_found", `no such endpoint: ${request.method} ${path}`);
-  }
-
-  /**
-   * A person's decision. `always` comes only from the approvals page: it writes a rule into the
-   * user's policy file first, and the call is approved only once that is done.
-   */
-  async function decide(id: string, decision: DecisionRequest, channel: Channel): Promise<Response> {
-    if (decision.decision === "deny" || decision.scope !== "always") return changed(tasks.decide(id, { ...decision, scope: decision.decision === "deny" ? "once" : decision.scope }, channel), id);
-    if (channel !== "web") return failure(403, "forbidden", "only the approvals page can always allow a tool (it writes your policy file); approve once or for this session here");
-    const found = tasks.get(id);
-    if (!found) return changed({ ok: false, error: "not_found" }, id);
-    if (found.status !== "pending") return changed({ ok: false, error: "not_pending", task: found }, id);
-    if (found.digest !== decision.digest) return changed({ ok: false, error: "digest_mismatch", task: found }, id);
-    if (!options.alwaysAllow) return failure(409, "not_possible", "this service cannot write a policy rule; approve once or for this session");
-    const written = await options.alwaysAllow(found);
-    if (!written.ok) return failure(409, "not_possible", written.reason);
-    return changed(tasks.decide(id, { ...decision, reason: decision.reason ?? written.note }, channel), id);
   }
 
   /** The agent's prompt for a task got no decision: the task waits on, and the person is told another way. */
