@@ -13,10 +13,11 @@ export function agentCanAsk(agent: AgentType, command: readonly string[]): boole
   switch (agent) {
     case "claude-code":
       return !args.some((arg) => arg === "-p" || arg === "--print");
+    // The subcommand may follow options that take values (`codex -m o4 exec`): any word that is it counts.
     case "codex":
-      return !["exec", "e"].includes(firstWord(args) ?? "");
+      return !args.some((arg) => arg === "exec" || arg === "e");
     case "opencode":
-      return firstWord(args) !== "run";
+      return !args.includes("run");
     case "gemini":
     case "qwen":
     case "copilot":
@@ -29,9 +30,4 @@ export function agentCanAsk(agent: AgentType, command: readonly string[]): boole
 function beforeDoubleDash(args: readonly string[]): string[] {
   const end = args.indexOf("--");
   return end < 0 ? [...args] : args.slice(0, end);
-}
-
-/** The subcommand: the first argument that is not an option. */
-function firstWord(args: readonly string[]): string | undefined {
-  return args.find((arg) => !arg.startsWith("-"));
 }

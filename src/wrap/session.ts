@@ -111,6 +111,7 @@ async function governAndRun(options: WrapOptions, agent: AgentType, ctx: AgentCo
   const cliKey = newSecret();
   const runId = Bun.randomUUIDv7();
   const canAsk = agentCanAsk(agent, options.command);
+  const desktop = desktopTool();
   const service = startGovernanceService({
     engine: () => engines.engine,
     profile: options.profile,
@@ -119,7 +120,7 @@ async function governAndRun(options: WrapOptions, agent: AgentType, ctx: AgentCo
     pageKey: newSecret(),
     cliKey,
     agentCanAsk: canAsk,
-    desktop: desktopTool(),
+    desktop,
     alwaysAllow: async (task) =>
       (await import("../governance/always-allow.ts")).alwaysAllow(task, { policy: () => engines.policy, reload: () => engines.reload(), env: process.env, cwd: process.cwd(), origin: `wrap session ${runId}`, now: () => new Date() }),
     origin: `${basename(options.command[0] ?? "the agent")} under thoughtgate wrap on ${userAtHost()}`,
@@ -138,7 +139,7 @@ async function governAndRun(options: WrapOptions, agent: AgentType, ctx: AgentCo
       `thoughtgate: policy ${engines.files.length > 0 ? engines.label : "embedded default (read-only tools forwarded, destructive tools need approval)"}, profile ${options.profile}`,
       `thoughtgate: governance service ${service.url}; approvals page (keep it private) ${service.approvalsUrl}`,
       cli.howTo,
-      ...(canAsk ? [] : [`thoughtgate: ${options.command[0] ? basename(options.command[0]) : agent} in this mode answers no approval prompt itself: approvals go to the page, thoughtgate approve and a desktop notification`]),
+      ...(canAsk ? [] : [`thoughtgate: ${options.command[0] ? basename(options.command[0]) : agent} in this mode answers no approval prompt itself: approvals go to the page, thoughtgate approve${desktop ? " and a desktop notification" : ""}`]),
       `thoughtgate: session record ${record.events}`,
     ].join("\n"),
   );
