@@ -42,7 +42,19 @@ const INVISIBLE = new RegExp(INVISIBLE_CHARACTERS_SOURCE, "u");
  * file is replaced, the edited policy is loaded (with the project's policy, as in force) and must
  * forward this very call; then the running service reloads it.
  */
-export async function alwaysAllow(task: Task, ctx: AlwaysAllowContext): Promise<AlwaysResult> {
+export function alwaysAllow(task: Task, ctx: AlwaysAllowContext): Promise<AlwaysResult> {
+  // One at a time: two clicks at once would each edit the same text, the second writing over the first's rule.
+  const run = writing.then(() => addRule(task, ctx));
+  writing = run.then(
+    () => undefined,
+    () => undefined,
+  );
+  return run;
+}
+
+let writing: Promise<void> = Promise.resolve();
+
+async function addRule(task: Task, ctx: AlwaysAllowContext): Promise<AlwaysResult> {
   // One line, whatever the names hold: it is shown on the page and logged.
   const refuse = (reason: string): AlwaysResult => ({ ok: false, reason: showInvisible(redactText(`cannot always allow ${task.serverId}.${task.name}: ${reason}`)) });
   const policy = ctx.policy();

@@ -59,8 +59,10 @@ describe("the rule in the user's policy file", () => {
     expect(holder.engine.evaluate(call("fs", "delete_file"))).toMatchObject({ kind: "forward", ruleId: "always-allow-fs-delete_file" });
     expect(holder.engine.evaluate(call("other", "delete_file")).kind).toBe("approve");
     expect(holder.engine.evaluate(call("fs", "delete_dir")).kind).toBe("approve");
-    // A second "always" for another tool gets its own rule; the same id is never used twice.
-    expect(await alwaysAllow(taskFor("fs", "delete_dir"), ctx)).toMatchObject({ ok: true, ruleId: "always-allow-fs-delete_dir" });
+    // Two more at once (two clicks): each gets its own rule, neither writes over the other's.
+    const both = await Promise.all([alwaysAllow(taskFor("fs", "delete_dir"), ctx), alwaysAllow(taskFor("fs", "delete_link"), ctx)]);
+    expect(both.map((r) => r.ok && r.ruleId)).toEqual(["always-allow-fs-delete_dir", "always-allow-fs-delete_link"]);
+    expect([holder.engine.evaluate(call("fs", "delete_dir")).kind, holder.engine.evaluate(call("fs", "delete_link")).kind]).toEqual(["forward", "forward"]);
   });
 
   test("no user file: it is created from the embedded default, which keeps applying to everything else", async () => {
