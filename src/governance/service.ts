@@ -6,13 +6,17 @@ import { showInvisible } from "../core/visible-text.ts";
 import { GovernanceMetrics } from "../telemetry/metrics.ts";
 import { redactText } from "../telemetry/redact.ts";
 import { VERSION } from "../version.ts";
-import { cancelRequest, decisionRequest, evaluateRequest, filterRequest, heartbeatRequest, metricsReport, relayRequest } from "./api.ts";
+import { cancelRequest, evaluateRequest, filterRequest, heartbeatRequest, metricsReport, relayRequest, unansweredRequest } from "./api.ts";
+import { approvalsApi } from "./approvals-api.ts";
+import type { AlwaysResult } from "./always-allow.ts";
+import { DesktopNotifier, type NotifyTool } from "./desktop-notifier.ts";
 import { approvalPageHtml } from "./approval-page.ts";
 import type { PolicyEngine } from "./engine.ts";
 import { createEvaluator } from "./evaluation.ts";
 import { bearer, failure, hostProblem, isCrossOrigin, json, loopbackHosts, newNonce, pageHeaders, parseBody, pathOf } from "./http-guard.ts";
 import { secretDigest, secretMatches } from "./secrets.ts";
-import { TaskStore, type Channel, type ChangeResult, type Clock } from "./tasks.ts";
+import { SessionGrants } from "./session-grants.ts";
+import { systemClock, TaskStore, type Channel, type ChangeResult, type Clock, type Task } from "./tasks.ts";
 import { SlackApprovals } from "./approval/slack/slack-approvals.ts";
 
 export { newSecret } from "./secrets.ts";
@@ -36,6 +40,15 @@ export type ServiceOptions = {
   /** For tests: task timeouts without waiting. */
   clock?: Clock;
   maxTasks?: number;
+  /**
+   * False when the agent is known to answer no elicitation (`claude -p`, `codex exec`: wrap knows
+   * these modes): no shim is offered elicitation, and approvals go to people's channels at once.
+   */
+  agentCanAsk?: boolean;
+  /** Announce approvals on the desktop with this tool (src/governance/desktop-notifier.ts); none: no notifications. */
+  desktop?: NotifyTool | null;
+  /** "Always allow" from the approvals page (src/governance/always-allow.ts); absent: refused as not possible here. */
+  alwaysAllow?: (task: Task) => Promise<AlwaysResult>;
 };
 
 export type GovernanceService = {
@@ -48,6 +61,8 @@ export type GovernanceService = {
    */
   approvalsUrl: string;
   tasks: TaskStore;
+  /** "Allow for this session" grants; they end with the service. */
+  grants: SessionGrants;
   metrics: GovernanceMetrics;
   /** Tell every shim to drain (piggy-backed on its next evaluate, heartbeat, task or filter answer). */
   setShutdown(): void;
@@ -69,6 +84,8 @@ export function startGovernanceService(options: ServiceOptions): GovernanceServi
   const host = options.host ?? "127.0.0.1";
   const clock = options.clock;
   const metrics = new GovernanceMetrics(clock ? () => clock.now() : undefined);
+  const grants = new SessionGrants();
+  let notifier: DesktopNotifier | null = null;
   // Slack decides through the task store like every channel (docs/architecture.md, "An approval channel").
   const slack = new SlackApprovals({ decide: (id, decision, channel) => tasks.decide(id, decision, channel), metrics, origin: options.origin ?? defaultOrigin() });
   const tasks: TaskStore = new TaskStore({
@@ -79,7 +96,11 @@ export function startGovernanceService(options: ServiceOptions): GovernanceServi
       slack.finished(task);
       metrics.observeApproval(task.serverId, ((task.finishedAt ?? task.createdAt) - task.createdAt) / 1000);
       const by = task.decidedBy && task.decidedBy !== "timeout" ? ` by ${task.decidedBy}` : "";
-      log.info(showInvisible(redactText(`approval task ${task.id} (${task.serverId}.${task.name}): ${task.status.replace("_", " ")}${by}`)));
+      const scope = task.scope === "session" ? " for this session" : task.scope === "always" ? " always" : "";
+      log.info(showInvisible(redactText(`approval task ${task.id} (${task.serverId}.${task.name}): ${task.status.replace("_", " ")}${scope}${by}`)));
+      // "Allow for this session", from whichever channel: later calls of this tool are approved by the grant.
+      if (task.status === "approved" && task.scope === "session" && task.decidedBy) grants.grant(task, task.id, task.decidedBy, (clock ?? systemClock).now());
+      notifier?.finished(task);
     },
   });
   const sessionDigest = secretDigest(options.sessionSecret);
@@ -87,7 +108,17 @@ export function startGovernanceService(options: ServiceOptions): GovernanceServi
   const cliDigest = secretDigest(options.cliKey);
   let shutdown = false;
   let allowedHosts = new Set<string>();
-  const evaluate = createEvaluator({ engine, profile: options.profile, tasks, metrics, shuttingDown: () => shutdown });
+  const approvals = approvalsApi({ tasks, grants, changed: (result, id) => changed(result, id), ...(options.alwaysAllow ? { alwaysAllow: options.alwaysAllow } : {}) });
+  const evaluate = createEvaluator({
+    engine,
+    profile: options.profile,
+    tasks,
+    grants,
+    metrics,
+    shuttingDown: () => shutdown,
+    ...(options.agentCanAsk === false ? { agentCanAsk: false } : {}),
+    onPending: (task, agentAsking) => notifier?.pending(task, agentAsking),
+  });
 
   const unauthorized = (what: string) => {
     metrics.unauthorized.inc();
@@ -151,7 +182,7 @@ export function startGovernanceService(options: ServiceOptions): GovernanceServi
       if (report.server_state) metrics.setServerState(report.server_id, report.server_state);
       return json({ shutdown });
     }
-    const task = /^\/governance\/task\/([^/]+)(\/decision|\/cancel)?$/.exec(path);
+    const task = /^\/governance\/task\/([^/]+)(\/decision|\/cancel|\/unanswered)?$/.exec(path);
     if (task) {
       const id = decodeURIComponent(task[1] ?? "");
       if (task[2] === undefined && method === "GET") return changed(lookup(id), id);
@@ -161,6 +192,10 @@ export function startGovernanceService(options: ServiceOptions): GovernanceServi
         const { relay_token, ...decision } = body.value;
         return changed(tasks.relay(id, relay_token, decision), id);
       }
+      if (task[2] === "/unanswered" && method === "POST") {
+        const body = await parseBody(request, unansweredRequest);
+        return body.ok ? unanswered(id, body.value.relay_token) : body.response;
+      }
       if (task[2] === "/cancel" && method === "POST") {
         const body = await parseBody(request, cancelRequest, {});
         return body.ok ? changed(tasks.cancel(id, body.value.reason ?? "cancelled by the agent"), id) : body.response;
@@ -169,19 +204,13 @@ export function startGovernanceService(options: ServiceOptions): GovernanceServi
     return failure(404, "not_found", `no such endpoint: ${method} ${path}`);
   }
 
-  /** `/approvals/api/*`: what people call, from the page (page key) or `thoughtgate approve` (CLI key). */
-  async function approvals(request: Request, path: string, channel: Channel): Promise<Response> {
-    if (path === "/approvals/api/tasks" && request.method === "GET") return json({ tasks: tasks.list().map((t) => tasks.toView(t)) });
-    const task = /^\/approvals\/api\/tasks\/([^/]+)$/.exec(path);
-    if (task) {
-      const id = decodeURIComponent(task[1] ?? "");
-      if (request.method === "GET") return changed(lookup(id), id);
-      if (request.method === "POST") {
-        const body = await parseBody(request, decisionRequest);
-        return body.ok ? changed(tasks.decide(id, body.value, channel), id) : body.response;
-      }
-    }
-    return failure(404, "not_found", `no such endpoint: ${request.method} ${path}`);
+  /** The agent's prompt for a task got no decision: the task waits on, and the person is told another way. */
+  function unanswered(id: string, relayToken: string): Response {
+    const found = tasks.get(id);
+    if (!found) return changed({ ok: false, error: "not_found" }, id);
+    if (!found.relayDigest || !secretMatches(relayToken, found.relayDigest)) return changed({ ok: false, error: "relay_refused", task: found }, id);
+    if (found.status === "pending") notifier?.unanswered(found);
+    return json({ task: tasks.toView(found), shutdown });
   }
 
   /** Which person's key a request carries: both are compared every time, in constant time. */
@@ -243,17 +272,32 @@ export function startGovernanceService(options: ServiceOptions): GovernanceServi
   const port = server.port ?? 0;
   allowedHosts = loopbackHosts(host, port);
   const url = `http://${host}:${port}`;
+  if (options.desktop) {
+    notifier = new DesktopNotifier({
+      tool: options.desktop,
+      pageUrl: `${url}/approvals`,
+      clock: clock ?? systemClock,
+      decide: (task, choice) => {
+        const result = tasks.decide(task.id, { decision: choice.decision, digest: task.digest, scope: choice.scope }, "desktop");
+        if (!result.ok && result.error !== "not_pending") log.warn(`the desktop notification's answer for task ${task.id} was refused (${result.error})`);
+      },
+    });
+  }
   return {
     url,
     port,
     approvalsUrl: `${url}/approvals#key=${options.pageKey}`,
     tasks,
+    grants,
     metrics,
     setShutdown: () => {
       shutdown = true;
     },
     async stop() {
       tasks.cancelAll("the governance service stopped");
+      // A session grant never outlives its session.
+      grants.close();
+      notifier?.close();
       await slack.close();
       await server.stop(true);
     },

@@ -106,6 +106,22 @@ describe("serve + tasks/approve/deny", () => {
     expect(unreachable.stderr).toContain(`cannot reach the governance service at ${s.endpoint}`);
   });
 
+  test("approve --session: this tool on this server is allowed until the service stops; tasks shows the grant; deny has no --session", async () => {
+    const s = await serve(policyDir());
+    const env = s.cliEnv;
+    const first = await s.evaluate({ name: "delete_repo", arguments: { repo: "acme/site" } });
+    const approved = await runBinary(["approve", first.task_id, "--session"], { env });
+    expect(approved).toMatchObject({ exitCode: 0, stdout: `approved ${first.task_id}: gh.delete_repo (and every call of it until the session ends)\n` });
+    const later = await s.evaluate({ name: "delete_repo", arguments: { repo: "acme/other" } });
+    expect(await s.task(later.task_id)).toMatchObject({ status: "approved", decided_by: `session_grant:${first.task_id}` });
+    const other = await s.evaluate({ name: "delete_branch", arguments: {} });
+    const listed = await runBinary(["tasks"], { env });
+    expect(listed.stdout).toContain(`${other.task_id}  pending`);
+    expect(listed.stdout).toEndWith(`\nallowed for this session:\n  gh.delete_repo  (task ${first.task_id}, by cli; 1 call since)\n`);
+    const refused = await runBinary(["deny", other.task_id, "--session"], { env });
+    expect([refused.exitCode, refused.stderr]).toEqual([2, expect.stringContaining("--session")]);
+  });
+
   test("without flags the CLI finds the one running service; none or several: a one-line usage error", async () => {
     const state = tempDir();
     cleanup.push(() => state[Symbol.dispose]());
