@@ -31,11 +31,12 @@ export type Verdict =
     };
 
 /**
- * What came back from asking the agent's user: an explicit yes, a person's no, or no answer at all
+ * What came back from asking the agent's user: an explicit yes (for this call, or for this tool for
+ * the rest of the session), a person's no, or no answer at all
  * (the agent answered for no one, e.g. `cancel` from an agent that cannot show a prompt): then the
  * other approval channels still apply.
  */
-export type ElicitOutcome = "approved" | "declined" | "unanswered";
+export type ElicitOutcome = "approved" | "approved_session" | "declined" | "unanswered";
 
 export type DecisionContext = {
   /** Aborts when the agent cancels the request (`notifications/cancelled`) or the shim shuts down. */

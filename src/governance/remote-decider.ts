@@ -224,13 +224,19 @@ export class RemoteDecider implements Decider {
     try {
       const outcome = await elicit(prompt, signal);
       if (outcome === "unanswered") {
-        // The agent answered for no one: the task stays pending for the page, the CLI, Slack, until its timeout.
+        // The agent answered for no one: the task stays pending for the page, the CLI, Slack, until its
+        // timeout; the service tells the person at once (a desktop notification) rather than waiting.
         this.log.warn("the agent answered the approval form without asking anyone; waiting for the approvals page or `thoughtgate approve`");
+        await this.call("POST", `${path}/unanswered`, { relay_token: relayToken, reason: "the agent answered the approval form without showing it" }, EVALUATE_TIMEOUT_MS).catch(() => undefined);
         return;
       }
       const { task } = await this.json("GET", path, undefined, taskResponse, POLL_TIMEOUT_MS);
       if (task.status !== "pending") return;
-      const relayed = await this.call("POST", `${path}/decision`, { decision: outcome === "approved" ? "approve" : "deny", digest: task.digest, relay_token: relayToken }, EVALUATE_TIMEOUT_MS);
+      const decision =
+        outcome === "declined"
+          ? { decision: "deny" }
+          : { decision: "approve", scope: outcome === "approved_session" ? "session" : "once" };
+      const relayed = await this.call("POST", `${path}/decision`, { ...decision, digest: task.digest, relay_token: relayToken }, EVALUATE_TIMEOUT_MS);
       if (!relayed.ok && relayed.status !== 409) log.warn(`the governance service refused the elicitation answer: HTTP ${relayed.status} (other channels still apply)`);
     } catch (error) {
       if (!signal.aborted) log.warn(`approval through the agent failed: ${messageOf(error)} (other channels still apply)`);

@@ -199,7 +199,11 @@ export class Router {
       return;
     }
     const entry: Outstanding = { id: request.id, method: request.method, startedAt: performance.now() };
-    if (request.method === "initialize") this.agentCanElicit = declaresFormElicitation((request.params as { capabilities?: unknown } | undefined)?.capabilities);
+    if (request.method === "initialize") {
+      const params = request.params as { capabilities?: unknown; protocolVersion?: unknown } | undefined;
+      this.agentCanElicit = declaresFormElicitation(params?.capabilities);
+      this.own.agentProtocolVersion = typeof params?.protocolVersion === "string" ? params.protocolVersion : null;
+    }
     if (request.method === "tools/list") entry.firstPage = (request.params as { cursor?: unknown } | undefined)?.cursor === undefined;
     if (request.method === "subscriptions/listen") entry.longLived = true;
     if (request.method === "tools/call") this.audit.startCall(entry, request);

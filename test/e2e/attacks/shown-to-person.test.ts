@@ -60,7 +60,7 @@ describe("approval prompts and task views", () => {
     const prompts: string[] = [];
     client.setRequestHandler(ElicitRequestSchema, (request) => {
       prompts.push(String(request.params.message));
-      return { action: "accept", content: { approve: false } };
+      return { action: "accept", content: { decision: "deny" } };
     });
     await client.connect(transport);
     cleanup.push(() => client.close());
