@@ -181,6 +181,25 @@ export const metricsReport = v.object({
   server_state: v.optional(v.picklist(SERVER_STATES)),
 });
 
+/**
+ * The shim's channel (`GET /governance/channel`, a WebSocket opened with the session secret): each
+ * message asks what the HTTP endpoint of the same method and path would be asked, with its JSON body.
+ */
+export const channelRequest = v.object({
+  id: v.pipe(v.number(), v.integer()),
+  method: v.picklist(["GET", "POST"]),
+  path: v.pipe(v.string(), v.startsWith("/governance/")),
+  body: v.optional(v.unknown()),
+});
+export type ChannelRequest = v.InferOutput<typeof channelRequest>;
+
+/** The service's messages on a channel: the answer to request `id` (the HTTP status and JSON body), or a push. */
+export const channelAnswer = v.union([
+  v.object({ id: v.pipe(v.number(), v.integer()), status: v.pipe(v.number(), v.integer()), body: v.unknown() }),
+  v.object({ push: v.literal("shutdown") }),
+]);
+export type ChannelAnswer = v.InferOutput<typeof channelAnswer>;
+
 export const healthResponse = v.object({ status: v.literal("ok"), version: v.string(), profile: v.string() });
 
 /**

@@ -15,6 +15,8 @@ import {
   type TaskView,
 } from "./api.ts";
 import { GOVERNANCE_ERROR, isGate } from "./errors.ts";
+import type { Answer } from "./http-guard.ts";
+import { ServiceChannel } from "./service-channel.ts";
 import type { ListKind } from "./visibility.ts";
 
 /** Readiness: poll /healthz with a doubling delay before the first decision, for at most the budget. */
@@ -45,6 +47,7 @@ export type RemoteOptions = {
  */
 export class RemoteDecider implements Decider {
   private heartbeat: ReturnType<typeof setInterval> | null = null;
+  private channel: ServiceChannel | null = null;
   private requestStop: (reason: string) => void = () => {};
   /** Resolves when the service asks the shim to shut down (wrap is exiting) or stops answering. */
   readonly stopRequested: Promise<string>;
@@ -69,29 +72,33 @@ export class RemoteDecider implements Decider {
   }
 
   /**
-   * Wait until the service answers /healthz; else GovernanceUnavailable. The budget bounds the whole
-   * wait: a service that accepts connections and never answers costs it, not a timeout per attempt.
+   * Open the channel to the service (service-channel.ts), waiting for the service to be ready; else
+   * GovernanceUnavailable. The budget bounds the whole wait: a service that accepts connections and
+   * never answers costs it, not a timeout per attempt. A refused channel is asked about over HTTP
+   * (`/healthz`), so a wrong secret is said at once rather than waited out.
    */
   static async connect(options: RemoteOptions): Promise<RemoteDecider> {
     const decider = new RemoteDecider({ ...options, endpoint: options.endpoint.replace(/\/+$/, "") });
     const budgetMs = options.readyTimeoutMs ?? READY_TIMEOUT_MS;
     const deadline = performance.now() + budgetMs;
+    const attempt = () => Math.max(1, Math.min(EVALUATE_TIMEOUT_MS, deadline - performance.now()));
     let delay = READY_FIRST_DELAY_MS;
     for (;;) {
       let why: string;
       try {
-        const response = await decider.call("GET", "/healthz", undefined, Math.max(1, Math.min(EVALUATE_TIMEOUT_MS, deadline - performance.now())));
-        if (response.ok) {
-          decider.startHeartbeat();
-          // Connected: the shim starts its server next.
-          decider.serverState("starting");
-          return decider;
-        }
-        why = `HTTP ${response.status}`;
-        if (response.status === 401) throw new ThoughtGateError("GOVERNANCE_UNAVAILABLE", `governance service ${options.endpoint} is not available: ${why} (wrong or missing THOUGHTGATE_GOVERNANCE_SECRET)`);
+        decider.channel = await ServiceChannel.open(decider.options.endpoint, options.secret, attempt(), {
+          onShutdown: () => decider.requestStop("the governance service asked the shim to shut down"),
+          // The service is gone (wrap stopped, or died uncleanly): shut down rather than run ungoverned.
+          onClose: (reason) => decider.requestStop(reason),
+        });
+        decider.startHeartbeat();
+        // Connected: the shim starts its server next.
+        decider.serverState("starting");
+        return decider;
       } catch (error) {
-        if (error instanceof ThoughtGateError) throw error;
         why = messageOf(error);
+        const status = await healthStatus(decider.options.endpoint, options.secret, attempt());
+        if (status === 401) throw new ThoughtGateError("GOVERNANCE_UNAVAILABLE", `governance service ${options.endpoint} is not available: HTTP 401 (wrong or missing THOUGHTGATE_GOVERNANCE_SECRET)`);
       }
       const left = deadline - performance.now();
       if (left <= 0) throw new ThoughtGateError("GOVERNANCE_UNAVAILABLE", `governance service ${options.endpoint} did not become ready within ${formatBudget(budgetMs)} (last: ${why})`);
@@ -101,7 +108,6 @@ export class RemoteDecider implements Decider {
   }
 
   async decide(request: JsonRpcRequest, context: DecisionContext): Promise<Verdict> {
-    const signal = context.signal;
     const input = toInput(request, context);
     let answer: EvaluateResponse;
     try {
@@ -146,7 +152,8 @@ export class RemoteDecider implements Decider {
     }
     if (!answer.task_id) return this.unavailable(request, "the service asked for approval without a task id");
     context.awaitingApproval(`${answer.reason} (task ${answer.task_id})`);
-    return this.awaitApproval(answer, answer.task_id, request, signal, context, answer.prompt ?? approvalPrompt(input, answer.reason));
+    // The signal only now: made for a call that waits (most never do).
+    return this.awaitApproval(answer, answer.task_id, request, context.signal, context, answer.prompt ?? approvalPrompt(input, answer.reason));
   }
 
   attachCounts(counts: () => { messages: MessageCounts; framingErrors: MessageCounts }): void {
@@ -175,6 +182,7 @@ export class RemoteDecider implements Decider {
     if (this.heartbeat) clearInterval(this.heartbeat);
     this.heartbeat = null;
     await this.report().catch(() => {});
+    this.channel?.close();
   }
 
   /**
@@ -237,7 +245,7 @@ export class RemoteDecider implements Decider {
           ? { decision: "deny" }
           : { decision: "approve", scope: outcome === "approved_session" ? "session" : "once" };
       const relayed = await this.call("POST", `${path}/decision`, { ...decision, digest: task.digest, relay_token: relayToken }, EVALUATE_TIMEOUT_MS);
-      if (!relayed.ok && relayed.status !== 409) log.warn(`the governance service refused the elicitation answer: HTTP ${relayed.status} (other channels still apply)`);
+      if (!isOk(relayed) && relayed.status !== 409) log.warn(`the governance service refused the elicitation answer: HTTP ${relayed.status} (other channels still apply)`);
     } catch (error) {
       if (!signal.aborted) log.warn(`approval through the agent failed: ${messageOf(error)} (other channels still apply)`);
     }
@@ -314,24 +322,36 @@ export class RemoteDecider implements Decider {
     if (messages.length === 0 && framing.length === 0 && state === null) return;
     const response = await this.call("POST", "/governance/events", { server_id: this.options.serverId, messages, framing_errors: framing, ...(state ? { server_state: state } : {}) }, EVALUATE_TIMEOUT_MS);
     // A newer state may have been set while this one was on its way.
-    if (response.ok && this.unreportedState === state) this.unreportedState = null;
+    if (isOk(response) && this.unreportedState === state) this.unreportedState = null;
   }
 
-  private async json<S extends v.GenericSchema>(method: string, path: string, body: unknown, schema: S, timeoutMs: number): Promise<v.InferOutput<S>> {
-    const response = await this.call(method, path, body, timeoutMs);
-    if (!response.ok) throw new Error(`${method} ${path}: HTTP ${response.status} ${(await response.text()).slice(0, 200)}`);
-    const parsed = v.safeParse(schema, await response.json());
+  private async json<S extends v.GenericSchema>(method: "GET" | "POST", path: string, body: unknown, schema: S, timeoutMs: number): Promise<v.InferOutput<S>> {
+    const answer = await this.call(method, path, body, timeoutMs);
+    if (!isOk(answer)) throw new Error(`${method} ${path}: HTTP ${answer.status} ${JSON.stringify(answer.body).slice(0, 200)}`);
+    const parsed = v.safeParse(schema, answer.body);
     if (!parsed.success) throw new Error(`${method} ${path}: unexpected answer: ${parsed.issues[0]?.message ?? "invalid"}`);
     return parsed.output;
   }
 
-  private call(method: string, path: string, body: unknown, timeoutMs: number): Promise<Response> {
-    return fetch(`${this.options.endpoint}${path}`, {
-      method,
-      headers: { authorization: `Bearer ${this.options.secret}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-      signal: AbortSignal.timeout(timeoutMs),
-    });
+  /** Every call to the service goes over the one channel. */
+  private call(method: "GET" | "POST", path: string, body: unknown, timeoutMs: number): Promise<Answer> {
+    if (!this.channel) return Promise.reject(new Error("no channel to the governance service"));
+    return this.channel.request(method, path, body, timeoutMs);
+  }
+}
+
+function isOk(answer: Answer): boolean {
+  return answer.status >= 200 && answer.status < 300;
+}
+
+/** `/healthz`'s HTTP status, or null when the service did not answer at all. */
+async function healthStatus(endpoint: string, secret: string, timeoutMs: number): Promise<number | null> {
+  try {
+    const response = await fetch(`${endpoint}/healthz`, { headers: { authorization: `Bearer ${secret}` }, signal: AbortSignal.timeout(timeoutMs) });
+    await response.arrayBuffer();
+    return response.status;
+  } catch {
+    return null;
   }
 }
 

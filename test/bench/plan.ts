@@ -6,16 +6,12 @@ import type { Call, Throughput } from "./bench-client.ts";
 import type { Memory } from "./report.ts";
 
 export const QUICK = process.argv.includes("--quick");
-/** `--only remote`: run the one phase named (while working on it); the whole bench otherwise. */
+/** `--only remote` or `--only governed`: run the one phase named (while working on it); the whole bench otherwise. */
 export const ONLY = process.argv.includes("--only") ? (process.argv[process.argv.indexOf("--only") + 1] ?? null) : null;
 export const PLAN = QUICK
   ? { warmup: 200, iterations: 1_000, blocks: 10, pipelined: 10_000, throughputRounds: 2, spawns: 5, versionRuns: 10 }
   : { warmup: 1_000, iterations: 5_000, blocks: 25, pipelined: 50_000, throughputRounds: 3, spawns: 20, versionRuns: 20 };
-/**
- * Pipelined calls per round in the governed sessions (the rest of their plan is `PLAN`'s): a call
- * decided by the service is an HTTP request, ~12,000/s on 2 cores, so 3 × 50,000 would take
- * longer than the rest of the bench.
- */
+/** Pipelined calls per round in the governed sessions (the rest of their plan is `PLAN`'s). */
 export const GOVERNED_PIPELINED = QUICK ? 4_000 : 20_000;
 /** Cedar alone: evaluations timed one by one in the bench process, after a warm-up. */
 export const CEDAR_PLAN = QUICK ? { policies: 50, warmup: 500, evaluations: 2_000 } : { policies: 50, warmup: 1_000, evaluations: 10_000 };

@@ -142,8 +142,8 @@ async function main(): Promise<void> {
   const machine = `${cpu.length} cores (${cpu[0]?.model.trim() ?? "unknown CPU"}), Linux ${release()}, bun ${Bun.version}, ${version}`;
   progress(`${machine}${QUICK ? " (quick run)" : ""}`);
 
-  const remote = await measureRemote(marker, env);
-  const remoteSection = [
+  const remote = ONLY === null || ONLY === "remote" ? await measureRemote(marker, env) : new Map<ConfigName, number[]>();
+  const remoteSection = (): string => [
     "## Remote servers (`shim --url`)",
     "",
     `- server: \`bun test/bench/bench-server.ts --http\` (Streamable HTTP on loopback, one JSON body per answer, no session); direct: the bench POSTs each tools/call itself (keep-alive \`fetch\`, the headers the shim sends); shim --url: \`thoughtgate shim --server-id bench --events none --url URL\` on stdio, the bench client writing its lines`,
@@ -152,7 +152,19 @@ async function main(): Promise<void> {
     renderTable([...latencyRows("tools/call round trip p50", remote, 0.5, null), ...latencyRows("tools/call round trip p99", remote, 0.99, null)]),
   ].join("\n");
   if (ONLY === "remote") {
-    console.log([`# thoughtgate shim benchmark, remote phase only${QUICK ? " (--quick)" : ""}`, "", `- machine: ${machine}`, "", remoteSection].join("\n"));
+    console.log([`# thoughtgate shim benchmark, remote phase only${QUICK ? " (--quick)" : ""}`, "", `- machine: ${machine}`, "", remoteSection()].join("\n"));
+    return;
+  }
+
+  if (ONLY === "governed") {
+    const governed = await measureGoverned(server, work.path, runId, writePolicySet(work.path), env);
+    const calls = pick(governed.sessions, "call");
+    const rows = [
+      ...latencyRows("governed tools/call round trip p50", calls, 0.5, null),
+      ...latencyRows("governed tools/call round trip p99", calls, 0.99, GOVERNANCE_TARGET.addedP99Ms),
+      ...throughputRows(`governed pipelined tools/call, ≤ ${PIPELINE_WINDOW} in flight`, pickRuns(governed.sessions, "windowed"), "direct", null),
+    ];
+    console.log([`# thoughtgate shim benchmark, governed phase only${QUICK ? " (--quick)" : ""}`, "", `- machine: ${machine}`, "", renderTable(rows)].join("\n"));
     return;
   }
 
@@ -250,7 +262,7 @@ async function main(): Promise<void> {
       "",
       `- configs after ${launch.runs} wrap runs: byte-identical to the originals, no backup or lock left (checked after each run)`,
       "",
-      remoteSection,
+      remoteSection(),
       "",
       "## Arbiter",
       "",
