@@ -5,7 +5,7 @@
  * the engine in the shim and in `thoughtgate serve`, and one Cedar evaluation alone; then what
  * `thoughtgate wrap` adds before the agent runs, and what rewriting a 1 MB `~/.claude.json` takes;
  * and how long `thoughtgate arbiter` makes a codecli wait for a decision.
- * Prints the machine and the tables to stdout, progress to stderr. Pipes, and loopback HTTP
+ * Prints the machine and the tables to stdout, progress to stderr. Pipes, and loopback HTTP and WebSocket
  * between the shim and the governance service only; every process it starts is reaped.
  */
 import { readFileSync, realpathSync, statSync } from "node:fs";
@@ -245,7 +245,7 @@ async function main(): Promise<void> {
       "",
       "## Governance",
       "",
-      `- governed sessions: a policy file whose first rule, \`ok\`, forwards \`echo\`, whose second sends every other tool to the ${CEDAR_PLAN.policies} Cedar policies below (so the engine loads them), and whose default denies; shim+engine: \`thoughtgate shim --server-id bench --thoughtgate-config FILE\` (the engine in the shim); shim+service: \`thoughtgate shim --server-id bench --governance-endpoint URL\` asking \`thoughtgate serve --thoughtgate-config FILE\` over loopback HTTP`,
+      `- governed sessions: a policy file whose first rule, \`ok\`, forwards \`echo\`, whose second sends every other tool to the ${CEDAR_PLAN.policies} Cedar policies below (so the engine loads them), and whose default denies; shim+engine: \`thoughtgate shim --server-id bench --thoughtgate-config FILE\` (the engine in the shim); shim+service: \`thoughtgate shim --server-id bench --governance-endpoint URL\` asking \`thoughtgate serve --thoughtgate-config FILE\` over its channel (one loopback WebSocket per shim)`,
       `- plan: ${count(PLAN.iterations)} sequential tools/call per latency figure after ${count(PLAN.warmup)} warm-up, in ${PLAN.blocks} interleaved blocks; median of ${PLAN.throughputRounds} × ${count(GOVERNED_PIPELINED)} pipelined tools/call with at most ${PIPELINE_WINDOW} unanswered; Cedar: \`CedarPolicies.evaluate\` in the bench process, ${count(CEDAR_PLAN.evaluations)} evaluations after ${count(CEDAR_PLAN.warmup)} warm-up; service RSS is VmRSS, its baseline the relay's idle RSS`,
       "",
       renderTable(governance),
