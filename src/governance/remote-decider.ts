@@ -15,6 +15,8 @@ import {
   type TaskView,
 } from "./api.ts";
 import { GOVERNANCE_ERROR, isGate } from "./errors.ts";
+import { SCAN_EVERYTHING, type SecretScanPolicy } from "./secret-policy.ts";
+import { isSecretKind } from "../core/secret-kinds.ts";
 import type { ListKind } from "./visibility.ts";
 
 /** Readiness: poll /healthz with a doubling delay before the first decision. */
@@ -47,6 +49,8 @@ export class RemoteDecider implements Decider {
   readonly stopRequested: Promise<string>;
   private counts: (() => { messages: MessageCounts; framingErrors: MessageCounts }) | null = null;
   private reported = { messages: new Map<string, number>(), framingErrors: new Map<string, number>() };
+  /** The service's answer for this server, refreshed with every heartbeat; until then, scan everything. */
+  private secrets: SecretScanPolicy = SCAN_EVERYTHING;
 
   private readonly log: Logger;
 
@@ -70,6 +74,7 @@ export class RemoteDecider implements Decider {
       try {
         const response = await decider.call("GET", "/healthz", undefined, EVALUATE_TIMEOUT_MS);
         if (response.ok) {
+          await decider.fetchSecretScan();
           decider.startHeartbeat();
           return decider;
         }
@@ -131,6 +136,10 @@ export class RemoteDecider implements Decider {
     if (!answer.task_id) return this.unavailable(request, "the service asked for approval without a task id");
     context.awaitingApproval(`${answer.reason} (task ${answer.task_id})`);
     return this.awaitApproval(answer, answer.task_id, request, signal, context, answer.prompt ?? approvalPrompt(input, answer.reason));
+  }
+
+  secretScan(): SecretScanPolicy {
+    return this.secrets;
   }
 
   attachCounts(counts: () => { messages: MessageCounts; framingErrors: MessageCounts }): void {
@@ -243,10 +252,29 @@ export class RemoteDecider implements Decider {
     this.heartbeat.unref();
   }
 
+  /** One heartbeat before the first message, so results are scanned as the service's policy says from the start. */
+  private async fetchSecretScan(): Promise<void> {
+    try {
+      await this.heartbeatOnce();
+    } catch (error) {
+      // Scanning everything is the strict default; the next heartbeat tries again.
+      this.log.warn(`could not read the secret scanning settings from the governance service (${messageOf(error)}): scanning every result until it answers`);
+    }
+  }
+
+  private async heartbeatOnce(): Promise<void> {
+    const answer = await this.json("POST", "/governance/heartbeat", { server_id: this.options.serverId, pid: process.pid }, heartbeatResponse, EVALUATE_TIMEOUT_MS);
+    if (answer.shutdown) this.requestStop("the governance service asked the shim to shut down");
+    if (answer.secrets) {
+      const kinds: SecretScanPolicy["kinds"] = {};
+      for (const [kind, setting] of Object.entries(answer.secrets.kinds)) if (isSecretKind(kind)) kinds[kind] = setting;
+      this.secrets = { scan: answer.secrets.scan, kinds };
+    }
+  }
+
   private async beat(): Promise<void> {
     try {
-      const answer = await this.json("POST", "/governance/heartbeat", { server_id: this.options.serverId, pid: process.pid }, heartbeatResponse, EVALUATE_TIMEOUT_MS);
-      if (answer.shutdown) this.requestStop("the governance service asked the shim to shut down");
+      await this.heartbeatOnce();
       await this.reportCounts();
     } catch (error) {
       // The service is gone (wrap died uncleanly): shut down rather than run ungoverned.

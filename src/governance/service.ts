@@ -117,7 +117,7 @@ export function startGovernanceService(options: ServiceOptions): GovernanceServi
       const body = await parseBody(request, heartbeatRequest);
       if (!body.ok) return body.response;
       metrics.seen(body.value.server_id);
-      return json({ shutdown });
+      return json({ shutdown, secrets: engine().secretScan(body.value.server_id) });
     }
     if (path === "/governance/filter" && method === "POST") {
       const body = await parseBody(request, filterRequest);

@@ -1,0 +1,226 @@
+import {
+  QUOTE,
+  backslashesBefore,
+  boundaryBefore,
+  byteClass,
+  isSpace,
+  lineBreakAt,
+  quoteAt,
+  quoteLevel,
+  runBefore,
+  runOf,
+  startsWith,
+  startsWithFolded,
+} from "./secret-bytes.ts";
+import { keyKindAt } from "./secret-keys.ts";
+import type { Span } from "../core/secret-kinds.ts";
+import type { Rule } from "./secret-shapes.ts";
+
+/**
+ * Rules that find a credential by what surrounds it rather than by its shape: the value of a JSON
+ * key or a `key=value` parameter named like a credential (secret-keys.ts), an `Authorization`
+ * header, a `Bearer` token, the password of `scheme://user:password@host`. JSON pairs are found at
+ * every nesting level: in the message itself, in a JSON document inside one of its strings
+ * (`\"password\":\"…\"`), and deeper.
+ */
+
+/** A string or object value is followed this far at most; past it, what was seen is redacted. */
+const MAX_VALUE = 64 * 1024;
+const MAX_KEY = 64;
+const MAX_PARAMETER = 1024;
+const MAX_HEADER = 4096;
+
+const KEY_CHARS = byteClass("A-Za-z0-9_. -");
+const PARAMETER_KEY = byteClass("A-Za-z0-9_.-");
+/** A parameter's value: up to `&`, `#`, a quote, a backslash (a JSON escape), `,`, `;` or whitespace. */
+const PARAMETER_VALUE = (() => {
+  const table = byteClass("!-~");
+  for (const c of "&#\"'\\,;") table[c.charCodeAt(0)] = 0;
+  return table;
+})();
+const SCALAR = (() => {
+  const table = byteClass("!-~");
+  for (const c of ",}]\"\\") table[c.charCodeAt(0)] = 0;
+  return table;
+})();
+const HEADER_VALUE = (() => {
+  const table = byteClass(" -~");
+  for (const c of "\"'\\") table[c.charCodeAt(0)] = 0;
+  return table;
+})();
+const BEARER = byteClass("A-Za-z0-9._~+/=-");
+const DIGIT = byteClass("0-9");
+const SCHEME = byteClass("A-Za-z0-9+.-");
+const USER = (() => {
+  const table = byteClass("!-~");
+  for (const c of "/:@\"'\\") table[c.charCodeAt(0)] = 0;
+  return table;
+})();
+const PASSWORD = (() => {
+  const table = byteClass("!-~");
+  for (const c of "/@\"'\\") table[c.charCodeAt(0)] = 0;
+  return table;
+})();
+
+/** `"key": value` at any nesting level; the anchor is the key's closing quote and colon. */
+const jsonPair: Rule = {
+  kinds: ["secret_field", "aws_secret_access_key"],
+  anchors: ['":'],
+  match(b, at, mode) {
+    const escapes = backslashesBefore(b, at);
+    const level = quoteLevel(escapes);
+    if (escapes !== 2 ** level - 1) return null;
+    const keyEnd = at - escapes;
+    const keyLength = runBefore(b, keyEnd, KEY_CHARS, MAX_KEY + 1);
+    const open = keyEnd - keyLength - 1;
+    if (keyLength === 0 || keyLength > MAX_KEY || b[open] !== QUOTE || backslashesBefore(b, open) !== escapes) return null;
+    const kind = keyKindAt(b, keyEnd - keyLength, keyEnd, mode);
+    if (!kind) return null;
+    let i = at + 2;
+    while (isSpace(b[i]) || b[i] === 0x0a || b[i] === 0x0d) i++;
+    const quote = quoteAt(level);
+    if (startsWith(b, i, quote)) return stringContent(b, i + quote.length, level, kind);
+    // A result keeps its shape: only string values change; the keys inside an object are checked on their own.
+    if (mode === "result") return null;
+    const c = b[i];
+    if (c === 0x7b || c === 0x5b) return { kind, start: i, end: bracketEnd(b, i, level), wrap: quote };
+    if (startsWith(b, i, "null")) return null;
+    const length = runOf(b, i, SCALAR, MAX_PARAMETER);
+    return length === 0 ? null : { kind, start: i, end: i + length, wrap: quote };
+  },
+};
+
+/**
+ * The content of a string at `level` starting at `start`: up to its closing quote (whose escape
+ * stays), up to the closing quote of the string it is inside when it was cut off (and then the
+ * replacement closes it), or `MAX_VALUE` bytes on (never between a backslash and what it escapes).
+ */
+function stringContent(b: Uint8Array, start: number, level: number, kind: Span["kind"]): Span | null {
+  const limit = Math.min(b.length, start + MAX_VALUE);
+  for (let q = b.indexOf(QUOTE, start); q !== -1 && q < limit; q = b.indexOf(QUOTE, q + 1)) {
+    const run = backslashesBefore(b, q);
+    const found = quoteLevel(run);
+    if (found > level) continue;
+    const end = q - (2 ** found - 1);
+    if (end === start) return null;
+    return found === level ? { kind, start, end } : { kind, start, end, close: quoteAt(level) };
+  }
+  let end = limit;
+  while (end > start && backslashesBefore(b, end) % 2 === 1) end--;
+  return end === start ? null : { kind, start, end };
+}
+
+/** The end of the object or array at `start` (nesting `level`); bounded like a string. */
+function bracketEnd(b: Uint8Array, start: number, level: number): number {
+  const limit = Math.min(b.length, start + MAX_VALUE);
+  let depth = 0;
+  let inString = false;
+  for (let i = start; i < limit; i++) {
+    const c = b[i];
+    if (c === QUOTE) {
+      const run = backslashesBefore(b, i);
+      const found = quoteLevel(run);
+      if (found < level) return i - (2 ** found - 1);
+      if (found === level) inString = !inString;
+    } else if (!inString && (c === 0x7b || c === 0x5b)) {
+      depth++;
+    } else if (!inString && (c === 0x7d || c === 0x5d)) {
+      depth--;
+      if (depth === 0) return i + 1;
+    }
+  }
+  let end = limit;
+  while (end > start && backslashesBefore(b, end) % 2 === 1) end--;
+  return end;
+}
+
+/** `?api_key=…`, `--password=…`, `SECRET_TOKEN=…`, `Password=…;` in a connection string. */
+const parameter: Rule = {
+  kinds: ["secret_field", "aws_secret_access_key"],
+  anchors: ["="],
+  match(b, at, mode) {
+    const run = runBefore(b, at, PARAMETER_KEY, MAX_KEY + 1);
+    if (run === 0 || run > MAX_KEY) return null;
+    const keyStart = afterEscape(b, at - run, at);
+    if (keyStart === at) return null;
+    const kind = keyKindAt(b, keyStart, at, mode);
+    if (!kind) return null;
+    const start = at + 1;
+    const length = runOf(b, start, PARAMETER_VALUE, MAX_PARAMETER);
+    return length === 0 ? null : { kind, start, end: start + length };
+  },
+};
+
+/** Where a key found from `start` really starts: after the letters of a JSON escape (`\n`, `\u00e9`) it begins with. */
+function afterEscape(b: Uint8Array, start: number, end: number): number {
+  if (backslashesBefore(b, start) % 2 === 0) return start;
+  if (b[start] === 0x75) return Math.min(end, start + 5);
+  return Math.min(end, start + 1);
+}
+
+/**
+ * `Authorization: …` / `Proxy-Authorization=…`: the value up to the end of the line or a quote.
+ * Found at its `zation` (a rare first letter keeps the search fast).
+ */
+const authorizationHeader: Rule = {
+  kinds: ["authorization_header"],
+  anchors: ["zation", "ZATION"],
+  match(b, at) {
+    if (!startsWithFolded(b, at - 7, "authorization") || !boundaryBefore(b, at - 7)) return null;
+    let i = at + 6;
+    while (isSpace(b[i])) i++;
+    if (b[i] !== 0x3a && b[i] !== 0x3d) return null;
+    i++;
+    while (isSpace(b[i])) i++;
+    let end = i;
+    while (end < b.length && end - i < MAX_HEADER && HEADER_VALUE[b[end] as number] === 1 && !lineBreakAt(b, end)) end++;
+    while (end > i && isSpace(b[end - 1])) end--;
+    return end === i ? null : { kind: "authorization_header", start: i, end };
+  },
+};
+
+/**
+ * `Bearer <token>`. Shown to a person, any word after `Bearer` goes; in a result only what looks
+ * like a token (12 characters with a digit, or 24), so "the bearer of this letter" stays.
+ */
+const bearer: Rule = {
+  kinds: ["bearer_token"],
+  anchors: ["Bearer", "bearer", "BEARER"],
+  match(b, at, mode) {
+    if (!boundaryBefore(b, at)) return null;
+    let start = at + 6;
+    if (!isSpace(b[start])) return null;
+    while (isSpace(b[start])) start++;
+    const length = runOf(b, start, BEARER, MAX_HEADER);
+    if (length === 0) return null;
+    if (mode === "result" && length < 24 && (length < 12 || countIn(b, start, length, DIGIT) === 0)) return null;
+    return { kind: "bearer_token", start, end: start + length };
+  },
+};
+
+function countIn(b: Uint8Array, start: number, length: number, cls: Uint8Array): number {
+  let n = 0;
+  for (let i = start; i < start + length; i++) n += cls[b[i] as number] ?? 0;
+  return n;
+}
+
+/** `scheme://user:password@host` (also with the slashes JSON-escaped): the password. */
+const urlPassword: Rule = {
+  kinds: ["url_password"],
+  anchors: ["://", ":\\/\\/"],
+  match(b, at) {
+    const scheme = runBefore(b, at, SCHEME, 33);
+    if (scheme === 0 || scheme > 32) return null;
+    const first = b[at - scheme] as number;
+    if (!((first >= 0x41 && first <= 0x5a) || (first >= 0x61 && first <= 0x7a))) return null;
+    const userStart = at + (b[at + 1] === 0x2f ? 3 : 5);
+    const user = runOf(b, userStart, USER, 257);
+    if (user > 256 || b[userStart + user] !== 0x3a) return null;
+    const start = userStart + user + 1;
+    const length = runOf(b, start, PASSWORD, 257);
+    if (length === 0 || length > 256 || b[start + length] !== 0x40) return null;
+    return { kind: "url_password", start, end: start + length };
+  },
+};
+
+export const FIELD_RULES: readonly Rule[] = [jsonPair, parameter, authorizationHeader, bearer, urlPassword];
