@@ -94,17 +94,18 @@ export function startsWithFolded(b: Uint8Array, i: number, lower: string): boole
 
 /**
  * Whether a token may start at `i`: the byte before is not part of a word (`cls`, letters and
- * digits by default). A letter that ends a JSON escape (`\n`, `\t`, `\u00e9`) counts as a
- * separator, so a key on the line after a newline inside a JSON string is still found.
+ * digits by default). A letter that ends a JSON escape (`\n`, `\t`, `\u00e9`; one level down
+ * `\\n`) counts as a separator, so a token on the line after a newline inside a JSON string is
+ * still found.
  */
 export function boundaryBefore(b: Uint8Array, i: number, cls: ByteClass = WORD): boolean {
   if (i <= 0) return true;
   const c = b[i - 1] as number;
   if (cls[c] !== 1) return true;
-  if ((c === 0x6e || c === 0x74 || c === 0x72 || c === 0x62 || c === 0x66) && backslashesBefore(b, i - 1) % 2 === 1) return true;
+  if ((c === 0x6e || c === 0x74 || c === 0x72 || c === 0x62 || c === 0x66) && b[i - 2] === BACKSLASH) return true;
   // `\uXXXX`: four hex digits after `\u`.
   if (HEX[c] === 1 && i >= 6 && b[i - 5] === 0x75 && HEX[b[i - 4] as number] === 1 && HEX[b[i - 3] as number] === 1 && HEX[b[i - 2] as number] === 1) {
-    return backslashesBefore(b, i - 5) % 2 === 1;
+    return b[i - 6] === BACKSLASH;
   }
   return false;
 }

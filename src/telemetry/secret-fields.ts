@@ -18,26 +18,20 @@ import type { Rule } from "./secret-shapes.ts";
 
 /**
  * Rules that find a credential by what surrounds it rather than by its shape: the value of a JSON
- * key or a `key=value` parameter named like a credential (secret-keys.ts), an `Authorization`
- * header, a `Bearer` token, the password of `scheme://user:password@host`. JSON pairs are found at
- * every nesting level: in the message itself, in a JSON document inside one of its strings
- * (`\"password\":\"…\"`), and deeper.
+ * key named like a credential (secret-keys.ts), an `Authorization` header, a `Bearer` token, the
+ * password of `scheme://user:password@host`. JSON pairs are found at every nesting level: in the
+ * message itself, in a JSON document inside one of its strings (`\"password\":\"…\"`), and deeper.
+ * Assignments in text (`PASSWORD=…`, `password: …`) are in secret-assignments.ts.
  */
 
 /** A string or object value is followed this far at most; past it, what was seen is redacted. */
 const MAX_VALUE = 64 * 1024;
 const MAX_KEY = 64;
-const MAX_PARAMETER = 1024;
+/** A scalar value (a number, `true`) is at most this long. */
+const MAX_SCALAR = 1024;
 const MAX_HEADER = 4096;
 
 const KEY_CHARS = byteClass("A-Za-z0-9_. -");
-const PARAMETER_KEY = byteClass("A-Za-z0-9_.-");
-/** A parameter's value: up to `&`, `#`, a quote, a backslash (a JSON escape), `,`, `;` or whitespace. */
-const PARAMETER_VALUE = (() => {
-  const table = byteClass("!-~");
-  for (const c of "&#\"'\\,;") table[c.charCodeAt(0)] = 0;
-  return table;
-})();
 const SCALAR = (() => {
   const table = byteClass("!-~");
   for (const c of ",}]\"\\") table[c.charCodeAt(0)] = 0;
@@ -85,7 +79,7 @@ const jsonPair: Rule = {
     const c = b[i];
     if (c === 0x7b || c === 0x5b) return { kind, start: i, end: bracketEnd(b, i, level), wrap: quote };
     if (startsWith(b, i, "null")) return null;
-    const length = runOf(b, i, SCALAR, MAX_PARAMETER);
+    const length = runOf(b, i, SCALAR, MAX_SCALAR);
     return length === 0 ? null : { kind, start: i, end: i + length, wrap: quote };
   },
 };
@@ -132,30 +126,6 @@ function bracketEnd(b: Uint8Array, start: number, level: number): number {
   let end = limit;
   while (end > start && backslashesBefore(b, end) % 2 === 1) end--;
   return end;
-}
-
-/** `?api_key=…`, `--password=…`, `SECRET_TOKEN=…`, `Password=…;` in a connection string. */
-const parameter: Rule = {
-  kinds: ["secret_field", "aws_secret_access_key"],
-  anchors: ["="],
-  match(b, at, mode) {
-    const run = runBefore(b, at, PARAMETER_KEY, MAX_KEY + 1);
-    if (run === 0 || run > MAX_KEY) return null;
-    const keyStart = afterEscape(b, at - run, at);
-    if (keyStart === at) return null;
-    const kind = keyKindAt(b, keyStart, at, mode);
-    if (!kind) return null;
-    const start = at + 1;
-    const length = runOf(b, start, PARAMETER_VALUE, MAX_PARAMETER);
-    return length === 0 ? null : { kind, start, end: start + length };
-  },
-};
-
-/** Where a key found from `start` really starts: after the letters of a JSON escape (`\n`, `\u00e9`) it begins with. */
-function afterEscape(b: Uint8Array, start: number, end: number): number {
-  if (backslashesBefore(b, start) % 2 === 0) return start;
-  if (b[start] === 0x75) return Math.min(end, start + 5);
-  return Math.min(end, start + 1);
 }
 
 /**
@@ -223,4 +193,4 @@ const urlPassword: Rule = {
   },
 };
 
-export const FIELD_RULES: readonly Rule[] = [jsonPair, parameter, authorizationHeader, bearer, urlPassword];
+export const FIELD_RULES: readonly Rule[] = [jsonPair, authorizationHeader, bearer, urlPassword];

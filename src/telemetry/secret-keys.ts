@@ -125,6 +125,7 @@ const caches: Record<ScanMode, KeyCache> = {
 };
 
 export function keyKindAt(b: Uint8Array, start: number, end: number, mode: ScanMode): SecretKind | null {
+  if (!mayNameCredential(b, start, end)) return null;
   let hash = 0x811c9dc5;
   for (let i = start; i < end; i++) hash = Math.imul(hash ^ (b[i] as number), 0x01000193);
   const slot = hash & (SLOTS - 1);
@@ -136,6 +137,47 @@ export function keyKindAt(b: Uint8Array, start: number, end: number, mode: ScanM
   cache.keys[slot] = b.slice(start, end);
   cache.kinds[slot] = kind;
   return kind;
+}
+
+/**
+ * A cheap test that rules out most keys before the cache is asked: every word either reading
+ * accepts (token, password, passwd, pwd, passphrase, secret, key, apikey, authorization, auth,
+ * bearer, cookie, credential, session, signature, otp, and their plurals) contains one of these
+ * three-letter pieces, compared without case: tok pas pwd sec ses sig key aut bea coo cre otp.
+ * Source code has tens of thousands of distinct names, more than the cache holds.
+ */
+function mayNameCredential(b: Uint8Array, start: number, end: number): boolean {
+  for (let i = start; i + 2 < end; i++) {
+    const x = (b[i + 1] as number) | 0x20;
+    const y = (b[i + 2] as number) | 0x20;
+    switch ((b[i] as number) | 0x20) {
+      case 0x74: // t
+        if (x === 0x6f && y === 0x6b) return true;
+        break;
+      case 0x70: // p
+        if ((x === 0x61 && y === 0x73) || (x === 0x77 && y === 0x64)) return true;
+        break;
+      case 0x73: // s
+        if ((x === 0x65 && (y === 0x63 || y === 0x73)) || (x === 0x69 && y === 0x67)) return true;
+        break;
+      case 0x6b: // k
+        if (x === 0x65 && y === 0x79) return true;
+        break;
+      case 0x61: // a
+        if (x === 0x75 && y === 0x74) return true;
+        break;
+      case 0x62: // b
+        if (x === 0x65 && y === 0x61) return true;
+        break;
+      case 0x63: // c
+        if ((x === 0x6f && y === 0x6f) || (x === 0x72 && y === 0x65)) return true;
+        break;
+      case 0x6f: // o
+        if (x === 0x74 && y === 0x70) return true;
+        break;
+    }
+  }
+  return false;
 }
 
 function sameBytes(known: Uint8Array, b: Uint8Array, start: number, end: number): boolean {

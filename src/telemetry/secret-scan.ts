@@ -1,10 +1,11 @@
+import { ASSIGNMENT_RULES } from "./secret-assignments.ts";
 import { FIELD_RULES } from "./secret-fields.ts";
 import { redactedMarker, type SecretKind, type Span } from "../core/secret-kinds.ts";
 import { SHAPE_RULES, type Rule, type ScanMode } from "./secret-shapes.ts";
 
 /**
  * The secret scanner: every credential the rules recognise (secret-shapes.ts by their shape,
- * secret-fields.ts by what surrounds them) in a run of UTF-8 bytes, usually a whole JSON-RPC line.
+ * secret-fields.ts and secret-assignments.ts by what surrounds them) in a run of UTF-8 bytes, usually a whole JSON-RPC line.
  *
  * Linear time, whatever the input: each anchor is one native `Buffer#indexOf` pass, each hit costs
  * a bounded look around it, and after a finding the search for that anchor resumes past it (so a
@@ -25,7 +26,7 @@ type AnchorGroup = { needle: Buffer; rules: readonly Rule[] };
 /** Rules grouped by anchor, so a shared anchor is searched once. */
 const GROUPS: readonly AnchorGroup[] = (() => {
   const byAnchor = new Map<string, Rule[]>();
-  for (const rule of [...SHAPE_RULES, ...FIELD_RULES]) {
+  for (const rule of [...SHAPE_RULES, ...FIELD_RULES, ...ASSIGNMENT_RULES]) {
     for (const anchor of rule.anchors) byAnchor.set(anchor, [...(byAnchor.get(anchor) ?? []), rule]);
   }
   return [...byAnchor].map(([anchor, rules]) => ({ needle: Buffer.from(anchor), rules }));
