@@ -4,7 +4,8 @@
  * nothing (the floor any stdio proxy built on Bun pays); then what governing a call costs, with
  * the engine in the shim and in `thoughtgate serve`, and one Cedar evaluation alone; then what
  * `thoughtgate wrap` adds before the agent runs, and what rewriting a 1 MB `~/.claude.json` takes;
- * and how long `thoughtgate arbiter` makes a codecli wait for a decision.
+ * how long `thoughtgate arbiter` makes a codecli wait for a decision; and what secret scanning adds
+ * to a result's round trip (`--only secrets` runs that phase alone).
  * Prints the machine and the tables to stdout, progress to stderr. Pipes, and loopback HTTP
  * between the shim and the governance service only; every process it starts is reaped.
  */
@@ -18,12 +19,14 @@ import { measureGoverned, type GovernedFigures } from "./governed.ts";
 import { measureMemory, measureSessions, measureStartup, wallTimes } from "./measure.ts";
 import { measureWrapLaunch } from "./wrap-launch.ts";
 import { measureRewrite } from "./wrap-rewrite.ts";
+import { measureSecrets, secretsRows } from "./secrets.ts";
 import {
   ARBITER_PLAN,
   CEDAR_PLAN,
   CONCURRENT_PROXIES,
   GOVERNANCE_TARGET,
   GOVERNED_PIPELINED,
+  ONLY,
   PIPELINE_WINDOW,
   PLAN,
   QUICK,
@@ -117,6 +120,26 @@ function childEnv(): Record<string, string> {
   return env;
 }
 
+const SECRETS_NOTE =
+  "- tools/call through `thoughtgate shim --server-id bench --events none --thoughtgate-config FILE`, FILE `secrets: {scan: off}` (scan off) or nothing but `schema: 1` (scan on, the default); the 10 MiB results are `blob`'s text (source code and prose, the largest line the shim accepts), once without credentials and once with 480 fake ones (a GitHub token, a .env password, a database URL every 64 KiB), which the scanning shim redacts (checked before timing); one session per configuration, interleaved in blocks";
+
+function secretsSection(figures: Awaited<ReturnType<typeof measureSecrets>>): string[] {
+  return ["## Secret scanning", "", SECRETS_NOTE, "", renderTable(secretsRows(figures))];
+}
+
+/** `--only secrets`: the secret scanning phase alone, for working on it. */
+async function onlySecrets(): Promise<void> {
+  requireBinary();
+  using work = tempDir("thoughtgate-bench-");
+  const runId = Bun.randomUUIDv7();
+  const server = [process.execPath, join(import.meta.dir, "bench-server.ts"), `--bench-run=${runId}`];
+  const figures = await measureSecrets(server, work.path, runId, childEnv());
+  const leftovers = processesWith(runId);
+  for (const pid of leftovers) process.kill(pid, "SIGKILL");
+  console.log([`# thoughtgate shim benchmark: secret scanning only${QUICK ? " (--quick)" : ""}`, "", `- date: ${new Date().toISOString()}; binary from ${sourceRevision()}`, "", ...secretsSection(figures)].join("\n"));
+  if (leftovers.length > 0) process.exitCode = 1;
+}
+
 async function main(): Promise<void> {
   const started = performance.now();
   const loadAtStart = loadavg()[0] ?? 0;
@@ -164,6 +187,7 @@ async function main(): Promise<void> {
 
   const cedarFile = writePolicySet(work.path);
   const governed = await measureGoverned(server, work.path, runId, cedarFile, env);
+  const secrets = await measureSecrets(server, work.path, runId, env);
   // Last: it loads Cedar's wasm into the bench process itself.
   progress(`Cedar: ${CEDAR_PLAN.evaluations} evaluations with ${CEDAR_PLAN.policies} policies`);
   const cedar = await measureCedar(cedarFile);
@@ -221,6 +245,8 @@ async function main(): Promise<void> {
       `- service decisions (its /metrics): ${decisions}`,
       `- Cedar: ${count(cedar.requests)} distinct requests in turn: ${count(cedar.allowed)} allowed, ${count(cedar.denied)} denied (${count(cedar.deniedByDefault)} of them with no permit matching); ${cedar.policiesDeciding} of the ${CEDAR_PLAN.policies} policies decided at least one`,
       "",
+      ...secretsSection(secrets),
+      "",
       "## Wrap",
       "",
       `- start-up: \`thoughtgate wrap --agent-type custom --config-path mcp.json -- AGENT\` (three stdio servers, ${count(launch.configs[0]?.bytes ?? 0)} bytes) and \`thoughtgate wrap --agent-type claude-code -- AGENT\` (the 1 MB ~/.claude.json below) with the embedded default policy, against AGENT alone; AGENT: compiled \`test/bench/launch-agent.ts\`, which writes a line to the bench's pipe first thing and exits; ${WRAP_PLAN.launches} launches per configuration after one uncounted round, interleaved`,
@@ -245,4 +271,6 @@ async function main(): Promise<void> {
   if (leftovers.length > 0) process.exitCode = 1;
 }
 
-await main();
+if (ONLY === "secrets") await onlySecrets();
+else if (ONLY !== undefined) throw new Error(`--only ${ONLY}: the only phase that runs alone is secrets`);
+else await main();
