@@ -76,7 +76,8 @@ export class ResultScanner {
     const what = `${entry.method}${entry.call ? ` ${entry.call.tool}` : ""} (id ${JSON.stringify(entry.id)})`;
     if (direction === "server_to_agent") {
       const kinds = describe(found);
-      if (replaced.length > 0) this.options.log.info(`redacted ${replaced.length} of ${findings.length} secrets (${kinds}) in the result of ${what}`);
+      // Routine in production (the audit's secrets_found has it): not a line per result on stderr.
+      if (replaced.length > 0) this.options.log.debug(`redacted ${replaced.length} of ${findings.length} secrets (${kinds}) in the result of ${what}`);
       if (would) this.options.log.warn(`WOULD_REDACT ${findings.length} secrets (${kinds}) in the result of ${what}: forwarded unchanged (development profile)`);
       else if (replaced.length < findings.length) this.options.log.info(`detected ${findings.length - replaced.length} secrets (${kinds}) in the result of ${what}: forwarded unchanged (secrets.kinds action detect)`);
     } else {
