@@ -1,3 +1,5 @@
+import { messageOf } from "../core/errors.ts";
+import { errorResponse, RPC } from "../core/jsonrpc.ts";
 import type { Logger } from "../core/log.ts";
 import type { Profile } from "../core/profile.ts";
 import type { SecretKind, Span } from "../core/secret-kinds.ts";
@@ -46,9 +48,28 @@ const SPLICE_SAFE = /^[^"\\\u0000-\u001f\u007f]+$/;
 export class ResultScanner {
   constructor(private readonly options: ResultScannerOptions) {}
 
-  /** The response to `entry` (an agent request the server answered), before it is sent to the agent. */
+  /**
+   * The response to `entry` (an agent request the server answered), before it is sent to the agent.
+   * Should the scan itself fail (a bug), production answers the request with an error rather than
+   * forward what was not scanned (docs/architecture.md, decision 3); development forwards it.
+   */
   scanResult(bytes: Uint8Array, entry: Pick<Outstanding, "id" | "method" | "call">): ScannedResult {
     if (!SCANNED_METHODS.has(entry.method)) return { bytes, findings: [], redacted: 0 };
+    try {
+      return this.scan(bytes, entry);
+    } catch (error) {
+      const why = `the secret scan of the result of ${entry.method} failed (${messageOf(error)})`;
+      if (this.options.profile === "development") {
+        this.options.log.error(`${why}: WOULD_REDACT, forwarded unscanned (development profile)`);
+        return { bytes, findings: [], redacted: 0 };
+      }
+      this.options.log.error(`${why}: the agent gets an error instead`);
+      const line = errorResponse(entry.id, RPC.internalError, `ThoughtGate could not scan the result for secrets: ${messageOf(error)}`, { gate: "secrets", reason: "scan failed" });
+      return { bytes: Buffer.from(line), findings: [], redacted: 0 };
+    }
+  }
+
+  private scan(bytes: Uint8Array, entry: Pick<Outstanding, "id" | "method" | "call">): ScannedResult {
     const policy = this.options.policy();
     if (!policy.scan) return { bytes, findings: [], redacted: 0 };
     const findings = scanSecrets(bytes, { mode: "result", ...enabledKinds(policy) });

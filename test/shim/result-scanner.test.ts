@@ -110,6 +110,20 @@ describe("production", () => {
   });
 });
 
+test("a scan that fails answers the agent with an error in production, never the unscanned result", () => {
+  const log = createConsola({ level: 0 });
+  const failing = (profile: Profile) =>
+    new ResultScanner({ profile, events: EventStream.open(null, { run_id: "r", server_id: "files", profile }), log, policy: () => { throw new Error("no policy"); } });
+  const line = resultLine(GITHUB);
+  const call = { id: 3, method: "tools/call" };
+  expect(JSON.parse(Buffer.from(failing("production").scanResult(line, call).bytes).toString())).toEqual({
+    jsonrpc: "2.0",
+    id: 3,
+    error: { code: -32603, message: "ThoughtGate could not scan the result for secrets: no policy", data: { gate: "secrets", reason: "scan failed" } },
+  });
+  expect(failing("development").scanResult(line, call).bytes).toBe(line);
+});
+
 describe("development", () => {
   test("found and logged WOULD_REDACT, forwarded unchanged", async () => {
     const { scanner, call, logged, audit } = setup("development");
