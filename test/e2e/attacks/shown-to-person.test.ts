@@ -130,8 +130,8 @@ describe("credentials recognised by their shape, whatever the key they are under
     await client.connect(transport);
     cleanup.push(() => client.close());
     await client.callTool({ name: "echo", arguments: args }).catch(() => undefined);
-    for (const kind of ["github_token", "private_key", "slack_token", "jwt", "url_password"]) expect(shown).toContain(`[REDACTED:${kind}]`);
     for (const secret of shaped) expect(shown).not.toContain(secret.value);
+    for (const kind of ["github_token", "private_key", "slack_token", "jwt", "url_password"]) expect(shown).toContain(`[REDACTED:${kind}]`);
   });
 });
 
