@@ -14,7 +14,7 @@ import {
 } from "./secret-bytes.ts";
 import { keyKindAt } from "./secret-keys.ts";
 import type { Span } from "../core/secret-kinds.ts";
-import type { Rule } from "./secret-shapes.ts";
+import type { Rule, ScanMode } from "./secret-shapes.ts";
 
 /**
  * Rules that find a credential by what surrounds it rather than by its shape: the value of a JSON
@@ -56,33 +56,48 @@ const PASSWORD = (() => {
   return table;
 })();
 
-/** `"key": value` at any nesting level; the anchor is the key's closing quote and colon. */
+/** `"key": value` at any nesting level, shown to a person: any value; the anchor is the key's closing quote and colon. */
 const jsonPair: Rule = {
   kinds: ["secret_field", "aws_secret_access_key"],
   anchors: ['":'],
-  match(b, at, mode) {
-    const escapes = backslashesBefore(b, at);
-    const level = quoteLevel(escapes);
-    if (escapes !== 2 ** level - 1) return null;
-    const keyEnd = at - escapes;
-    const keyLength = runBefore(b, keyEnd, KEY_CHARS, MAX_KEY + 1);
-    const open = keyEnd - keyLength - 1;
-    if (keyLength === 0 || keyLength > MAX_KEY || b[open] !== QUOTE || backslashesBefore(b, open) !== escapes) return null;
-    const kind = keyKindAt(b, keyEnd - keyLength, keyEnd, mode);
-    if (!kind) return null;
-    let i = at + 2;
-    while (isSpace(b[i]) || b[i] === 0x0a || b[i] === 0x0d) i++;
-    const quote = quoteAt(level);
-    if (startsWith(b, i, quote)) return stringContent(b, i + quote.length, level, kind);
-    // A result keeps its shape: only string values change; the keys inside an object are checked on their own.
-    if (mode === "result") return null;
-    const c = b[i];
-    if (c === 0x7b || c === 0x5b) return { kind, start: i, end: bracketEnd(b, i, level), wrap: quote };
-    if (startsWith(b, i, "null")) return null;
-    const length = runOf(b, i, SCALAR, MAX_SCALAR);
-    return length === 0 ? null : { kind, start: i, end: i + length, wrap: quote };
-  },
+  mode: "display",
+  match: pairAt,
 };
+
+/**
+ * The same in a result, where only string values change: anchored on the key's closing quote, the
+ * colon and the value's opening quote (compact or with a space, `\"` one level down), so the keys
+ * of numbers, booleans and objects, half of a structured result's, cost nothing.
+ */
+const jsonStringPair: Rule = {
+  kinds: ["secret_field", "aws_secret_access_key"],
+  anchors: ['":"', '": "', '":\\', '": \\'],
+  mode: "result",
+  match: pairAt,
+};
+
+function pairAt(b: Uint8Array, at: number, mode: ScanMode): Span | null {
+  const escapes = backslashesBefore(b, at);
+  const level = quoteLevel(escapes);
+  if (escapes !== 2 ** level - 1) return null;
+  const keyEnd = at - escapes;
+  const keyLength = runBefore(b, keyEnd, KEY_CHARS, MAX_KEY + 1);
+  const open = keyEnd - keyLength - 1;
+  if (keyLength === 0 || keyLength > MAX_KEY || b[open] !== QUOTE || backslashesBefore(b, open) !== escapes) return null;
+  const kind = keyKindAt(b, keyEnd - keyLength, keyEnd, mode);
+  if (!kind) return null;
+  let i = at + 2;
+  while (isSpace(b[i]) || b[i] === 0x0a || b[i] === 0x0d) i++;
+  const quote = quoteAt(level);
+  if (startsWith(b, i, quote)) return stringContent(b, i + quote.length, level, kind);
+  // A result keeps its shape: only string values change; the keys inside an object are checked on their own.
+  if (mode === "result") return null;
+  const c = b[i];
+  if (c === 0x7b || c === 0x5b) return { kind, start: i, end: bracketEnd(b, i, level), wrap: quote };
+  if (startsWith(b, i, "null")) return null;
+  const length = runOf(b, i, SCALAR, MAX_SCALAR);
+  return length === 0 ? null : { kind, start: i, end: i + length, wrap: quote };
+}
 
 /**
  * The content of a string at `level` starting at `start`: up to its closing quote (whose escape
@@ -193,4 +208,4 @@ const urlPassword: Rule = {
   },
 };
 
-export const FIELD_RULES: readonly Rule[] = [jsonPair, authorizationHeader, bearer, urlPassword];
+export const FIELD_RULES: readonly Rule[] = [jsonPair, jsonStringPair, authorizationHeader, bearer, urlPassword];

@@ -42,7 +42,7 @@ export function scanSecrets(bytes: Uint8Array, options: ScanOptions): Span[] {
   const { mode, enabled } = options;
   const found: Span[] = [];
   for (const group of GROUPS) {
-    const rules = enabled ? group.rules.filter((rule) => rule.kinds.some(enabled)) : group.rules;
+    const rules = group.rules.filter((rule) => (rule.mode === undefined || rule.mode === mode) && (!enabled || rule.kinds.some(enabled)));
     if (rules.length === 0) continue;
     for (let at = b.indexOf(group.needle); at !== -1; ) {
       let next = at + 1;

@@ -31,6 +31,8 @@ export type ScanMode = "display" | "result";
 export type Rule = {
   kinds: readonly SecretKind[];
   anchors: readonly string[];
+  /** The one mode the rule runs in; absent: both. */
+  mode?: ScanMode;
   match(b: Uint8Array, at: number, mode: ScanMode): Span | null;
 };
 

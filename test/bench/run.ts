@@ -20,6 +20,7 @@ import { measureMemory, measureSessions, measureStartup, wallTimes } from "./mea
 import { measureWrapLaunch } from "./wrap-launch.ts";
 import { measureRewrite } from "./wrap-rewrite.ts";
 import { measureSecrets, secretsRows } from "./secrets.ts";
+import { measureScanner, scannerRows, type ScannerFigures } from "./secret-scan.ts";
 import {
   ARBITER_PLAN,
   CEDAR_PLAN,
@@ -123,8 +124,8 @@ function childEnv(): Record<string, string> {
 const SECRETS_NOTE =
   "- tools/call through `thoughtgate shim --server-id bench --events none --thoughtgate-config FILE`, FILE `secrets: {scan: off}` (scan off) or nothing but `schema: 1` (scan on, the default); the 10 MiB results are `blob`'s text (source code and prose, the largest line the shim accepts), once without credentials and once with 480 fake ones (a GitHub token, a .env password, a database URL every 64 KiB), which the scanning shim redacts (checked after timing); one session per configuration, interleaved in blocks";
 
-function secretsSection(figures: Awaited<ReturnType<typeof measureSecrets>>): string[] {
-  return ["## Secret scanning", "", SECRETS_NOTE, "", renderTable(secretsRows(figures))];
+function secretsSection(figures: Awaited<ReturnType<typeof measureSecrets>>, scanner: ScannerFigures): string[] {
+  return ["## Secret scanning", "", SECRETS_NOTE, "", renderTable(secretsRows(figures)), "", renderTable(scannerRows(scanner))];
 }
 
 /** `--only secrets`: the secret scanning phase alone, for working on it. */
@@ -134,9 +135,10 @@ async function onlySecrets(): Promise<void> {
   const runId = Bun.randomUUIDv7();
   const server = [process.execPath, join(import.meta.dir, "bench-server.ts"), `--bench-run=${runId}`];
   const figures = await measureSecrets(server, work.path, runId, childEnv());
+  const scanner = measureScanner();
   const leftovers = processesWith(runId);
   for (const pid of leftovers) process.kill(pid, "SIGKILL");
-  console.log([`# thoughtgate shim benchmark: secret scanning only${QUICK ? " (--quick)" : ""}`, "", `- date: ${new Date().toISOString()}; binary from ${sourceRevision()}`, "", ...secretsSection(figures)].join("\n"));
+  console.log([`# thoughtgate shim benchmark: secret scanning only${QUICK ? " (--quick)" : ""}`, "", `- date: ${new Date().toISOString()}; binary from ${sourceRevision()}`, "", ...secretsSection(figures, scanner)].join("\n"));
   if (leftovers.length > 0) process.exitCode = 1;
 }
 
@@ -188,6 +190,7 @@ async function main(): Promise<void> {
   const cedarFile = writePolicySet(work.path);
   const governed = await measureGoverned(server, work.path, runId, cedarFile, env);
   const secrets = await measureSecrets(server, work.path, runId, env);
+  const scanner = measureScanner();
   // Last: it loads Cedar's wasm into the bench process itself.
   progress(`Cedar: ${CEDAR_PLAN.evaluations} evaluations with ${CEDAR_PLAN.policies} policies`);
   const cedar = await measureCedar(cedarFile);
@@ -245,7 +248,7 @@ async function main(): Promise<void> {
       `- service decisions (its /metrics): ${decisions}`,
       `- Cedar: ${count(cedar.requests)} distinct requests in turn: ${count(cedar.allowed)} allowed, ${count(cedar.denied)} denied (${count(cedar.deniedByDefault)} of them with no permit matching); ${cedar.policiesDeciding} of the ${CEDAR_PLAN.policies} policies decided at least one`,
       "",
-      ...secretsSection(secrets),
+      ...secretsSection(secrets, scanner),
       "",
       "## Wrap",
       "",
