@@ -131,6 +131,7 @@ function secretsSection(figures: Awaited<ReturnType<typeof measureSecrets>>, sca
 /** `--only secrets`: the secret scanning phase alone, for working on it. */
 async function onlySecrets(): Promise<void> {
   requireBinary();
+  const loadAtStart = loadavg()[0] ?? 0;
   using work = tempDir("thoughtgate-bench-");
   const runId = Bun.randomUUIDv7();
   const server = [process.execPath, join(import.meta.dir, "bench-server.ts"), `--bench-run=${runId}`];
@@ -138,7 +139,11 @@ async function onlySecrets(): Promise<void> {
   const scanner = measureScanner();
   const leftovers = processesWith(runId);
   for (const pid of leftovers) process.kill(pid, "SIGKILL");
-  console.log([`# thoughtgate shim benchmark: secret scanning only${QUICK ? " (--quick)" : ""}`, "", `- date: ${new Date().toISOString()}; binary from ${sourceRevision()}`, "", ...secretsSection(figures, scanner)].join("\n"));
+  const cpu = cpus();
+  const machine = `${cpu.length} cores (${cpu[0]?.model.trim() ?? "unknown CPU"}), Linux ${release()}, bun ${Bun.version}`;
+  const load = `1-minute load average ${loadAtStart.toFixed(2)} at the start, ${(loadavg()[0] ?? 0).toFixed(2)} at the end`;
+  const header = [`# thoughtgate shim benchmark: secret scanning only${QUICK ? " (--quick)" : ""}`, "", `- date: ${new Date().toISOString()}`, `- machine: ${machine}; ${load}`, `- binary: dist/thoughtgate from ${sourceRevision()}`];
+  console.log([...header, "", ...secretsSection(figures, scanner)].join("\n"));
   if (leftovers.length > 0) process.exitCode = 1;
 }
 
