@@ -71,9 +71,17 @@ const jsonPair: Rule = {
  */
 const jsonStringPair: Rule = {
   kinds: ["secret_field", "aws_secret_access_key"],
-  anchors: ['":"', '": "', '":\\', '": \\'],
+  anchors: ['":"', '":\\'],
   mode: "result",
   match: pairAt,
+};
+
+/** The same with a space after the colon (pretty-printed JSON): found at the `: ` the YAML rule searches anyway. */
+const jsonSpacedPair: Rule = {
+  kinds: ["secret_field", "aws_secret_access_key"],
+  anchors: [": "],
+  mode: "result",
+  match: (b, at, mode) => (b[at - 1] === QUOTE ? pairAt(b, at - 1, mode) : null),
 };
 
 function pairAt(b: Uint8Array, at: number, mode: ScanMode): Span | null {
@@ -145,17 +153,14 @@ function bracketEnd(b: Uint8Array, start: number, level: number): number {
 
 /**
  * `Authorization: …` / `Proxy-Authorization=…`: the value up to the end of the line or a quote.
- * Found at its `zation` (a rare first letter keeps the search fast).
+ * Found at its `: ` or `=`, which other rules search anyway.
  */
 const authorizationHeader: Rule = {
   kinds: ["authorization_header"],
-  anchors: ["zation", "ZATION"],
+  anchors: [": ", "="],
   match(b, at) {
-    if (!startsWithFolded(b, at - 7, "authorization") || !boundaryBefore(b, at - 7)) return null;
-    let i = at + 6;
-    while (isSpace(b[i])) i++;
-    if (b[i] !== 0x3a && b[i] !== 0x3d) return null;
-    i++;
+    if ((b[at - 1] !== 0x6e && b[at - 1] !== 0x4e) || !startsWithFolded(b, at - 13, "authorization") || !boundaryBefore(b, at - 13)) return null;
+    let i = at + 1;
     while (isSpace(b[i])) i++;
     let end = i;
     while (end < b.length && end - i < MAX_HEADER && HEADER_VALUE[b[end] as number] === 1 && !lineBreakAt(b, end)) end++;
@@ -208,4 +213,4 @@ const urlPassword: Rule = {
   },
 };
 
-export const FIELD_RULES: readonly Rule[] = [jsonPair, jsonStringPair, authorizationHeader, bearer, urlPassword];
+export const FIELD_RULES: readonly Rule[] = [jsonPair, jsonStringPair, jsonSpacedPair, authorizationHeader, bearer, urlPassword];

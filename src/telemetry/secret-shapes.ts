@@ -142,14 +142,15 @@ const privateKey: Rule = {
   },
 };
 
-/** `AccountKey=…` / `SharedAccessKey=…` in an Azure connection string. */
+/** `AccountKey=…` / `SharedAccessKey=…` in an Azure connection string; found at its `=`, which the assignment rules search anyway. */
 const azureKey: Rule = {
   kinds: ["azure_storage_key", "azure_shared_access_key"],
-  anchors: ["Key="],
+  anchors: ["="],
   match(b, at) {
-    const kind = startsWith(b, at - 7, "Account") && boundaryBefore(b, at - 7) ? "azure_storage_key" : startsWith(b, at - 12, "SharedAccess") && boundaryBefore(b, at - 12) ? "azure_shared_access_key" : null;
+    if (b[at - 1] !== 0x79) return null;
+    const kind = startsWith(b, at - 10, "AccountKey") && boundaryBefore(b, at - 10) ? "azure_storage_key" : startsWith(b, at - 15, "SharedAccessKey") && boundaryBefore(b, at - 15) ? "azure_shared_access_key" : null;
     if (!kind) return null;
-    const start = at + 4;
+    const start = at + 1;
     const length = runOf(b, start, BASE64, 257);
     if (length < 20 || length > 256) return null;
     return { kind, start, end: start + length };
@@ -158,14 +159,14 @@ const azureKey: Rule = {
 
 const SAS = byteClass("A-Za-z0-9%+/=");
 
-/** `sig=` of a shared access signature, in a URL's query. */
+/** `sig=` of a shared access signature, in a URL's query; found at its `=`. */
 const azureSas: Rule = {
   kinds: ["azure_sas_signature"],
-  anchors: ["sig="],
+  anchors: ["="],
   match(b, at) {
-    const before = b[at - 1];
-    if (before !== 0x3f && before !== 0x26) return null;
-    const start = at + 4;
+    const before = b[at - 4];
+    if (b[at - 1] !== 0x67 || !startsWith(b, at - 3, "sig") || (before !== 0x3f && before !== 0x26)) return null;
+    const start = at + 1;
     const length = runOf(b, start, SAS, 257);
     if (length < 16 || length > 256) return null;
     return { kind: "azure_sas_signature", start, end: start + length };

@@ -122,7 +122,7 @@ function childEnv(): Record<string, string> {
 }
 
 const SECRETS_NOTE =
-  "- tools/call through `thoughtgate shim --server-id bench --events none --thoughtgate-config FILE`, FILE `secrets: {scan: off}` (scan off) or nothing but `schema: 1` (scan on, the default); the 10 MiB results are `blob`'s text (source code and prose, the largest line the shim accepts), once without credentials and once with 480 fake ones (a GitHub token, a .env password, a database URL every 64 KiB), which the scanning shim redacts (checked after timing); one session per configuration, interleaved in blocks";
+  "- tools/call through `thoughtgate shim --server-id bench --events none --thoughtgate-config FILE`, FILE `secrets: {scan: off}` (scan off) or nothing but `schema: 1` (scan on, the default); the 10 MiB results are `blob`'s text (source code and prose, the largest line the shim accepts), once without credentials and once with 480 fake ones (a GitHub token, a .env password, a database URL every 64 KiB), which the scanning shim redacts (checked after timing); one session per configuration, interleaved in blocks; the shims' CPU time per call is read from /proc around every block (judged: it does not grow when other processes compete for the cores, round trips do); the scanner alone is timed by its CPU time in the bench process";
 
 function secretsSection(figures: Awaited<ReturnType<typeof measureSecrets>>, scanner: ScannerFigures): string[] {
   return ["## Secret scanning", "", SECRETS_NOTE, "", renderTable(secretsRows(figures)), "", renderTable(scannerRows(scanner))];

@@ -13,11 +13,16 @@ import { join } from "node:path";
 import { BINARY } from "../support/harness.ts";
 import { BenchClient, type Call } from "./bench-client.ts";
 import { BIG_RESULT_BYTES, ECHO_CALL, INITIALIZE, SECRETS_PLAN, SECRETS_TARGET, TARGET } from "./plan.ts";
-import { ms, percentile, progress, signedMs, verdict, type Row } from "./report.ts";
+import { cpuMs, ms, percentile, progress, signedMs, verdict, type Row } from "./report.ts";
 
 export type SecretsConfigName = "direct" | "shim, scan off" | "shim, scan on";
 type Shape = "small" | "clean" | "found";
-export type SecretsFigures = Map<SecretsConfigName, Record<Shape, number[]>>;
+export type SecretsFigures = {
+  /** Round trips, ms. */
+  wall: Map<SecretsConfigName, Record<Shape, number[]>>;
+  /** The shims' CPU time per call, ms (each process's own, read around every block). */
+  cpu: Map<SecretsConfigName, Record<Shape, number>>;
+};
 
 /** Room for the response's envelope around the text, so the whole line fits the shim's cap. */
 const ENVELOPE_BYTES = 128;
@@ -42,7 +47,8 @@ export async function measureSecrets(server: string[], dir: string, runId: strin
   const sessions = configs.map(([name, command]) => ({ name, client: stack.use(BenchClient.spawn(command, env)) }));
   for (const { client } of sessions) await client.roundTrip(INITIALIZE);
 
-  const figures: SecretsFigures = new Map(configs.map(([name]) => [name, { small: [], clean: [], found: [] }]));
+  const wall: SecretsFigures["wall"] = new Map(configs.map(([name]) => [name, { small: [], clean: [], found: [] }]));
+  const cpu: SecretsFigures["cpu"] = new Map(configs.map(([name]) => [name, { small: 0, clean: 0, found: 0 }]));
   const counts: Record<Shape, number> = { small: SECRETS_PLAN.small, clean: SECRETS_PLAN.big, found: SECRETS_PLAN.big };
   const warmup: Record<Shape, number> = { small: SECRETS_PLAN.warmupSmall, clean: SECRETS_PLAN.warmupBig, found: SECRETS_PLAN.warmupBig };
   // Small results first, before any 10 MiB one: the garbage a big result leaves would land in the small figures' p99.
@@ -52,12 +58,15 @@ export async function measureSecrets(server: string[], dir: string, runId: strin
     const perBlock = Math.ceil(counts[shape] / SECRETS_PLAN.blocks);
     for (let block = 0; block < SECRETS_PLAN.blocks; block++) {
       for (const { name, client } of sessions) {
-        for (let i = 0; i < perBlock; i++) figures.get(name)?.[shape].push(await client.roundTrip(CALLS[shape]));
+        const cpuBefore = cpuMs(client.pid);
+        for (let i = 0; i < perBlock; i++) wall.get(name)?.[shape].push(await client.roundTrip(CALLS[shape]));
+        const used = cpu.get(name);
+        if (used) used[shape] += (cpuMs(client.pid) - cpuBefore) / (perBlock * SECRETS_PLAN.blocks);
       }
     }
   }
   await checkRedaction(sessions);
-  return figures;
+  return { wall, cpu };
 }
 
 /** The scanning shim redacts all 480 credentials; the other shim and the server alone pass them on. */
@@ -86,20 +95,20 @@ const SHAPES: Array<[Shape, string]> = [
 /**
  * Each configuration against direct; for the scanning shim also what scanning adds over the same
  * shim with scanning off. Judged: the small result against the shim's own target (added to
- * direct), the 10 MiB results against SECRETS_TARGET (added by scanning).
+ * direct), the 10 MiB results against SECRETS_TARGET, by the shim's own CPU time per call, which a
+ * busy machine does not inflate the way it does round trips (those are shown, not judged).
  */
 export function secretsRows(figures: SecretsFigures): Row[] {
   const rows: Row[] = [];
-  const get = (name: SecretsConfigName, shape: Shape) => figures.get(name)?.[shape] ?? [];
+  const get = (name: SecretsConfigName, shape: Shape) => figures.wall.get(name)?.[shape] ?? [];
   for (const [shape, figure] of SHAPES) {
+    const small = shape === "small";
     for (const [q, label] of [[0.5, "p50"], [0.99, "p99"]] as const) {
       const direct = percentile(get("direct", shape), q);
       const off = percentile(get("shim, scan off", shape), q);
       const on = percentile(get("shim, scan on", shape), q);
       const title = `${figure} ${label}`;
-      const small = shape === "small";
       const shimTarget = label === "p50" ? TARGET.addedP50Ms : TARGET.addedP99Ms;
-      const bigTarget = label === "p50" ? SECRETS_TARGET.bigAddedP50Ms : SECRETS_TARGET.bigAddedP99Ms;
       rows.push({ figure: title, config: "direct", value: ms(direct), baseline: "(baseline)", delta: "", target: "", result: "" });
       rows.push({ figure: title, config: "shim, scan off", value: ms(off), baseline: ms(direct), delta: signedMs(off - direct), target: "", result: "" });
       rows.push({
@@ -111,16 +120,19 @@ export function secretsRows(figures: SecretsFigures): Row[] {
         target: small ? `≤ +${shimTarget} ms` : "",
         result: small ? verdict(on - direct <= shimTarget) : "",
       });
-      rows.push({
-        figure: title,
-        config: "added by scanning",
-        value: ms(on),
-        baseline: `${ms(off)} (scan off)`,
-        delta: signedMs(on - off),
-        target: small ? "" : `≤ +${bigTarget} ms`,
-        result: small ? "" : verdict(on - off <= bigTarget),
-      });
+      rows.push({ figure: title, config: "added by scanning", value: ms(on), baseline: `${ms(off)} (scan off)`, delta: signedMs(on - off), target: "", result: "" });
     }
+    const cpuOff = figures.cpu.get("shim, scan off")?.[shape] ?? 0;
+    const cpuOn = figures.cpu.get("shim, scan on")?.[shape] ?? 0;
+    rows.push({
+      figure: `${figure}, shim CPU time per call`,
+      config: "added by scanning",
+      value: ms(cpuOn),
+      baseline: `${ms(cpuOff)} (scan off)`,
+      delta: signedMs(cpuOn - cpuOff),
+      target: small ? "" : `≤ +${SECRETS_TARGET.bigAddedCpuMs} ms`,
+      result: small ? "" : verdict(cpuOn - cpuOff <= SECRETS_TARGET.bigAddedCpuMs),
+    });
   }
   return rows;
 }
