@@ -125,10 +125,3 @@ export function lineBreakAt(b: Uint8Array, i: number): boolean {
 export function isSpace(c: number | undefined): boolean {
   return c === 0x20 || c === 0x09;
 }
-
-const latin1 = new TextDecoder("latin1");
-
-/** Bytes as text (ASCII in practice: key names, labels). */
-export function ascii(b: Uint8Array, start: number, end: number): string {
-  return latin1.decode(b.subarray(start, end));
-}

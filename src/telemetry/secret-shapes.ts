@@ -116,6 +116,8 @@ const awsAccessKeyId: Rule = {
 };
 
 const PEM_LABEL = byteClass("A-Z0-9 ");
+const PEM_END = Buffer.from("-----END ");
+const PEM_DASHES = Buffer.from("-----");
 
 /** `-----BEGIN … PRIVATE KEY-----` through its END line; to the end of the string when it was cut off. */
 const privateKey: Rule = {
@@ -129,15 +131,15 @@ const privateKey: Rule = {
     const text = new TextDecoder().decode(b.subarray(labelStart, header));
     if (!/PRIVATE KEY( BLOCK)?$/.test(text)) return null;
     const window = Buffer.from(b.buffer, b.byteOffset + header, Math.min(MAX_PEM_BYTES, b.length - header));
-    // A quote ends the string the key is in; the key never spans it.
+    // A quote ends the string the key is in (a PEM block has none): the key never spans it.
     const quote = window.indexOf(QUOTE);
-    const endLine = window.indexOf("-----END ");
-    if (endLine !== -1 && (quote === -1 || endLine < quote)) {
-      const close = window.indexOf("-----", endLine + 9);
-      if (close !== -1 && close - endLine < 80 && (quote === -1 || close < quote)) return { kind: "private_key", start: at, end: header + close + 5 };
-    }
+    const block = quote === -1 ? window : window.subarray(0, quote);
+    const endLine = block.indexOf(PEM_END);
+    const close = endLine === -1 ? -1 : block.indexOf(PEM_DASHES, endLine + PEM_END.length);
+    if (close !== -1 && close - endLine < 80) return { kind: "private_key", start: at, end: header + close + 5 };
+    // Cut off (a truncated file, a shortened output): everything to the end of the string goes,
+    // but not the backslashes before its quote, which belong to the escape that ends it.
     if (quote === -1) return { kind: "private_key", start: at, end: header + window.length };
-    // Stop before the quote's backslashes: they belong to the escape that ends the string.
     return { kind: "private_key", start: at, end: header + quote - backslashesBefore(b, header + quote) };
   },
 };

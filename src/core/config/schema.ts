@@ -97,8 +97,8 @@ const workflowSchema = strict({
  * (`redact`, `detect`: logged and forwarded, `off`) and the `replacement` text. Per server id:
  * `scan: off`. What a person is shown and what is logged is redacted whatever this says.
  */
-export const SCAN_SETTINGS = ["results", "off"] as const;
-export const KIND_ACTIONS = ["redact", "detect", "off"] as const;
+const SCAN_SETTINGS = ["results", "off"] as const;
+const KIND_ACTIONS = ["redact", "detect", "off"] as const;
 
 const secretKind = v.picklist(SECRET_KIND_IDS, (issue) => `unknown secret kind ${issue.received}; known kinds: ${SECRET_KIND_IDS.join(", ")}`);
 

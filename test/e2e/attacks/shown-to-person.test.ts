@@ -135,6 +135,25 @@ describe("credentials recognised by their shape, whatever the key they are under
   });
 });
 
+describe("a credential in what a governed request names", () => {
+  test("a password in a resource URI is redacted in the shim's log line and the audit's decision", async () => {
+    const dir = tempDir();
+    cleanup.push(() => dir[Symbol.dispose]());
+    const events = join(dir.path, "events.jsonl");
+    writeFileSync(join(dir.path, "thoughtgate.yaml"), 'schema: 1\ngovernance:\n  rules: [{ id: no-db, match: "postgres://*", method: resources/read, action: deny }]\n');
+    const agent = new RawAgent(["--server-id", "ops", "--events", events, "--thoughtgate-config", join(dir.path, "thoughtgate.yaml"), "--", ...fixture("scripted-server-fixture.ts")]);
+    cleanup.push(() => agent.close());
+    const answer = await agent.request(1, "resources/read", { uri: `postgres://admin:${SECRET}@db.internal/users` });
+    expect(answer.error?.data?.rule_id).toBe("no-db");
+    await agent.close();
+    const decision = readEvents(events).find((e) => e.type === "method_decision");
+    expect(decision?.name).toBe("postgres://admin:[REDACTED:url_password]@db.internal/users");
+    expect(JSON.stringify(readEvents(events))).not.toContain(SECRET);
+    expect(agent.stderr).toContain("denied resources/read postgres://admin:[REDACTED:url_password]@db.internal/users");
+    expect(agent.stderr).not.toContain(SECRET);
+  });
+});
+
 describe("a rejected line's raw bytes", () => {
   test("credentials are redacted in events.jsonl and on stderr, and terminal escapes and bidi characters are shown escaped on stderr", async () => {
     const dir = tempDir();
