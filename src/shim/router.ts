@@ -12,6 +12,8 @@ import { LISTS, ListFilter } from "./list-filter.ts";
 import { HeldDecisions, LazyAbort } from "./held-decisions.ts";
 import { OwnRequests } from "./own-requests.ts";
 import { RequestTracker, type Outstanding } from "./request-tracker.ts";
+import { ResultScanner } from "./result-scanner.ts";
+import { SCAN_EVERYTHING } from "../governance/secret-policy.ts";
 import { ToolCatalog } from "./tool-catalog.ts";
 
 export type { Sink };
@@ -43,6 +45,7 @@ export class Router {
   private readonly own: OwnRequests;
   private readonly catalog: ToolCatalog;
   private readonly lists: ListFilter;
+  private readonly secrets: ResultScanner;
   private readonly log: Logger;
   /** Whether the agent declared the `elicitation` capability (form mode) in its initialize. */
   private agentCanElicit = false;
@@ -57,6 +60,13 @@ export class Router {
     this.own = new OwnRequests(options.toAgent, () => this.toServer);
     this.catalog = new ToolCatalog(this.log);
     this.lists = new ListFilter({ ...options, catalog: this.catalog, log: this.log, audit: this.audit });
+    const decider = options.decider;
+    this.secrets = new ResultScanner({
+      profile: options.profile,
+      events: options.events,
+      log: this.log,
+      policy: () => decider.secretScan?.(options.serverId) ?? SCAN_EVERYTHING,
+    });
   }
 
   get summary(): Summary {
@@ -160,6 +170,8 @@ export class Router {
       this.serverRequests.add({ id: message.id, method: message.method, startedAt: performance.now() });
     } else if (message.kind === "response" && message.id !== null) {
       const entry = this.agentRequests.settle(message.id);
+      // What reaches the agent, and what the audit counts as bytes_out, is the result with its secrets redacted.
+      if (entry) bytes = this.secrets.scanResult(bytes, entry).bytes;
       if (!entry) {
         if (!this.unsolicited(message.id, "server_to_agent")) return;
       } else if (entry.call && !entry.cancelled) {
@@ -181,6 +193,7 @@ export class Router {
     if (request.method === "initialize") this.agentCanElicit = declaresFormElicitation(request.params);
     if (request.method === "tools/list") entry.firstPage = (request.params as { cursor?: unknown } | undefined)?.cursor === undefined;
     if (request.method === "tools/call") this.audit.startCall(entry, request);
+    if (GOVERNED_METHODS.has(request.method)) this.secrets.scanRequest(bytes, entry);
     if (!this.toServer) {
       this.answerUnavailable(entry);
       return;
