@@ -154,9 +154,18 @@ export const unansweredRequest = v.object({ relay_token: v.string(), reason: v.o
 /** POST /governance/task/{id}/cancel (the agent sent notifications/cancelled); answers `taskResponse`. */
 export const cancelRequest = v.object({ reason: v.optional(v.string()) });
 
-/** POST /governance/heartbeat */
+/**
+ * How the policy wants this server's results scanned for secrets (secret-policy.ts). Kinds are
+ * keyed by string: a kind this shim does not know is ignored, not an error.
+ */
+export const secretScanWire = v.object({
+  scan: v.boolean(),
+  kinds: v.record(v.string(), v.object({ action: v.picklist(["redact", "detect", "off"]), replacement: v.optional(v.string()) })),
+});
+
+/** POST /governance/heartbeat; the shim also sends one on connecting, for `secrets`. */
 export const heartbeatRequest = v.object({ server_id: v.string(), pid: v.optional(v.number()) });
-export const heartbeatResponse = v.object({ shutdown: v.boolean() });
+export const heartbeatResponse = v.object({ shutdown: v.boolean(), secrets: v.optional(secretScanWire) });
 
 /** POST /governance/filter: which names of a list response the agent may see. */
 export const filterRequest = v.object({

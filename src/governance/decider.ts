@@ -1,5 +1,6 @@
 import type { JsonRpcRequest } from "../core/jsonrpc.ts";
 import type { ToolAnnotations } from "../core/mcp-schema.ts";
+import type { SecretScanPolicy } from "./secret-policy.ts";
 import type { ListKind } from "./visibility.ts";
 
 /**
@@ -65,6 +66,8 @@ export type Decider = {
   close?(): Promise<void> | void;
   /** Resolves when governance asks the shim to shut down (the service's shutdown flag). */
   readonly stopRequested?: Promise<string>;
+  /** How this server's results are scanned for secrets; absent: everything, redacted (secret-policy.ts). */
+  secretScan?(serverId: string): SecretScanPolicy;
   /** Given the router's running message counts, for the governance service's metrics. */
   attachCounts?(counts: () => { messages: Map<string, number>; framingErrors: Map<string, number> }): void;
   /** The MCP server's state changed, for the governance service's `thoughtgate_stdio_server_state`. */

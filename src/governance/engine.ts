@@ -8,6 +8,7 @@ import type { EvaluateInput } from "./decider.ts";
 import type { Block } from "./deny-error.ts";
 import { GOVERNANCE_ERROR, type Gate } from "./errors.ts";
 import { Rules } from "./rules.ts";
+import { secretScanOf, type SecretScanPolicy } from "./secret-policy.ts";
 import { listKindOf, Visibility, type ListVisibility } from "./visibility.ts";
 
 export type { EvaluateInput };
@@ -37,6 +38,8 @@ export const DEFAULT_WORKFLOW: Workflow = { destination: { type: "any" }, timeou
 export interface PolicyEngine {
   evaluate(input: EvaluateInput): EngineDecision;
   readonly visibility: ListVisibility;
+  /** How results from this server are scanned for secrets (secret-policy.ts). */
+  secretScan(serverId: string): SecretScanPolicy;
 }
 
 /**
@@ -64,6 +67,10 @@ export class GovernanceEngine implements PolicyEngine {
   static async fromConfig(config: ThoughtGateConfig, origin: string): Promise<GovernanceEngine> {
     const cedar = config.cedar ? (await import("./cedar.ts")).CedarPolicies.load(config.cedar) : null;
     return new GovernanceEngine(config, cedar, origin);
+  }
+
+  secretScan(serverId: string): SecretScanPolicy {
+    return secretScanOf(this.config.secrets, serverId);
   }
 
   evaluate(input: EvaluateInput): EngineDecision {

@@ -6,6 +6,7 @@ import { deniedVerdict } from "./deny-error.ts";
 import type { EngineHolder } from "./engine-holder.ts";
 import { decideSafely, type EngineDecision, type EvaluateInput } from "./engine.ts";
 import { GOVERNANCE_ERROR } from "./errors.ts";
+import type { SecretScanPolicy } from "./secret-policy.ts";
 import type { ListKind } from "./visibility.ts";
 
 type Approval = Extract<EngineDecision, { kind: "approve" }>;
@@ -39,6 +40,10 @@ export class LocalDecider implements Decider {
     const call = callRef(request, context.serverId);
     if (outcome.kind === "deny") return deniedVerdict(outcome.block, call);
     return this.approve(outcome, input, call, context);
+  }
+
+  secretScan(serverId: string): SecretScanPolicy {
+    return this.engines.engine.secretScan(serverId);
   }
 
   filterList(serverId: string, kind: ListKind, names: string[]): string[] {

@@ -17,6 +17,8 @@ import {
 import { GOVERNANCE_ERROR, isGate } from "./errors.ts";
 import type { Answer } from "./http-guard.ts";
 import { ServiceChannel } from "./service-channel.ts";
+import { SCAN_EVERYTHING, type SecretScanPolicy } from "./secret-policy.ts";
+import { isSecretKind } from "../core/secret-kinds.ts";
 import type { ListKind } from "./visibility.ts";
 
 /** Readiness: poll /healthz with a doubling delay before the first decision, for at most the budget. */
@@ -57,6 +59,8 @@ export class RemoteDecider implements Decider {
   private unreportedState: ServerState | null = null;
   /** Reports go one after another, so the service sees states in the order they happened. */
   private reporting: Promise<void> = Promise.resolve();
+  /** The service's answer for this server, refreshed with every heartbeat; until then, scan everything. */
+  private secrets: SecretScanPolicy = SCAN_EVERYTHING;
 
   private readonly log: Logger;
 
@@ -91,6 +95,7 @@ export class RemoteDecider implements Decider {
           // The service is gone (wrap stopped, or died uncleanly): shut down rather than run ungoverned.
           onClose: (reason) => decider.requestStop(reason),
         });
+        await decider.fetchSecretScan();
         decider.startHeartbeat();
         // Connected: the shim starts its server next.
         decider.serverState("starting");
@@ -154,6 +159,10 @@ export class RemoteDecider implements Decider {
     context.awaitingApproval(`${answer.reason} (task ${answer.task_id})`);
     // The signal only now: made for a call that waits (most never do).
     return this.awaitApproval(answer, answer.task_id, request, context.signal, context, answer.prompt ?? approvalPrompt(input, answer.reason));
+  }
+
+  secretScan(): SecretScanPolicy {
+    return this.secrets;
   }
 
   attachCounts(counts: () => { messages: MessageCounts; framingErrors: MessageCounts }): void {
@@ -290,10 +299,29 @@ export class RemoteDecider implements Decider {
     this.heartbeat.unref();
   }
 
+  /** One heartbeat before the first message, so results are scanned as the service's policy says from the start. */
+  private async fetchSecretScan(): Promise<void> {
+    try {
+      await this.heartbeatOnce();
+    } catch (error) {
+      // Scanning everything is the strict default; the next heartbeat tries again.
+      this.log.warn(`could not read the secret scanning settings from the governance service (${messageOf(error)}): scanning every result until it answers`);
+    }
+  }
+
+  private async heartbeatOnce(): Promise<void> {
+    const answer = await this.json("POST", "/governance/heartbeat", { server_id: this.options.serverId, pid: process.pid }, heartbeatResponse, EVALUATE_TIMEOUT_MS);
+    if (answer.shutdown) this.requestStop("the governance service asked the shim to shut down");
+    if (answer.secrets) {
+      const kinds: SecretScanPolicy["kinds"] = {};
+      for (const [kind, setting] of Object.entries(answer.secrets.kinds)) if (isSecretKind(kind)) kinds[kind] = setting;
+      this.secrets = { scan: answer.secrets.scan, kinds };
+    }
+  }
+
   private async beat(): Promise<void> {
     try {
-      const answer = await this.json("POST", "/governance/heartbeat", { server_id: this.options.serverId, pid: process.pid }, heartbeatResponse, EVALUATE_TIMEOUT_MS);
-      if (answer.shutdown) this.requestStop("the governance service asked the shim to shut down");
+      await this.heartbeatOnce();
       await this.report();
     } catch (error) {
       // The service is gone (wrap died uncleanly): shut down rather than run ungoverned.

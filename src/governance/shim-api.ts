@@ -67,7 +67,8 @@ export function shimApi(options: ShimApiOptions): ShimApi {
       const parsed = parseValue(body, heartbeatRequest);
       if (!parsed.ok) return parsed.answer;
       metrics.seen(parsed.value.server_id);
-      return answer({ shutdown: shutdown() });
+      // The server's secret scanning settings ride on the heartbeat (the shim asks once before its first message).
+      return answer({ shutdown: shutdown(), secrets: options.engine().secretScan(parsed.value.server_id) });
     }
     if (path === "/governance/filter" && method === "POST") {
       const parsed = parseValue(body, filterRequest);

@@ -1,6 +1,7 @@
 import type { Workflow } from "../core/config/schema.ts";
 import type { EngineDecision, EvaluateInput, PolicyEngine } from "./engine.ts";
 import { GOVERNANCE_ERROR } from "./errors.ts";
+import { stricterScan, type SecretScanPolicy } from "./secret-policy.ts";
 import type { ListKind, ListVisibility } from "./visibility.ts";
 
 type Approval = Extract<EngineDecision, { kind: "approve" }>;
@@ -14,7 +15,8 @@ type Destination = Workflow["destination"];
  * - visibility: a tool, prompt or resource is visible only when both show it;
  * - rules, Cedar, approval: deny beats approval beats forward; when both ask for approval, the
  *   stricter workflow (the shorter timeout, `on_timeout: deny` over `approve`, and a channel both
- *   allow).
+ *   allow);
+ * - secret scanning: scanned when either scans, each kind the stricter way (secret-policy.ts).
  * Nothing the restriction says can turn a deny or an approval of the base into a forward. When the
  * base decides, its decision is reported as it is; a decision of the restriction says so in its
  * reason ("project policy: rule x: deny"). Pure, like the engines it combines.
@@ -41,6 +43,10 @@ export class StrictestOf implements PolicyEngine {
     if (second.kind === "forward") return first;
     if (first.kind === "forward") return { ...second, reason: this.attributed(second.reason) };
     return this.bothApprove(first, second);
+  }
+
+  secretScan(serverId: string): SecretScanPolicy {
+    return stricterScan(this.base.secretScan(serverId), this.restriction.secretScan(serverId));
   }
 
   private bothApprove(first: Approval, second: Approval): EngineDecision {

@@ -14,6 +14,8 @@ import { LISTS, ListFilter } from "./list-filter.ts";
 import { HeldDecisions } from "./held-decisions.ts";
 import { OwnRequests } from "./own-requests.ts";
 import { RequestTracker, type Outstanding } from "./request-tracker.ts";
+import { ResultScanner } from "./result-scanner.ts";
+import { SCAN_EVERYTHING } from "../governance/secret-policy.ts";
 import { ToolCatalog } from "./tool-catalog.ts";
 
 export type { Sink };
@@ -46,6 +48,7 @@ export class Router {
   private readonly catalog: ToolCatalog;
   private readonly lists: ListFilter;
   private readonly governor: Governor;
+  private readonly secrets: ResultScanner;
   private readonly log: Logger;
   /** Whether the agent declared the `elicitation` capability (form mode) in its initialize. */
   private agentCanElicit = false;
@@ -76,6 +79,13 @@ export class Router {
         this.toServer?.send(bytes);
       },
       answerUnavailable: (entry) => this.answerUnavailable(entry),
+    });
+    const decider = options.decider;
+    this.secrets = new ResultScanner({
+      profile: options.profile,
+      events: options.events,
+      log: this.log,
+      policy: () => decider.secretScan?.(options.serverId) ?? SCAN_EVERYTHING,
     });
   }
 
@@ -180,6 +190,8 @@ export class Router {
       this.serverRequests.add({ id: message.id, method: message.method, startedAt: performance.now() });
     } else if (message.kind === "response" && message.id !== null) {
       const entry = this.agentRequests.settle(message.id);
+      // What reaches the agent, and what the audit counts as bytes_out, is the result with its secrets redacted.
+      if (entry) bytes = this.secrets.scanResult(bytes, entry).bytes;
       if (!entry) {
         if (!this.unsolicited(message.id, "server_to_agent")) return;
       } else if (entry.call && !entry.cancelled) {
@@ -207,6 +219,7 @@ export class Router {
     if (request.method === "tools/list") entry.firstPage = (request.params as { cursor?: unknown } | undefined)?.cursor === undefined;
     if (request.method === "subscriptions/listen") entry.longLived = true;
     if (request.method === "tools/call") this.audit.startCall(entry, request);
+    if (GOVERNED_METHODS.has(request.method)) this.secrets.scanRequest(bytes, entry);
     if (!this.toServer) {
       this.answerUnavailable(entry);
       return;

@@ -1,15 +1,18 @@
 /**
  * The benchmark's MCP server: NDJSON JSON-RPC on stdin/stdout, every answer written at once, so
  * the figures measure the proxy in front of it, not the server. It answers `initialize`, `ping`,
- * `tools/list` and `tools/call` for one tool, `echo`, whose result is its arguments. It exits on
- * stdin EOF (MCP stdio lifecycle). Extra command-line arguments are ignored: the bench passes a run
- * marker so it can find any server left behind.
+ * `tools/list` and `tools/call` for two tools: `echo`, whose result is its arguments, and `blob`,
+ * whose result is a text of `bytes` bytes (source code and prose), with fake credentials spread
+ * through it when `secrets` is true (secrets.ts). It exits on stdin EOF (MCP stdio lifecycle).
+ * Extra command-line arguments are ignored: the bench passes a run marker so it can find any
+ * server left behind.
  *
  * With `--http` it answers the same over Streamable HTTP instead (POST /mcp, one JSON body per
  * request, 202 for notifications, no session) on 127.0.0.1, a free port, and prints
  * `listening URL`: the remote server of the bench's `shim --url` phase.
  */
 import type { FileSink } from "bun";
+import { blobText } from "./blob-text.ts";
 
 type RpcRequest = { id?: unknown; method?: unknown; params?: unknown };
 
@@ -20,6 +23,26 @@ const ECHO_TOOL = {
   // Read-only, so the embedded default policy forwards it (an unannotated tool would need approval).
   annotations: { readOnlyHint: true },
 };
+
+const BLOB_TOOL = {
+  name: "blob",
+  description: "Returns a text of the given size",
+  inputSchema: { type: "object", properties: { bytes: { type: "number" }, secrets: { type: "boolean" } } },
+  annotations: { readOnlyHint: true },
+};
+
+/** Serialised once per size and kind: the server's own cost stays out of the figures. */
+const blobs = new Map<string, string>();
+
+function blobResult(id: unknown, bytes: number, secrets: boolean): string {
+  const key = `${bytes}:${secrets}`;
+  let serialised = blobs.get(key);
+  if (serialised === undefined) {
+    serialised = JSON.stringify({ content: [{ type: "text", text: blobText(bytes, secrets) }] });
+    blobs.set(key, serialised);
+  }
+  return `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":${serialised}}`;
+}
 
 function result(id: unknown, value: unknown): string {
   return JSON.stringify({ jsonrpc: "2.0", id, result: value });
@@ -49,8 +72,12 @@ function answer(line: string): string | null {
     case "ping":
       return result(request.id, {});
     case "tools/list":
-      return result(request.id, { tools: [ECHO_TOOL] });
+      return result(request.id, { tools: [ECHO_TOOL, BLOB_TOOL] });
     case "tools/call": {
+      if (params.name === "blob") {
+        const { bytes, secrets } = (params.arguments ?? {}) as { bytes?: unknown; secrets?: unknown };
+        return blobResult(request.id, typeof bytes === "number" ? bytes : 1024, secrets === true);
+      }
       if (params.name !== "echo") return error(request.id, -32602, `unknown tool ${JSON.stringify(params.name)}`);
       const args = params.arguments ?? {};
       return result(request.id, { content: [{ type: "text", text: JSON.stringify(args) }], structuredContent: args });

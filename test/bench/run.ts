@@ -4,7 +4,8 @@
  * nothing (the floor any stdio proxy built on Bun pays); then what governing a call costs, with
  * the engine in the shim and in `thoughtgate serve`, and one Cedar evaluation alone; then what
  * `thoughtgate wrap` adds before the agent runs, and what rewriting a 1 MB `~/.claude.json` takes;
- * and how long `thoughtgate arbiter` makes a codecli wait for a decision.
+ * how long `thoughtgate arbiter` makes a codecli wait for a decision; and what secret scanning adds
+ * to a result's round trip (`--only remote|governed|secrets` runs that phase alone).
  * Prints the machine and the tables to stdout, progress to stderr. Pipes, and loopback HTTP and WebSocket
  * between the shim and the governance service only; every process it starts is reaped.
  */
@@ -19,6 +20,8 @@ import { measureMemory, measureSessions, measureStartup, wallTimes } from "./mea
 import { measureWrapLaunch } from "./wrap-launch.ts";
 import { measureRemote } from "./remote.ts";
 import { measureRewrite } from "./wrap-rewrite.ts";
+import { measureSecrets, secretsRows } from "./secrets.ts";
+import { measureScanner, scannerRows, type ScannerFigures } from "./secret-scan.ts";
 import {
   ARBITER_PLAN,
   CEDAR_PLAN,
@@ -120,6 +123,32 @@ function childEnv(): Record<string, string> {
   return env;
 }
 
+const SECRETS_NOTE =
+  "- tools/call through `thoughtgate shim --server-id bench --events none --thoughtgate-config FILE`, FILE `secrets: {scan: off}` (scan off) or nothing but `schema: 1` (scan on, the default); the 10 MiB results are `blob`'s text (source code and prose, the largest line the shim accepts), once without credentials and once with 480 fake ones (a GitHub token, a .env password, a database URL every 64 KiB), which the scanning shim redacts (checked after timing); one session per configuration, interleaved in blocks; the shims' CPU time per call is read from /proc around every block (judged: it does not grow when other processes compete for the cores, round trips do); the scanner alone is timed by its CPU time in the bench process";
+
+function secretsSection(figures: Awaited<ReturnType<typeof measureSecrets>>, scanner: ScannerFigures): string[] {
+  return ["## Secret scanning", "", SECRETS_NOTE, "", renderTable(secretsRows(figures)), "", renderTable(scannerRows(scanner))];
+}
+
+/** `--only secrets`: the secret scanning phase alone, for working on it. */
+async function onlySecrets(): Promise<void> {
+  requireBinary();
+  const loadAtStart = loadavg()[0] ?? 0;
+  using work = tempDir("thoughtgate-bench-");
+  const runId = Bun.randomUUIDv7();
+  const server = [process.execPath, join(import.meta.dir, "bench-server.ts"), `--bench-run=${runId}`];
+  const figures = await measureSecrets(server, work.path, runId, childEnv());
+  const scanner = measureScanner();
+  const leftovers = processesWith(runId);
+  for (const pid of leftovers) process.kill(pid, "SIGKILL");
+  const cpu = cpus();
+  const machine = `${cpu.length} cores (${cpu[0]?.model.trim() ?? "unknown CPU"}), Linux ${release()}, bun ${Bun.version}`;
+  const load = `1-minute load average ${loadAtStart.toFixed(2)} at the start, ${(loadavg()[0] ?? 0).toFixed(2)} at the end`;
+  const header = [`# thoughtgate shim benchmark: secret scanning only${QUICK ? " (--quick)" : ""}`, "", `- date: ${new Date().toISOString()}`, `- machine: ${machine}; ${load}`, `- binary: dist/thoughtgate from ${sourceRevision()}`];
+  console.log([...header, "", ...secretsSection(figures, scanner)].join("\n"));
+  if (leftovers.length > 0) process.exitCode = 1;
+}
+
 async function main(): Promise<void> {
   const started = performance.now();
   const loadAtStart = loadavg()[0] ?? 0;
@@ -196,6 +225,8 @@ async function main(): Promise<void> {
 
   const cedarFile = writePolicySet(work.path);
   const governed = await measureGoverned(server, work.path, runId, cedarFile, env);
+  const secrets = await measureSecrets(server, work.path, runId, env);
+  const scanner = measureScanner();
   // Last: it loads Cedar's wasm into the bench process itself.
   progress(`Cedar: ${CEDAR_PLAN.evaluations} evaluations with ${CEDAR_PLAN.policies} policies`);
   const cedar = await measureCedar(cedarFile);
@@ -253,6 +284,8 @@ async function main(): Promise<void> {
       `- service decisions (its /metrics): ${decisions}`,
       `- Cedar: ${count(cedar.requests)} distinct requests in turn: ${count(cedar.allowed)} allowed, ${count(cedar.denied)} denied (${count(cedar.deniedByDefault)} of them with no permit matching); ${cedar.policiesDeciding} of the ${CEDAR_PLAN.policies} policies decided at least one`,
       "",
+      ...secretsSection(secrets, scanner),
+      "",
       "## Wrap",
       "",
       `- start-up: \`thoughtgate wrap --agent-type custom --config-path mcp.json -- AGENT\` (three stdio servers, ${count(launch.configs[0]?.bytes ?? 0)} bytes) and \`thoughtgate wrap --agent-type claude-code -- AGENT\` (the 1 MB ~/.claude.json below) with the embedded default policy, against AGENT alone; AGENT: compiled \`test/bench/launch-agent.ts\`, which writes a line to the bench's pipe first thing and exits; ${WRAP_PLAN.launches} launches per configuration after one uncounted round, interleaved`,
@@ -285,4 +318,6 @@ async function main(): Promise<void> {
   if (leftovers.length > 0) process.exitCode = 1;
 }
 
-await main();
+if (ONLY === "secrets") await onlySecrets();
+else if (ONLY !== null && ONLY !== "remote" && ONLY !== "governed") throw new Error(`--only ${ONLY}: the phases that run alone are remote, governed and secrets`);
+else await main();

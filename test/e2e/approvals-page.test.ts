@@ -125,7 +125,7 @@ test("the key travels only in the fragment and the bearer token; arguments are r
   expect(api.every((r) => r.authorization === `Bearer ${serve.pageKey}`)).toBe(true);
 
   const shown = (await card.locator("pre").textContent()) ?? "";
-  expect(shown).toContain('"api_key": "[REDACTED]"');
+  expect(shown).toContain('"api_key": "[REDACTED:secret_field]"');
   expect(await page.content()).not.toContain("sk-live-SECRET123");
   // The right-to-left override is shown as an escape, not obeyed; the same value when parsed.
   expect(shown).toContain("/tmp/\\u202egpj.exe");

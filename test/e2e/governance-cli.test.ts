@@ -228,9 +228,16 @@ describe("validate-config", () => {
       "  otherwise: forward",
       "  policy ids: allow, no-etc",
       "  default (built in, for approve rules that name none): any channel (elicitation, web page, CLI); after 5m without an answer: deny",
+      "secret scanning (results on their way to the agent):",
+      "  every server's results; every kind found replaced by [REDACTED:<kind>]",
     ]) {
       expect(explained.stdout).toContain(`${line}\n`);
     }
+    const secrets = policyDir(NO_ETC, `${CONFIG}secrets:\n  kinds: { jwt: { action: detect }, url_password: { replacement: "<pw>" } }\n  servers: { vault: { scan: off } }\n`);
+    const scanning = await runBinary(["validate-config", join(secrets, "thoughtgate.yaml"), "--explain"]);
+    expect(scanning.stdout).toContain(
+      ["  every server's results, unless said below", "  vault: not scanned", "  jwt: logged and forwarded", '  url_password: replaced by "<pw>"', ""].join("\n"),
+    );
   });
 
   test("a bad file: each problem as `path: message`, exit 1; a broken Cedar file too", async () => {

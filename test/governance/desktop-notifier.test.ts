@@ -76,7 +76,7 @@ describe("what it says", () => {
     const { task } = setup({ kind: "notify-send", path: "/bin/false" });
     const hostile = task("delete\u202e<a href='https://evil'>x</a> Bearer sk-live-123456");
     const { title, body } = notificationText(hostile, "http://127.0.0.1:4321/approvals");
-    expect(title).toBe("ThoughtGate: allow fs.delete\\u202e<a href='https://evil'>x</a> Bearer [REDACTED]?");
+    expect(title).toBe("ThoughtGate: allow fs.delete\\u202e<a href='https://evil'>x</a> Bearer [REDACTED:bearer_token]?");
     expect(body).toBe(
       `Task ${hostile.id}, rule deletes.\nDecide with the approvals page http://127.0.0.1:4321/approvals (open the link thoughtgate printed: it carries the key), or thoughtgate approve ${hostile.id} [--session].`,
     );

@@ -83,11 +83,15 @@ export function fakeGovernance(script: FakeGovernanceScript = {}): FakeGovernanc
       idleTimeout: 0,
       open: (ws) => void sockets.add(ws),
       close: (ws) => void sockets.delete(ws),
-      async message(ws, message) {
-        const { id, method, path, body } = JSON.parse(String(message)) as { id: number; method: string; path: string; body?: Record<string, unknown> };
-        state.seen.push(`${method} ${path}`);
-        const given = await answer(path, body ?? {});
-        if (given) ws.send(JSON.stringify({ id, status: given.status, body: given.body }));
+      // A frame holds one or more messages, a line each; each is answered on its own, when it is.
+      message(ws, message) {
+        for (const line of String(message).split("\n")) {
+          const { id, method, path, body } = JSON.parse(line) as { id: number; method: string; path: string; body?: Record<string, unknown> };
+          state.seen.push(`${method} ${path}`);
+          void answer(path, body ?? {}).then((given) => {
+            if (given) ws.send(JSON.stringify({ id, status: given.status, body: given.body }));
+          });
+        }
       },
     },
   });
