@@ -12,6 +12,11 @@ const args = {
     description: "Ask this governance service (thoughtgate serve / wrap) for every decision; secret from $THOUGHTGATE_GOVERNANCE_SECRET",
     valueHint: "URL",
   },
+  "governance-ready-timeout": {
+    type: "string",
+    description: "With --governance-endpoint: how long to wait for the service to answer before giving up (default 30s)",
+    valueHint: "DURATION",
+  },
   "governance-secret-file": {
     type: "string",
     description: "Read the governance session secret from this file (what wrap writes) instead of $THOUGHTGATE_GOVERNANCE_SECRET",
@@ -54,6 +59,7 @@ export default defineCommand({
       endpoint: parsed["governance-endpoint"],
       secretFile: parsed["governance-secret-file"],
       configFlag: givenOrAbsent(parsed["thoughtgate-config"], "--thoughtgate-config"),
+      readyTimeoutMs: optionalDuration(parsed["governance-ready-timeout"], "--governance-ready-timeout"),
     });
     return runShim({ serverId, profile, upstream: sides.upstream, agent: sides.agent, runId, eventsPath: events, decider, ...graces });
   },

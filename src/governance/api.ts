@@ -82,6 +82,10 @@ export const evaluateResponse = v.object({
 });
 export type EvaluateResponse = v.InferOutput<typeof evaluateResponse>;
 
+/** What an approval covers: this call, this tool for the session, or this tool from now on (a policy rule). */
+export const DECISION_SCOPES = ["once", "session", "always"] as const;
+export type DecisionScope = (typeof DECISION_SCOPES)[number];
+
 export const TASK_STATUSES = ["pending", "approved", "denied", "timed_out", "expired", "cancelled"] as const;
 export type TaskStatus = (typeof TASK_STATUSES)[number];
 
@@ -101,6 +105,8 @@ export const taskView = v.object({
   created_at: v.string(),
   expires_at: v.string(),
   decided_by: v.optional(v.string()),
+  /** For `approved`: what the person allowed (`once`, `session`: this tool on this server until the session ends, `always`: a rule in their policy file). */
+  scope: v.optional(v.picklist(DECISION_SCOPES)),
   auto_approved: v.optional(v.boolean()),
   /** For `timed_out`: what the workflow's `on_timeout` made of it. */
   timeout_outcome: v.optional(v.picklist(["deny", "approve"])),
@@ -110,7 +116,23 @@ export const taskView = v.object({
 export type TaskView = v.InferOutput<typeof taskView>;
 
 export const taskResponse = v.object({ task: taskView, shutdown: v.boolean() });
-export const tasksResponse = v.object({ tasks: v.array(taskView) });
+
+/** A session grant: this server's tool (or prompt, resource) allowed with any arguments until the session ends. */
+export const grantView = v.object({
+  grant_id: v.string(),
+  server_id: v.string(),
+  method: v.string(),
+  name: v.string(),
+  /** The task whose "allow for this session" created it, and the channel that decided it. */
+  task_id: v.string(),
+  granted_by: v.string(),
+  created_at: v.string(),
+  /** How many calls it has let through since. */
+  uses: v.number(),
+});
+export type GrantView = v.InferOutput<typeof grantView>;
+
+export const tasksResponse = v.object({ tasks: v.array(taskView), grants: v.optional(v.array(grantView), []) });
 
 /**
  * POST /approvals/api/tasks/{id} (page key or CLI key: a person on the approvals page or `thoughtgate
@@ -123,15 +145,34 @@ export const decisionRequest = v.object({
   /** Must equal the task's digest: a decision is bound to the exact call it was shown. */
   digest: v.string(),
   reason: v.optional(v.string()),
+  /**
+   * For `approve`: `once` (this call, the default), `session` (this tool on this server, any
+   * arguments, until the session ends) or `always` (a rule in the user's policy file; the
+   * approvals page only). Every channel offers `once` and `session`.
+   */
+  scope: v.optional(v.picklist(DECISION_SCOPES), "once"),
 });
 export type DecisionRequest = v.InferOutput<typeof decisionRequest>;
 
 /**
  * POST /governance/task/{id}/decision (session secret): a shim relays its user's answer to the
  * elicitation it ran for a task it was offered; recorded as channel elicitation. Refused (401)
- * without that task's relay token.
+ * without that task's relay token. `scope`: `once` or `session` (never `always`: only the
+ * approvals page writes the user's policy file).
  */
-export const relayRequest = v.object({ ...decisionRequest.entries, relay_token: v.string() });
+export const relayRequest = v.object({
+  ...decisionRequest.entries,
+  scope: v.optional(v.picklist(["once", "session"]), "once"),
+  relay_token: v.string(),
+});
+
+/**
+ * POST /governance/task/{id}/unanswered (session secret and the task's relay token): the
+ * elicitation the shim ran got no decision (the agent cancelled it at once, as `claude -p` does, or
+ * failed); the task stays pending and the service tells the person another way (a desktop
+ * notification). Answers `taskResponse`.
+ */
+export const unansweredRequest = v.object({ relay_token: v.string(), reason: v.optional(v.string()) });
 
 /** POST /governance/task/{id}/cancel (the agent sent notifications/cancelled); answers `taskResponse`. */
 export const cancelRequest = v.object({ reason: v.optional(v.string()) });
@@ -145,9 +186,18 @@ export const pinsResponse = v.object({
   shutdown: v.boolean(),
 });
 
-/** POST /governance/heartbeat */
+/**
+ * How the policy wants this server's results scanned for secrets (secret-policy.ts). Kinds are
+ * keyed by string: a kind this shim does not know is ignored, not an error.
+ */
+export const secretScanWire = v.object({
+  scan: v.boolean(),
+  kinds: v.record(v.string(), v.object({ action: v.picklist(["redact", "detect", "off"]), replacement: v.optional(v.string()) })),
+});
+
+/** POST /governance/heartbeat; the shim also sends one on connecting, for `secrets`. */
 export const heartbeatRequest = v.object({ server_id: v.string(), pid: v.optional(v.number()) });
-export const heartbeatResponse = v.object({ shutdown: v.boolean() });
+export const heartbeatResponse = v.object({ shutdown: v.boolean(), secrets: v.optional(secretScanWire) });
 
 /** POST /governance/filter: which names of a list response the agent may see. */
 export const filterRequest = v.object({
@@ -172,6 +222,25 @@ export const metricsReport = v.object({
   server_state: v.optional(v.picklist(SERVER_STATES)),
 });
 
+/**
+ * The shim's channel (`GET /governance/channel`, a WebSocket opened with the session secret): each
+ * message asks what the HTTP endpoint of the same method and path would be asked, with its JSON body.
+ */
+export const channelRequest = v.object({
+  id: v.pipe(v.number(), v.integer()),
+  method: v.picklist(["GET", "POST"]),
+  path: v.pipe(v.string(), v.startsWith("/governance/")),
+  body: v.optional(v.unknown()),
+});
+export type ChannelRequest = v.InferOutput<typeof channelRequest>;
+
+/** The service's messages on a channel: the answer to request `id` (the HTTP status and JSON body), or a push. */
+export const channelAnswer = v.union([
+  v.object({ id: v.pipe(v.number(), v.integer()), status: v.pipe(v.number(), v.integer()), body: v.unknown() }),
+  v.object({ push: v.literal("shutdown") }),
+]);
+export type ChannelAnswer = v.InferOutput<typeof channelAnswer>;
+
 export const healthResponse = v.object({ status: v.literal("ok"), version: v.string(), profile: v.string() });
 
 /**
@@ -182,5 +251,5 @@ export const healthResponse = v.object({ status: v.literal("ok"), version: v.str
  */
 export const errorResponse = v.object({
   error: v.string(),
-  code: v.picklist(["bad_request", "unauthorized", "forbidden", "not_found", "not_pending", "digest_mismatch", "internal"]),
+  code: v.picklist(["bad_request", "unauthorized", "forbidden", "not_found", "not_pending", "digest_mismatch", "not_possible", "internal"]),
 });

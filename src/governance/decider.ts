@@ -1,6 +1,7 @@
 import type { JsonRpcRequest } from "../core/jsonrpc.ts";
 import type { ToolAnnotations } from "../core/mcp-schema.ts";
 import type { DefinitionChange, PinPolicy } from "./definitions/change.ts";
+import type { SecretScanPolicy } from "./secret-policy.ts";
 import type { ListKind } from "./visibility.ts";
 
 /**
@@ -32,11 +33,12 @@ export type Verdict =
     };
 
 /**
- * What came back from asking the agent's user: an explicit yes, a person's no, or no answer at all
+ * What came back from asking the agent's user: an explicit yes (for this call, or for this tool for
+ * the rest of the session), a person's no, or no answer at all
  * (the agent answered for no one, e.g. `cancel` from an agent that cannot show a prompt): then the
  * other approval channels still apply.
  */
-export type ElicitOutcome = "approved" | "declined" | "unanswered";
+export type ElicitOutcome = "approved" | "approved_session" | "declined" | "unanswered";
 
 export type DecisionContext = {
   /** Aborts when the agent cancels the request (`notifications/cancelled`) or the shim shuts down. */
@@ -73,6 +75,8 @@ export type Decider = {
   close?(): Promise<void> | void;
   /** Resolves when governance asks the shim to shut down (the service's shutdown flag). */
   readonly stopRequested?: Promise<string>;
+  /** How this server's results are scanned for secrets; absent: everything, redacted (secret-policy.ts). */
+  secretScan?(serverId: string): SecretScanPolicy;
   /** Given the router's running message counts, for the governance service's metrics. */
   attachCounts?(counts: () => { messages: Map<string, number>; framingErrors: Map<string, number> }): void;
   /** The MCP server's state changed, for the governance service's `thoughtgate_stdio_server_state`. */

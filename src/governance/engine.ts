@@ -9,6 +9,7 @@ import type { PinSettings } from "./definitions/acceptance.ts";
 import type { Block } from "./deny-error.ts";
 import { GOVERNANCE_ERROR, type Gate } from "./errors.ts";
 import { Rules } from "./rules.ts";
+import { secretScanOf, type SecretScanPolicy } from "./secret-policy.ts";
 import { listKindOf, Visibility, type ListVisibility } from "./visibility.ts";
 
 export type { EvaluateInput };
@@ -40,6 +41,8 @@ export interface PolicyEngine {
   readonly visibility: ListVisibility;
   /** How a server's definitions are pinned (docs/governance.md, "Pinned definitions"). */
   pins(serverId: string): PinSettings;
+  /** How results from this server are scanned for secrets (secret-policy.ts). */
+  secretScan(serverId: string): SecretScanPolicy;
 }
 
 /**
@@ -67,6 +70,10 @@ export class GovernanceEngine implements PolicyEngine {
   static async fromConfig(config: ThoughtGateConfig, origin: string): Promise<GovernanceEngine> {
     const cedar = config.cedar ? (await import("./cedar.ts")).CedarPolicies.load(config.cedar) : null;
     return new GovernanceEngine(config, cedar, origin);
+  }
+
+  secretScan(serverId: string): SecretScanPolicy {
+    return secretScanOf(this.config.secrets, serverId);
   }
 
   evaluate(input: EvaluateInput): EngineDecision {

@@ -10,7 +10,8 @@ import { evaluateDefinitionChange } from "./definition-evaluation.ts";
 import { denyError } from "./deny-error.ts";
 import { decideSafely, type EvaluateInput, type Outcome, type PolicyEngine } from "./engine.ts";
 import { GOVERNANCE_ERROR } from "./errors.ts";
-import type { TaskStore } from "./tasks.ts";
+import { grantApprover, type SessionGrants } from "./session-grants.ts";
+import type { Task, TaskStore } from "./tasks.ts";
 
 /** How often a shim should poll a pending task. */
 export const POLL_INTERVAL_MS = 250;
@@ -22,7 +23,17 @@ export type EvaluationOptions = {
   engine: () => PolicyEngine;
   profile: Profile;
   tasks: TaskStore;
+  /** "Allow for this session" grants: a call one covers is approved without asking anyone. */
+  grants: SessionGrants;
   metrics: GovernanceMetrics;
+  /**
+   * False when the agent is known to answer no elicitation (a non-interactive mode such as
+   * `claude -p` or `codex exec`, which cancel or decline at once): no shim is offered elicitation,
+   * and every approval goes to the person's other channels at once.
+   */
+  agentCanAsk?: boolean;
+  /** A new task waits for a person; `elicitation` says whether the agent's shim is asking too. */
+  onPending?: (task: Task, elicitation: boolean) => void;
   /** Piggy-backed on every answer: wrap is ending and the shim should drain. */
   shuttingDown: () => boolean;
 };
@@ -94,18 +105,22 @@ export function createEvaluator(options: EvaluationOptions): (request: EvaluateR
     }
     const decided = { gate: "approval", rule_id: outcome.ruleId, policy_id: outcome.policyId };
     const destination = outcome.workflow.destination.type;
+    // A session grant stands in for the person who made it: the call still gets its own task,
+    // approved as it is made, so the shim's protocol and the audit are those of any approval.
+    const grant = options.grants.use(request.server_id, request.method, request.name);
     // Slack adds a channel and takes none away: the agent's user may still answer (first answer wins).
-    const elicit = request.channels.includes("elicitation") && (destination === "any" || destination === "elicitation" || destination === "slack");
+    const elicit = !grant && options.agentCanAsk !== false && request.channels.includes("elicitation") && (destination === "any" || destination === "elicitation" || destination === "slack");
     const created = tasks.create({
       serverId: request.server_id,
       method: request.method,
       name: request.name,
       arguments: request.arguments ?? null,
+      ...(request.annotations ? { annotations: request.annotations } : {}),
       ruleId: outcome.ruleId,
       workflowName: outcome.workflowName,
       workflow: outcome.workflow,
       reason: outcome.reason,
-    }, { relay: elicit });
+    }, grant ? { approvedBy: { by: grantApprover(grant), reason: `allowed for this session (task ${grant.taskId}, by ${grant.grantedBy})` } } : { relay: elicit });
     if (!created.ok) {
       const reason = `too many approvals pending (${tasks.pendingCount}); denying (fail closed)`;
       log.error(reason);
@@ -113,7 +128,11 @@ export function createEvaluator(options: EvaluationOptions): (request: EvaluateR
       return count({ ...base, ...decided, decision: "deny", reason, error: denyError(block, call) }, request, profile);
     }
     const task = created.task;
-    log.info(showInvisible(redactText(`approval needed: task ${task.id} ${task.serverId}.${task.name} (rule ${task.ruleId ?? "-"}); thoughtgate approve ${task.id}`)));
+    if (grant) log.info(showInvisible(redactText(`${task.serverId}.${task.name}: allowed for this session (grant of task ${grant.taskId}); task ${task.id}`)));
+    else {
+      log.info(showInvisible(redactText(`approval needed: task ${task.id} ${task.serverId}.${task.name} (rule ${task.ruleId ?? "-"}); thoughtgate approve ${task.id} [--session]`)));
+      options.onPending?.(task, created.relayToken !== undefined);
+    }
     return count(
       {
         ...base,

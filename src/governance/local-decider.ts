@@ -7,6 +7,7 @@ import { deniedVerdict } from "./deny-error.ts";
 import type { EngineHolder } from "./engine-holder.ts";
 import { decideSafely, type EngineDecision, type EvaluateInput } from "./engine.ts";
 import { GOVERNANCE_ERROR } from "./errors.ts";
+import type { SecretScanPolicy } from "./secret-policy.ts";
 import type { ListKind } from "./visibility.ts";
 
 type Approval = Extract<EngineDecision, { kind: "approve" }>;
@@ -16,6 +17,9 @@ type Approval = Extract<EngineDecision, { kind: "approve" }>;
  * be asked through the agent (MCP elicitation); with no such channel, an approval fails closed.
  */
 export class LocalDecider implements Decider {
+  /** Tools a person allowed "for this session" through the agent: server, method and name. */
+  private readonly sessionGrants = new Set<string>();
+
   constructor(
     private readonly engines: Pick<EngineHolder, "engine" | "label">,
     private readonly profile: Profile,
@@ -45,6 +49,10 @@ export class LocalDecider implements Decider {
     return { mode, blockSeverity, enforce: this.profile === "production" };
   }
 
+  secretScan(serverId: string): SecretScanPolicy {
+    return this.engines.engine.secretScan(serverId);
+  }
+
   filterList(serverId: string, kind: ListKind, names: string[]): string[] {
     return this.engines.engine.visibility.filter(serverId, kind, names);
   }
@@ -64,7 +72,8 @@ export class LocalDecider implements Decider {
     const timeout = AbortSignal.timeout(workflow.timeout);
     try {
       const answer = await context.elicit(acceptancePrompt(call.serverId, change), AbortSignal.any([context.signal, timeout]));
-      if (answer === "approved") return { action: "forward", gate: "definitions", ruleId: null, reason: "the new definition was accepted", approvedBy: "elicitation" };
+      // "For this session" means nothing more for a definition: it is accepted as shown, once.
+      if (answer === "approved" || answer === "approved_session") return { action: "forward", gate: "definitions", ruleId: null, reason: "the new definition was accepted", approvedBy: "elicitation" };
       return definitionRefusal(change, call, answer === "declined" ? "the user declined it" : "no person answered (the agent answered the form itself)");
     } catch {
       return definitionRefusal(change, call, timeout.aborted ? `no answer in ${workflow.timeout} ms` : "cancelled");
@@ -73,6 +82,10 @@ export class LocalDecider implements Decider {
 
   private async approve(outcome: Approval, input: EvaluateInput, call: CallRef, context: DecisionContext): Promise<Verdict> {
     const { workflow, ruleId, policyId } = outcome;
+    const grant = grantKey(input);
+    if (this.sessionGrants.has(grant)) {
+      return { action: "forward", gate: "approval", ruleId, policyId, reason: `${outcome.reason}: allowed for this session by an earlier approval`, approvedBy: "session_grant" };
+    }
     const block = (code: number, reason: string): Verdict => deniedVerdict({ gate: "approval", code, ruleId, policyId, reason }, call);
     const destination = workflow.destination.type;
     if (!context.elicit || (destination !== "any" && destination !== "elicitation" && destination !== "slack")) {
@@ -88,6 +101,11 @@ export class LocalDecider implements Decider {
     try {
       const answer = await context.elicit(approvalPrompt(input, outcome.reason), AbortSignal.any([context.signal, timeout]));
       if (answer === "approved") return { action: "forward", gate: "approval", ruleId, policyId, reason: `${outcome.reason}: approved`, approvedBy: "elicitation" };
+      if (answer === "approved_session") {
+        // This tool on this server, any arguments, until the shim stops (a standalone shim is its own session).
+        this.sessionGrants.add(grant);
+        return { action: "forward", gate: "approval", ruleId, policyId, reason: `${outcome.reason}: approved for this session`, approvedBy: "elicitation" };
+      }
       if (answer === "declined") return block(GOVERNANCE_ERROR.approvalRejected, `${outcome.reason}: rejected by the user`);
       // The agent answered for no one (it cannot show the question); a standalone shim has no other channel.
       return block(
@@ -102,4 +120,8 @@ export class LocalDecider implements Decider {
       return block(GOVERNANCE_ERROR.approvalTimeout, `${outcome.reason}: no answer in ${workflow.timeout} ms`);
     }
   }
+}
+
+function grantKey(input: EvaluateInput): string {
+  return JSON.stringify([input.serverId, input.method, input.name]);
 }

@@ -18,12 +18,17 @@ import {
   type TaskView,
 } from "./api.ts";
 import { GOVERNANCE_ERROR, isGate } from "./errors.ts";
+import type { Answer } from "./http-guard.ts";
+import { ServiceChannel } from "./service-channel.ts";
+import { SCAN_EVERYTHING, type SecretScanPolicy } from "./secret-policy.ts";
+import { isSecretKind } from "../core/secret-kinds.ts";
 import type { ListKind } from "./visibility.ts";
 
-/** Readiness: poll /healthz with a doubling delay before the first decision. */
+/** Readiness: poll /healthz with a doubling delay before the first decision, for at most the budget. */
 const READY_FIRST_DELAY_MS = 50;
 const READY_MAX_DELAY_MS = 2_000;
-const READY_ATTEMPTS = 20;
+/** The whole wait for readiness (`shim --governance-ready-timeout`), a /healthz that never answers included. */
+export const READY_TIMEOUT_MS = 30_000;
 /** Per-call timeouts (Bun's fetch has one deadline; connect failures on loopback are immediate). */
 const EVALUATE_TIMEOUT_MS = 2_000;
 const POLL_TIMEOUT_MS = 5_000;
@@ -36,6 +41,8 @@ export type RemoteOptions = {
   secret: string;
   serverId: string;
   profile: Profile;
+  /** How long to wait for the service to answer /healthz before giving up (default READY_TIMEOUT_MS). */
+  readyTimeoutMs?: number;
 };
 
 /**
@@ -45,6 +52,7 @@ export type RemoteOptions = {
  */
 export class RemoteDecider implements Decider {
   private heartbeat: ReturnType<typeof setInterval> | null = null;
+  private channel: ServiceChannel | null = null;
   private requestStop: (reason: string) => void = () => {};
   /** Resolves when the service asks the shim to shut down (wrap is exiting) or stops answering. */
   readonly stopRequested: Promise<string>;
@@ -54,6 +62,8 @@ export class RemoteDecider implements Decider {
   private unreportedState: ServerState | null = null;
   /** Reports go one after another, so the service sees states in the order they happened. */
   private reporting: Promise<void> = Promise.resolve();
+  /** The service's answer for this server, refreshed with every heartbeat; until then, scan everything. */
+  private secrets: SecretScanPolicy = SCAN_EVERYTHING;
 
   private readonly log: Logger;
 
@@ -68,33 +78,44 @@ export class RemoteDecider implements Decider {
     return `service ${this.options.endpoint}`;
   }
 
-  /** Wait until the service answers /healthz; else GovernanceUnavailable. */
+  /**
+   * Open the channel to the service (service-channel.ts), waiting for the service to be ready; else
+   * GovernanceUnavailable. The budget bounds the whole wait: a service that accepts connections and
+   * never answers costs it, not a timeout per attempt. A refused channel is asked about over HTTP
+   * (`/healthz`), so a wrong secret is said at once rather than waited out.
+   */
   static async connect(options: RemoteOptions): Promise<RemoteDecider> {
     const decider = new RemoteDecider({ ...options, endpoint: options.endpoint.replace(/\/+$/, "") });
+    const budgetMs = options.readyTimeoutMs ?? READY_TIMEOUT_MS;
+    const deadline = performance.now() + budgetMs;
+    const attempt = () => Math.max(1, Math.min(EVALUATE_TIMEOUT_MS, deadline - performance.now()));
     let delay = READY_FIRST_DELAY_MS;
-    let lastError = "";
-    for (let attempt = 1; attempt <= READY_ATTEMPTS; attempt++) {
+    for (;;) {
+      let why: string;
       try {
-        const response = await decider.call("GET", "/healthz", undefined, EVALUATE_TIMEOUT_MS);
-        if (response.ok) {
-          decider.startHeartbeat();
-          // Connected: the shim starts its server next.
-          decider.serverState("starting");
-          return decider;
-        }
-        lastError = `HTTP ${response.status}${response.status === 401 ? " (wrong or missing THOUGHTGATE_GOVERNANCE_SECRET)" : ""}`;
-        if (response.status === 401) break;
+        decider.channel = await ServiceChannel.open(decider.options.endpoint, options.secret, attempt(), {
+          onShutdown: () => decider.requestStop("the governance service asked the shim to shut down"),
+          // The service is gone (wrap stopped, or died uncleanly): shut down rather than run ungoverned.
+          onClose: (reason) => decider.requestStop(reason),
+        });
+        await decider.fetchSecretScan();
+        decider.startHeartbeat();
+        // Connected: the shim starts its server next.
+        decider.serverState("starting");
+        return decider;
       } catch (error) {
-        lastError = messageOf(error);
+        why = messageOf(error);
+        const status = await healthStatus(decider.options.endpoint, options.secret, attempt());
+        if (status === 401) throw new ThoughtGateError("GOVERNANCE_UNAVAILABLE", `governance service ${options.endpoint} is not available: HTTP 401 (wrong or missing THOUGHTGATE_GOVERNANCE_SECRET)`);
       }
-      await Bun.sleep(delay);
+      const left = deadline - performance.now();
+      if (left <= 0) throw new ThoughtGateError("GOVERNANCE_UNAVAILABLE", `governance service ${options.endpoint} did not become ready within ${formatBudget(budgetMs)} (last: ${why})`);
+      await Bun.sleep(Math.min(delay, left));
       delay = Math.min(delay * 2, READY_MAX_DELAY_MS);
     }
-    throw new ThoughtGateError("GOVERNANCE_UNAVAILABLE", `governance service ${options.endpoint} is not available: ${lastError}`);
   }
 
   async decide(request: JsonRpcRequest, context: DecisionContext): Promise<Verdict> {
-    const signal = context.signal;
     const input = toInput(request, context);
     let answer: EvaluateResponse;
     try {
@@ -140,7 +161,12 @@ export class RemoteDecider implements Decider {
     }
     if (!answer.task_id) return this.unavailable(request, "the service asked for approval without a task id");
     context.awaitingApproval(`${answer.reason} (task ${answer.task_id})`);
-    return this.awaitApproval(answer, answer.task_id, request, signal, context, answer.prompt ?? approvalPrompt(input, answer.reason));
+    // The signal only now: made for a call that waits (most never do).
+    return this.awaitApproval(answer, answer.task_id, request, context.signal, context, answer.prompt ?? approvalPrompt(input, answer.reason));
+  }
+
+  secretScan(): SecretScanPolicy {
+    return this.secrets;
   }
 
   attachCounts(counts: () => { messages: MessageCounts; framingErrors: MessageCounts }): void {
@@ -174,6 +200,7 @@ export class RemoteDecider implements Decider {
     if (this.heartbeat) clearInterval(this.heartbeat);
     this.heartbeat = null;
     await this.report().catch(() => {});
+    this.channel?.close();
   }
 
   /**
@@ -223,14 +250,20 @@ export class RemoteDecider implements Decider {
     try {
       const outcome = await elicit(prompt, signal);
       if (outcome === "unanswered") {
-        // The agent answered for no one: the task stays pending for the page, the CLI, Slack, until its timeout.
+        // The agent answered for no one: the task stays pending for the page, the CLI, Slack, until its
+        // timeout; the service tells the person at once (a desktop notification) rather than waiting.
         this.log.warn("the agent answered the approval form without asking anyone; waiting for the approvals page or `thoughtgate approve`");
+        await this.call("POST", `${path}/unanswered`, { relay_token: relayToken, reason: "the agent answered the approval form without showing it" }, EVALUATE_TIMEOUT_MS).catch(() => undefined);
         return;
       }
       const { task } = await this.json("GET", path, undefined, taskResponse, POLL_TIMEOUT_MS);
       if (task.status !== "pending") return;
-      const relayed = await this.call("POST", `${path}/decision`, { decision: outcome === "approved" ? "approve" : "deny", digest: task.digest, relay_token: relayToken }, EVALUATE_TIMEOUT_MS);
-      if (!relayed.ok && relayed.status !== 409) log.warn(`the governance service refused the elicitation answer: HTTP ${relayed.status} (other channels still apply)`);
+      const decision =
+        outcome === "declined"
+          ? { decision: "deny" }
+          : { decision: "approve", scope: outcome === "approved_session" ? "session" : "once" };
+      const relayed = await this.call("POST", `${path}/decision`, { ...decision, digest: task.digest, relay_token: relayToken }, EVALUATE_TIMEOUT_MS);
+      if (!isOk(relayed) && relayed.status !== 409) log.warn(`the governance service refused the elicitation answer: HTTP ${relayed.status} (other channels still apply)`);
     } catch (error) {
       if (!signal.aborted) log.warn(`approval through the agent failed: ${messageOf(error)} (other channels still apply)`);
     }
@@ -275,10 +308,29 @@ export class RemoteDecider implements Decider {
     this.heartbeat.unref();
   }
 
+  /** One heartbeat before the first message, so results are scanned as the service's policy says from the start. */
+  private async fetchSecretScan(): Promise<void> {
+    try {
+      await this.heartbeatOnce();
+    } catch (error) {
+      // Scanning everything is the strict default; the next heartbeat tries again.
+      this.log.warn(`could not read the secret scanning settings from the governance service (${messageOf(error)}): scanning every result until it answers`);
+    }
+  }
+
+  private async heartbeatOnce(): Promise<void> {
+    const answer = await this.json("POST", "/governance/heartbeat", { server_id: this.options.serverId, pid: process.pid }, heartbeatResponse, EVALUATE_TIMEOUT_MS);
+    if (answer.shutdown) this.requestStop("the governance service asked the shim to shut down");
+    if (answer.secrets) {
+      const kinds: SecretScanPolicy["kinds"] = {};
+      for (const [kind, setting] of Object.entries(answer.secrets.kinds)) if (isSecretKind(kind)) kinds[kind] = setting;
+      this.secrets = { scan: answer.secrets.scan, kinds };
+    }
+  }
+
   private async beat(): Promise<void> {
     try {
-      const answer = await this.json("POST", "/governance/heartbeat", { server_id: this.options.serverId, pid: process.pid }, heartbeatResponse, EVALUATE_TIMEOUT_MS);
-      if (answer.shutdown) this.requestStop("the governance service asked the shim to shut down");
+      await this.heartbeatOnce();
       await this.report();
     } catch (error) {
       // The service is gone (wrap died uncleanly): shut down rather than run ungoverned.
@@ -307,23 +359,40 @@ export class RemoteDecider implements Decider {
     if (messages.length === 0 && framing.length === 0 && state === null) return;
     const response = await this.call("POST", "/governance/events", { server_id: this.options.serverId, messages, framing_errors: framing, ...(state ? { server_state: state } : {}) }, EVALUATE_TIMEOUT_MS);
     // A newer state may have been set while this one was on its way.
-    if (response.ok && this.unreportedState === state) this.unreportedState = null;
+    if (isOk(response) && this.unreportedState === state) this.unreportedState = null;
   }
 
-  private async json<S extends v.GenericSchema>(method: string, path: string, body: unknown, schema: S, timeoutMs: number): Promise<v.InferOutput<S>> {
-    const response = await this.call(method, path, body, timeoutMs);
-    if (!response.ok) throw new Error(`${method} ${path}: HTTP ${response.status} ${(await response.text()).slice(0, 200)}`);
-    const parsed = v.safeParse(schema, await response.json());
+  private async json<S extends v.GenericSchema>(method: "GET" | "POST", path: string, body: unknown, schema: S, timeoutMs: number): Promise<v.InferOutput<S>> {
+    const answer = await this.call(method, path, body, timeoutMs);
+    if (!isOk(answer)) throw new Error(`${method} ${path}: HTTP ${answer.status} ${JSON.stringify(answer.body).slice(0, 200)}`);
+    const parsed = v.safeParse(schema, answer.body);
     if (!parsed.success) throw new Error(`${method} ${path}: unexpected answer: ${parsed.issues[0]?.message ?? "invalid"}`);
     return parsed.output;
   }
 
-  private call(method: string, path: string, body: unknown, timeoutMs: number): Promise<Response> {
-    return fetch(`${this.options.endpoint}${path}`, {
-      method,
-      headers: { authorization: `Bearer ${this.options.secret}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-      signal: AbortSignal.timeout(timeoutMs),
-    });
+  /** Every call to the service goes over the one channel. */
+  private call(method: "GET" | "POST", path: string, body: unknown, timeoutMs: number): Promise<Answer> {
+    if (!this.channel) return Promise.reject(new Error("no channel to the governance service"));
+    return this.channel.request(method, path, body, timeoutMs);
   }
+}
+
+function isOk(answer: Answer): boolean {
+  return answer.status >= 200 && answer.status < 300;
+}
+
+/** `/healthz`'s HTTP status, or null when the service did not answer at all. */
+async function healthStatus(endpoint: string, secret: string, timeoutMs: number): Promise<number | null> {
+  try {
+    const response = await fetch(`${endpoint}/healthz`, { headers: { authorization: `Bearer ${secret}` }, signal: AbortSignal.timeout(timeoutMs) });
+    await response.arrayBuffer();
+    return response.status;
+  } catch {
+    return null;
+  }
+}
+
+/** 30000 → "30s", 1500 → "1500ms": as the flag takes it. */
+function formatBudget(ms: number): string {
+  return ms % 1_000 === 0 ? `${ms / 1_000}s` : `${ms}ms`;
 }

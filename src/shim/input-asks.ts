@@ -1,25 +1,18 @@
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import type { JsonRpcRequest } from "../core/jsonrpc.ts";
 import type { ElicitOutcome, Verdict } from "../governance/decider.ts";
+import { approvalForm, outcomeOf } from "./approval-form.ts";
 import { callDigest } from "../governance/tasks.ts";
 import type { LazyAbort } from "./held-decisions.ts";
 import type { Outstanding } from "./request-tracker.ts";
 
 /** The key of the shim's own question in an `input_required` result (MCP 2026-07-28 multi round-trip). */
 export const APPROVAL_INPUT_KEY = "thoughtgate_approval";
-/** A decline that comes back faster than this was not a person reading the question: no answer. */
-export const HUMAN_MIN_ANSWER_MS = 300;
 /** An ask the agent never retried is forgotten after this long. */
 const ASK_RETENTION_MS = 15 * 60_000;
 const MAX_ASKS = 1_000;
 const STATE_PREFIX = "tg1.";
 
-/** The approval form: one yes/no question (a flat object of primitives, as MCP form elicitation requires). */
-export const APPROVAL_SCHEMA = {
-  type: "object",
-  properties: { approve: { type: "boolean", title: "Allow this call?", description: "Approve only if you expected this call." } },
-  required: ["approve"],
-} as const;
 
 /** The parts of a governed request's params that belong to a multi round-trip, not to the call. */
 type RoundParams = { inputResponses?: Record<string, unknown>; requestState?: string };
@@ -97,7 +90,7 @@ export class InputAsks {
     this.asks.set(nonce, ask);
     const result = {
       resultType: "input_required",
-      inputRequests: { [APPROVAL_INPUT_KEY]: { method: "elicitation/create", params: { mode: "form", message, requestedSchema: APPROVAL_SCHEMA } } },
+      inputRequests: { [APPROVAL_INPUT_KEY]: { method: "elicitation/create", params: { mode: "form", message, requestedSchema: approvalForm(null) } } },
       requestState: this.stateFor(ask),
     };
     return { ask, result };
@@ -164,18 +157,4 @@ export class InputAsks {
     const oldest = this.asks.keys().next().value;
     if (oldest !== undefined) this.asks.delete(oldest);
   }
-}
-
-/**
- * What an elicitation result means for an approval: an explicit yes; a no from a person; or no
- * answer at all — `cancel` (what an agent that cannot ask anyone answers, e.g. `claude -p`), or a
- * decline faster than anyone could have read the question (what `codex exec` answers).
- */
-export function outcomeOf(response: unknown, elapsedMs: number): ElicitOutcome | null {
-  if (response === null || typeof response !== "object" || Array.isArray(response)) return null;
-  const { action, content } = response as { action?: unknown; content?: { approve?: unknown } };
-  if (action === "accept") return content?.approve === true ? "approved" : "declined";
-  if (action === "decline") return elapsedMs < HUMAN_MIN_ANSWER_MS ? "unanswered" : "declined";
-  if (action === "cancel") return "unanswered";
-  return null;
 }

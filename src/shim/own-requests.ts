@@ -1,7 +1,7 @@
 import type { JsonRpcId, JsonRpcResponse } from "../core/jsonrpc.ts";
 import type { ElicitOutcome } from "../governance/decider.ts";
 import type { Sink } from "../stdio/line-sink.ts";
-import { APPROVAL_SCHEMA, outcomeOf } from "./input-asks.ts";
+import { approvalForm, outcomeOf } from "./approval-form.ts";
 
 /** The shim's own requests to the server (its tools/list) give up after this long. */
 const SHIM_REQUEST_TIMEOUT_MS = 10_000;
@@ -54,6 +54,9 @@ export class OwnRequests {
    * Ask the agent's user with an `elicitation/create` request (legacy era; a modern agent is asked
    * through `input_required` instead, see input-asks.ts).
    */
+  /** The protocol version the agent's `initialize` asked for (the form's shape depends on it). */
+  agentProtocolVersion: string | null = null;
+
   readonly elicit = (message: string, signal: AbortSignal): Promise<ElicitOutcome> =>
     new Promise<ElicitOutcome>((resolve, reject) => {
       if (signal.aborted) {
@@ -75,7 +78,7 @@ export class OwnRequests {
         // An error answer (the agent cannot elicit after all) is no answer, like cancel.
         resolve(response.isError ? "unanswered" : (outcomeOf(response.body.result, performance.now() - askedAt) ?? "unanswered"));
       });
-      this.toAgent.sendText(JSON.stringify({ jsonrpc: "2.0", id, method: "elicitation/create", params: { message, requestedSchema: APPROVAL_SCHEMA } }));
+      this.toAgent.sendText(JSON.stringify({ jsonrpc: "2.0", id, method: "elicitation/create", params: { message, requestedSchema: approvalForm(this.agentProtocolVersion) } }));
     });
 }
 

@@ -18,6 +18,8 @@ import { HeldDecisions } from "./held-decisions.ts";
 import { OwnRequests } from "./own-requests.ts";
 import { pinPolicyOf } from "./pin-policy.ts";
 import { RequestTracker, type Outstanding } from "./request-tracker.ts";
+import { ResultScanner } from "./result-scanner.ts";
+import { SCAN_EVERYTHING } from "../governance/secret-policy.ts";
 import { ToolCatalog } from "./tool-catalog.ts";
 
 export type { Sink };
@@ -57,6 +59,7 @@ export class Router {
   private readonly lists: ListFilter;
   private readonly governor: Governor;
   private readonly definitions: DefinitionGuard;
+  private readonly secrets: ResultScanner;
   private readonly log: Logger;
   /** The agent opened a 2025-11-25 session (`initialize`): list-changed notifications may be sent to it. */
   private legacySession = false;
@@ -100,6 +103,13 @@ export class Router {
         this.toServer?.send(bytes);
       },
       answerUnavailable: (entry) => this.answerUnavailable(entry),
+    });
+    const decider = options.decider;
+    this.secrets = new ResultScanner({
+      profile: options.profile,
+      events: options.events,
+      log: this.log,
+      policy: () => decider.secretScan?.(options.serverId) ?? SCAN_EVERYTHING,
     });
   }
 
@@ -204,6 +214,8 @@ export class Router {
       this.serverRequests.add({ id: message.id, method: message.method, startedAt: performance.now() });
     } else if (message.kind === "response" && message.id !== null) {
       const entry = this.agentRequests.settle(message.id);
+      // What reaches the agent, and what the audit counts as bytes_out, is the result with its secrets redacted.
+      if (entry) bytes = this.secrets.scanResult(bytes, entry).bytes;
       if (!entry) {
         if (!this.unsolicited(message.id, "server_to_agent")) return;
       } else if (entry.call && !entry.cancelled) {
@@ -225,7 +237,9 @@ export class Router {
     const entry: Outstanding = { id: request.id, method: request.method, startedAt: performance.now() };
     if (request.method === "initialize") {
       this.legacySession = true;
-      this.agentCanElicit = declaresFormElicitation((request.params as { capabilities?: unknown } | undefined)?.capabilities);
+      const params = request.params as { capabilities?: unknown; protocolVersion?: unknown } | undefined;
+      this.agentCanElicit = declaresFormElicitation(params?.capabilities);
+      this.own.agentProtocolVersion = typeof params?.protocolVersion === "string" ? params.protocolVersion : null;
     }
     if (request.method === "tools/list") entry.firstPage = (request.params as { cursor?: unknown } | undefined)?.cursor === undefined;
     if (request.method === "subscriptions/listen") {
@@ -234,6 +248,7 @@ export class Router {
       this.listens.set(request.id, { tools: asked?.toolsListChanged === true, prompts: asked?.promptsListChanged === true, resources: asked?.resourcesListChanged === true });
     }
     if (request.method === "tools/call") this.audit.startCall(entry, request);
+    if (GOVERNED_METHODS.has(request.method)) this.secrets.scanRequest(bytes, entry);
     if (!this.toServer) {
       this.answerUnavailable(entry);
       return;

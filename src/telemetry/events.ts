@@ -76,6 +76,23 @@ export type EventFields = {
     /** What the shim did for the sender: answered a request, or nothing. */
     answered_id?: string | number | null;
   };
+  /**
+   * The secret scanner found credentials in a governed request's arguments or in the response on
+   * its way to the agent (docs/events.md#secrets_found): how many of each kind, never the values.
+   */
+  secrets_found: {
+    direction: "agent_to_server" | "server_to_agent";
+    request_id: string | number;
+    method: string;
+    call_id?: string;
+    tool?: string;
+    /** Every finding, by kind. */
+    found: Record<string, number>;
+    /** Those replaced in what the agent received (production, `action: redact`); arguments are never changed. */
+    redacted: Record<string, number>;
+    /** development: what production would have redacted was forwarded unchanged. */
+    would?: "WOULD_REDACT";
+  };
   orphaned_request: {
     direction: "agent_to_server" | "server_to_agent";
     request_id: string | number;

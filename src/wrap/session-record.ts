@@ -1,6 +1,7 @@
 import { existsSync, mkdirSync, openSync, readFileSync, readSync, closeSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { stateDir } from "../core/paths.ts";
+import { SESSION_GRANT_PREFIX } from "../governance/session-grants.ts";
 
 /**
  * One place for a wrap session's record: every shim of the session appends its events to
@@ -20,6 +21,8 @@ export type SessionSummary = {
   denied: number;
   /** Approved by a person: on the approvals page, with `thoughtgate approve`, through the agent's own prompt. */
   approved: number;
+  /** Let through by a person's "allow for this session" of an earlier call (`approved_by: session_grant:<task>`). */
+  sessionGranted: number;
   /** Let through by a rule of the workflow, not a person: `on_timeout: approve`, a default action. */
   approvedUnasked: number;
   autoApproved: number;
@@ -36,7 +39,7 @@ export type SessionSummary = {
 export type Event = Record<string, unknown>;
 
 /** The channels through which a person decides; anything else that approved was a rule. */
-const PERSON_CHANNELS: ReadonlySet<string> = new Set(["web", "cli", "elicitation", "slack", "terminal"]);
+const PERSON_CHANNELS: ReadonlySet<string> = new Set(["web", "cli", "elicitation", "desktop", "slack", "terminal"]);
 
 export function readEvents(path: string): Event[] {
   if (!existsSync(path)) return [];
@@ -59,6 +62,7 @@ export function summarize(events: Event[]): SessionSummary {
     forwarded: 0,
     denied: 0,
     approved: 0,
+    sessionGranted: 0,
     approvedUnasked: 0,
     autoApproved: 0,
     wouldBlock: 0,
@@ -89,6 +93,7 @@ export function summarize(events: Event[]): SessionSummary {
       summary.forwarded += 1;
       if (typeof event.approved_by === "string") {
         if (PERSON_CHANNELS.has(event.approved_by)) summary.approved += 1;
+        else if (event.approved_by.startsWith(SESSION_GRANT_PREFIX)) summary.sessionGranted += 1;
         else summary.approvedUnasked += 1;
       }
       if (event.auto_approved) summary.autoApproved += 1;
@@ -108,7 +113,7 @@ export function renderSummary(summary: SessionSummary, eventsPath: string): stri
   const lines = [
     `thoughtgate: session summary (${summary.servers} server${summary.servers === 1 ? "" : "s"} governed)`,
     `  tool calls   ${summary.calls}`,
-    `  forwarded    ${summary.forwarded}${summary.approved ? ` (${summary.approved} approved by a person)` : ""}${summary.approvedUnasked ? ` (${summary.approvedUnasked} let through by a workflow rule, no person: on_timeout approve)` : ""}${summary.autoApproved ? ` (${summary.autoApproved} auto-approved: development)` : ""}`,
+    `  forwarded    ${summary.forwarded}${summary.approved ? ` (${summary.approved} approved by a person)` : ""}${summary.sessionGranted ? ` (${summary.sessionGranted} allowed for the session by a person's earlier approval)` : ""}${summary.approvedUnasked ? ` (${summary.approvedUnasked} let through by a workflow rule, no person: on_timeout approve)` : ""}${summary.autoApproved ? ` (${summary.autoApproved} auto-approved: development)` : ""}`,
     `  denied       ${summary.denied}`,
   ];
   if (summary.wouldBlock) lines.push(`  would block  ${summary.wouldBlock} (development profile: forwarded anyway)`);

@@ -3,10 +3,11 @@ import { basename, join, resolve } from "node:path";
 import { homedir } from "node:os";
 import { createTwoFilesPatch } from "diff";
 import type { JSONPath } from "jsonc-parser";
-import { messageOf, ThoughtGateError, usageError } from "../core/errors.ts";
+import { bestEffort, messageOf, ThoughtGateError, usageError } from "../core/errors.ts";
 import { log } from "../core/log.ts";
 import type { Profile } from "../core/profile.ts";
 import { APPROVAL_KEY_ENV, ENDPOINT_ENV } from "../governance/env.ts";
+import { desktopTool } from "../governance/desktop-notifier.ts";
 import { EngineHolder } from "../governance/engine-holder.ts";
 import { publishService } from "../governance/service-descriptor.ts";
 import { newSecret, startGovernanceService, userAtHost, type GovernanceService } from "../governance/service.ts";
@@ -16,6 +17,7 @@ import { ConfigGuard, restoreAllGuards } from "./config-guard.ts";
 import { realConfigPath } from "./config-path.ts";
 import { lockedError, lockPathFor, tryLock } from "./lock.ts";
 import { runAgent } from "./agent-process.ts";
+import { agentCanAsk } from "./agent-modes.ts";
 import { commandLineConfigs, type CommandLineConfigs } from "./agent-args.ts";
 import { checkCoverage } from "./coverage-gate.ts";
 import { drainShims } from "./drain.ts";
@@ -108,6 +110,9 @@ async function governAndRun(options: WrapOptions, agent: AgentType, ctx: AgentCo
   const engines = await EngineHolder.load(options.policyFile);
   const sessionSecret = newSecret();
   const cliKey = newSecret();
+  const runId = Bun.randomUUIDv7();
+  const canAsk = agentCanAsk(agent, options.command);
+  const desktop = desktopTool();
   const service = startGovernanceService({
     engine: () => engines.engine,
     profile: options.profile,
@@ -115,11 +120,14 @@ async function governAndRun(options: WrapOptions, agent: AgentType, ctx: AgentCo
     sessionSecret,
     pageKey: newSecret(),
     cliKey,
+    agentCanAsk: canAsk,
+    desktop,
+    alwaysAllow: async (task) =>
+      (await import("../governance/always-allow.ts")).alwaysAllow(task, { policy: () => engines.policy, reload: () => engines.reload(), env: process.env, cwd: process.cwd(), origin: `wrap session ${runId}`, now: () => new Date() }),
     origin: `${basename(options.command[0] ?? "the agent")} under thoughtgate wrap on ${userAtHost()}`,
   });
   engines.watch();
   const cli = publishCliAccess(service.url, cliKey);
-  const runId = Bun.randomUUIDv7();
   const record = createSessionDir(runId);
   // The shims run a pin of this binary, not the install's path (shim-path.ts: upgrades, npx caches).
   const binary = recordSessionBinary(record.dir);
@@ -132,6 +140,7 @@ async function governAndRun(options: WrapOptions, agent: AgentType, ctx: AgentCo
       `thoughtgate: policy ${engines.files.length > 0 ? engines.label : "embedded default (read-only tools forwarded, destructive tools need approval)"}, profile ${options.profile}`,
       `thoughtgate: governance service ${service.url}; approvals page (keep it private) ${service.approvalsUrl}`,
       cli.howTo,
+      ...(canAsk ? [] : [`thoughtgate: ${options.command[0] ? basename(options.command[0]) : agent} in this mode answers no approval prompt itself: approvals go to the page, thoughtgate approve${desktop ? " and a desktop notification" : ""}`]),
       `thoughtgate: session record ${record.events}`,
     ].join("\n"),
   );
@@ -148,6 +157,7 @@ async function governAndRun(options: WrapOptions, agent: AgentType, ctx: AgentCo
   const onExit = () => {
     restoreEverything();
     cli.unpublish();
+    bestEffort(() => rmSync(secretFile, { force: true }));
   };
   const onUncaught = (error: unknown) => {
     log.error(`unexpected error: ${messageOf(error)}; restoring configs`);
@@ -163,6 +173,7 @@ async function governAndRun(options: WrapOptions, agent: AgentType, ctx: AgentCo
     restoreEverything();
     await stop(service, engines);
     cli.unpublish();
+    rmSync(secretFile, { force: true });
     process.off("exit", onExit);
     process.off("uncaughtException", onUncaught);
     throw error;

@@ -1,9 +1,11 @@
 /**
  * The benchmark's MCP server: NDJSON JSON-RPC on stdin/stdout, every answer written at once, so
  * the figures measure the proxy in front of it, not the server. It answers `initialize`, `ping`,
- * `tools/list` and `tools/call` for one tool, `echo`, whose result is its arguments. It exits on
- * stdin EOF (MCP stdio lifecycle). Extra command-line arguments are ignored: the bench passes a run
- * marker so it can find any server left behind.
+ * `tools/list` and `tools/call` for two tools: `echo`, whose result is its arguments, and `blob`,
+ * whose result is a text of `bytes` bytes (source code and prose), with fake credentials spread
+ * through it when `secrets` is true (secrets.ts). It exits on stdin EOF (MCP stdio lifecycle).
+ * Extra command-line arguments are ignored: the bench passes a run marker so it can find any
+ * server left behind.
  *
  * With `--tools N` its tools/list has N tools: `echo` and N-1 others shaped like a filesystem
  * server's (a paragraph of description, a schema with three properties, annotations), for pricing
@@ -14,6 +16,7 @@
  * `listening URL`: the remote server of the bench's `shim --url` phase.
  */
 import type { FileSink } from "bun";
+import { blobText } from "./blob-text.ts";
 
 type RpcRequest = { id?: unknown; method?: unknown; params?: unknown };
 
@@ -25,11 +28,31 @@ const ECHO_TOOL = {
   annotations: { readOnlyHint: true },
 };
 
+const BLOB_TOOL = {
+  name: "blob",
+  description: "Returns a text of the given size",
+  inputSchema: { type: "object", properties: { bytes: { type: "number" }, secrets: { type: "boolean" } } },
+  annotations: { readOnlyHint: true },
+};
+
+/** Serialised once per size and kind: the server's own cost stays out of the figures. */
+const blobs = new Map<string, string>();
+
+function blobResult(id: unknown, bytes: number, secrets: boolean): string {
+  const key = `${bytes}:${secrets}`;
+  let serialised = blobs.get(key);
+  if (serialised === undefined) {
+    serialised = JSON.stringify({ content: [{ type: "text", text: blobText(bytes, secrets) }] });
+    blobs.set(key, serialised);
+  }
+  return `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":${serialised}}`;
+}
 const toolsFlag = process.argv.indexOf("--tools");
-const TOOL_COUNT = toolsFlag === -1 ? 1 : Number(process.argv[toolsFlag + 1]);
+const TOOL_COUNT = toolsFlag === -1 ? 2 : Number(process.argv[toolsFlag + 1]);
 const TOOLS = [
   ECHO_TOOL,
-  ...Array.from({ length: Math.max(0, TOOL_COUNT - 1) }, (_, i) => ({
+  BLOB_TOOL,
+  ...Array.from({ length: Math.max(0, TOOL_COUNT - 2) }, (_, i) => ({
     name: `read_file_${i}`,
     description: `Read the complete contents of file set ${i} as text. Handles various text encodings and provides detailed error messages if the file cannot be read. Only works within allowed directories.`,
     inputSchema: { type: "object", properties: { path: { type: "string" }, head: { type: "number", description: "Only the first N lines" }, tail: { type: "number", description: "Only the last N lines" } }, required: ["path"] },
@@ -67,6 +90,10 @@ function answer(line: string): string | null {
     case "tools/list":
       return result(request.id, { tools: TOOLS });
     case "tools/call": {
+      if (params.name === "blob") {
+        const { bytes, secrets } = (params.arguments ?? {}) as { bytes?: unknown; secrets?: unknown };
+        return blobResult(request.id, typeof bytes === "number" ? bytes : 1024, secrets === true);
+      }
       if (params.name !== "echo") return error(request.id, -32602, `unknown tool ${JSON.stringify(params.name)}`);
       const args = params.arguments ?? {};
       return result(request.id, { content: [{ type: "text", text: JSON.stringify(args) }], structuredContent: args });

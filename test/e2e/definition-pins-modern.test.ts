@@ -72,7 +72,7 @@ describe("a 2026-07-28 server whose list changes between requests", () => {
       jsonrpc: "2.0",
       id: 6,
       method: "tools/call",
-      params: { ...call, inputResponses: { thoughtgate_approval: { action: "accept", content: { approve: true } } }, requestState: asked.result.requestState, _meta: meta(ELICIT) },
+      params: { ...call, inputResponses: { thoughtgate_approval: { action: "accept", content: { decision: "once" } } }, requestState: asked.result.requestState, _meta: meta(ELICIT) },
     });
     const { match, before } = await agent.until(6);
     expect(match.result.content[0].text).toBe("second note");

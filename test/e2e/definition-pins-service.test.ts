@@ -54,6 +54,13 @@ describe("a changed definition under a governance service", () => {
     const page = await fetch(`${serve.endpoint}/approvals/api/tasks`, { headers: { authorization: `Bearer ${serve.pageKey}` } });
     const onPage = ((await page.json()) as { tasks: Array<Record<string, any>> }).tasks.find((t) => t.task_id === task.task_id);
     expect(onPage?.definition?.diff).toBe(task.definition.diff);
+    // A definition is accepted as shown: "always" (a policy rule) is refused for it.
+    const always = await fetch(`${serve.endpoint}/approvals/api/tasks/${task.task_id}`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${serve.pageKey}`, "content-type": "application/json", origin: serve.endpoint },
+      body: JSON.stringify({ decision: "approve", digest: task.digest, scope: "always" }),
+    });
+    expect(always.status).toBe(409);
 
     const approved = await runBinary(["approve", task.task_id], { env: cli });
     expect(approved.exitCode).toBe(0);

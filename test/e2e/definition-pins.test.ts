@@ -61,7 +61,7 @@ async function callEcho(agent: RawAgent, id: string, answer: "accept" | "decline
       asked = String((message as { params?: { message?: string } }).params?.message);
       // A person takes longer than 300 ms to read the question (a faster decline counts as no answer).
       await Bun.sleep(350);
-      agent.send({ jsonrpc: "2.0", id: message.id, result: answer === "accept" ? { action: "accept", content: { approve: true } } : { action: "decline" } });
+      agent.send({ jsonrpc: "2.0", id: message.id, result: answer === "accept" ? { action: "accept", content: { decision: "once" } } : { action: "decline" } });
       continue;
     }
     if (message.id === id && message.method === undefined) return { reply: message, before, asked };

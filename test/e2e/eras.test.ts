@@ -115,18 +115,29 @@ for (const era of ERAS) {
       using dir = tempDir();
       const { agent, events } = shim(dir.path, era, ASK_DELETE);
       await era.open(agent, ELICIT);
-      const result = await approve(agent, era, 1, { action: "accept", content: { approve: true } });
+      const result = await approve(agent, era, 1, { action: "accept", content: { decision: "once" } });
       expect(text(result)).toBe("deleted a");
       expect(await agent.close()).toBe(0);
       const decisions = events().filter((e) => e.type === "tool_call_decision").map((e) => [e.decision, e.approved_by ?? null]);
       expect(decisions).toContainEqual(["forward", "elicitation"]);
     });
 
+    test("allowed for this session: the first call runs, and the same tool with other arguments is not asked about again", async () => {
+      using dir = tempDir();
+      const { agent, events } = shim(dir.path, era, ASK_DELETE);
+      await era.open(agent, ELICIT);
+      expect(text(await approve(agent, era, 1, { action: "accept", content: { decision: "session" } }))).toBe("deleted a");
+      const again = await agent.request(2, "tools/call", era.params({ name: "delete_note", arguments: { id: "b" } }));
+      expect(text(again)).toBe("deleted b");
+      expect(await agent.close()).toBe(0);
+      expect(events().filter((e) => e.type === "tool_call_decision" && e.decision === "forward").map((e) => e.approved_by)).toEqual(["elicitation", "session_grant"]);
+    });
+
     test("an approval declined by the agent's user: -32007, and the server never runs it", async () => {
       using dir = tempDir();
       const { agent } = shim(dir.path, era, ASK_DELETE);
       await era.open(agent, ELICIT);
-      const result = await approve(agent, era, 1, { action: "accept", content: { approve: false } });
+      const result = await approve(agent, era, 1, { action: "accept", content: { decision: "deny" } });
       expect(result.error).toMatchObject({ code: -32007 });
       expect(text(await agent.request(9, "tools/call", era.params({ name: "read_note", arguments: { id: "a" } })))).toBe("first note");
     });
@@ -191,11 +202,11 @@ describe("modern era only", () => {
     const first = await agent.request(1, "tools/call", era.params(call));
     const state = String(first.result.requestState);
     const forged = `${state.slice(0, -4)}AAAA`;
-    const refused = await agent.request(2, "tools/call", era.params({ ...call, inputResponses: { thoughtgate_approval: { action: "accept", content: { approve: true } } }, requestState: forged }));
+    const refused = await agent.request(2, "tools/call", era.params({ ...call, inputResponses: { thoughtgate_approval: { action: "accept", content: { decision: "once" } } }, requestState: forged }));
     expect(refused.error).toMatchObject({ code: -32602 });
-    const approved = await agent.request(3, "tools/call", era.params({ ...call, inputResponses: { thoughtgate_approval: { action: "accept", content: { approve: true } } }, requestState: state }));
+    const approved = await agent.request(3, "tools/call", era.params({ ...call, inputResponses: { thoughtgate_approval: { action: "accept", content: { decision: "once" } } }, requestState: state }));
     expect(text(approved)).toBe("deleted a");
-    const again = await agent.request(4, "tools/call", era.params({ ...call, inputResponses: { thoughtgate_approval: { action: "accept", content: { approve: true } } }, requestState: state }));
+    const again = await agent.request(4, "tools/call", era.params({ ...call, inputResponses: { thoughtgate_approval: { action: "accept", content: { decision: "once" } } }, requestState: state }));
     expect(again.result).toMatchObject({ resultType: "input_required" });
     expect(String(again.result.requestState)).not.toBe(state);
   });
@@ -204,7 +215,7 @@ describe("modern era only", () => {
     using dir = tempDir();
     const { agent } = shim(dir.path, era, ASK_DELETE);
     const first = await agent.request(1, "tools/call", era.params({ name: "delete_note", arguments: { id: "a" } }));
-    const changed = await agent.request(2, "tools/call", era.params({ name: "delete_note", arguments: { id: "b" }, inputResponses: { thoughtgate_approval: { action: "accept", content: { approve: true } } }, requestState: first.result.requestState }));
+    const changed = await agent.request(2, "tools/call", era.params({ name: "delete_note", arguments: { id: "b" }, inputResponses: { thoughtgate_approval: { action: "accept", content: { decision: "once" } } }, requestState: first.result.requestState }));
     expect(changed.result).toMatchObject({ resultType: "input_required" });
   });
 });
@@ -216,7 +227,7 @@ async function approve(agent: RawAgent, era: Era, id: number, answer: Record<str
     const first = await agent.request(id, "tools/call", era.params(call));
     expect(first.result).toMatchObject({
       resultType: "input_required",
-      inputRequests: { thoughtgate_approval: { method: "elicitation/create", params: { mode: "form", requestedSchema: { required: ["approve"] } } } },
+      inputRequests: { thoughtgate_approval: { method: "elicitation/create", params: { mode: "form", requestedSchema: { required: ["decision"] } } } },
     });
     expect(String(first.result.inputRequests.thoughtgate_approval.params.message)).toContain("notes.delete_note");
     return agent.request(id + 100, "tools/call", era.params({ ...call, inputResponses: { thoughtgate_approval: answer }, requestState: first.result.requestState }));

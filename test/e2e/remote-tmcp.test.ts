@@ -96,7 +96,7 @@ describe("a 2025-11-25 agent on the same dual-era server", () => {
       prompts.push(request.params.message);
       // ThoughtGate's approval form has `approve`; the server's own question has `confirm`.
       const schema = JSON.stringify("requestedSchema" in request.params ? request.params.requestedSchema : {});
-      return { action: "accept", content: schema.includes('"approve"') ? { approve: true } : { confirm: true } };
+      return { action: "accept", content: schema.includes('"decision"') ? { decision: "once" } : { confirm: true } };
     });
     await client.connect(transport);
     try {

@@ -53,7 +53,7 @@ async function agent(service: ServeProcess, elicit?: "approve"): Promise<Client>
     stderr: "ignore",
   });
   const client = new Client({ name: "slack-e2e", version: "1" }, { capabilities: elicit ? { elicitation: {} } : {} });
-  if (elicit) client.setRequestHandler(ElicitRequestSchema, () => ({ action: "accept", content: { approve: true } }));
+  if (elicit) client.setRequestHandler(ElicitRequestSchema, () => ({ action: "accept", content: { decision: "once" } }));
   await client.connect(transport);
   agents.push(client);
   return client;

@@ -87,8 +87,12 @@ describe("wrap rewrites a remote entry into shim --url and restores it", () => {
       expect(seen.args).toEqual(expect.arrayContaining(["shim", "--server-id", "remote-notes", "--url", server.url, "--header-env", "THOUGHTGATE_HEADER_1"]));
       // The token stays off the command line, where every user of the machine could read it.
       expect(seen.args.join(" ")).not.toContain("REMOTE_TOKEN");
-      const headers = JSON.parse(seen.results.echo_headers.ok[0].text) as Record<string, string>;
-      expect({ authorization: headers.authorization, team: headers["x-team"] }).toEqual({ authorization: "Bearer tok-123", team: "platform" });
+      // The headers reached the server (its log); the token it echoed back is a credential in a
+      // result, redacted on its way to the agent.
+      const received = (await serverLog()).filter((entry) => entry.kind === "request" && entry.name === "echo_headers").at(-1)?.headers;
+      expect({ authorization: received?.authorization, team: received?.["x-team"] }).toEqual({ authorization: "Bearer tok-123", team: "platform" });
+      const echoed = JSON.parse(seen.results.echo_headers.ok[0].text) as Record<string, string>;
+      expect({ authorization: echoed.authorization, team: echoed["x-team"] }).toEqual({ authorization: "[REDACTED:secret_field]", team: "platform" });
       expect(seen.results.crash).toMatchObject({ code: -32014, data: { rule_id: "no-crash" } });
       expect((await serverLog()).filter((entry) => entry.method === "tools/call").map((entry) => entry.name)).not.toContain("crash");
 

@@ -1,6 +1,7 @@
 import * as v from "valibot";
 import { parseDuration } from "../duration.ts";
 import { PIN_MODES, SEVERITIES } from "../severity.ts";
+import { SECRET_KIND_IDS } from "../secret-kinds.ts";
 
 /**
  * `thoughtgate.yaml`, schema 1: the one definition of the file's shape; its type is inferred.
@@ -154,6 +155,39 @@ const workflowSchema = strict({
   on_timeout: v.optional(oneOf(["deny", "approve"] as const), "deny"),
 });
 
+/**
+ * Secret scanning (docs/governance.md, Secret scanning). `scan: results` scans what servers return
+ * to the agent (tools/call, resources/read, prompts/get); in production a finding is replaced by
+ * `[REDACTED:<kind>]`, in development it is logged `WOULD_REDACT` and forwarded. Per kind: `action`
+ * (`redact`, `detect`: logged and forwarded, `off`) and the `replacement` text. Per server id:
+ * `scan: off`. What a person is shown and what is logged is redacted whatever this says.
+ */
+const SCAN_SETTINGS = ["results", "off"] as const;
+const KIND_ACTIONS = ["redact", "detect", "off"] as const;
+
+const secretKind = v.picklist(SECRET_KIND_IDS, (issue) => `unknown secret kind ${issue.received}; known kinds: ${SECRET_KIND_IDS.join(", ")}`);
+
+const secretsSchema = strict({
+  scan: v.optional(oneOf(SCAN_SETTINGS), "results"),
+  kinds: v.optional(
+    v.record(
+      secretKind,
+      strict({
+        action: v.optional(oneOf(KIND_ACTIONS)),
+        // Spliced into JSON strings as it is: nothing that would need escaping there.
+        replacement: v.optional(
+          v.pipe(v.string("expected a replacement text"), v.regex(/^[^"\\\u0000-\u001f\u007f]{1,200}$/, "expected 1 to 200 characters without quotes, backslashes or control characters")),
+        ),
+      }),
+      "expected a mapping of secret kinds to settings",
+    ),
+    {},
+  ),
+  servers: v.optional(v.record(text("a server id"), strict({ scan: oneOf(SCAN_SETTINGS) }), "expected a mapping of server ids to settings"), {}),
+});
+
+export type SecretsConfig = v.InferOutput<typeof secretsSchema>;
+
 export const configSchema = v.pipe(
   strict({
     schema: v.literal(1, (issue) => `expected 1 (the only schema version), got ${issue.received}`),
@@ -173,6 +207,7 @@ export const configSchema = v.pipe(
         schema: v.optional(text("a Cedar schema file path")),
       }),
     ),
+    secrets: v.optional(secretsSchema),
     // OTLP trace export is not built yet: a file asking for it is refused rather than ignored.
     telemetry: v.optional(
       v.custom<never>(() => false, "OTLP trace export (telemetry.otlp) is not built yet; remove the telemetry section"),

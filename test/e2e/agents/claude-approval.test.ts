@@ -1,8 +1,9 @@
 /**
  * A person's "no" is not a client's auto-answer. `claude -p` cannot show a form, so it answers every
- * elicitation at once with `cancel`. Under `thoughtgate wrap` that must not deny an approval: the
- * task stays pending for the approvals page and `thoughtgate approve`, and when a person approves
- * there the real Claude Code's call runs and its result reaches the (fake) model.
+ * elicitation at once with `cancel`. Under `thoughtgate wrap` that must not deny an approval: wrap
+ * knows `-p` asks no one and has the service offer the shim no elicitation at all, the task stays
+ * pending for the approvals page and `thoughtgate approve`, and when a person approves there the
+ * real Claude Code's call runs and its result reaches the (fake) model.
  */
 import { expect, setDefaultTimeout, test } from "bun:test";
 import { join } from "node:path";
@@ -15,7 +16,7 @@ requireBinary();
 
 const DELETE = claudeToolName("notes", "delete_note");
 
-test("claude -p cancels the approval form; the task waits for the CLI; approved there, the call runs", async () => {
+test("claude -p, which would cancel the approval form, is not asked; the task waits for the CLI; approved there, the call runs", async () => {
   await using sandbox = agentSandbox();
   await using model = startFakeAnthropic({ calls: [{ tool: DELETE, arguments: { id: "a" } }], finalText: "Deleted." });
   // delete_note is annotated destructive: with no policy file the embedded default asks a person.
@@ -45,7 +46,7 @@ test("claude -p cancels the approval form; the task waits for the CLI; approved 
       return run.exitCode === 0 ? (JSON.parse(run.stdout.toString()) as Array<{ task_id: string; status: string; name: string }>) : [];
     };
     const pending = await waitFor(() => tasks().find((t) => t.status === "pending" && t.name === "delete_note"), "the approval task", 60_000);
-    // By now Claude Code has answered the form with cancel (it cannot ask anyone under -p); the task is still pending.
+    // Claude Code is not put the form (it would cancel it unseen under -p); the task is still pending.
     await waitFor(() => readEvents(sessionEvents(sandbox.home)).some((e) => e.type === "tool_call_decision" && e.decision === "pending"), "the pending decision in the record");
     const approved = Bun.spawnSync([BINARY, "approve", pending.task_id], { env, stdout: "pipe", stderr: "pipe" });
     expect(approved.exitCode, approved.stderr.toString()).toBe(0);
