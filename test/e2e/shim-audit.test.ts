@@ -62,7 +62,9 @@ describe("where the audit goes", () => {
     // The server id made file-safe, then the run id.
     expect(readdirSync(join(runs, days[0] as string))).toEqual(["notes_local-run-audit-default.jsonl"]);
     const events = readEvents(join(runs, days[0] as string, "notes_local-run-audit-default.jsonl"));
-    expect(events.map((e) => e.type)).toEqual(["run_start", "server_state", "tool_call_start", "tool_call_decision", "tool_call_end", "server_state", "run_end"]);
+    // The call came before any list: the shim read the tools itself and pinned them (both of the bench server's).
+    expect(events.map((e) => e.type).filter((type) => type !== "definition_pinned")).toEqual(["run_start", "server_state", "tool_call_start", "tool_call_decision", "tool_call_end", "server_state", "run_end"]);
+    expect(events.filter((e) => e.type === "definition_pinned").map((e) => e.name)).toEqual(["echo", "blob"]);
     expect(events[0]).toMatchObject({ run_id: "run-audit-default", server_id: "notes/local" });
   });
 
@@ -75,7 +77,8 @@ describe("where the audit goes", () => {
     const [day] = readdirSync(runs);
     expect(readdirSync(runs)).toEqual([expect.stringMatching(/^\d{4}-\d{2}-\d{2}$/)]);
     expect(readdirSync(join(runs, day as string))).toEqual(["srv-.._.._.._escaped.jsonl"]);
-    expect(readdirSync(join(dir.path, "state", "thoughtgate"))).toEqual(["runs"]);
+    // Besides the run, only the server's pins (docs/governance.md, "Pinned definitions").
+    expect(readdirSync(join(dir.path, "state", "thoughtgate")).sort()).toEqual(["pins", "runs"]);
   });
 
   test("--events none writes nothing at all (not even a file named none)", async () => {
@@ -83,7 +86,9 @@ describe("where the audit goes", () => {
     const run = await runShim(["--events", "none", "--", ...BENCH_SERVER], [initialize, toolCall(1, "echo")], 2, stateEnv(dir.path), dir.path);
     expect(run.code).toBe(0);
     expect(JSON.parse(run.lines[1] as string)).toMatchObject({ id: 1, result: { structuredContent: {} } });
-    expect(readdirSync(dir.path)).toEqual([]);
+    // No audit anywhere: the state directory holds only the server's pins.
+    expect(readdirSync(dir.path)).toEqual(["state"]);
+    expect(readdirSync(join(dir.path, "state", "thoughtgate"))).toEqual(["pins"]);
   });
 });
 

@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { fixture, isAlive, readEvents, requireBinary, tempDir, waitFor } from "../support/harness.ts";
 import { closedPort, fakeGovernance, type FakeGovernance } from "../support/fake-governance.ts";
 import { RawAgent, type Received } from "../support/raw-agent.ts";
+import { runBinary } from "../support/serve.ts";
 
 setDefaultTimeout(60_000);
 requireBinary();
@@ -39,7 +40,7 @@ async function initialize(agent: RawAgent): Promise<void> {
 const call = (name: string, args: Record<string, unknown> = {}) => ({ name, arguments: args });
 
 describe("notifications/tools/list_changed", () => {
-  test("reaches the agent, and the shim reads the tools again: a tool that turned destructive now needs approval", async () => {
+  test("reaches the agent, and the shim reads the tools again: a tool that turned destructive is refused as changed, and once accepted needs approval", async () => {
     using dir = tempDir();
     const record = join(dir.path, "server-received.jsonl");
     const events = join(dir.path, "events.jsonl");
@@ -57,8 +58,14 @@ describe("notifications/tools/list_changed", () => {
     expect(before).toEqual([{ jsonrpc: "2.0", method: "notifications/tools/list_changed" }]);
 
     // The agent does not list again; the shim must not decide on the annotations it read before.
+    // Its definition changed since it was pinned: refused until a person accepts it.
     const again = await agent.request(4, "tools/call", call("archive"));
-    expect(again.error).toMatchObject({ code: -32007, data: { gate: "approval", tool: "archive" } });
+    expect(again.error).toMatchObject({ code: -32011, data: { gate: "definitions", reason: "definition_changed", changed: ["annotations"], tool: "archive" } });
+    const accepted = await runBinary(["pins", "accept", "plugins", "archive"]);
+    expect(accepted.exitCode).toBe(0);
+    // Accepted, it is decided on its new annotations: destructive, so a person is asked (and cannot be).
+    const asked = await agent.request(5, "tools/call", call("archive"));
+    expect(asked.error).toMatchObject({ code: -32007, data: { gate: "approval", tool: "archive" } });
     const received = readFileSync(record, "utf8").trim().split("\n").map((line) => JSON.parse(line) as Received);
     const afterFlip = received.slice(received.findIndex((m) => m.id === 3) + 1);
     // The shim's own tools/list (an id the agent never used), and the second archive never reached the server.
@@ -66,9 +73,10 @@ describe("notifications/tools/list_changed", () => {
     expect(afterFlip.some((m) => m.method === "tools/call")).toBe(false);
     expect(await agent.close()).toBe(0);
     const decisions = readEvents(events).filter((e) => e.type === "tool_call_decision" && e.tool === "archive");
-    expect(decisions.map((e) => [e.decision, e.rule_id])).toEqual([
-      ["forward", "default-read-only"],
-      ["deny", "default-destructive"],
+    expect(decisions.map((e) => [e.decision, e.gate, e.rule_id])).toEqual([
+      ["forward", "rules", "default-read-only"],
+      ["deny", "definitions", null],
+      ["deny", "approval", "default-destructive"],
     ]);
   });
 });
