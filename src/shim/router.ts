@@ -3,7 +3,6 @@ import { messageOf } from "../core/errors.ts";
 import { taggedLog, type Logger } from "../core/log.ts";
 import type { Profile } from "../core/profile.ts";
 import { GOVERNED_METHODS, type Decider } from "../governance/decider.ts";
-import type { DefinitionKind } from "../governance/definitions/definition.ts";
 import { serverIdentity } from "../governance/definitions/identity.ts";
 import type { Unit } from "../stdio/framer.ts";
 import type { Sink } from "../stdio/line-sink.ts";
@@ -11,6 +10,7 @@ import type { FramingError } from "../stdio/validate-line.ts";
 import type { CallStatus, EventStream, Summary } from "../telemetry/events.ts";
 import { CallAudit, type Direction } from "./call-audit.ts";
 import { DefinitionGuard } from "./definition-guard.ts";
+import { ListChanges } from "./list-changes.ts";
 import { declaresFormElicitation } from "./era.ts";
 import { Governor } from "./governor.ts";
 import { LISTS, ListFilter } from "./list-filter.ts";
@@ -38,8 +38,6 @@ export type RouterOptions = {
   serverUrl?: string | undefined;
 };
 
-/** What the agent asked to hear of on a 2026-07-28 `subscriptions/listen` stream, by the listen's id. */
-type Listen = { tools: boolean; prompts: boolean; resources: boolean };
 
 /**
  * The shim's routing logic, free of I/O: validated units in, lines out to the agent and the server.
@@ -61,9 +59,7 @@ export class Router {
   private readonly definitions: DefinitionGuard;
   private readonly secrets: ResultScanner;
   private readonly log: Logger;
-  /** The agent opened a 2025-11-25 session (`initialize`): list-changed notifications may be sent to it. */
-  private legacySession = false;
-  private readonly listens = new Map<JsonRpcId, Listen>();
+  private readonly listChanges: ListChanges;
   /** Whether the agent declared the `elicitation` capability (form mode) in its initialize. */
   private agentCanElicit = false;
   private toServer: Sink | null;
@@ -76,11 +72,12 @@ export class Router {
     this.audit = new CallAudit(options.events, this.log);
     this.own = new OwnRequests(options.toAgent, () => this.toServer);
     this.catalog = new ToolCatalog(this.log);
+    this.listChanges = new ListChanges(options.toAgent, (id) => this.agentRequests.has(id));
     this.definitions = new DefinitionGuard({
       identity: serverIdentity(options.serverId, options.serverCommand ?? [], options.serverUrl),
       log: this.log,
       events: options.events,
-      onUnblocked: (kinds) => this.listChanged(kinds),
+      onUnblocked: (kinds) => this.listChanges.announce(kinds),
     });
     const pinPolicy = () => pinPolicyOf(options.decider, options.serverId, options.profile, this.log);
     this.lists = new ListFilter({ ...options, catalog: this.catalog, log: this.log, audit: this.audit, definitions: this.definitions, pinPolicy });
@@ -93,7 +90,7 @@ export class Router {
       catalog: this.catalog,
       definitions: this.definitions,
       pinPolicy,
-      definitionsAccepted: (kind) => this.listChanged(new Set([kind])),
+      definitionsAccepted: (kind) => this.listChanges.announce(new Set([kind])),
       own: this.own,
       held: this.held,
       log: this.log,
@@ -236,7 +233,7 @@ export class Router {
     }
     const entry: Outstanding = { id: request.id, method: request.method, startedAt: performance.now() };
     if (request.method === "initialize") {
-      this.legacySession = true;
+      this.listChanges.initialized();
       const params = request.params as { capabilities?: unknown; protocolVersion?: unknown } | undefined;
       this.agentCanElicit = declaresFormElicitation(params?.capabilities);
       this.own.agentProtocolVersion = typeof params?.protocolVersion === "string" ? params.protocolVersion : null;
@@ -244,8 +241,7 @@ export class Router {
     if (request.method === "tools/list") entry.firstPage = (request.params as { cursor?: unknown } | undefined)?.cursor === undefined;
     if (request.method === "subscriptions/listen") {
       entry.longLived = true;
-      const asked = (request.params as { notifications?: Record<string, unknown> } | undefined)?.notifications;
-      this.listens.set(request.id, { tools: asked?.toolsListChanged === true, prompts: asked?.promptsListChanged === true, resources: asked?.resourcesListChanged === true });
+      this.listChanges.listening(request.id, request.params);
     }
     if (request.method === "tools/call") this.audit.startCall(entry, request);
     if (GOVERNED_METHODS.has(request.method)) this.secrets.scanRequest(bytes, entry);
@@ -338,29 +334,6 @@ export class Router {
 
   private errorData(error: FramingError): Record<string, unknown> {
     return { gate: "framing", reason: error.code, detail: error.detail, server_id: this.options.serverId };
-  }
-
-  /**
-   * Definitions a person accepted (here, or with `thoughtgate pins accept` elsewhere) are no longer
-   * hidden: tell the agent to list again. A 2025-11-25 session gets the plain notification; a
-   * 2026-07-28 agent hears of list changes only on a `subscriptions/listen` stream that asked for
-   * them, tagged with the stream's id (MCP 2026-07-28, subscriptions).
-   */
-  private listChanged(kinds: Set<DefinitionKind>): void {
-    const wanted: Array<{ method: string; topic: keyof Listen }> = [];
-    if (kinds.has("tool")) wanted.push({ method: "notifications/tools/list_changed", topic: "tools" });
-    if (kinds.has("prompt")) wanted.push({ method: "notifications/prompts/list_changed", topic: "prompts" });
-    if (kinds.has("resource_template")) wanted.push({ method: "notifications/resources/list_changed", topic: "resources" });
-    for (const { method, topic } of wanted) {
-      if (this.legacySession) this.options.toAgent.sendText(JSON.stringify({ jsonrpc: "2.0", method }));
-      for (const [id, listen] of this.listens) {
-        if (!this.agentRequests.has(id)) {
-          this.listens.delete(id);
-          continue;
-        }
-        if (listen[topic]) this.options.toAgent.sendText(JSON.stringify({ jsonrpc: "2.0", method, params: { _meta: { "io.modelcontextprotocol/subscriptionId": id } } }));
-      }
-    }
   }
 
   private answerUnavailable(entry: Outstanding): void {
