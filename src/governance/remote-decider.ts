@@ -6,7 +6,7 @@ import type { JsonRpcRequest } from "../core/jsonrpc.ts";
 import { approvalPrompt } from "./approval-prompt.ts";
 import { callRef, toInput, type DecisionContext, type Decider, type ServerState, type Verdict } from "./decider.ts";
 import { deniedVerdict } from "./deny-error.ts";
-import type { PinPolicy } from "./definitions/acceptance.ts";
+import type { PinPolicy } from "./definitions/change.ts";
 import { toWire } from "./definition-evaluation.ts";
 import {
   evaluateResponse,
@@ -187,6 +187,7 @@ export class RemoteDecider implements Decider {
 
   async pinPolicy(serverId: string): Promise<PinPolicy> {
     const answer = await this.json("POST", "/governance/pins", { server_id: serverId, profile: this.options.profile }, pinsResponse, EVALUATE_TIMEOUT_MS);
+    if (answer.shutdown) this.requestStop("the governance service is shutting down");
     return { mode: answer.mode, blockSeverity: answer.block_severity, enforce: answer.enforce };
   }
 
