@@ -40,6 +40,9 @@ export type Verdict =
  */
 export type ElicitOutcome = "approved" | "approved_session" | "declined" | "unanswered";
 
+/** What a person is asked through the agent: to allow a call (the default), or to accept a changed or flagged definition. */
+export type AskPurpose = "call" | "definition";
+
 export type DecisionContext = {
   /** Aborts when the agent cancels the request (`notifications/cancelled`) or the shim shuts down. */
   readonly signal: AbortSignal;
@@ -51,7 +54,7 @@ export type DecisionContext = {
    * `input_required` answer the agent retries (modern era). null when this request's client did not
    * declare form elicitation. Rejects when `signal` aborts.
    */
-  elicit: ((message: string, signal: AbortSignal) => Promise<ElicitOutcome>) | null;
+  elicit: ((message: string, signal: AbortSignal, purpose?: AskPurpose) => Promise<ElicitOutcome>) | null;
   /** The decider is now waiting for a human: recorded as a `pending` decision in the audit. */
   awaitingApproval(reason: string): void;
   /**

@@ -71,7 +71,7 @@ export class LocalDecider implements Decider {
     context.awaitingApproval(`the definition of ${change.name} ${change.status === "changed" ? "changed" : "was flagged"}: asking the user through the agent`);
     const timeout = AbortSignal.timeout(workflow.timeout);
     try {
-      const answer = await context.elicit(acceptancePrompt(call.serverId, change), AbortSignal.any([context.signal, timeout]));
+      const answer = await context.elicit(acceptancePrompt(call.serverId, change), AbortSignal.any([context.signal, timeout]), "definition");
       // "For this session" means nothing more for a definition: it is accepted as shown, once.
       if (answer === "approved" || answer === "approved_session") return { action: "forward", gate: "definitions", ruleId: null, reason: "the new definition was accepted", approvedBy: "elicitation" };
       return definitionRefusal(change, call, answer === "declined" ? "the user declined it" : "no person answered (the agent answered the form itself)");

@@ -224,7 +224,9 @@ export class RemoteDecider implements Decider {
     signal.addEventListener("abort", onCancel, { once: true });
     try {
       if (answer.shim_channels?.includes("elicitation") && answer.relay_token && context.elicit) {
-        void this.elicitFor(path, answer.relay_token, prompt, context.elicit, AbortSignal.any([signal, done.signal]));
+        const ask = context.elicit;
+        const purpose = context.definitionChange ? "definition" : "call";
+        void this.elicitFor(path, answer.relay_token, prompt, (message, aborted) => ask(message, aborted, purpose), AbortSignal.any([signal, done.signal]));
       }
       const interval = Math.max(50, answer.poll_interval_ms ?? 250);
       for (;;) {

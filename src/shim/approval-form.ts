@@ -1,4 +1,4 @@
-import type { ElicitOutcome } from "../governance/decider.ts";
+import type { AskPurpose, ElicitOutcome } from "../governance/decider.ts";
 
 /** A decline that comes back faster than this was not a person reading the question: no answer. */
 export const HUMAN_MIN_ANSWER_MS = 300;
@@ -9,16 +9,24 @@ const CHOICES = [
   { const: "deny", title: "Deny" },
 ] as const;
 
+/** A changed or flagged definition is accepted as it is shown (it becomes the pin), or not: no "session". */
+const DEFINITION_CHOICES = [
+  { const: "once", title: "Accept the new definition (it becomes the pin; a later change is asked about again)" },
+  { const: "deny", title: "Keep it hidden and its calls refused" },
+] as const;
+
 /**
  * The approval form the shim shows through the agent (MCP form elicitation: a flat object of
  * primitives): one required choice, `decision`, of "once", "session" or "deny". Clients of MCP
  * 2025-11-25 and later read a titled `oneOf` of constants; older ones an `enum` with `enumNames`.
  */
-export function approvalForm(protocolVersion: string | null): Record<string, unknown> {
+export function approvalForm(protocolVersion: string | null, purpose: AskPurpose = "call"): Record<string, unknown> {
   const titled = protocolVersion === null || protocolVersion >= "2025-11-25";
+  const choices = purpose === "definition" ? DEFINITION_CHOICES : CHOICES;
+  const title = purpose === "definition" ? "Accept the new definition?" : "Allow this call?";
   const decision = titled
-    ? { type: "string", title: "Allow this call?", oneOf: CHOICES.map((c) => ({ ...c })) }
-    : { type: "string", title: "Allow this call?", enum: CHOICES.map((c) => c.const), enumNames: CHOICES.map((c) => c.title) };
+    ? { type: "string", title, oneOf: choices.map((c) => ({ ...c })) }
+    : { type: "string", title, enum: choices.map((c) => c.const), enumNames: choices.map((c) => c.title) };
   return { type: "object", properties: { decision }, required: ["decision"] };
 }
 

@@ -1,7 +1,7 @@
 import { errorResponse, RPC, type JsonRpcRequest, type JsonRpcResponse } from "../core/jsonrpc.ts";
 import { messageOf } from "../core/errors.ts";
 import { log as rootLog, type Logger } from "../core/log.ts";
-import { callRef, invalidGovernedParams, targetName, type DecisionContext, type Decider, type ElicitOutcome, type Verdict } from "../governance/decider.ts";
+import { callRef, invalidGovernedParams, targetName, type AskPurpose, type DecisionContext, type Decider, type ElicitOutcome, type Verdict } from "../governance/decider.ts";
 import { definitionRefusal, type DefinitionChange, type PinPolicy } from "../governance/definitions/acceptance.ts";
 import type { DefinitionKind } from "../governance/definitions/definition.ts";
 import type { Sink } from "../stdio/line-sink.ts";
@@ -252,13 +252,13 @@ export class Governor {
 
   /** Modern era: answer `entry` with our `input_required` question; the promise settles when the agent retries. */
   private askThroughRetry(entry: Outstanding, request: JsonRpcRequest, control: LazyAbort, change?: DefinitionChange) {
-    return (message: string, signal: AbortSignal): Promise<ElicitOutcome> =>
+    return (message: string, signal: AbortSignal, purpose?: AskPurpose): Promise<ElicitOutcome> =>
       new Promise<ElicitOutcome>((resolve, reject) => {
         if (signal.aborted) {
           reject(new Error("approval aborted"));
           return;
         }
-        const { ask, result } = this.asks.open(entry, request, control, message, resolve, ASK_TTL_MS);
+        const { ask, result } = this.asks.open(entry, request, control, message, resolve, ASK_TTL_MS, purpose);
         this.askOf.set(entry, ask);
         if (change) this.changeOf.set(ask, change);
         signal.addEventListener("abort", () => reject(new Error("approval aborted")), { once: true });

@@ -1,6 +1,6 @@
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import type { JsonRpcRequest } from "../core/jsonrpc.ts";
-import type { ElicitOutcome, Verdict } from "../governance/decider.ts";
+import type { AskPurpose, ElicitOutcome, Verdict } from "../governance/decider.ts";
 import { approvalForm, outcomeOf } from "./approval-form.ts";
 import { callDigest } from "../governance/tasks.ts";
 import type { LazyAbort } from "./held-decisions.ts";
@@ -68,7 +68,7 @@ export class InputAsks {
   }
 
   /** Open an ask for `first`; returns it and the `input_required` result to answer `first` with. */
-  open(first: Outstanding, request: JsonRpcRequest, control: LazyAbort, message: string, answer: (outcome: ElicitOutcome) => void, ttlMs: number): { ask: Ask; result: Record<string, unknown> } {
+  open(first: Outstanding, request: JsonRpcRequest, control: LazyAbort, message: string, answer: (outcome: ElicitOutcome) => void, ttlMs: number, purpose: AskPurpose = "call"): { ask: Ask; result: Record<string, unknown> } {
     this.prune();
     const nonce = randomBytes(16).toString("base64url");
     const now = Date.now();
@@ -90,7 +90,7 @@ export class InputAsks {
     this.asks.set(nonce, ask);
     const result = {
       resultType: "input_required",
-      inputRequests: { [APPROVAL_INPUT_KEY]: { method: "elicitation/create", params: { mode: "form", message, requestedSchema: approvalForm(null) } } },
+      inputRequests: { [APPROVAL_INPUT_KEY]: { method: "elicitation/create", params: { mode: "form", message, requestedSchema: approvalForm(null, purpose) } } },
       requestState: this.stateFor(ask),
     };
     return { ask, result };

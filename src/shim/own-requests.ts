@@ -1,5 +1,5 @@
 import type { JsonRpcId, JsonRpcResponse } from "../core/jsonrpc.ts";
-import type { ElicitOutcome } from "../governance/decider.ts";
+import type { AskPurpose, ElicitOutcome } from "../governance/decider.ts";
 import type { Sink } from "../stdio/line-sink.ts";
 import { approvalForm, outcomeOf } from "./approval-form.ts";
 
@@ -57,7 +57,7 @@ export class OwnRequests {
   /** The protocol version the agent's `initialize` asked for (the form's shape depends on it). */
   agentProtocolVersion: string | null = null;
 
-  readonly elicit = (message: string, signal: AbortSignal): Promise<ElicitOutcome> =>
+  readonly elicit = (message: string, signal: AbortSignal, purpose: AskPurpose = "call"): Promise<ElicitOutcome> =>
     new Promise<ElicitOutcome>((resolve, reject) => {
       if (signal.aborted) {
         reject(new Error("approval aborted"));
@@ -78,7 +78,7 @@ export class OwnRequests {
         // An error answer (the agent cannot elicit after all) is no answer, like cancel.
         resolve(response.isError ? "unanswered" : (outcomeOf(response.body.result, performance.now() - askedAt) ?? "unanswered"));
       });
-      this.toAgent.sendText(JSON.stringify({ jsonrpc: "2.0", id, method: "elicitation/create", params: { message, requestedSchema: approvalForm(this.agentProtocolVersion) } }));
+      this.toAgent.sendText(JSON.stringify({ jsonrpc: "2.0", id, method: "elicitation/create", params: { message, requestedSchema: approvalForm(this.agentProtocolVersion, purpose) } }));
     });
 }
 
