@@ -50,8 +50,10 @@ describe("benign servers are never flagged", () => {
   });
 
   test("thoughtgate inspect finds nothing in them", async () => {
+    // A state directory of its own: other tests of the run pin tools this check would compare with.
+    using dir = tempDir();
     for (const command of Object.values(BENIGN_SERVERS)) {
-      const run = await runBinary(["inspect", "--json", "--", ...command], { env: PLACEHOLDER_ENV });
+      const run = await runBinary(["inspect", "--json", "--", ...command], { env: { ...PLACEHOLDER_ENV, XDG_STATE_HOME: join(dir.path, "state") } });
       expect(run.exitCode).toBe(0);
       const report = JSON.parse(run.stdout) as { tools: Array<{ name: string; findings: unknown[] }> };
       expect(report.tools.filter((tool) => tool.findings.length > 0)).toEqual([]);
