@@ -15,7 +15,8 @@ import { SERVER_STATES } from "../telemetry/metrics.ts";
  */
 export { APPROVAL_KEY_ENV, ENDPOINT_ENV, SESSION_SECRET_ENV } from "./env.ts";
 
-const jsonRpcId = v.union([v.string(), v.number()]);
+// Numbers first: most ids are numbers, and a union's failed first branch costs an issue object.
+const jsonRpcId = v.union([v.number(), v.string()]);
 
 
 /** POST /governance/evaluate */
