@@ -92,8 +92,9 @@ export class RemoteDecider implements Decider {
       try {
         decider.channel = await ServiceChannel.open(decider.options.endpoint, options.secret, attempt(), {
           onShutdown: () => decider.requestStop("the governance service asked the shim to shut down"),
-          // The service is gone (wrap stopped, or died uncleanly): shut down rather than run ungoverned.
-          onClose: (reason) => decider.requestStop(reason),
+          // The service is gone (it died uncleanly: wrap stopping pushes shutdown first). Every call
+          // from now on is denied, with the reason, and the next heartbeat stops the shim.
+          onClose: (reason) => decider.log.error(`${reason}: every governed call is denied until the shim stops at its next heartbeat`),
         });
         await decider.fetchSecretScan();
         decider.startHeartbeat();
