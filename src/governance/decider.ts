@@ -1,5 +1,7 @@
 import type { JsonRpcRequest } from "../core/jsonrpc.ts";
 import type { ToolAnnotations } from "../core/mcp-schema.ts";
+import type { TracingPlan } from "../telemetry/tracing/start.ts";
+import type { Span } from "../telemetry/tracing/tracer.ts";
 import type { SecretScanPolicy } from "./secret-policy.ts";
 import type { ListKind } from "./visibility.ts";
 
@@ -53,6 +55,8 @@ export type DecisionContext = {
   elicit: ((message: string, signal: AbortSignal) => Promise<ElicitOutcome>) | null;
   /** The decider is now waiting for a human: recorded as a `pending` decision in the audit. */
   awaitingApproval(reason: string): void;
+  /** Tracing on: the request's span, for the gates' events (or its context, for the service's span). */
+  span?: Span | undefined;
 };
 
 export type Decider = {
@@ -72,6 +76,11 @@ export type Decider = {
   attachCounts?(counts: () => { messages: Map<string, number>; framingErrors: Map<string, number> }): void;
   /** The MCP server's state changed, for the governance service's `thoughtgate_stdio_server_state`. */
   serverState?(state: ServerState): void;
+  /**
+   * How the shim traces, when it does: export itself (the standalone shim's own policy has
+   * `telemetry.otlp`), or relay to the governance service (which said it traces).
+   */
+  readonly tracing?: TracingPlan | undefined;
 };
 
 /** The shim's MCP server, as `thoughtgate_stdio_server_state` reports it (docs/governance.md, Metrics). */

@@ -6,6 +6,7 @@ import { deniedVerdict } from "./deny-error.ts";
 import type { EngineHolder } from "./engine-holder.ts";
 import { decideSafely, type EngineDecision, type EvaluateInput } from "./engine.ts";
 import { GOVERNANCE_ERROR } from "./errors.ts";
+import { recordGates } from "./gate-trail.ts";
 import type { SecretScanPolicy } from "./secret-policy.ts";
 import type { ListKind } from "./visibility.ts";
 
@@ -31,6 +32,7 @@ export class LocalDecider implements Decider {
   decide(request: JsonRpcRequest, context: DecisionContext): Verdict | Promise<Verdict> {
     const input = toInput(request, context);
     const outcome = decideSafely(this.engines.engine, input, this.profile);
+    recordGates(context.span, outcome);
     if (outcome.kind === "forward") {
       const verdict: Verdict = { action: "forward", gate: outcome.gate, ruleId: outcome.ruleId, policyId: outcome.policyId, reason: outcome.reason };
       if (outcome.would) verdict.would = outcome.would;

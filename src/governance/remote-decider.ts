@@ -3,6 +3,9 @@ import { messageOf, ThoughtGateError } from "../core/errors.ts";
 import { log, taggedLog, type Logger } from "../core/log.ts";
 import type { Profile } from "../core/profile.ts";
 import type { JsonRpcRequest } from "../core/jsonrpc.ts";
+import type { RelayBody, TracingPlan } from "../telemetry/tracing/start.ts";
+import type { SendOutcome } from "../telemetry/tracing/span-queue.ts";
+import { formatTraceparent, parseTraceparent } from "../telemetry/tracing/trace-context.ts";
 import { approvalPrompt } from "./approval-prompt.ts";
 import { callRef, toInput, type DecisionContext, type Decider, type ServerState, type Verdict } from "./decider.ts";
 import { deniedVerdict } from "./deny-error.ts";
@@ -63,6 +66,8 @@ export class RemoteDecider implements Decider {
   private secrets: SecretScanPolicy = SCAN_EVERYTHING;
 
   private readonly log: Logger;
+  /** The service traces (its heartbeat said so): this shim's spans go to it (docs/governance.md, Traces). */
+  tracing: TracingPlan | undefined;
 
   private constructor(private readonly options: RemoteOptions) {
     this.log = taggedLog(options.serverId);
@@ -131,6 +136,8 @@ export class RemoteDecider implements Decider {
           message_type: "request",
           profile: this.options.profile,
           channels: context.elicit ? ["elicitation"] : [],
+          // The service's span for this decision hangs under the shim's.
+          ...(context.span?.context ? { traceparent: formatTraceparent(context.span.context) } : {}),
         },
         evaluateResponse,
         EVALUATE_TIMEOUT_MS,
@@ -318,6 +325,10 @@ export class RemoteDecider implements Decider {
       for (const [kind, setting] of Object.entries(answer.secrets.kinds)) if (isSecretKind(kind)) kinds[kind] = setting;
       this.secrets = { scan: answer.secrets.scan, kinds };
     }
+    // A service that traces says so, with the span this shim's session span hangs under (its first
+    // heartbeat comes before the shim starts, so the shim knows before its first message).
+    const parent = this.tracing ? null : parseTraceparent(answer.tracing?.traceparent);
+    if (parent) this.tracing = { kind: "relay", parent, target: `span relay to the governance service ${this.options.endpoint}`, send: (spans) => this.relaySpans(spans) };
   }
 
   private async beat(): Promise<void> {
@@ -352,6 +363,15 @@ export class RemoteDecider implements Decider {
     const response = await this.call("POST", "/governance/events", { server_id: this.options.serverId, messages, framing_errors: framing, ...(state ? { server_state: state } : {}) }, EVALUATE_TIMEOUT_MS);
     // A newer state may have been set while this one was on its way.
     if (isOk(response) && this.unreportedState === state) this.unreportedState = null;
+  }
+
+  private async relaySpans(body: RelayBody): Promise<SendOutcome> {
+    try {
+      const answer = await this.call("POST", "/governance/spans", { server_id: this.options.serverId, pid: process.pid, ...body }, EVALUATE_TIMEOUT_MS);
+      return isOk(answer) ? { ok: true } : { ok: false, error: `HTTP ${answer.status} ${JSON.stringify(answer.body).slice(0, 200)}` };
+    } catch (error) {
+      return { ok: false, error: messageOf(error) };
+    }
   }
 
   private async json<S extends v.GenericSchema>(method: "GET" | "POST", path: string, body: unknown, schema: S, timeoutMs: number): Promise<v.InferOutput<S>> {

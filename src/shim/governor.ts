@@ -4,6 +4,7 @@ import { log as rootLog, type Logger } from "../core/log.ts";
 import { invalidGovernedParams, targetName, type DecisionContext, type Decider, type ElicitOutcome, type Verdict } from "../governance/decider.ts";
 import type { Sink } from "../stdio/line-sink.ts";
 import type { CallAudit } from "./call-audit.ts";
+import type { CallTracer } from "./call-trace.ts";
 import { declaresFormElicitation, ownRequestMeta, requestEra, type RequestEra } from "./era.ts";
 import { HeldDecisions, LazyAbort } from "./held-decisions.ts";
 import { InputAsks, type Ask } from "./input-asks.ts";
@@ -30,6 +31,8 @@ export type GovernorOptions = {
   /** Send a decided request to the server (and track it for its response). */
   forward: (entry: Outstanding, bytes: Uint8Array) => void;
   answerUnavailable: (entry: Outstanding) => void;
+  /** The spans of governed requests; absent when tracing is off (docs/governance.md, "Traces"). */
+  trace?: CallTracer | undefined;
 };
 
 /**
@@ -53,6 +56,7 @@ export class Governor {
   }
 
   handle(request: JsonRpcRequest, entry: Outstanding, bytes: Uint8Array): void {
+    if (this.options.trace) entry.trace = this.options.trace.begin(request, entry.call?.argsHash);
     const invalid = invalidGovernedParams(request);
     if (invalid) {
       this.refuse(entry, request, RPC.invalidParams, `Invalid params: ${invalid}`, invalid);
@@ -181,7 +185,11 @@ export class Governor {
     // Modern: this request's own capabilities decide, never an earlier request's (MCP 2026-07-28).
     else if (declaresFormElicitation(era.capabilities)) elicit = this.askThroughRetry(entry, request, control);
     return {
-      awaitingApproval: (reason) => audit.decision(entry, { action: "pending", reason }, request),
+      awaitingApproval: (reason) => {
+        audit.decision(entry, { action: "pending", reason }, request);
+        entry.trace?.waiting();
+      },
+      span: entry.trace?.deciding,
       get signal() {
         return control.signal;
       },
@@ -240,9 +248,12 @@ export class Governor {
 
   private apply(entry: Outstanding, bytes: Uint8Array, verdict: Verdict, request: JsonRpcRequest, era: RequestEra): void {
     this.options.audit.decision(entry, verdict, request);
+    entry.trace?.decided(verdict);
     if (verdict.action === "forward") {
       if (era.era === "modern") this.decidedOf.set(entry, { request, verdict });
-      this.options.forward(entry, bytes);
+      // Tracing on: the server gets the request with our span's context in `_meta`, added to a
+      // copy after the gates decided on the request as the agent sent it (call-trace.ts).
+      this.options.forward(entry, entry.trace ? entry.trace.forwarded(bytes) : bytes);
       return;
     }
     const line = errorResponse(entry.id, verdict.error.code, verdict.error.message, verdict.error.data);

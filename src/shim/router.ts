@@ -8,6 +8,7 @@ import type { Sink } from "../stdio/line-sink.ts";
 import type { FramingError } from "../stdio/validate-line.ts";
 import type { CallStatus, EventStream, Summary } from "../telemetry/events.ts";
 import { CallAudit, type Direction } from "./call-audit.ts";
+import type { CallTracer } from "./call-trace.ts";
 import { declaresFormElicitation } from "./era.ts";
 import { Governor } from "./governor.ts";
 import { LISTS, ListFilter } from "./list-filter.ts";
@@ -29,6 +30,8 @@ export type RouterOptions = {
   /** null: the server is not running; every request is answered with an error. */
   toServer: Sink | null;
   serverUnavailable?: string;
+  /** The spans of governed requests; absent when tracing is off. */
+  trace?: CallTracer | undefined;
 };
 
 /**
@@ -79,6 +82,7 @@ export class Router {
         this.toServer?.send(bytes);
       },
       answerUnavailable: (entry) => this.answerUnavailable(entry),
+      trace: options.trace,
     });
     const decider = options.decider;
     this.secrets = new ResultScanner({
@@ -190,6 +194,7 @@ export class Router {
       this.serverRequests.add({ id: message.id, method: message.method, startedAt: performance.now() });
     } else if (message.kind === "response" && message.id !== null) {
       const entry = this.agentRequests.settle(message.id);
+      if (entry && this.options.trace) this.options.trace.response(entry, message);
       // What reaches the agent, and what the audit counts as bytes_out, is the result with its secrets redacted.
       if (entry) bytes = this.secrets.scanResult(bytes, entry).bytes;
       if (!entry) {

@@ -56,7 +56,12 @@ abstract class Metric<T> {
 }
 
 export class Counter extends Metric<number> {
-  constructor(name: string, help: string) {
+  constructor(
+    name: string,
+    help: string,
+    /** Read at scrape time from a count kept elsewhere (it must only grow), instead of incremented. */
+    private readonly collect?: () => Array<{ labels: Labels; value: number }>,
+  ) {
     super(name, help, "counter");
   }
 
@@ -69,7 +74,8 @@ export class Counter extends Metric<number> {
   }
 
   samples(): string[] {
-    return [...this.series.values()].map(({ labels, value }) => `${this.name}${labelText(labels)} ${value}`);
+    const values = this.collect ? this.collect() : [...this.series.values()];
+    return values.map(({ labels, value }) => `${this.name}${labelText(labels)} ${value}`);
   }
 }
 
