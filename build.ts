@@ -79,6 +79,11 @@ export async function compileTarget(target: Target, version = pkg.version): Prom
     // Bytecode for ES modules needs an explicit format (the CLI uses top-level await, so not CommonJS).
     format: "esm",
     bytecode: target.bytecode ?? false,
+    // Each module loaded with import() (a subcommand, Cedar, the OTLP exporter) is a chunk of its
+    // own in the binary, read only when imported. In one chunk, the exporter's bytecode alone cost
+    // every shim 0.4 MB more memory at start even with tracing off (measured: anonymous memory of
+    // an idle shim 6.3 → 6.7 MB one chunk, 5.8 MB split; start-up CPU 18 → 16 ms).
+    splitting: true,
     compile: {
       ...(target.bunTarget === "host" ? {} : { target: target.bunTarget }),
       outfile: target.outfile,

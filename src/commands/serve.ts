@@ -6,6 +6,7 @@ import { desktopTool } from "../governance/desktop-notifier.ts";
 import { EngineHolder } from "../governance/engine-holder.ts";
 import { publishService } from "../governance/service-descriptor.ts";
 import { newSecret, startGovernanceService } from "../governance/service.ts";
+import { startServiceTracer } from "../governance/tracing.ts";
 import { ownProcessStartId } from "../wrap/process-identity.ts";
 import { parsePort, commonArgs, profileArg, rejectUnknownFlags, resolveProfile } from "./_shared.ts";
 
@@ -29,6 +30,7 @@ export default defineCommand({
     const engines = await EngineHolder.load(parsed["thoughtgate-config"]);
     const sessionSecret = newSecret();
     const cliKey = newSecret();
+    const tracer = await startServiceTracer(engines.policy, "serve");
     const service = startGovernanceService({
       engine: () => engines.engine,
       profile,
@@ -39,6 +41,8 @@ export default defineCommand({
       desktop: desktopTool(),
       alwaysAllow: async (task) =>
         (await import("../governance/always-allow.ts")).alwaysAllow(task, { policy: () => engines.policy, reload: () => engines.reload(), env: process.env, cwd: process.cwd(), origin: `thoughtgate serve, pid ${process.pid}`, now: () => new Date() }),
+      role: "serve",
+      ...(tracer ? { tracer } : {}),
     });
     engines.watch();
     // `thoughtgate tasks|approve|deny` find this service (and its CLI key, never the page key) here;

@@ -61,6 +61,8 @@ export default defineCommand({
       configFlag: givenOrAbsent(parsed["thoughtgate-config"], "--thoughtgate-config"),
       readyTimeoutMs: optionalDuration(parsed["governance-ready-timeout"], "--governance-ready-timeout"),
     });
-    return runShim({ serverId, profile, upstream: sides.upstream, agent: sides.agent, runId, eventsPath: events, decider, ...graces });
+    // Traces only when the policy (or the service) asks for them: nothing of it is loaded otherwise.
+    const tracer = decider.tracing ? await (await import("../governance/tracing.ts")).startShimTracer(decider.tracing, serverId) : undefined;
+    return runShim({ serverId, profile, upstream: sides.upstream, agent: sides.agent, runId, eventsPath: events, decider, ...graces, ...(tracer ? { tracer } : {}) });
   },
 });

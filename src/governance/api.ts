@@ -1,6 +1,7 @@
 import * as v from "valibot";
 import { ToolAnnotationsSchema } from "../core/mcp-schema.ts";
 import { SERVER_STATES } from "../telemetry/metrics.ts";
+import { MAX_ATTRIBUTE_CHARS, MAX_ATTRIBUTES, MAX_EVENT_ATTRIBUTES, MAX_EVENTS, MAX_LINKS, MAX_NAME_CHARS } from "../telemetry/tracing/recorder.ts";
 
 /**
  * The governance service's wire format: one valibot schema per body, shared by the service
@@ -15,7 +16,8 @@ import { SERVER_STATES } from "../telemetry/metrics.ts";
  */
 export { APPROVAL_KEY_ENV, ENDPOINT_ENV, SESSION_SECRET_ENV } from "./env.ts";
 
-const jsonRpcId = v.union([v.string(), v.number()]);
+// Numbers first: most ids are numbers, and a union's failed first branch costs an issue object.
+const jsonRpcId = v.union([v.number(), v.string()]);
 
 
 const finding = v.object({ rule: v.string(), severity: v.picklist(["low", "medium", "high"]), path: v.string(), start: v.number(), end: v.number(), excerpt: v.string(), message: v.string() });
@@ -53,6 +55,8 @@ export const evaluateRequest = v.object({
   channels: v.optional(v.array(v.picklist(["elicitation"])), []),
   /** Decide whether a person accepts this changed or flagged definition, not the call. */
   definition_change: v.optional(definitionChangeWire),
+  /** Tracing on: the W3C context of the shim's span for this decision (the service's span hangs under it). */
+  traceparent: v.optional(v.pipe(v.string(), v.maxLength(256))),
 });
 export type EvaluateRequest = v.InferOutput<typeof evaluateRequest>;
 
@@ -197,7 +201,12 @@ export const secretScanWire = v.object({
 
 /** POST /governance/heartbeat; the shim also sends one on connecting, for `secrets`. */
 export const heartbeatRequest = v.object({ server_id: v.string(), pid: v.optional(v.number()) });
-export const heartbeatResponse = v.object({ shutdown: v.boolean(), secrets: v.optional(secretScanWire) });
+export const heartbeatResponse = v.object({
+  shutdown: v.boolean(),
+  secrets: v.optional(secretScanWire),
+  /** The service traces: the shim's session span hangs under this one, and its spans go to POST /governance/spans. */
+  tracing: v.optional(v.object({ traceparent: v.pipe(v.string(), v.maxLength(256)) })),
+});
 
 /** POST /governance/filter: which names of a list response the agent may see. */
 export const filterRequest = v.object({
@@ -242,6 +251,42 @@ export const channelAnswer = v.union([
 export type ChannelAnswer = v.InferOutput<typeof channelAnswer>;
 
 export const healthResponse = v.object({ status: v.literal("ok"), version: v.string(), profile: v.string() });
+
+const hex = (digits: number) => v.pipe(v.string(), v.regex(new RegExp(`^[0-9a-f]{${digits}}$`), `expected ${digits} lower-case hex digits`));
+const time = v.pipe(v.number(), v.finite());
+const attributes = (max: number) =>
+  v.pipe(
+    v.record(v.pipe(v.string(), v.maxLength(MAX_NAME_CHARS)), v.union([v.pipe(v.string(), v.maxLength(MAX_ATTRIBUTE_CHARS)), v.pipe(v.number(), v.finite()), v.boolean()])),
+    v.check((value) => Object.keys(value).length <= max, `at most ${max} attributes`),
+  );
+const spanContext = v.object({ traceId: hex(32), spanId: hex(16) });
+
+/** One finished span, as a shim records it (telemetry/tracing/tracer.ts, `SpanRecord`), within the recorder's bounds. */
+export const spanRecord = v.object({
+  ...spanContext.entries,
+  parentSpanId: v.nullable(hex(16)),
+  name: v.pipe(v.string(), v.maxLength(MAX_NAME_CHARS)),
+  kind: v.picklist(["internal", "server", "client"]),
+  startMs: time,
+  endMs: time,
+  attributes: attributes(MAX_ATTRIBUTES),
+  events: v.pipe(v.array(v.object({ name: v.pipe(v.string(), v.maxLength(MAX_NAME_CHARS)), timeMs: time, attributes: attributes(MAX_EVENT_ATTRIBUTES) })), v.maxLength(MAX_EVENTS)),
+  links: v.pipe(v.array(spanContext), v.maxLength(MAX_LINKS)),
+  status: v.object({ code: v.picklist(["unset", "error"]), message: v.optional(v.pipe(v.string(), v.maxLength(MAX_ATTRIBUTE_CHARS))) }),
+});
+
+/**
+ * POST /governance/spans (session secret): a shim of a tracing service hands over its finished
+ * spans, which the service exports with its own exporter, and what it lost since its last report
+ * (counted in `/metrics`). Answers `{shutdown}`; 404 when the service does not trace. On the shim's
+ * channel like every `/governance/*` call.
+ */
+export const spanRelay = v.object({
+  server_id: v.string(),
+  pid: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0))),
+  spans: v.pipe(v.array(spanRecord), v.maxLength(128)),
+  dropped: v.optional(v.object({ queue_full: v.optional(count), export_failed: v.optional(count), shutdown: v.optional(count) }), {}),
+});
 
 /**
  * Any non-2xx answer: 400 bad_request (the body failed its schema, or the request has no Host

@@ -1,6 +1,8 @@
 import type { JsonRpcRequest } from "../core/jsonrpc.ts";
 import type { ToolAnnotations } from "../core/mcp-schema.ts";
 import type { DefinitionChange, PinPolicy } from "./definitions/change.ts";
+import type { TracingPlan } from "../telemetry/tracing/start.ts";
+import type { Span } from "../telemetry/tracing/tracer.ts";
 import type { SecretScanPolicy } from "./secret-policy.ts";
 import type { ListKind } from "./visibility.ts";
 
@@ -63,6 +65,8 @@ export type DecisionContext = {
    * person accepted the new definition (`approvedBy` says how); the call itself is decided after.
    */
   definitionChange?: DefinitionChange;
+  /** Tracing on: the request's span, for the gates' events (or its context, for the service's span). */
+  span?: Span | undefined;
 };
 
 export type Decider = {
@@ -84,6 +88,11 @@ export type Decider = {
   attachCounts?(counts: () => { messages: Map<string, number>; framingErrors: Map<string, number> }): void;
   /** The MCP server's state changed, for the governance service's `thoughtgate_stdio_server_state`. */
   serverState?(state: ServerState): void;
+  /**
+   * How the shim traces, when it does: export itself (the standalone shim's own policy has
+   * `telemetry.otlp`), or relay to the governance service (which said it traces).
+   */
+  readonly tracing?: TracingPlan | undefined;
 };
 
 /** The shim's MCP server, as `thoughtgate_stdio_server_state` reports it (docs/governance.md, Metrics). */

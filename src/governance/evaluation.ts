@@ -3,6 +3,8 @@ import { log } from "../core/log.ts";
 import { showInvisible } from "../core/visible-text.ts";
 import type { GovernanceMetrics } from "../telemetry/metrics.ts";
 import { redactText } from "../telemetry/redact.ts";
+import { parseTraceparent } from "../telemetry/tracing/trace-context.ts";
+import type { Attributes, Span, Tracer } from "../telemetry/tracing/tracer.ts";
 import type { EvaluateRequest, EvaluateResponse } from "./api.ts";
 import { approvalPrompt } from "./approval-prompt.ts";
 import { GOVERNED_METHODS } from "./decider.ts";
@@ -10,6 +12,7 @@ import { evaluateDefinitionChange } from "./definition-evaluation.ts";
 import { denyError } from "./deny-error.ts";
 import { decideSafely, type EvaluateInput, type Outcome, type PolicyEngine } from "./engine.ts";
 import { GOVERNANCE_ERROR } from "./errors.ts";
+import { recordGates } from "./gate-trail.ts";
 import { grantApprover, type SessionGrants } from "./session-grants.ts";
 import type { Task, TaskStore } from "./tasks.ts";
 
@@ -36,6 +39,8 @@ export type EvaluationOptions = {
   onPending?: (task: Task, elicitation: boolean) => void;
   /** Piggy-backed on every answer: wrap is ending and the shim should drain. */
   shuttingDown: () => boolean;
+  /** Tracing on: a span per decision, under the shim's span when the shim sent its `traceparent`. */
+  tracer?: Tracer;
 };
 
 /**
@@ -54,6 +59,20 @@ export function createEvaluator(options: EvaluationOptions): (request: EvaluateR
   }
 
   return function evaluate(request: EvaluateRequest): EvaluateResponse {
+    const tracer = options.tracer;
+    if (!tracer?.on) return respond(request, undefined);
+    const span = tracer.start("thoughtgate.evaluate", {
+      kind: "server",
+      parent: parseTraceparent(request.traceparent) ?? tracer.root,
+      attributes: { "mcp.method.name": request.method, "thoughtgate.server_id": request.server_id },
+    });
+    const response = respond(request, span);
+    span.set(responseAttributes(response));
+    span.end();
+    return response;
+  };
+
+  function respond(request: EvaluateRequest, span: Span | undefined): EvaluateResponse {
     metrics.seen(request.server_id);
     // The stricter profile wins: a shim may ask for enforcement, never opt out of it.
     const profile: Profile = options.profile === "production" || request.profile === "production" ? "production" : "development";
@@ -82,6 +101,7 @@ export function createEvaluator(options: EvaluationOptions): (request: EvaluateR
     };
     const started = performance.now();
     const outcome = decideSafely(current, input, profile);
+    recordGates(span, outcome);
     if (ranCedar(outcome)) metrics.cedarLatency.observe({}, (performance.now() - started) / 1000);
     if (outcome.kind === "forward") {
       return count(
@@ -148,7 +168,19 @@ export function createEvaluator(options: EvaluationOptions): (request: EvaluateR
       request,
       profile,
     );
-  };
+  }
+}
+
+/** The decision on the service's span; the reason redacted like every text a person may read. */
+function responseAttributes(response: EvaluateResponse): Attributes {
+  const attributes: Attributes = { "thoughtgate.decision": response.decision, "thoughtgate.reason": redactText(response.reason) };
+  if (response.gate) attributes["thoughtgate.gate"] = response.gate;
+  if (response.rule_id) attributes["thoughtgate.rule_id"] = response.rule_id;
+  if (response.policy_id) attributes["thoughtgate.policy_id"] = response.policy_id;
+  if (response.task_id) attributes["thoughtgate.task_id"] = response.task_id;
+  if (response.would) attributes["thoughtgate.would"] = response.would;
+  if (response.error) attributes["error.type"] = String(response.error.code);
+  return attributes;
 }
 
 /** Whether the Cedar gate took part (for its latency histogram). */

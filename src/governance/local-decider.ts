@@ -7,6 +7,7 @@ import { deniedVerdict } from "./deny-error.ts";
 import type { EngineHolder } from "./engine-holder.ts";
 import { decideSafely, type EngineDecision, type EvaluateInput } from "./engine.ts";
 import { GOVERNANCE_ERROR } from "./errors.ts";
+import { recordGates } from "./gate-trail.ts";
 import type { SecretScanPolicy } from "./secret-policy.ts";
 import type { ListKind } from "./visibility.ts";
 
@@ -33,6 +34,7 @@ export class LocalDecider implements Decider {
     if (context.definitionChange) return this.acceptDefinition(context.definitionChange, callRef(request, context.serverId), context);
     const input = toInput(request, context);
     const outcome = decideSafely(this.engines.engine, input, this.profile);
+    recordGates(context.span, outcome);
     if (outcome.kind === "forward") {
       const verdict: Verdict = { action: "forward", gate: outcome.gate, ruleId: outcome.ruleId, policyId: outcome.policyId, reason: outcome.reason };
       if (outcome.would) verdict.would = outcome.would;

@@ -3,6 +3,9 @@ import { messageOf, ThoughtGateError } from "../core/errors.ts";
 import { log, taggedLog, type Logger } from "../core/log.ts";
 import type { Profile } from "../core/profile.ts";
 import type { JsonRpcRequest } from "../core/jsonrpc.ts";
+import type { RelayBody, TracingPlan } from "../telemetry/tracing/start.ts";
+import type { SendOutcome } from "../telemetry/tracing/span-queue.ts";
+import { formatTraceparent, parseTraceparent } from "../telemetry/tracing/trace-context.ts";
 import { approvalPrompt } from "./approval-prompt.ts";
 import { callRef, toInput, type DecisionContext, type Decider, type ServerState, type Verdict } from "./decider.ts";
 import { deniedVerdict } from "./deny-error.ts";
@@ -66,6 +69,8 @@ export class RemoteDecider implements Decider {
   private secrets: SecretScanPolicy = SCAN_EVERYTHING;
 
   private readonly log: Logger;
+  /** The service traces (its heartbeat said so): this shim's spans go to it (docs/governance.md, Traces). */
+  tracing: TracingPlan | undefined;
 
   private constructor(private readonly options: RemoteOptions) {
     this.log = taggedLog(options.serverId);
@@ -95,8 +100,9 @@ export class RemoteDecider implements Decider {
       try {
         decider.channel = await ServiceChannel.open(decider.options.endpoint, options.secret, attempt(), {
           onShutdown: () => decider.requestStop("the governance service asked the shim to shut down"),
-          // The service is gone (wrap stopped, or died uncleanly): shut down rather than run ungoverned.
-          onClose: (reason) => decider.requestStop(reason),
+          // The service is gone (it died uncleanly: wrap stopping pushes shutdown first). Every call
+          // from now on is denied, with the reason, and the next heartbeat stops the shim.
+          onClose: (reason) => decider.log.error(`${reason}: every governed call is denied until the shim stops at its next heartbeat`),
         });
         await decider.fetchSecretScan();
         decider.startHeartbeat();
@@ -134,6 +140,8 @@ export class RemoteDecider implements Decider {
           profile: this.options.profile,
           channels: context.elicit ? ["elicitation"] : [],
           ...(context.definitionChange ? { definition_change: toWire(context.definitionChange) } : {}),
+          // The service's span for this decision hangs under the shim's.
+          ...(context.span?.context ? { traceparent: formatTraceparent(context.span.context) } : {}),
         },
         evaluateResponse,
         EVALUATE_TIMEOUT_MS,
@@ -329,6 +337,10 @@ export class RemoteDecider implements Decider {
       for (const [kind, setting] of Object.entries(answer.secrets.kinds)) if (isSecretKind(kind)) kinds[kind] = setting;
       this.secrets = { scan: answer.secrets.scan, kinds };
     }
+    // A service that traces says so, with the span this shim's session span hangs under (its first
+    // heartbeat comes before the shim starts, so the shim knows before its first message).
+    const parent = this.tracing ? null : parseTraceparent(answer.tracing?.traceparent);
+    if (parent) this.tracing = { kind: "relay", parent, target: `span relay to the governance service ${this.options.endpoint}`, send: (spans) => this.relaySpans(spans) };
   }
 
   private async beat(): Promise<void> {
@@ -363,6 +375,15 @@ export class RemoteDecider implements Decider {
     const response = await this.call("POST", "/governance/events", { server_id: this.options.serverId, messages, framing_errors: framing, ...(state ? { server_state: state } : {}) }, EVALUATE_TIMEOUT_MS);
     // A newer state may have been set while this one was on its way.
     if (isOk(response) && this.unreportedState === state) this.unreportedState = null;
+  }
+
+  private async relaySpans(body: RelayBody): Promise<SendOutcome> {
+    try {
+      const answer = await this.call("POST", "/governance/spans", { server_id: this.options.serverId, pid: process.pid, ...body }, EVALUATE_TIMEOUT_MS);
+      return isOk(answer) ? { ok: true } : { ok: false, error: `HTTP ${answer.status} ${JSON.stringify(answer.body).slice(0, 200)}` };
+    } catch (error) {
+      return { ok: false, error: messageOf(error) };
+    }
   }
 
   private async json<S extends v.GenericSchema>(method: "GET" | "POST", path: string, body: unknown, schema: S, timeoutMs: number): Promise<v.InferOutput<S>> {

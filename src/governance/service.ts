@@ -6,6 +6,8 @@ import type { Profile } from "../core/profile.ts";
 import { showInvisible } from "../core/visible-text.ts";
 import { GovernanceMetrics } from "../telemetry/metrics.ts";
 import { redactText } from "../telemetry/redact.ts";
+import { formatTraceparent } from "../telemetry/tracing/trace-context.ts";
+import { NO_TRACER, type Tracer } from "../telemetry/tracing/tracer.ts";
 import { VERSION } from "../version.ts";
 import { approvalsApi } from "./approvals-api.ts";
 import type { AlwaysResult } from "./always-allow.ts";
@@ -17,6 +19,7 @@ import { bearer, failure, hostProblem, isCrossOrigin, json, loopbackHosts, newNo
 import { secretDigest, secretMatches } from "./secrets.ts";
 import { shimApi, taskChange } from "./shim-api.ts";
 import { CHANNEL_PATH, shimChannels } from "./shim-channel.ts";
+import { spanRelayHandler } from "./span-relay.ts";
 import { SessionGrants } from "./session-grants.ts";
 import { systemClock, TaskStore, type Channel, type ChangeResult, type Clock, type Task } from "./tasks.ts";
 import { SlackApprovals } from "./approval/slack/slack-approvals.ts";
@@ -51,6 +54,9 @@ export type ServiceOptions = {
   desktop?: NotifyTool | null;
   /** "Always allow" from the approvals page (src/governance/always-allow.ts); absent: refused as not possible here. */
   alwaysAllow?: (task: Task) => Promise<AlwaysResult>;
+  /** Tracing on (docs/governance.md, Traces): the service's tracer (governance/tracing.ts), and what its session span is called. */
+  tracer?: Tracer;
+  role?: "wrap" | "serve";
 };
 
 export type GovernanceService = {
@@ -73,6 +79,8 @@ export type GovernanceService = {
 
 /** Above the shim's 10 MiB line limit, so any line it accepted fits in an evaluate body. */
 const MAX_BODY_BYTES = 12 * 1024 * 1024;
+/** At stop, how long the spans still queued may take to reach the collector before they are dropped. */
+const TRACE_FLUSH_MS = 2_000;
 
 /**
  * The local governance service (docs/architecture.md, decision 7): shims ask it for decisions,
@@ -110,6 +118,10 @@ export function startGovernanceService(options: ServiceOptions): GovernanceServi
   const cliDigest = secretDigest(options.cliKey);
   let shutdown = false;
   let allowedHosts = new Set<string>();
+  const tracer = options.tracer ?? NO_TRACER;
+  // The session's span: every shim's session span hangs under it, so a session is one trace.
+  const sessionSpan = tracer.session(`thoughtgate ${options.role ?? "serve"}`, { "thoughtgate.profile": options.profile });
+  metrics.watchTracing(() => tracer.stats);
   const approvals = approvalsApi({ tasks, grants, changed: (result, id) => changed(result, id), ...(options.alwaysAllow ? { alwaysAllow: options.alwaysAllow } : {}) });
   const evaluate = createEvaluator({
     engine,
@@ -120,6 +132,7 @@ export function startGovernanceService(options: ServiceOptions): GovernanceServi
     shuttingDown: () => shutdown,
     ...(options.agentCanAsk === false ? { agentCanAsk: false } : {}),
     onPending: (task, agentAsking) => notifier?.pending(task, agentAsking),
+    tracer,
   });
 
   const unauthorized = (what: string) => {
@@ -131,7 +144,8 @@ export function startGovernanceService(options: ServiceOptions): GovernanceServi
     return toResponse(taskChange(result, id, { tasks, metrics, shutdown }));
   }
 
-  const api = shimApi({ evaluate, engine, profile: options.profile, metrics, tasks, shuttingDown: () => shutdown, unanswered: (task) => notifier?.unanswered(task) });
+  const tracing = tracer.root ? { traceparent: formatTraceparent(tracer.root), spans: spanRelayHandler(tracer, metrics, () => shutdown) } : undefined;
+  const api = shimApi({ evaluate, engine, profile: options.profile, metrics, tasks, shuttingDown: () => shutdown, unanswered: (task) => notifier?.unanswered(task), ...(tracing ? { tracing } : {}) });
   const channels = shimChannels(api, MAX_BODY_BYTES);
 
   /** `/healthz`, `/metrics` and `/governance/*`: what shims (session secret) call. */
@@ -237,6 +251,8 @@ export function startGovernanceService(options: ServiceOptions): GovernanceServi
       notifier?.close();
       await slack.close();
       await server.stop(true);
+      sessionSpan.end();
+      await tracer.close(TRACE_FLUSH_MS);
     },
   };
 }

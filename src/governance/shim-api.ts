@@ -25,6 +25,11 @@ export type ShimApiOptions = {
   shuttingDown: () => boolean;
   /** The agent's prompt for a task got no decision (a desktop notification, if any). */
   unanswered: (task: Task) => void;
+  /**
+   * The service traces (docs/governance.md, Traces): the heartbeat tells shims the session span they
+   * hang under, and `POST /governance/spans` takes their spans (span-relay.ts).
+   */
+  tracing?: { traceparent: string; spans: (body: unknown) => Answer };
 };
 
 const TASK_PATH = /^\/governance\/task\/([^/]+)(\/decision|\/cancel|\/unanswered)?$/;
@@ -78,7 +83,8 @@ export function shimApi(options: ShimApiOptions): ShimApi {
       if (!parsed.ok) return parsed.answer;
       metrics.seen(parsed.value.server_id);
       // The server's secret scanning settings ride on the heartbeat (the shim asks once before its first message).
-      return answer({ shutdown: shutdown(), secrets: options.engine().secretScan(parsed.value.server_id) });
+      const tracing = options.tracing ? { tracing: { traceparent: options.tracing.traceparent } } : {};
+      return answer({ shutdown: shutdown(), secrets: options.engine().secretScan(parsed.value.server_id), ...tracing });
     }
     if (path === "/governance/filter" && method === "POST") {
       const parsed = parseValue(body, filterRequest);
@@ -93,6 +99,9 @@ export function shimApi(options: ShimApiOptions): ShimApi {
         visible = [];
       }
       return answer({ visible, shutdown: shutdown() });
+    }
+    if (path === "/governance/spans" && method === "POST") {
+      return options.tracing ? options.tracing.spans(body) : refusal(404, "not_found", "this governance service does not trace (no telemetry.otlp in its policy)");
     }
     if (path === "/governance/events" && method === "POST") {
       const parsed = parseValue(body, metricsReport);

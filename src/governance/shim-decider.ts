@@ -27,7 +27,9 @@ export async function createLocalDecider(options: ShimGovernanceOptions): Promis
   const holder = await EngineHolder.load(options.configFlag);
   holder.watch();
   const decider = new LocalDecider(holder, options.profile);
-  return Object.assign(decider, { close: () => holder.close() });
+  // Only the user's own policy may choose where spans go (core/config/load.ts): the base layer's.
+  const otlp = holder.policy.base.engine.config.telemetry?.otlp;
+  return Object.assign(decider, { close: () => holder.close(), ...(otlp ? { tracing: { kind: "export" as const, otlp } } : {}) });
 }
 
 /** The service when an endpoint is given (its secret comes from the environment), else the local engine. */

@@ -99,6 +99,7 @@ export class CallAudit {
   }
 
   endCall(entry: Outstanding, status: CallStatus, bytesOut: number): void {
+    entry.trace?.end(status);
     if (!entry.call) return;
     if (status === "error" || status === "server_unavailable") this.summary.calls_errored += 1;
     if (!this.events.enabled) return;

@@ -7,6 +7,7 @@ import type { DefinitionKind } from "../governance/definitions/definition.ts";
 import type { Sink } from "../stdio/line-sink.ts";
 import type { CallAudit } from "./call-audit.ts";
 import type { DefinitionGuard } from "./definition-guard.ts";
+import type { CallTracer } from "./call-trace.ts";
 import { declaresFormElicitation, ownRequestMeta, requestEra, type RequestEra } from "./era.ts";
 import { HeldDecisions, LazyAbort } from "./held-decisions.ts";
 import { InputAsks, type Ask } from "./input-asks.ts";
@@ -37,6 +38,8 @@ export type GovernorOptions = {
   /** Send a decided request to the server (and track it for its response). */
   forward: (entry: Outstanding, bytes: Uint8Array) => void;
   answerUnavailable: (entry: Outstanding) => void;
+  /** The spans of governed requests; absent when tracing is off (docs/governance.md, "Traces"). */
+  trace?: CallTracer | undefined;
 };
 
 /**
@@ -62,6 +65,7 @@ export class Governor {
   }
 
   handle(request: JsonRpcRequest, entry: Outstanding, bytes: Uint8Array): void {
+    if (this.options.trace) entry.trace = this.options.trace.begin(request, entry.call?.argsHash);
     const invalid = invalidGovernedParams(request);
     if (invalid) {
       this.refuse(entry, request, RPC.invalidParams, `Invalid params: ${invalid}`, invalid);
@@ -240,7 +244,11 @@ export class Governor {
     else if (declaresFormElicitation(era.capabilities)) elicit = this.askThroughRetry(entry, request, control, change);
     return {
       ...(change ? { definitionChange: change } : {}),
-      awaitingApproval: (reason) => audit.decision(entry, { action: "pending", reason }, request),
+      awaitingApproval: (reason) => {
+        audit.decision(entry, { action: "pending", reason }, request);
+        entry.trace?.waiting();
+      },
+      span: entry.trace?.deciding,
       get signal() {
         return control.signal;
       },
@@ -301,9 +309,12 @@ export class Governor {
 
   private apply(entry: Outstanding, bytes: Uint8Array, verdict: Verdict, request: JsonRpcRequest, era: RequestEra): void {
     this.options.audit.decision(entry, verdict, request);
+    entry.trace?.decided(verdict);
     if (verdict.action === "forward") {
       if (era.era === "modern") this.decidedOf.set(entry, { request, verdict });
-      this.options.forward(entry, bytes);
+      // Tracing on: the server gets the request with our span's context in `_meta`, added to a
+      // copy after the gates decided on the request as the agent sent it (call-trace.ts).
+      this.options.forward(entry, entry.trace ? entry.trace.forwarded(bytes) : bytes);
       return;
     }
     const line = errorResponse(entry.id, verdict.error.code, verdict.error.message, verdict.error.data);

@@ -3,6 +3,7 @@ import type { Profile } from "../core/profile.ts";
 import { EventStream } from "../telemetry/events.ts";
 import { VERSION } from "../version.ts";
 import type { Decider } from "../governance/decider.ts";
+import type { Tracer } from "../telemetry/tracing/tracer.ts";
 import { SIGTERM_GRACE_MS, STDIN_CLOSE_GRACE_MS } from "../stdio/server-process.ts";
 import { Router } from "./router.ts";
 import { StdioAgent, type AgentSide } from "./stdio-agent.ts";
@@ -24,7 +25,12 @@ export type ShimOptions = {
   orphanTimeoutMs?: number;
   stdinCloseGraceMs?: number;
   sigtermGraceMs?: number;
+  /** Tracing on (docs/governance.md, "Traces"): where this shim's spans go. */
+  tracer?: Tracer;
 };
+
+/** At exit, how long the spans still queued may take to leave before they are dropped. */
+const TRACE_FLUSH_MS = 1_000;
 
 type StopReason = "agent_eof" | "signal" | "server_exit" | "agent_gone" | "governance";
 
@@ -48,6 +54,8 @@ export async function runShim(options: ShimOptions): Promise<number> {
     policy: options.decider.policy,
     version: VERSION,
   });
+
+  const tracing = options.tracer?.on ? await startTracing(options, options.tracer) : null;
 
   let stopWith: (reason: StopReason) => void = () => {};
   const stopped = new Promise<StopReason>((resolve) => {
@@ -78,6 +86,7 @@ export async function runShim(options: ShimOptions): Promise<number> {
     toServer,
     serverCommand: upstream.command,
     serverUrl: upstream.url,
+    trace: tracing?.calls,
   });
 
   if (options.decider.attachCounts) {
@@ -137,6 +146,11 @@ export async function runShim(options: ShimOptions): Promise<number> {
     await agentPump;
   }
   router.serverGone("the shim is shutting down");
+  if (tracing) {
+    tracing.session.end();
+    // Before the decider closes: a wrap session's shim hands its spans to the governance service.
+    await tracing.tracer.close(TRACE_FLUSH_MS);
+  }
   await options.decider.close?.();
   clearInterval(orphanTimer);
   process.off("SIGTERM", onSignal);
@@ -153,4 +167,25 @@ export async function runShim(options: ShimOptions): Promise<number> {
   await agent.close();
   await events.close();
   return exitCode;
+}
+
+/** The shim's session span (the parent of its requests' spans) and the per-request tracer, loaded only now. */
+async function startTracing(options: ShimOptions, tracer: Tracer) {
+  const { CallTracer } = await import("./call-trace.ts");
+  const remote = options.upstream.url === undefined ? null : new URL(options.upstream.url);
+  const session = tracer.session("thoughtgate shim", {
+    "thoughtgate.server_id": options.serverId,
+    "thoughtgate.run_id": options.runId,
+    "thoughtgate.profile": options.profile,
+  });
+  const calls = new CallTracer({
+    tracer,
+    serverId: options.serverId,
+    profile: options.profile,
+    runId: options.runId,
+    agentTransport: options.agent ? "tcp" : "pipe",
+    serverTransport: remote ? "tcp" : "pipe",
+    ...(remote ? { serverAddress: { host: remote.hostname, port: Number(remote.port) || (remote.protocol === "https:" ? 443 : 80) } } : {}),
+  });
+  return { tracer, session, calls };
 }

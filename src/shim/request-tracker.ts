@@ -1,4 +1,5 @@
 import type { JsonRpcId } from "../core/jsonrpc.ts";
+import type { RequestTrace } from "./call-trace.ts";
 
 /**
  * Outstanding requests per direction, so responses can be correlated (latency, status)
@@ -17,6 +18,8 @@ export type Outstanding = {
   firstPage?: boolean;
   /** Open by design until one side ends it (MCP 2026-07-28 `subscriptions/listen`): never an orphan. */
   longLived?: boolean;
+  /** A governed request's spans, when tracing is on. */
+  trace?: RequestTrace;
 };
 
 export class RequestTracker {

@@ -11,6 +11,7 @@ import type { CallStatus, EventStream, Summary } from "../telemetry/events.ts";
 import { CallAudit, type Direction } from "./call-audit.ts";
 import { DefinitionGuard } from "./definition-guard.ts";
 import { ListChanges } from "./list-changes.ts";
+import type { CallTracer } from "./call-trace.ts";
 import { declaresFormElicitation } from "./era.ts";
 import { Governor } from "./governor.ts";
 import { LISTS, ListFilter } from "./list-filter.ts";
@@ -36,6 +37,8 @@ export type RouterOptions = {
   /** What runs the server (its pins are kept under `serverId` and this): the command line, or the URL. */
   serverCommand?: readonly string[];
   serverUrl?: string | undefined;
+  /** The spans of governed requests; absent when tracing is off. */
+  trace?: CallTracer | undefined;
 };
 
 
@@ -100,6 +103,7 @@ export class Router {
         this.toServer?.send(bytes);
       },
       answerUnavailable: (entry) => this.answerUnavailable(entry),
+      trace: options.trace,
     });
     const decider = options.decider;
     this.secrets = new ResultScanner({
@@ -211,6 +215,7 @@ export class Router {
       this.serverRequests.add({ id: message.id, method: message.method, startedAt: performance.now() });
     } else if (message.kind === "response" && message.id !== null) {
       const entry = this.agentRequests.settle(message.id);
+      if (entry && this.options.trace) this.options.trace.response(entry, message);
       // What reaches the agent, and what the audit counts as bytes_out, is the result with its secrets redacted.
       if (entry) bytes = this.secrets.scanResult(bytes, entry).bytes;
       if (!entry) {

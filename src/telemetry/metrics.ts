@@ -1,4 +1,5 @@
 import { capLabelValue, Counter, Gauge, Histogram, renderMetrics } from "./prometheus.ts";
+import { DROP_REASONS, type TracerStats } from "./tracing/tracer.ts";
 
 /** A server counts as active while its shim has been heard from within this window (3 heartbeats). */
 export const ACTIVE_SERVER_WINDOW_MS = 15_000;
@@ -154,6 +155,16 @@ export class GovernanceMetrics {
       SERVER_STATES.map((state) => ({ labels: { server_id: serverId, state }, value: state === current ? 1 : 0 })),
     ),
   );
+  /** The service's tracer, when it traces (docs/governance.md, "Traces"): what it exported and lost. */
+  private traceStats: () => TracerStats = () => ({ exported: 0, dropped: { queue_full: 0, export_failed: 0, shutdown: 0 } });
+  private readonly spansExported = new Counter("thoughtgate_trace_spans_exported_total", "Spans the OTLP exporter delivered (the service's and its shims')", () => [
+    { labels: {}, value: this.traceStats().exported },
+  ]);
+  private readonly spansDropped = new Counter(
+    "thoughtgate_trace_spans_dropped_total",
+    "Spans lost: queue_full (bounded queue), export_failed (collector down or refusing), shutdown (still queued at exit); a shim's own losses included",
+    () => DROP_REASONS.map((reason) => ({ labels: { reason }, value: this.traceStats().dropped[reason] })),
+  );
   private readonly activeServers = new Gauge("thoughtgate_stdio_active_servers", "Servers whose shim was heard from recently", () => [
     { labels: {}, value: this.activeServerIds().length },
   ]);
@@ -204,6 +215,10 @@ export class GovernanceMetrics {
     this.slackErrors.inc({ method: SLACK_METHODS.has(method) ? method : OTHER_LABEL, error: errorLabel });
   }
 
+  watchTracing(stats: () => TracerStats): void {
+    this.traceStats = stats;
+  }
+
   activeServerIds(): string[] {
     const since = this.now() - ACTIVE_SERVER_WINDOW_MS;
     return [...this.lastSeen].filter(([, at]) => at >= since).map(([id]) => id);
@@ -220,6 +235,8 @@ export class GovernanceMetrics {
       this.cedarLatency,
       this.unauthorized,
       this.slackErrors,
+      this.spansExported,
+      this.spansDropped,
     ]);
   }
 }

@@ -11,6 +11,7 @@ import { desktopTool } from "../governance/desktop-notifier.ts";
 import { EngineHolder } from "../governance/engine-holder.ts";
 import { publishService } from "../governance/service-descriptor.ts";
 import { newSecret, startGovernanceService, userAtHost, type GovernanceService } from "../governance/service.ts";
+import { startServiceTracer } from "../governance/tracing.ts";
 import { remoteShimArgs } from "./remote-entry.ts";
 import { AGENT_TYPES, detectAgent, discover, isVsCodeInsiders, projectDir, renderCoverage, rewrite, type AgentContext, type AgentType, type ConfigFile, type ServerEntry, type ShimCommand } from "./adapters/index.ts";
 import { ConfigGuard, restoreAllGuards } from "./config-guard.ts";
@@ -108,6 +109,8 @@ async function governAndRun(options: WrapOptions, agent: AgentType, ctx: AgentCo
   }
 
   const engines = await EngineHolder.load(options.policyFile);
+  // One trace per session: the service's span is the root its shims' spans hang under.
+  const tracer = await startServiceTracer(engines.policy, "wrap");
   const sessionSecret = newSecret();
   const cliKey = newSecret();
   const runId = Bun.randomUUIDv7();
@@ -125,6 +128,8 @@ async function governAndRun(options: WrapOptions, agent: AgentType, ctx: AgentCo
     alwaysAllow: async (task) =>
       (await import("../governance/always-allow.ts")).alwaysAllow(task, { policy: () => engines.policy, reload: () => engines.reload(), env: process.env, cwd: process.cwd(), origin: `wrap session ${runId}`, now: () => new Date() }),
     origin: `${basename(options.command[0] ?? "the agent")} under thoughtgate wrap on ${userAtHost()}`,
+    role: "wrap",
+    ...(tracer ? { tracer } : {}),
   });
   engines.watch();
   const cli = publishCliAccess(service.url, cliKey);

@@ -104,9 +104,21 @@ approval: { x: {} }
     ]);
   });
 
-  test("settings that are not built are refused, not ignored", () => {
-    expect(problems("schema: 1\ntelemetry: { otlp: { endpoint: http://127.0.0.1:4318 } }\n")).toEqual([
-      "telemetry: OTLP trace export (telemetry.otlp) is not built yet; remove the telemetry section",
+  test("telemetry.otlp: endpoint and headers from the environment, https or loopback only; no error prints a header value", () => {
+    const ok = parseConfig('schema: 1\ntelemetry:\n  otlp: { endpoint: "${COLLECTOR:-https://otlp.example.com}", headers: { x-api-key: "${OTLP_KEY}" } }\n', { OTLP_KEY: "k-123" });
+    expect(ok.ok && ok.config.telemetry).toEqual({ otlp: { endpoint: "https://otlp.example.com", headers: { "x-api-key": "k-123" } } });
+    expect(problems("schema: 1\ntelemetry: { otlp: {} }\n")).toEqual([]);
+    expect(problems("schema: 1\ntelemetry: { otlp: { endpoint: \"http://[::1]:4318\" } }\n")).toEqual([]);
+    const wrong = problems('schema: 1\ntelemetry: { otlp: { endpoint: "http://collector.example:4318", headers: { "bad header": v, authorization: "Bearer hidden-secret\\r\\nx-injected: 1" } }, exporter: x }\n');
+    expect(wrong).toEqual([
+      "telemetry.otlp.endpoint: expected an https:// URL (http:// only to 127.0.0.1, [::1] or localhost), without user:password@",
+      "telemetry.otlp.headers.bad header: expected an HTTP header name (letters, digits and !#$%&'*+.^_`|~-)",
+      "telemetry.otlp.headers.authorization: a header value must not contain line breaks or NUL",
+      'telemetry.exporter: unknown key "exporter"; allowed keys: otlp',
+    ]);
+    expect(JSON.stringify(wrong)).not.toContain("hidden-secret");
+    expect(problems("schema: 1\ntelemetry: { otlp: { endpoint: \"https://user:pw@otlp.example.com\" } }\n")).toEqual([
+      "telemetry.otlp.endpoint: expected an https:// URL (http:// only to 127.0.0.1, [::1] or localhost), without user:password@",
     ]);
   });
 

@@ -8,7 +8,7 @@ import { afterEach, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fixture, isAlive, readEvents, requireBinary, tempDir, waitFor } from "../support/harness.ts";
-import { closedPort, fakeGovernance, type FakeGovernance } from "../support/fake-governance.ts";
+import { closedPort, fakeGovernance } from "../support/fake-governance.ts";
 import { RawAgent, type Received } from "../support/raw-agent.ts";
 import { runBinary } from "../support/serve.ts";
 
@@ -161,29 +161,43 @@ describe("a governance service that stops answering", () => {
     expect(readEvents(events).at(-1)).toMatchObject({ type: "run_end" });
   });
 
-  const gone = [
-    { how: "the service pushes shutdown on the channel (wrap stopping)", act: (service: FakeGovernance) => service.pushShutdown(), says: "the governance service asked the shim to shut down" },
-    { how: "the service's channel closes (the service died)", act: (service: FakeGovernance) => service.dropChannels(), says: "the governance service closed the channel: the fake service went away" },
-  ] as const;
-  for (const { how, act, says } of gone) {
-    test(`${how}: the shim stops at once, stopping its server, and never forwards ungoverned`, async () => {
-      using dir = tempDir();
-      await using service = fakeGovernance();
-      const events = join(dir.path, "events.jsonl");
-      const agent = start(["--server-id", "gone", "--governance-endpoint", service.url, "--events", events], fixture("scripted-server-fixture.ts"), {
-        ...process.env,
-        THOUGHTGATE_GOVERNANCE_SECRET: service.secret,
-      });
-      const running = await waitFor(() => readEvents(events).find((e) => e.type === "server_state" && e.state === "running"), "the server to run");
-      const heartbeats = () => service.seen.filter((path) => path === "POST /governance/heartbeat").length;
-      const before = heartbeats();
-      act(service);
-      expect(await agent.exit()).toBe(0);
-      // Sooner than the next heartbeat (every 5 s): no heartbeat was needed to hear it.
-      expect(heartbeats()).toBe(before);
-      expect(agent.stderr).toContain(says);
-      expect(isAlive(running.pid as number)).toBe(false);
-      expect(readEvents(events).at(-1)).toMatchObject({ type: "run_end" });
+  test("the service pushes shutdown on the channel (wrap stopping): the shim stops at once, stopping its server, without waiting for a heartbeat", async () => {
+    using dir = tempDir();
+    await using service = fakeGovernance();
+    const events = join(dir.path, "events.jsonl");
+    const agent = start(["--server-id", "gone", "--governance-endpoint", service.url, "--events", events], fixture("scripted-server-fixture.ts"), {
+      ...process.env,
+      THOUGHTGATE_GOVERNANCE_SECRET: service.secret,
     });
-  }
+    const running = await waitFor(() => readEvents(events).find((e) => e.type === "server_state" && e.state === "running"), "the server to run");
+    const heartbeats = () => service.seen.filter((path) => path === "POST /governance/heartbeat").length;
+    const before = heartbeats();
+    service.pushShutdown();
+    expect(await agent.exit()).toBe(0);
+    expect(heartbeats()).toBe(before);
+    expect(agent.stderr).toContain("the governance service asked the shim to shut down");
+    expect(isAlive(running.pid as number)).toBe(false);
+    expect(readEvents(events).at(-1)).toMatchObject({ type: "run_end" });
+  });
+
+  test("the service's channel closes (the service died): every call is denied -32013 with the reason, and the shim stops at its next heartbeat", async () => {
+    using dir = tempDir();
+    await using service = fakeGovernance();
+    const events = join(dir.path, "events.jsonl");
+    const agent = start(["--server-id", "gone", "--governance-endpoint", service.url, "--events", events], fixture("scripted-server-fixture.ts"), {
+      ...process.env,
+      THOUGHTGATE_GOVERNANCE_SECRET: service.secret,
+    });
+    await initialize(agent);
+    const running = await waitFor(() => readEvents(events).find((e) => e.type === "server_state" && e.state === "running"), "the server to run");
+    service.dropChannels();
+    await waitFor(() => agent.stderr.includes("the governance service closed the channel"), "the shim to see the channel close");
+    const denied = await agent.request(20, "tools/call", call("echo", { n: 1 }));
+    expect(denied.error).toMatchObject({ code: -32013, data: { gate: "governance", tool: "echo" } });
+    expect(denied.error?.data.reason).toContain("the governance service closed the channel: the fake service went away");
+    expect(await agent.exit()).toBe(0);
+    expect(agent.stderr).toContain("the governance service stopped answering");
+    expect(isAlive(running.pid as number)).toBe(false);
+    expect(readEvents(events).at(-1)).toMatchObject({ type: "run_end" });
+  });
 });

@@ -12,10 +12,11 @@
 const REFERENCE = /\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g;
 
 /**
- * The fields that expand: `*` is any mapping key, `[]` any list index. The telemetry fields are
- * refused by the schema until that feature is built; they are listed here so that building it does
- * not widen this list by accident. A Slack destination's `base_url` is not here: where a token is
- * sent is written out, never taken from the environment.
+ * The fields that expand: `*` is any mapping key, `[]` any list index. A Slack destination's
+ * `base_url` is not here: where a token is sent is written out, never taken from the environment.
+ * An OTLP endpoint is (the collector's address is commonly an environment setting, as
+ * OTEL_EXPORTER_OTLP_ENDPOINT is), but only in the user's own policy, and only to https or
+ * loopback (schema.ts).
  */
 const EXPANDED_IN: readonly (readonly string[])[] = [
   ["cedar", "policies", "[]"],

@@ -188,6 +188,28 @@ const secretsSchema = strict({
 
 export type SecretsConfig = v.InferOutput<typeof secretsSchema>;
 
+/** An HTTP header name (RFC 9110 token). */
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+
+/**
+ * OTLP trace export (docs/governance.md, "Traces"): where spans go, and the headers the collector
+ * wants (an API key, usually: `${VAR}` expands here). The standard OTEL_EXPORTER_OTLP_* variables
+ * fill in what is not given. Values are never echoed in an error.
+ */
+const otlpSchema = strict({
+  /** The collector's base URL, like OTEL_EXPORTER_OTLP_ENDPOINT (`/v1/traces` is appended). */
+  endpoint: v.optional(
+    v.pipe(text("a URL"), v.check((url) => isSafeSlackUrl(url), "expected an https:// URL (http:// only to 127.0.0.1, [::1] or localhost), without user:password@")),
+  ),
+  headers: v.optional(
+    v.record(
+      v.pipe(v.string(), v.regex(HEADER_NAME, "expected an HTTP header name (letters, digits and !#$%&'*+.^_`|~-)")),
+      v.pipe(v.string("expected a header value (a string)"), v.check((value) => !/[\r\n\0]/.test(value), "a header value must not contain line breaks or NUL")),
+      "expected a mapping of header names to values",
+    ),
+  ),
+});
+
 export const configSchema = v.pipe(
   strict({
     schema: v.literal(1, (issue) => `expected 1 (the only schema version), got ${issue.received}`),
@@ -208,10 +230,7 @@ export const configSchema = v.pipe(
       }),
     ),
     secrets: v.optional(secretsSchema),
-    // OTLP trace export is not built yet: a file asking for it is refused rather than ignored.
-    telemetry: v.optional(
-      v.custom<never>(() => false, "OTLP trace export (telemetry.otlp) is not built yet; remove the telemetry section"),
-    ),
+    telemetry: v.optional(strict({ otlp: v.optional(otlpSchema) })),
   }),
 );
 
