@@ -93,7 +93,8 @@ describe("Socket Mode: Approve / Deny buttons", () => {
     expect(JSON.stringify(message)).not.toContain("hunter2");
     expect(findButton(message.blocks, "thoughtgate_approve")).toMatch(/^[0-9a-f]{12}:[0-9a-f]{64}$/);
     await slack.click(message, "thoughtgate_approve", "U0LEAD");
-    expect((await call).content).toEqual([{ type: "text", text: "Echo: deploy with password=hunter2-secret" }]);
+    // The call ran (the server echoed it); the password in its result is redacted on the way back.
+    expect((await call).content).toEqual([{ type: "text", text: "Echo: deploy with password=[REDACTED:secret_field]" }]);
     expect(await lastUpdate(message)).toContain("Approved by <@U0LEAD> in Slack.");
     expect(findButton(message.updates.at(-1)?.blocks ?? [], "thoughtgate_approve")).toBe("");
     const taskId = findButton(message.blocks, "thoughtgate_approve").slice(0, 12);
