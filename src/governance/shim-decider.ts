@@ -25,7 +25,9 @@ export type ShimGovernanceOptions = {
 export async function createLocalDecider(options: ShimGovernanceOptions): Promise<Decider> {
   const [{ EngineHolder }, { LocalDecider }] = await Promise.all([import("./engine-holder.ts"), import("./local-decider.ts")]);
   const holder = await EngineHolder.load(options.configFlag);
-  holder.watch();
+  // Polled, not watched with file-system events: one event watcher thread per shim is memory each
+  // of them would pay (engine-holder.ts).
+  holder.watch("poll");
   const decider = new LocalDecider(holder, options.profile);
   // Only the user's own policy may choose where spans go (core/config/load.ts): the base layer's.
   const otlp = holder.policy.base.engine.config.telemetry?.otlp;
