@@ -8,6 +8,7 @@ import {
   ECHO_CALL,
   INITIALIZE,
   MEMORY_LONG_CALLS,
+  MEMORY_SETTLE_MS,
   MEMORY_WARMUP_CALLS,
   PING,
   PIPELINE_WINDOW,
@@ -104,8 +105,8 @@ export async function measureStartup(configs: Config[], env: Record<string, stri
 
 /**
  * `CONCURRENT_PROXIES` proxies at once, each with its own server: the proxies' PSS and RSS per
- * proxy, idle after `initialize`, again after `MEMORY_WARMUP_CALLS` tool calls each, and again
- * after `MEMORY_LONG_CALLS` in all.
+ * proxy, idle after `initialize`, again after `MEMORY_WARMUP_CALLS` tool calls each and after
+ * `MEMORY_LONG_CALLS` in all, each of those read at once and after `MEMORY_SETTLE_MS` of quiet.
  */
 export async function measureMemory(config: Config, env: Record<string, string>): Promise<MemoryFigures> {
   await using stack = new AsyncDisposableStack();
@@ -116,9 +117,13 @@ export async function measureMemory(config: Config, env: Record<string, string>)
   const idle = perProxy(clients.map((client) => memoryOf(client.pid)));
   await Promise.all(clients.map((client) => client.pipelined(ECHO_CALL, MEMORY_WARMUP_CALLS, PIPELINE_WINDOW)));
   const working = perProxy(clients.map((client) => memoryOf(client.pid)));
+  await Bun.sleep(MEMORY_SETTLE_MS);
+  const workingSettled = perProxy(clients.map((client) => memoryOf(client.pid)));
   await Promise.all(clients.map((client) => client.pipelined(ECHO_CALL, MEMORY_LONG_CALLS - MEMORY_WARMUP_CALLS, PIPELINE_WINDOW)));
   const long = perProxy(clients.map((client) => memoryOf(client.pid)));
-  return { idle, working, long };
+  await Bun.sleep(MEMORY_SETTLE_MS);
+  const longSettled = perProxy(clients.map((client) => memoryOf(client.pid)));
+  return { idle, working, workingSettled, long, longSettled };
 }
 
 function perProxy(readings: Memory[]): Memory {

@@ -47,6 +47,11 @@ export const MEMORY_WARMUP_CALLS = 2_000;
 /** Calls in all after which memory is read again: it must not grow with the number of calls. */
 export const MEMORY_LONG_CALLS = 20_000;
 /**
+ * After each working figure, the proxies are left quiet this long and read again: a shim gives
+ * back what a burst left behind once it has been quiet for a second (src/shim/idle-collector.ts).
+ */
+export const MEMORY_SETTLE_MS = 2_500;
+/**
  * The bounded pipelined run keeps at most this many requests unanswered (~55 KB of responses),
  * less than one pipe buffer, so it measures throughput even where an unbounded run deadlocks.
  */
@@ -97,5 +102,8 @@ export type ConfigName = "direct" | "relay" | "parse relay" | "shim" | "shim+eve
 export type Config = { name: ConfigName; command: (tag: string) => string[]; env?: Record<string, string> };
 export type SessionFigures = { ping: number[]; call: number[]; windowed: Throughput[]; unbounded: Throughput[] };
 
-/** Per proxy: idle after `initialize`, after `MEMORY_WARMUP_CALLS` and after `MEMORY_LONG_CALLS` calls. */
-export type MemoryFigures = { idle: Memory; working: Memory; long: Memory };
+/**
+ * Per proxy: idle after `initialize`, at once after `MEMORY_WARMUP_CALLS` and after
+ * `MEMORY_LONG_CALLS` calls, and each of those again after `MEMORY_SETTLE_MS` of quiet.
+ */
+export type MemoryFigures = { idle: Memory; working: Memory; workingSettled: Memory; long: Memory; longSettled: Memory };

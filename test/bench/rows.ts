@@ -8,7 +8,7 @@ import { STALL_MS, type Throughput } from "./bench-client.ts";
 import type { ArbiterFigures } from "./arbiter.ts";
 import type { CedarFigures } from "./cedar-eval.ts";
 import type { ServiceMemory } from "./governed.ts";
-import { ARBITER_TARGET, CEDAR_PLAN, CONCURRENT_PROXIES, GOVERNANCE_TARGET, MEMORY_LONG_CALLS, MEMORY_WARMUP_CALLS, PLAN, TARGET, WRAP_PLAN, WRAP_TARGET, type ConfigName, type MemoryFigures } from "./plan.ts";
+import { ARBITER_TARGET, CEDAR_PLAN, CONCURRENT_PROXIES, GOVERNANCE_TARGET, MEMORY_LONG_CALLS, MEMORY_SETTLE_MS, MEMORY_WARMUP_CALLS, PLAN, TARGET, WRAP_PLAN, WRAP_TARGET, type ConfigName, type MemoryFigures } from "./plan.ts";
 import { mb, median, ms, percentile, perSecond, signedMs, verdict, type Row } from "./report.ts";
 import type { LaunchFigures } from "./wrap-launch.ts";
 import type { RewriteFigures } from "./wrap-rewrite.ts";
@@ -112,17 +112,25 @@ export function startupRows(samples: Map<ConfigName, number[]>): Row[] {
 }
 
 /**
- * PSS and RSS per proxy, idle and after each number of calls, against the byte relay's. The
- * targets are on PSS, the memory a shim really adds when several run side by side: a ceiling idle
- * and after `MEMORY_WARMUP_CALLS`, and no growth from there to `MEMORY_LONG_CALLS`.
+ * PSS and RSS per proxy, idle and after each number of calls (at once, and settled after a quiet
+ * spell), against the byte relay's. The targets are on PSS, the memory a shim really adds when
+ * several run side by side: a ceiling idle and at once after `MEMORY_WARMUP_CALLS`, and no growth
+ * from there to `MEMORY_LONG_CALLS`, judged at once and settled alike.
  */
 export function memoryRows(memory: Map<ConfigName, MemoryFigures>): Row[] {
   const rows: Row[] = [];
   const calls = (n: number) => `after ${n.toLocaleString("en-US")} calls`;
-  const states = [["idle", "idle"], ["working", calls(MEMORY_WARMUP_CALLS)], ["long", calls(MEMORY_LONG_CALLS)]] as const;
+  const quiet = `${MEMORY_SETTLE_MS / 1000} s later`;
+  const states = [
+    ["idle", "idle", null],
+    ["working", calls(MEMORY_WARMUP_CALLS), null],
+    ["long", calls(MEMORY_LONG_CALLS), "working"],
+    ["workingSettled", `${calls(MEMORY_WARMUP_CALLS)}, ${quiet}`, null],
+    ["longSettled", `${calls(MEMORY_LONG_CALLS)}, ${quiet}`, "workingSettled"],
+  ] as const;
   const figures = [["pssKb", "PSS"], ["rssKb", "RSS"]] as const;
   for (const [key, label] of figures) {
-    for (const [state, when] of states) {
+    for (const [state, when, flatAgainst] of states) {
       const figure = `${label} per proxy, ${when} (${CONCURRENT_PROXIES} running)`;
       const relay = get(memory, "relay")[state][key];
       for (const [config, readings] of memory) {
@@ -131,18 +139,17 @@ export function memoryRows(memory: Map<ConfigName, MemoryFigures>): Row[] {
           rows.push({ figure, config, value: mb(value), baseline: "(baseline)", delta: "", target: "", result: "" });
           continue;
         }
-        const judged = key === "pssKb" && JUDGED.has(config);
-        const ceiling = state === "idle" ? TARGET.pssKb : state === "working" ? TARGET.workingPssKb : readings.working.pssKb + TARGET.flatPssKb;
-        // After the long run: the figure after MEMORY_WARMUP_CALLS plus the allowance, i.e. flat.
-        const target = state === "long" ? `≤ ${mb(ceiling)} (flat)` : `≤ ${mb(ceiling)}`;
+        // Judged: the issue's ceilings idle and after the first calls, and no growth after that.
+        const ceiling = flatAgainst ? readings[flatAgainst].pssKb + TARGET.flatPssKb : state === "idle" ? TARGET.pssKb : state === "working" ? TARGET.workingPssKb : null;
+        const judged = key === "pssKb" && JUDGED.has(config) && ceiling !== null;
         rows.push({
           figure,
           config,
           value: mb(value),
           baseline: mb(relay),
           delta: `${value >= relay ? "+" : "−"}${mb(Math.abs(value - relay))}`,
-          target: judged ? target : "",
-          result: judged ? verdict(value <= ceiling) : "",
+          target: judged && ceiling !== null ? `≤ ${mb(ceiling)}${flatAgainst ? " (flat)" : ""}` : "",
+          result: judged && ceiling !== null ? verdict(value <= ceiling) : "",
         });
       }
     }
