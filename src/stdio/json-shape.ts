@@ -45,9 +45,6 @@ const largeFrames: Array<Set<string> | null> = [];
 /** null when the valid JSON `text` has unique names in every object and nests at most `maxNesting` deep. */
 export function checkJsonShape(text: string, maxNesting = MAX_NESTING): ShapeProblem | null {
   if (maxNesting > MAX_NESTING) return checkWithSlices(text, maxNesting);
-  // A name with an escape must be decoded before it is compared: the rare text that has a
-  // backslash before a name's closing quote takes the decoding scan below.
-  let backslash = text.indexOf("\\");
   let depth = 0;
   let names = 0;
   let expectKey = false;
@@ -58,8 +55,9 @@ export function checkJsonShape(text: string, maxNesting = MAX_NESTING): ShapePro
     if (c === QUOTE) {
       const end = closingQuote(text, i + 1);
       if (expectKey) {
-        if (backslash !== -1 && backslash < i) backslash = text.indexOf("\\", i);
-        if (backslash !== -1 && backslash < end) return checkWithSlices(text, maxNesting);
+        // A name with an escape must be decoded before it is compared: the rare text with one
+        // takes the decoding scan below.
+        if (closedEscaped ?? hasBackslash(text, i + 1, end)) return checkWithSlices(text, maxNesting);
         const from = frames[depth - 1] as number;
         const set = largeFrames[depth - 1];
         if (set) {
@@ -200,13 +198,31 @@ const SHORT_STRING = 32;
 function closingQuote(text: string, from: number): number {
   const stop = Math.min(text.length, from + SHORT_STRING);
   let at = from;
+  closedEscaped = false;
   while (at < stop) {
     const c = text.charCodeAt(at);
     if (c === QUOTE) return at;
-    at += c === BACKSLASH ? 2 : 1;
+    if (c === BACKSLASH) {
+      closedEscaped = true;
+      at += 2;
+    } else {
+      at += 1;
+    }
   }
   // `at` is never inside an escape here: backslashes before a quote are counted from it on.
+  closedEscaped = closedEscaped || null;
   return searchClosingQuote(text, Math.min(at, text.length));
+}
+
+/**
+ * Whether the string `closingQuote` last closed has an escape in it: true or false when it was
+ * stepped through, null when it was searched (long: a name that long is looked at again).
+ */
+let closedEscaped: boolean | null = false;
+
+function hasBackslash(text: string, from: number, to: number): boolean {
+  for (let k = from; k < to; k++) if (text.charCodeAt(k) === BACKSLASH) return true;
+  return false;
 }
 
 function searchClosingQuote(text: string, from: number): number {

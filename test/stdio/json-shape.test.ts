@@ -24,6 +24,10 @@ describe("checkJsonShape", () => {
     // A value with escaped quotes before a later name, and a name with an escaped quote in it.
     expect(checkJsonShape('{"t":"{\\"a\\":1}","a":1}')).toBeNull();
     expect(checkJsonShape('{"q\\"":1,"q\\u0022":2}')?.code).toBe("DuplicateKey");
+    // The same past the first characters of a long name.
+    const long = "n".repeat(40);
+    expect(checkJsonShape(`{"${long}b":1,"${long}\\u0062":2}`)?.code).toBe("DuplicateKey");
+    expect(checkJsonShape(`{"${long}b":1,"${long}\\u0063":2}`)).toBeNull();
   });
 
   test("large objects (past the in-place comparison) are checked too", () => {
