@@ -18,7 +18,7 @@ import {
   type MemoryFigures,
   type SessionFigures,
 } from "./plan.ts";
-import { memoryOf, progress, type Memory } from "./report.ts";
+import { cpuMs, memoryOf, progress, type Memory } from "./report.ts";
 
 /** What a set of sessions measures besides the bounded pipelined run (`sequential`: the latency blocks of `tools/call`, and of `ping` with `ping`). */
 export type SessionShape = { sequential: boolean; ping: boolean; unbounded: boolean; pipelined: number };
@@ -34,7 +34,7 @@ export async function measureSessions(
   const sessions = configs.map((config) => ({
     name: config.name,
     client: stack.use(BenchClient.spawn(config.command("session"), envFor(config, env))),
-    figures: { ping: [], call: [], windowed: [], unbounded: [] } as SessionFigures,
+    figures: { ping: [], call: [], windowed: [], unbounded: [], cpu: { ms: 0, calls: 0 } } as SessionFigures,
   }));
   for (const { client } of sessions) await client.roundTrip(INITIALIZE);
 
@@ -68,8 +68,13 @@ export async function measureSessions(
     for (let round = 0; round < PLAN.throughputRounds; round++) {
       for (const { name, client, figures } of sessions) {
         if (!client.usable) continue;
+        const cpuBefore = cpuMs(client.pid);
         const outcome = await client.pipelined(ECHO_CALL, shape.pipelined, window);
         figures[key].push(outcome);
+        if (outcome.ok) {
+          figures.cpu.ms += cpuMs(client.pid) - cpuBefore;
+          figures.cpu.calls += shape.pipelined;
+        }
         if (!outcome.ok) progress(`${name} stalled (${shapeName}) after ${outcome.received} of ${count} responses`);
       }
     }

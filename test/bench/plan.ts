@@ -100,7 +100,8 @@ export const ECHO_CALL: Call = {
 export type ConfigName = "direct" | "relay" | "parse relay" | "shim" | "shim+events" | "shim+engine" | "shim+service" | "shim --url";
 /** `tag` names the event file of a `--events` run; `env` is added to the bench's child environment. */
 export type Config = { name: ConfigName; command: (tag: string) => string[]; env?: Record<string, string> };
-export type SessionFigures = { ping: number[]; call: number[]; windowed: Throughput[]; unbounded: Throughput[] };
+/** `cpu`: the proxy process's CPU time (user + system) over every pipelined round that completed, and their calls. */
+export type SessionFigures = { ping: number[]; call: number[]; windowed: Throughput[]; unbounded: Throughput[]; cpu: { ms: number; calls: number } };
 
 /**
  * Per proxy: idle after `initialize`, at once after `MEMORY_WARMUP_CALLS` and after

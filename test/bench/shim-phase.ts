@@ -67,9 +67,27 @@ function latencyTable(sessions: Map<ConfigName, SessionFigures>): Row[] {
   ];
 }
 
+/**
+ * CPU time per pipelined call of each proxy process (the server's own for direct), against the parse
+ * relay's: what the proxy spends per call, which hardly moves when other processes compete for the
+ * cores, where responses per second do. No target: the targets are on throughput.
+ */
+function cpuTable(sessions: Map<ConfigName, SessionFigures>): Row[] {
+  const figure = "CPU per pipelined tools/call, over every round";
+  const perCall = ({ cpu }: SessionFigures) => (cpu.calls > 0 ? (cpu.ms * 1000) / cpu.calls : Number.NaN);
+  const parse = sessions.get("parse relay");
+  const base = parse ? perCall(parse) : Number.NaN;
+  return [...sessions].map(([config, figures]): Row => {
+    const value = perCall(figures);
+    const us = (n: number) => `${n.toFixed(2)} µs`;
+    if (config === "parse relay") return { figure, config, value: us(value), baseline: "(baseline)", delta: "", target: "", result: "" };
+    return { figure, config, value: us(value), baseline: us(base), delta: `${(value / base).toFixed(2)}× parse relay`, target: "", result: "" };
+  });
+}
+
 function throughputTable(sessions: Map<ConfigName, SessionFigures>): Row[] {
   const proxies = (config: ConfigName) => config !== "direct" && config !== "relay";
-  const rows: Row[] = [];
+  const rows: Row[] = [...cpuTable(sessions)];
   for (const [figure, key] of [[`pipelined tools/call, ≤ ${PIPELINE_WINDOW} in flight`, "windowed"], ["pipelined tools/call, unbounded", "unbounded"]] as const) {
     const runs = pickRuns(sessions, key);
     rows.push(...throughputRows(figure, runs, "relay", TARGET.throughputVsRelay));
