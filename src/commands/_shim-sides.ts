@@ -2,10 +2,7 @@ import type { ArgsDef } from "citty";
 import { basename } from "node:path";
 import { messageOf, ThoughtGateError, usageError } from "../core/errors.ts";
 import { isLoopbackHost, parseEndpoint } from "../http/endpoint.ts";
-import { HttpAgent } from "../shim/http-agent.ts";
-import { OAuthAuthorizer } from "../http/oauth/authorizer.ts";
 import type { Authorizer } from "../http/remote-server.ts";
-import { HttpUpstream } from "../shim/http-upstream.ts";
 import type { AgentSide } from "../shim/stdio-agent.ts";
 import { StdioUpstream } from "../shim/stdio-upstream.ts";
 import type { Upstream } from "../shim/upstream.ts";
@@ -25,7 +22,11 @@ export const remoteArgs = {
 
 type Parsed = { listen?: string; "listen-token-env"?: string; url?: string; "url-env"?: string; header?: string | string[]; "bearer-token-env"?: string; "request-timeout"?: string };
 
-/** `--url` / `-- CMD` (the server), checked together: exactly one of them. */
+/**
+ * `--url` / `-- CMD` (the server), checked together: exactly one of them. The HTTP sides (the
+ * remote client, OAuth, the `--listen` front end) load only when asked for: a shim of a stdio
+ * server between stdio pipes never pays for them (docs/benchmarks.md, "Where the memory goes").
+ */
 export async function shimSides(
   rawArgs: string[],
   args: ArgsDef,
@@ -38,7 +39,7 @@ export async function shimSides(
   rejectUnknownFlags(ours, args);
   const url = urlOf(givenOrAbsent(parsed.url, "--url"), givenOrAbsent(parsed["url-env"], "--url-env"));
   const headers = [...repeated(ours, "header"), ...repeated(ours, "header-env").map((variable) => fromEnv(variable, "--header-env"))];
-  const agent = agentSide(givenOrAbsent(parsed.listen, "--listen"), givenOrAbsent(parsed["listen-token-env"], "--listen-token-env"));
+  const agent = await agentSide(givenOrAbsent(parsed.listen, "--listen"), givenOrAbsent(parsed["listen-token-env"], "--listen-token-env"));
   if (url === undefined) {
     if (headers.length > 0 || parsed["bearer-token-env"] !== undefined || parsed["request-timeout"] !== undefined) {
       throw usageError("--header, --header-env, --bearer-token-env and --request-timeout go with --url");
@@ -50,8 +51,9 @@ export async function shimSides(
   if (child.length > 0) throw usageError("--url and -- CMD both name a server: give one");
   const endpoint = parseEndpoint(url, headers);
   const serverId = serverIdFlag ?? endpoint.url.hostname;
-  const auth = bearerFromEnv(givenOrAbsent(parsed["bearer-token-env"], "--bearer-token-env"), endpoint.headers) ?? oauthFor(endpoint.url, endpoint.headers);
+  const auth = bearerFromEnv(givenOrAbsent(parsed["bearer-token-env"], "--bearer-token-env"), endpoint.headers) ?? (await oauthFor(endpoint.url, endpoint.headers));
   const requestTimeoutMs = optionalDuration(parsed["request-timeout"], "--request-timeout") ?? null;
+  const { HttpUpstream } = await import("../shim/http-upstream.ts");
   return { serverId, upstream: new HttpUpstream({ serverId, url: endpoint.url, headers: endpoint.headers, auth, requestTimeoutMs }), ...(agent ? { agent: agent(serverId) } : {}) };
 }
 
@@ -59,7 +61,7 @@ export async function shimSides(
  * `--listen HOST:PORT`: the agent side as an HTTP server. Loopback only (there is no TLS: a token
  * sent over the network would be readable on the way), and a token is required.
  */
-function agentSide(listen: string | undefined, tokenVariable: string | undefined): ((serverId: string) => (onGone: (reason: string) => void) => AgentSide) | null {
+async function agentSide(listen: string | undefined, tokenVariable: string | undefined): Promise<((serverId: string) => (onGone: (reason: string) => void) => AgentSide) | null> {
   if (listen === undefined) {
     if (tokenVariable !== undefined) throw usageError("--listen-token-env goes with --listen");
     return null;
@@ -72,6 +74,7 @@ function agentSide(listen: string | undefined, tokenVariable: string | undefined
   const variable = tokenVariable ?? "THOUGHTGATE_LISTEN_TOKEN";
   const token = process.env[variable];
   if (token === undefined || token.trim().length < 16) throw usageError(`--listen needs a token of at least 16 characters in $${variable} (agents send it as a bearer token)`);
+  const { HttpAgent } = await import("../shim/http-agent.ts");
   return (serverId) => () =>
     new HttpAgent({ serverId, hostname, port, token: token.trim(), onListening: (url) => process.stderr.write(`thoughtgate: shim listening on ${url} (health: ${url.replace(/\/mcp$/, "/health")})\n`) });
 }
@@ -103,8 +106,9 @@ export function repeated(ours: readonly string[], name: string): string[] {
 }
 
 /** OAuth (tokens from `thoughtgate auth login`) unless the user gives the credential as a header. */
-function oauthFor(url: URL, headers: ReadonlyArray<readonly [string, string]>): Authorizer | null {
+async function oauthFor(url: URL, headers: ReadonlyArray<readonly [string, string]>): Promise<Authorizer | null> {
   if (headers.some(([name]) => name.toLowerCase() === "authorization")) return null;
+  const { OAuthAuthorizer } = await import("../http/oauth/authorizer.ts");
   try {
     return new OAuthAuthorizer(url);
   } catch (error) {

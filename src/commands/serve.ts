@@ -58,7 +58,8 @@ export default defineCommand({
     const policy = engines.files.length > 0 ? engines.label : "the embedded default (no thoughtgate.yaml found; see `thoughtgate validate-config --explain`)";
     // The page key is printed, never written to a file (docs/architecture.md, decision 7); it is in
     // the URL's fragment, which browsers never send. The CLI key is also in the 0600 descriptor.
-    process.stderr.write(
+    // console.error, not process.stderr: creating that Node stream costs the service ~5 MB (log.ts).
+    console.error(
       [
         `ThoughtGate governance service on ${service.url} (profile ${profile})`,
         `policy: ${policy}`,
@@ -73,7 +74,6 @@ export default defineCommand({
         `  export ${ENDPOINT_ENV}=${service.url} ${APPROVAL_KEY_ENV}=${cliKey}`,
         "",
         "Ctrl-C stops; SIGHUP or editing the policy files reloads.",
-        "",
       ].join("\n"),
     );
 

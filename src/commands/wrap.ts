@@ -40,7 +40,8 @@ export default defineCommand({
       dryRun: parsed["dry-run"] === true,
       allowUngoverned: parsed["allow-ungoverned"] === true,
       showDecisions: parsed.verbose === true,
-      say: (text) => process.stderr.write(`${text}\n`),
+      // console.error, not process.stderr: creating that Node stream costs wrap's service ~5 MB (log.ts).
+      say: (text) => console.error(text),
       print: (text) => process.stdout.write(text.endsWith("\n") ? text : `${text}\n`),
     });
   },

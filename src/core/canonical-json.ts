@@ -23,3 +23,8 @@ export function sha256Hex(text: string): string {
 export function argsHash(args: unknown): string {
   return sha256Hex(canonicalJson(args ?? {}));
 }
+
+/** What an approval is bound to: SHA-256 of canonical JSON of [server, method, name, arguments]. */
+export function callDigest(serverId: string, method: string, name: string, args: unknown): string {
+  return sha256Hex(canonicalJson([serverId, method, name, args ?? null]));
+}

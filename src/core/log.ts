@@ -1,4 +1,23 @@
-import { createConsola, type ConsolaInstance } from "consola/basic";
+import { createConsola, type ConsolaInstance, type ConsolaReporter } from "consola/core";
+
+/**
+ * consola's basic format, `[type] [tag] message`, written with `console.error`: Bun's console writes
+ * to fd 2 at once and in order with everything else on stderr, and costs nothing to set up. Not
+ * `process.stderr`: that Node stream takes ~8 ms and ~5 MB to create, and `consola/basic` creates it
+ * and `process.stdout` as soon as it is imported (docs/benchmarks.md, "Where the memory goes").
+ */
+const stderrReporter: ConsolaReporter = {
+  log(logObj) {
+    const parts = [logObj.type && `[${logObj.type}]`, logObj.tag && `[${logObj.tag}]`, logObj.args.map(text).join(" ")];
+    console.error(parts.filter(Boolean).join(" "));
+  },
+};
+
+function text(arg: unknown): string {
+  if (typeof arg === "string") return arg;
+  if (arg instanceof Error) return arg.stack ?? arg.message;
+  return Bun.inspect(arg);
+}
 
 /**
  * The one logger. It writes to stderr only: in `shim`, stdout carries JSON-RPC and nothing else
@@ -6,20 +25,28 @@ import { createConsola, type ConsolaInstance } from "consola/basic";
  * changes the level.
  */
 export const log: ConsolaInstance = createConsola({
-  stdout: process.stderr,
-  stderr: process.stderr,
   level: logLevelFromEnv(),
-  formatOptions: { date: false, colors: process.stderr.isTTY === true, compact: true },
+  reporters: [stderrReporter],
+  formatOptions: { date: false, colors: false, compact: true },
 });
 
-export type Logger = ConsolaInstance;
+type LogMethod = (...args: unknown[]) => void;
+
+/** What the parts log with: the root logger, or a tagged one. */
+export type Logger = { error: LogMethod; warn: LogMethod; info: LogMethod; debug: LogMethod };
 
 /**
- * A logger whose lines start with `[tag]` (a server id, say). Made when needed, after `--verbose`
- * has set the level: a tagged logger copies the level it was made with.
+ * A logger whose lines start with `[tag]` (a server id, say): the root logger with the tag in each
+ * record, so it follows the root's level. Not consola's `withTag`, which builds a whole instance
+ * (a deep merge of every option and two functions per log type): a shim makes several at start,
+ * and that work alone was hot enough to bring in the JIT compilers before the first message.
  */
 export function taggedLog(tag: string): Logger {
-  return log.withTag(tag);
+  const at =
+    (write: (record: { tag: string; args: unknown[] }) => void) =>
+    (...args: unknown[]) =>
+      write({ tag, args });
+  return { error: at(log.error), warn: at(log.warn), info: at(log.info), debug: at(log.debug) };
 }
 
 function logLevelFromEnv(): number {

@@ -1,4 +1,4 @@
-import { watch, type FSWatcher } from "node:fs";
+import { statSync, watch, type FSWatcher } from "node:fs";
 import { basename, dirname } from "node:path";
 import { discoverPolicy, discoveryPaths, policyFiles } from "../core/config/discover.ts";
 import { messageOf } from "../core/errors.ts";
@@ -7,6 +7,11 @@ import type { PolicyEngine } from "./engine.ts";
 import { filesInForce, loadPolicyInForce, policyLabel, type PolicyInForce } from "./policy.ts";
 
 const RELOAD_DEBOUNCE_MS = 100;
+/** How often a polling holder (`watch("poll")`) looks at its files. */
+export const POLL_INTERVAL_MS = 1_000;
+
+/** How a holder notices its files change: file-system events, or a look at each file every second. */
+export type WatchMode = "events" | "poll";
 
 /**
  * The policy currently in force, and how it is replaced: on SIGHUP or when a policy file or a
@@ -17,6 +22,8 @@ const RELOAD_DEBOUNCE_MS = 100;
  */
 export class EngineHolder {
   private watchers: FSWatcher[] = [];
+  private mode: WatchMode = "events";
+  private poller: ReturnType<typeof setInterval> | null = null;
   private reloadTimer: ReturnType<typeof setTimeout> | null = null;
   private onHangup: (() => void) | null = null;
   /** Counts completed reload attempts (tests and callers can wait on it). */
@@ -74,8 +81,14 @@ export class EngineHolder {
    * Reload on SIGHUP and when a policy or Cedar file changes, or when the user's or the project's
    * file appears where there was none (the embedded default in force): a file written by "always
    * allow" on the approvals page, or by hand, takes effect in the running session.
+   *
+   * `poll` looks at the files every `POLL_INTERVAL_MS` instead of subscribing to file-system events:
+   * what a standalone shim uses, one per MCP server, where the event watcher's thread costs each shim
+   * ~0.5 MB and ~3 ms of its start (docs/benchmarks.md, "Where the memory goes"); a change then takes
+   * effect within about a second.
    */
-  watch(): void {
+  watch(mode: WatchMode = "events"): void {
+    this.mode = mode;
     this.onHangup = () => void this.reload();
     process.on("SIGHUP", this.onHangup);
     this.rewatch();
@@ -85,6 +98,8 @@ export class EngineHolder {
     if (this.onHangup) process.off("SIGHUP", this.onHangup);
     for (const watcher of this.watchers) watcher.close();
     this.watchers = [];
+    if (this.poller) clearInterval(this.poller);
+    this.poller = null;
     if (this.reloadTimer) clearTimeout(this.reloadTimer);
   }
 
@@ -104,6 +119,10 @@ export class EngineHolder {
 
   private rewatch(): void {
     if (!this.onHangup) return;
+    if (this.mode === "poll") {
+      this.repoll();
+      return;
+    }
     for (const watcher of this.watchers) watcher.close();
     const { required, candidates } = this.watchedFiles();
     const requiredDirs = new Set(required.map((file) => dirname(file)));
@@ -131,6 +150,20 @@ export class EngineHolder {
     }
   }
 
+  /** Note each watched file's state now; every interval after, a file whose state changed means a reload. */
+  private repoll(): void {
+    if (this.poller) clearInterval(this.poller);
+    const { required, candidates } = this.watchedFiles();
+    const files = [...new Set([...required, ...candidates])];
+    let states = files.map(fileState);
+    this.poller = setInterval(() => {
+      const now = files.map(fileState);
+      if (now.some((state, i) => state !== states[i])) this.scheduleReload();
+      states = now;
+    }, POLL_INTERVAL_MS);
+    this.poller.unref();
+  }
+
   private scheduleReload(): void {
     if (this.reloadTimer) clearTimeout(this.reloadTimer);
     // An editor's save is several events; reload once they settle.
@@ -138,5 +171,16 @@ export class EngineHolder {
       this.reloadTimer = null;
       void this.reload();
     }, RELOAD_DEBOUNCE_MS);
+  }
+}
+
+/** What a change to a file changes: absent, or its inode, size and modification and change times. */
+function fileState(file: string): string {
+  try {
+    const stat = statSync(file, { throwIfNoEntry: false });
+    return stat ? `${stat.ino}:${stat.size}:${stat.mtimeMs}:${stat.ctimeMs}` : "absent";
+  } catch (error) {
+    // Unreadable (a directory without permission): reported as a state of its own, so a fix is a change.
+    return `error:${messageOf(error)}`;
   }
 }

@@ -8,7 +8,7 @@ import type { EvaluateInput } from "./decider.ts";
 import type { PinSettings } from "./definitions/acceptance.ts";
 import type { Block } from "./deny-error.ts";
 import { GOVERNANCE_ERROR, type Gate } from "./errors.ts";
-import { Rules } from "./rules.ts";
+import { Rules, type RuleMatch } from "./rules.ts";
 import { secretScanOf, type SecretScanPolicy } from "./secret-policy.ts";
 import { listKindOf, Visibility, type ListVisibility } from "./visibility.ts";
 
@@ -52,6 +52,7 @@ export interface PolicyEngine {
 export class GovernanceEngine implements PolicyEngine {
   readonly visibility: Visibility;
   private readonly rules: Rules;
+  private readonly ruleDecisions = new Map<RuleMatch, EngineDecision>();
 
   constructor(
     readonly config: ThoughtGateConfig,
@@ -84,9 +85,8 @@ export class GovernanceEngine implements PolicyEngine {
     const rule = this.rules.match(input.serverId, input.method, input.name, input.annotations);
     switch (rule.action) {
       case "forward":
-        return { kind: "forward", gate: "rules", ruleId: rule.ruleId, policyId: null, reason: `rule ${rule.ruleId}: forward` };
       case "deny":
-        return deny("rules", GOVERNANCE_ERROR.ruleDenied, rule.ruleId, null, `rule ${rule.ruleId}: deny`);
+        return this.ruleDecision(rule);
       case "approve":
         return this.approval(rule.ruleId, null, rule.approval, `rule ${rule.ruleId}: approval required`);
       case "policy":
@@ -99,6 +99,24 @@ export class GovernanceEngine implements PolicyEngine {
     const source = this.config.sources.find((s) => s.id === serverId);
     const workflow = approval === undefined ? DEFAULT_WORKFLOW : (this.config.approval[approval] ?? DEFAULT_WORKFLOW);
     return { mode: source?.pin ?? mode, blockSeverity: block_severity, workflowName: approval ?? "default", workflow };
+  }
+
+  /**
+   * A rule that forwards or denies decides the same every time: its decision is built once, frozen
+   * and shared, not rebuilt with its reason per call.
+   */
+  private ruleDecision(rule: RuleMatch): EngineDecision {
+    let decision = this.ruleDecisions.get(rule);
+    if (!decision) {
+      decision =
+        rule.action === "forward"
+          ? { kind: "forward", gate: "rules", ruleId: rule.ruleId, policyId: null, reason: `rule ${rule.ruleId}: forward` }
+          : deny("rules", GOVERNANCE_ERROR.ruleDenied, rule.ruleId, null, `rule ${rule.ruleId}: deny`);
+      // Frozen: shared by every call the rule decides, and the mark a caller may cache on.
+      Object.freeze(decision);
+      this.ruleDecisions.set(rule, decision);
+    }
+    return decision;
   }
 
   private policy(input: EvaluateInput, ruleId: string, policyId: string | null, approval: string | null): EngineDecision {

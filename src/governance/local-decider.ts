@@ -5,7 +5,7 @@ import { callRef, toInput, type CallRef, type DecisionContext, type Decider, typ
 import { acceptancePrompt, definitionRefusal, type DefinitionChange, type PinPolicy } from "./definitions/acceptance.ts";
 import { deniedVerdict } from "./deny-error.ts";
 import type { EngineHolder } from "./engine-holder.ts";
-import { decideSafely, type EngineDecision, type EvaluateInput } from "./engine.ts";
+import { decideSafely, type EngineDecision, type EvaluateInput, type Outcome } from "./engine.ts";
 import { GOVERNANCE_ERROR } from "./errors.ts";
 import { recordGates } from "./gate-trail.ts";
 import type { SecretScanPolicy } from "./secret-policy.ts";
@@ -20,6 +20,8 @@ type Approval = Extract<EngineDecision, { kind: "approve" }>;
 export class LocalDecider implements Decider {
   /** Tools a person allowed "for this session" through the agent: server, method and name. */
   private readonly sessionGrants = new Set<string>();
+  /** Verdicts of the engine's shared outcomes (held weakly: a reload makes new ones). */
+  private readonly verdicts = new WeakMap<Outcome, Verdict>();
 
   constructor(
     private readonly engines: Pick<EngineHolder, "engine" | "label">,
@@ -35,12 +37,7 @@ export class LocalDecider implements Decider {
     const input = toInput(request, context);
     const outcome = decideSafely(this.engines.engine, input, this.profile);
     recordGates(context.span, outcome);
-    if (outcome.kind === "forward") {
-      const verdict: Verdict = { action: "forward", gate: outcome.gate, ruleId: outcome.ruleId, policyId: outcome.policyId, reason: outcome.reason };
-      if (outcome.would) verdict.would = outcome.would;
-      if (outcome.autoApproved) verdict.autoApproved = true;
-      return verdict;
-    }
+    if (outcome.kind === "forward") return this.forwardVerdict(outcome);
     const call = callRef(request, context.serverId);
     if (outcome.kind === "deny") return deniedVerdict(outcome.block, call);
     return this.approve(outcome, input, call, context);
@@ -53,6 +50,18 @@ export class LocalDecider implements Decider {
 
   secretScan(serverId: string): SecretScanPolicy {
     return this.engines.engine.secretScan(serverId);
+  }
+
+  /** The verdict of a forward outcome; an outcome the engine shares (frozen: a rule's) gets one shared verdict. */
+  private forwardVerdict(outcome: Extract<Outcome, { kind: "forward" }>): Verdict {
+    const shared = Object.isFrozen(outcome);
+    const known = shared ? this.verdicts.get(outcome) : undefined;
+    if (known) return known;
+    const verdict: Verdict = { action: "forward", gate: outcome.gate, ruleId: outcome.ruleId, policyId: outcome.policyId, reason: outcome.reason };
+    if (outcome.would) verdict.would = outcome.would;
+    if (outcome.autoApproved) verdict.autoApproved = true;
+    if (shared) this.verdicts.set(outcome, Object.freeze(verdict));
+    return verdict;
   }
 
   filterList(serverId: string, kind: ListKind, names: string[]): string[] {

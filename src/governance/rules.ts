@@ -15,6 +15,8 @@ type CompiledRule = {
   source: Glob | null;
   /** The annotation filter as [hint, wanted value] pairs, built once. */
   annotations: Array<[AnnotationHint, boolean]> | null;
+  /** What a match returns: built once, shared by every call it matches (never changed). */
+  result: RuleMatch;
 };
 
 /** Gate 2: the first rule whose globs and annotation filter match decides; else the defaults. */
@@ -23,25 +25,29 @@ export class Rules {
   private readonly defaults: RuleMatch;
 
   constructor(config: ThoughtGateConfig) {
-    this.rules = config.governance.rules.map((rule, i) => ({
-      rule,
-      id: rule.id ?? `rules[${i}]`,
-      match: compileGlob(rule.match),
-      method: compileGlob(rule.method),
-      source: rule.source ? compileGlob(rule.source) : null,
-      annotations: rule.annotations
-        ? (Object.entries(rule.annotations).filter(([, value]) => value !== undefined) as Array<[AnnotationHint, boolean]>)
-        : null,
-    }));
+    this.rules = config.governance.rules.map((rule, i) => {
+      const id = rule.id ?? `rules[${i}]`;
+      return {
+        rule,
+        id,
+        match: compileGlob(rule.match),
+        method: compileGlob(rule.method),
+        source: rule.source ? compileGlob(rule.source) : null,
+        annotations: rule.annotations
+          ? (Object.entries(rule.annotations).filter(([, value]) => value !== undefined) as Array<[AnnotationHint, boolean]>)
+          : null,
+        result: Object.freeze({ ruleId: id, action: rule.action, policyId: rule.policy_id ?? null, approval: rule.approval ?? null }),
+      };
+    });
     this.defaults = { ruleId: "defaults", action: config.governance.defaults.action, policyId: null, approval: null };
   }
 
   match(serverId: string, method: string, name: string, annotations: ToolAnnotations | undefined): RuleMatch {
-    for (const { rule, id, match, method: methodGlob, source, annotations: wanted } of this.rules) {
+    for (const { match, method: methodGlob, source, annotations: wanted, result } of this.rules) {
       if (!methodGlob.test(method) || !match.test(name)) continue;
       if (source && !source.test(serverId)) continue;
       if (wanted && !annotationsMatch(wanted, annotations)) continue;
-      return { ruleId: id, action: rule.action, policyId: rule.policy_id ?? null, approval: rule.approval ?? null };
+      return result;
     }
     return this.defaults;
   }

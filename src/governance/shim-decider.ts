@@ -1,8 +1,6 @@
+import { readFileSync } from "node:fs";
 import type { Profile } from "../core/profile.ts";
 import type { Decider } from "./decider.ts";
-import { EngineHolder } from "./engine-holder.ts";
-import { LocalDecider } from "./local-decider.ts";
-import { readFileSync } from "node:fs";
 import { messageOf, ThoughtGateError, usageError } from "../core/errors.ts";
 import { ENDPOINT_ENV, SESSION_SECRET_ENV } from "./env.ts";
 
@@ -21,11 +19,15 @@ export type ShimGovernanceOptions = {
 
 /**
  * The decider a standalone shim uses: its own engine, reloaded on SIGHUP and file changes.
- * A config that was asked for and cannot be loaded throws (the shim does not start).
+ * A config that was asked for and cannot be loaded throws (the shim does not start). The engine
+ * loads here only: a shim whose decisions come from the service never loads it (nor Cedar).
  */
 export async function createLocalDecider(options: ShimGovernanceOptions): Promise<Decider> {
+  const [{ EngineHolder }, { LocalDecider }] = await Promise.all([import("./engine-holder.ts"), import("./local-decider.ts")]);
   const holder = await EngineHolder.load(options.configFlag);
-  holder.watch();
+  // Polled, not watched with file-system events: one event watcher thread per shim is memory each
+  // of them would pay (engine-holder.ts).
+  holder.watch("poll");
   const decider = new LocalDecider(holder, options.profile);
   // Only the user's own policy may choose where spans go (core/config/load.ts): the base layer's.
   const otlp = holder.policy.base.engine.config.telemetry?.otlp;

@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { canonicalJson, sha256Hex } from "../core/canonical-json.ts";
+import { callDigest } from "../core/canonical-json.ts";
 import type { Workflow } from "../core/config/schema.ts";
 import { redact, redactText } from "../telemetry/redact.ts";
 import type { DecisionScope, TaskStatus, TaskView } from "./api.ts";
@@ -80,10 +80,8 @@ export const MAX_TASKS = 1_000;
 /** Finished tasks stay readable this long, so a shim polling GET /governance/task/{id} sees the outcome. */
 export const FINISHED_RETENTION_MS = 10 * 60_000;
 
-/** What an approval is bound to: SHA-256 of canonical JSON of [server, method, name, arguments]. */
-export function callDigest(serverId: string, method: string, name: string, args: unknown): string {
-  return sha256Hex(canonicalJson([serverId, method, name, args ?? null]));
-}
+// Defined with canonical JSON, where the shim's own approval asks use it without loading the task store.
+export { callDigest };
 
 export class TaskStore {
   private readonly tasks = new Map<string, Task>();

@@ -20,10 +20,13 @@ export type RequestEra =
   | { era: "legacy" }
   | { era: "modern"; protocolVersion: string; capabilities: Record<string, unknown> | null };
 
+/** The era of every request without a protocol version in its `_meta` (one value, never changed). */
+export const LEGACY: RequestEra = Object.freeze({ era: "legacy" });
+
 export function requestEra(request: JsonRpcRequest): RequestEra {
   const meta = metaOf(request.params);
   const version = meta?.[META_VERSION];
-  if (typeof version !== "string") return { era: "legacy" };
+  if (typeof version !== "string") return LEGACY;
   const capabilities = meta?.[META_CAPABILITIES];
   return { era: "modern", protocolVersion: version, capabilities: isObject(capabilities) ? capabilities : null };
 }

@@ -8,7 +8,7 @@ import type { Sink } from "../stdio/line-sink.ts";
 import type { CallAudit } from "./call-audit.ts";
 import type { DefinitionGuard } from "./definition-guard.ts";
 import type { CallTracer } from "./call-trace.ts";
-import { declaresFormElicitation, ownRequestMeta, requestEra, type RequestEra } from "./era.ts";
+import { declaresFormElicitation, LEGACY, ownRequestMeta, requestEra, type RequestEra } from "./era.ts";
 import { HeldDecisions, LazyAbort } from "./held-decisions.ts";
 import { InputAsks, type Ask } from "./input-asks.ts";
 import type { OwnRequests } from "./own-requests.ts";
@@ -160,7 +160,7 @@ export class Governor {
     const verdicts = uris.map((uri) => {
       const each: JsonRpcRequest = { kind: "request", id: request.id, method: "resources/subscribe", params: { uri }, body: { jsonrpc: "2.0", id: request.id, method: "resources/subscribe", params: { uri } } };
       try {
-        return this.options.decider.decide(each, this.contextFor(each, control, entry, { era: "legacy" }, false));
+        return this.options.decider.decide(each, this.contextFor(each, control, entry, LEGACY, false));
       } catch (error) {
         return decisionFailed(error);
       }
@@ -331,7 +331,7 @@ export class Governor {
       reason,
       error: { code, message, data: { gate: "governance", server_id: this.options.serverId, reason } },
     };
-    this.apply(entry, new Uint8Array(0), verdict, request, { era: "legacy" });
+    this.apply(entry, new Uint8Array(0), verdict, request, LEGACY);
   }
 }
 

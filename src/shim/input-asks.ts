@@ -1,8 +1,7 @@
-import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
+import { callDigest } from "../core/canonical-json.ts";
 import type { JsonRpcRequest } from "../core/jsonrpc.ts";
 import type { AskPurpose, ElicitOutcome, Verdict } from "../governance/decider.ts";
 import { approvalForm, outcomeOf } from "./approval-form.ts";
-import { callDigest } from "../governance/tasks.ts";
 import type { LazyAbort } from "./held-decisions.ts";
 import type { Outstanding } from "./request-tracker.ts";
 
@@ -56,7 +55,9 @@ export type Recognized =
  * puts back any round of the server's own that the first request carried.
  */
 export class InputAsks {
-  private readonly key = randomBytes(32);
+  // Web Crypto and Bun's hasher, not node:crypto: loading that module costs a shim ~3 ms and ~4 MB
+  // at start (docs/benchmarks.md, "Where the memory goes").
+  private readonly key = crypto.getRandomValues(new Uint8Array(32));
   private readonly asks = new Map<string, Ask>();
 
   constructor(private readonly serverId: string) {}
@@ -70,7 +71,7 @@ export class InputAsks {
   /** Open an ask for `first`; returns it and the `input_required` result to answer `first` with. */
   open(first: Outstanding, request: JsonRpcRequest, control: LazyAbort, message: string, answer: (outcome: ElicitOutcome) => void, ttlMs: number, purpose: AskPurpose = "call"): { ask: Ask; result: Record<string, unknown> } {
     this.prune();
-    const nonce = randomBytes(16).toString("base64url");
+    const nonce = Buffer.from(crypto.getRandomValues(new Uint8Array(16))).toString("base64url");
     const now = Date.now();
     const params = request.params as RoundParams;
     const ask: Ask = {
@@ -128,11 +129,11 @@ export class InputAsks {
     if (!nonce || !expires || !mac || !/^\d+$/.test(expires)) return null;
     const expected = Buffer.from(this.mac(nonce, Number(expires)));
     const given = Buffer.from(mac);
-    return given.length === expected.length && timingSafeEqual(given, expected) ? { nonce, expiresAt: Number(expires) } : null;
+    return given.length === expected.length && crypto.timingSafeEqual(given, expected) ? { nonce, expiresAt: Number(expires) } : null;
   }
 
   private mac(nonce: string, expiresAt: number): string {
-    return createHmac("sha256", this.key).update(`${STATE_PREFIX}${nonce}|${expiresAt}|${this.serverId}`).digest("base64url");
+    return new Bun.CryptoHasher("sha256", this.key).update(`${STATE_PREFIX}${nonce}|${expiresAt}|${this.serverId}`).digest("base64url");
   }
 
   /** The request with our answer and state taken out, and the server's own round (if any) put back. */

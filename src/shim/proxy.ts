@@ -5,6 +5,7 @@ import { VERSION } from "../version.ts";
 import type { Decider } from "../governance/decider.ts";
 import type { Tracer } from "../telemetry/tracing/tracer.ts";
 import { SIGTERM_GRACE_MS, STDIN_CLOSE_GRACE_MS } from "../stdio/server-process.ts";
+import { collectWhenIdle } from "./idle-collector.ts";
 import { Router } from "./router.ts";
 import { StdioAgent, type AgentSide } from "./stdio-agent.ts";
 import type { Upstream } from "./upstream.ts";
@@ -115,6 +116,7 @@ export async function runShim(options: ShimOptions): Promise<number> {
     Math.max(10, Math.min(1_000, orphanTimeoutMs / 2)),
   );
   orphanTimer.unref();
+  const stopCollecting = collectWhenIdle(() => router.summary.messages_agent_to_server + router.summary.messages_server_to_agent);
 
   const agentPump = agent.pump((unit) => router.fromAgent(unit), toServer, router).then(() => stopWith("agent_eof"));
   if (toServer) {
@@ -153,6 +155,7 @@ export async function runShim(options: ShimOptions): Promise<number> {
   }
   await options.decider.close?.();
   clearInterval(orphanTimer);
+  stopCollecting();
   process.off("SIGTERM", onSignal);
   process.off("SIGINT", onSignal);
 

@@ -36,13 +36,31 @@ function asBuffer(bytes: Uint8Array): Buffer {
   return Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 }
 
+function rulesFor(group: AnchorGroup, mode: ScanMode, enabled: ((kind: SecretKind) => boolean) | undefined): readonly Rule[] {
+  return group.rules.filter((rule) => (rule.mode === undefined || rule.mode === mode) && (!enabled || rule.kinds.some(enabled)));
+}
+
+/** Each group's rules for a mode with every kind enabled (the default): chosen once, not per line. */
+const RULES_BY_MODE = new Map<ScanMode, ReadonlyArray<readonly Rule[]>>();
+
+function allKindsRules(mode: ScanMode): ReadonlyArray<readonly Rule[]> {
+  let rules = RULES_BY_MODE.get(mode);
+  if (!rules) {
+    rules = GROUPS.map((group) => rulesFor(group, mode, undefined));
+    RULES_BY_MODE.set(mode, rules);
+  }
+  return rules;
+}
+
 /** Every finding in `bytes`, in order, overlaps merged. */
 export function scanSecrets(bytes: Uint8Array, options: ScanOptions): Span[] {
   const b = asBuffer(bytes);
   const { mode, enabled } = options;
+  const chosen = enabled ? null : allKindsRules(mode);
   const found: Span[] = [];
-  for (const group of GROUPS) {
-    const rules = group.rules.filter((rule) => (rule.mode === undefined || rule.mode === mode) && (!enabled || rule.kinds.some(enabled)));
+  for (let g = 0; g < GROUPS.length; g++) {
+    const group = GROUPS[g] as AnchorGroup;
+    const rules = chosen ? (chosen[g] as readonly Rule[]) : rulesFor(group, mode, enabled);
     if (rules.length === 0) continue;
     for (let at = b.indexOf(group.needle); at !== -1; ) {
       let next = at + 1;

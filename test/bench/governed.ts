@@ -73,7 +73,7 @@ export async function measureGoverned(
     },
   ];
   progress("governed tools/call: direct, shim with the engine in-process, shim asking thoughtgate serve");
-  const sessions = await measureSessions(configs, env, { ping: false, unbounded: false, pipelined: GOVERNED_PIPELINED });
+  const sessions = await measureSessions(configs, env, { sequential: true, ping: false, unbounded: false, pipelined: GOVERNED_PIPELINED });
   const afterRssKb = residentKb(service.proc.pid);
   const decisions = await decisionCounts(service);
   return { sessions, service: { rulesOnlyIdleRssKb, idleRssKb, afterRssKb }, decisions };

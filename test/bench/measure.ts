@@ -2,11 +2,13 @@
  * The bench's measurements, each over every configuration: long-lived sessions (latency, then
  * throughput), spawn-to-first-response, memory of concurrent proxies, and a short command's wall time.
  */
-import { BenchClient } from "./bench-client.ts";
+import { BenchClient, type Call } from "./bench-client.ts";
 import {
   CONCURRENT_PROXIES,
   ECHO_CALL,
   INITIALIZE,
+  MEMORY_LONG_CALLS,
+  MEMORY_SETTLE_MS,
   MEMORY_WARMUP_CALLS,
   PING,
   PIPELINE_WINDOW,
@@ -16,11 +18,11 @@ import {
   type MemoryFigures,
   type SessionFigures,
 } from "./plan.ts";
-import { memoryOf, progress, type Memory } from "./report.ts";
+import { cpuMs, memoryOf, progress, type Memory } from "./report.ts";
 
-/** What a set of sessions measures besides sequential `tools/call` and the bounded pipelined run. */
-export type SessionShape = { ping: boolean; unbounded: boolean; pipelined: number };
-const EVERYTHING: SessionShape = { ping: true, unbounded: true, pipelined: PLAN.pipelined };
+/** What a set of sessions measures besides the bounded pipelined run (`sequential`: the latency blocks of `tools/call`, and of `ping` with `ping`). */
+export type SessionShape = { sequential: boolean; ping: boolean; unbounded: boolean; pipelined: number };
+export const EVERYTHING: SessionShape = { sequential: true, ping: true, unbounded: true, pipelined: PLAN.pipelined };
 
 /** One long-lived client per configuration: latency in interleaved blocks, then throughput rounds. */
 export async function measureSessions(
@@ -32,12 +34,13 @@ export async function measureSessions(
   const sessions = configs.map((config) => ({
     name: config.name,
     client: stack.use(BenchClient.spawn(config.command("session"), envFor(config, env))),
-    figures: { ping: [], call: [], windowed: [], unbounded: [] } as SessionFigures,
+    figures: { ping: [], call: [], windowed: [], unbounded: [], cpu: { ms: 0, calls: 0 } } as SessionFigures,
   }));
   for (const { client } of sessions) await client.roundTrip(INITIALIZE);
 
-  const calls = shape.ping ? ([[PING, "ping"], [ECHO_CALL, "call"]] as const) : ([[ECHO_CALL, "call"]] as const);
-  progress(`warm-up: ${calls.map(([call]) => `${PLAN.warmup} ${call.method}`).join(" + ")} + ${PLAN.warmup * 5} pipelined per configuration`);
+  const kinds: Array<readonly [Call, "ping" | "call"]> = [[PING, "ping"], [ECHO_CALL, "call"]];
+  const calls = kinds.filter(([, key]) => shape.sequential && (key === "call" || shape.ping));
+  progress(`warm-up: ${[...calls.map(([call]) => `${PLAN.warmup} ${call.method}`), `${PLAN.warmup * 5} pipelined`].join(" + ")} per configuration`);
   for (const { client } of sessions) {
     for (let i = 0; i < PLAN.warmup; i++) {
       for (const [call] of calls) await client.roundTrip(call);
@@ -65,8 +68,13 @@ export async function measureSessions(
     for (let round = 0; round < PLAN.throughputRounds; round++) {
       for (const { name, client, figures } of sessions) {
         if (!client.usable) continue;
+        const cpuBefore = cpuMs(client.pid);
         const outcome = await client.pipelined(ECHO_CALL, shape.pipelined, window);
         figures[key].push(outcome);
+        if (outcome.ok) {
+          figures.cpu.ms += cpuMs(client.pid) - cpuBefore;
+          figures.cpu.calls += shape.pipelined;
+        }
         if (!outcome.ok) progress(`${name} stalled (${shapeName}) after ${outcome.received} of ${count} responses`);
       }
     }
@@ -102,7 +110,8 @@ export async function measureStartup(configs: Config[], env: Record<string, stri
 
 /**
  * `CONCURRENT_PROXIES` proxies at once, each with its own server: the proxies' PSS and RSS per
- * proxy, idle after `initialize` and again after `MEMORY_WARMUP_CALLS` tool calls each.
+ * proxy, idle after `initialize`, again after `MEMORY_WARMUP_CALLS` tool calls each and after
+ * `MEMORY_LONG_CALLS` in all, each of those read at once and after `MEMORY_SETTLE_MS` of quiet.
  */
 export async function measureMemory(config: Config, env: Record<string, string>): Promise<MemoryFigures> {
   await using stack = new AsyncDisposableStack();
@@ -113,7 +122,13 @@ export async function measureMemory(config: Config, env: Record<string, string>)
   const idle = perProxy(clients.map((client) => memoryOf(client.pid)));
   await Promise.all(clients.map((client) => client.pipelined(ECHO_CALL, MEMORY_WARMUP_CALLS, PIPELINE_WINDOW)));
   const working = perProxy(clients.map((client) => memoryOf(client.pid)));
-  return { idle, working };
+  await Bun.sleep(MEMORY_SETTLE_MS);
+  const workingSettled = perProxy(clients.map((client) => memoryOf(client.pid)));
+  await Promise.all(clients.map((client) => client.pipelined(ECHO_CALL, MEMORY_LONG_CALLS - MEMORY_WARMUP_CALLS, PIPELINE_WINDOW)));
+  const long = perProxy(clients.map((client) => memoryOf(client.pid)));
+  await Bun.sleep(MEMORY_SETTLE_MS);
+  const longSettled = perProxy(clients.map((client) => memoryOf(client.pid)));
+  return { idle, working, workingSettled, long, longSettled };
 }
 
 function perProxy(readings: Memory[]): Memory {

@@ -8,7 +8,7 @@ import { STALL_MS, type Throughput } from "./bench-client.ts";
 import type { ArbiterFigures } from "./arbiter.ts";
 import type { CedarFigures } from "./cedar-eval.ts";
 import type { ServiceMemory } from "./governed.ts";
-import { ARBITER_TARGET, CEDAR_PLAN, CONCURRENT_PROXIES, GOVERNANCE_TARGET, MEMORY_WARMUP_CALLS, PLAN, TARGET, WRAP_PLAN, WRAP_TARGET, type ConfigName, type MemoryFigures } from "./plan.ts";
+import { ARBITER_TARGET, CEDAR_PLAN, CONCURRENT_PROXIES, GOVERNANCE_TARGET, MEMORY_LONG_CALLS, MEMORY_SETTLE_MS, MEMORY_WARMUP_CALLS, PLAN, TARGET, WRAP_PLAN, WRAP_TARGET, type ConfigName, type MemoryFigures } from "./plan.ts";
 import { mb, median, ms, percentile, perSecond, signedMs, verdict, type Row } from "./report.ts";
 import type { LaunchFigures } from "./wrap-launch.ts";
 import type { RewriteFigures } from "./wrap-rewrite.ts";
@@ -55,11 +55,20 @@ function rate(outcome: Throughput): number {
   return outcome.ok ? outcome.count / (outcome.elapsedMs / 1000) : 0;
 }
 
-/** Median responses per second against `baseline`'s; `targetRatio` null: no target for this figure. */
-export function throughputRows(figure: string, runs: Map<ConfigName, Throughput[]>, baseline: ConfigName, targetRatio: number | null): Row[] {
+/**
+ * Median responses per second against `baseline`'s; `targetRatio` null: no target for this figure.
+ * `shown`: the configurations that get a row (all by default).
+ */
+export function throughputRows(
+  figure: string,
+  runs: Map<ConfigName, Throughput[]>,
+  baseline: ConfigName,
+  targetRatio: number | null,
+  shown: (config: ConfigName) => boolean = () => true,
+): Row[] {
   const baseRuns = get(runs, baseline);
   const base = baseRuns.every((run) => run.ok) ? median(baseRuns.map(rate)) : null;
-  return [...runs].map(([config, outcomes]): Row => {
+  return [...runs].filter(([config]) => shown(config)).map(([config, outcomes]): Row => {
     const judged = targetRatio !== null && JUDGED.has(config);
     const target = judged ? `≥ ${targetRatio}× ${baseline}` : "";
     const stall = outcomes.find((outcome) => !outcome.ok);
@@ -85,22 +94,43 @@ export function throughputRows(figure: string, runs: Map<ConfigName, Throughput[
   });
 }
 
+/** Median spawn → first response against the server's own; the target is on the shims' ratio. */
 export function startupRows(samples: Map<ConfigName, number[]>): Row[] {
-  const figure = "spawn → initialize response";
+  const figure = `spawn → initialize response, median of ${PLAN.spawns}`;
   const base = median(get(samples, "direct"));
   return [...samples].map(([config, values]): Row => {
     const value = median(values);
     if (config === "direct") return baselineMsRow(figure, config, value);
-    return addedMsRow(figure, config, value, base, null);
+    const judged = JUDGED.has(config);
+    return {
+      ...addedMsRow(figure, config, value, base, null),
+      delta: `${signedMs(value - base)}, ${(value / base).toFixed(2)}× direct`,
+      target: judged ? `≤ ${TARGET.startupVsDirect}× direct` : "",
+      result: judged ? verdict(value <= TARGET.startupVsDirect * base) : "",
+    };
   });
 }
 
+/**
+ * PSS and RSS per proxy, idle and after each number of calls (at once, and settled after a quiet
+ * spell), against the byte relay's. The targets are on PSS, the memory a shim really adds when
+ * several run side by side: a ceiling idle and at once after `MEMORY_WARMUP_CALLS`, and no growth
+ * from there to `MEMORY_LONG_CALLS`, judged at once and settled alike.
+ */
 export function memoryRows(memory: Map<ConfigName, MemoryFigures>): Row[] {
   const rows: Row[] = [];
-  const states = [["idle", "idle"], ["working", `after ${MEMORY_WARMUP_CALLS.toLocaleString("en-US")} calls`]] as const;
+  const calls = (n: number) => `after ${n.toLocaleString("en-US")} calls`;
+  const quiet = `${MEMORY_SETTLE_MS / 1000} s later`;
+  const states = [
+    ["idle", "idle", null],
+    ["working", calls(MEMORY_WARMUP_CALLS), null],
+    ["long", calls(MEMORY_LONG_CALLS), "working"],
+    ["workingSettled", `${calls(MEMORY_WARMUP_CALLS)}, ${quiet}`, null],
+    ["longSettled", `${calls(MEMORY_LONG_CALLS)}, ${quiet}`, "workingSettled"],
+  ] as const;
   const figures = [["pssKb", "PSS"], ["rssKb", "RSS"]] as const;
   for (const [key, label] of figures) {
-    for (const [state, when] of states) {
+    for (const [state, when, flatAgainst] of states) {
       const figure = `${label} per proxy, ${when} (${CONCURRENT_PROXIES} running)`;
       const relay = get(memory, "relay")[state][key];
       for (const [config, readings] of memory) {
@@ -109,16 +139,17 @@ export function memoryRows(memory: Map<ConfigName, MemoryFigures>): Row[] {
           rows.push({ figure, config, value: mb(value), baseline: "(baseline)", delta: "", target: "", result: "" });
           continue;
         }
-        // The issue's target is on PSS, the memory a shim really adds when several run side by side.
-        const judged = key === "pssKb";
+        // Judged: the issue's ceilings idle and after the first calls, and no growth after that.
+        const ceiling = flatAgainst ? readings[flatAgainst].pssKb + TARGET.flatPssKb : state === "idle" ? TARGET.pssKb : state === "working" ? TARGET.workingPssKb : null;
+        const judged = key === "pssKb" && JUDGED.has(config) && ceiling !== null;
         rows.push({
           figure,
           config,
           value: mb(value),
           baseline: mb(relay),
           delta: `${value >= relay ? "+" : "−"}${mb(Math.abs(value - relay))}`,
-          target: judged ? `≤ ${mb(TARGET.pssKb)}` : "",
-          result: judged ? verdict(value <= TARGET.pssKb) : "",
+          target: judged && ceiling !== null ? `≤ ${mb(ceiling)}${flatAgainst ? " (flat)" : ""}` : "",
+          result: judged && ceiling !== null ? verdict(value <= ceiling) : "",
         });
       }
     }

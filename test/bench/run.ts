@@ -16,7 +16,9 @@ import { BINARY, ROOT, processesWith, requireBinary, tempDir } from "../support/
 import { measureArbiter } from "./arbiter.ts";
 import { measureCedar, writePolicySet, type CedarFigures } from "./cedar-eval.ts";
 import { measureGoverned, type GovernedFigures } from "./governed.ts";
-import { measureMemory, measureSessions, measureStartup, wallTimes } from "./measure.ts";
+import { BenchClient } from "./bench-client.ts";
+import { wallTimes } from "./measure.ts";
+import { ALL_PARTS, measureShimPhase, partsOf, pickRuns } from "./shim-phase.ts";
 import { measureWrapLaunch } from "./wrap-launch.ts";
 import { measureRemote } from "./remote.ts";
 import { measurePins, type PinsFigures } from "./pins.ts";
@@ -28,28 +30,28 @@ import {
   CEDAR_PLAN,
   CONCURRENT_PROXIES,
   GOVERNANCE_TARGET,
+  INITIALIZE,
   GOVERNED_PIPELINED,
   ONLY,
   PINS_TOOL_COUNT,
   PIPELINE_WINDOW,
   PLAN,
   QUICK,
-  TARGET,
   WRAP_PLAN,
   type Config,
   type ConfigName,
-  type MemoryFigures,
   type SessionFigures,
 } from "./plan.ts";
-import { median, progress, renderTable, type Row } from "./report.ts";
+import { median, progress, renderTable, residentKb, type Row } from "./report.ts";
 import { measureFramingChecks, renderFramingChecks } from "./framing-checks.ts";
-import { arbiterRows, binaryRows, cedarRows, latencyRows, memoryRows, serviceMemoryRows, startupRows, throughputRows, wrapRows } from "./rows.ts";
+import { arbiterRows, binaryRows, cedarRows, latencyRows, serviceMemoryRows, throughputRows, wrapRows } from "./rows.ts";
 
-function configurations(server: string[], relay: string, eventsDir: string): Config[] {
+function configurations(server: string[], relay: string, parseRelay: string, eventsDir: string): Config[] {
   const shim = [BINARY, "shim", "--server-id", "bench"];
   return [
     { name: "direct", command: () => server },
     { name: "relay", command: () => [relay, "--", ...server] },
+    { name: "parse relay", command: () => [parseRelay, "--", ...server] },
     { name: "shim", command: () => [...shim, "--events", "none", "--", ...server] },
     { name: "shim+events", command: (tag) => [...shim, "--events", eventsPath(eventsDir, tag), "--", ...server] },
   ];
@@ -97,17 +99,13 @@ function pick(sessions: Map<ConfigName, SessionFigures>, key: "ping" | "call"): 
   return new Map([...sessions].map(([name, figures]) => [name, figures[key]]));
 }
 
-function pickRuns(sessions: Map<ConfigName, SessionFigures>, key: "windowed" | "unbounded") {
-  return new Map([...sessions].map(([name, figures]) => [name, figures[key]]));
-}
-
-function governanceRows(governed: GovernedFigures, cedar: CedarFigures, relayIdleRssKb: number): Row[] {
+function governanceRows(governed: GovernedFigures, cedar: CedarFigures | null, relayIdleRssKb: number): Row[] {
   const calls = pick(governed.sessions, "call");
   return [
     ...latencyRows("governed tools/call round trip p50", calls, 0.5, null),
     ...latencyRows("governed tools/call round trip p99", calls, 0.99, GOVERNANCE_TARGET.addedP99Ms),
     ...throughputRows(`governed pipelined tools/call, ≤ ${PIPELINE_WINDOW} in flight`, pickRuns(governed.sessions, "windowed"), "direct", null),
-    ...cedarRows(cedar),
+    ...(cedar ? cedarRows(cedar) : []),
     ...serviceMemoryRows(governed.service, relayIdleRssKb),
   ];
 }
@@ -126,6 +124,18 @@ function pinsSection(figures: PinsFigures): string {
       ...latencyRows("tools/call round trip p99", figures.call, 0.99, null),
     ]),
   ].join("\n");
+}
+
+/** `--only governed`: the governed sessions and the service's memory (not Cedar alone), against an idle relay's RSS. */
+async function governedOnly(server: string[], relay: string, dir: string, runId: string, env: Record<string, string>): Promise<string> {
+  const relayIdleRssKb = await (async () => {
+    await using client = BenchClient.spawn([relay, "--", ...server], env);
+    await client.roundTrip(INITIALIZE);
+    return residentKb(client.pid);
+  })();
+  const governed = await measureGoverned(server, dir, runId, writePolicySet(dir), env);
+  const decisions = [...governed.decisions].map(([decision, n]) => `${count(n)} ${decision}`).join(", ") || "none";
+  return [renderTable(governanceRows(governed, null, relayIdleRssKb)), "", `- service decisions (its /metrics): ${decisions}`].join("\n");
 }
 
 function count(value: number): string {
@@ -173,6 +183,7 @@ async function main(): Promise<void> {
   requireBinary();
   using work = tempDir("thoughtgate-bench-");
   const relay = await compile("byte-relay.ts", join(work.path, "byte-relay"));
+  const parseRelay = await compile("parse-relay.ts", join(work.path, "parse-relay"));
   const agent = await compile("launch-agent.ts", join(work.path, "launch-agent"));
   const decider = await compile("echo-decider.ts", join(work.path, "echo-decider"));
   // Every server and wrapped agent (so every wrap too) carries the run id in a marker argument, and
@@ -180,7 +191,7 @@ async function main(): Promise<void> {
   const runId = Bun.randomUUIDv7();
   const marker = `--bench-run=${runId}`;
   const server = [process.execPath, join(import.meta.dir, "bench-server.ts"), marker];
-  const configs = configurations(server, relay, work.path);
+  const configs = configurations(server, relay, parseRelay, work.path);
   const env = childEnv();
 
   const version = Bun.spawnSync([BINARY, "--version"]).stdout.toString().trim();
@@ -192,6 +203,27 @@ async function main(): Promise<void> {
   const pins = ONLY === null || ONLY === "pins" ? pinsSection(await measurePins(server, work.path, runId, env)) : "";
   if (ONLY === "pins") {
     console.log([`# thoughtgate shim benchmark, pinning phase only${QUICK ? " (--quick)" : ""}`, "", `- machine: ${machine}`, "", pins].join("\n"));
+    return;
+  }
+
+  if (ONLY !== null && ONLY !== "remote" && ONLY !== "secrets") {
+    const sections = ONLY === "governed" ? await governedOnly(server, relay, work.path, runId, env) : renderTable((await measureShimPhase(configs, env, partsOf(ONLY))).rows);
+    const leftovers = processesWith(runId);
+    for (const pid of leftovers) process.kill(pid, "SIGKILL");
+    console.log(
+      [
+        `# thoughtgate shim benchmark, ${ONLY} phase only${QUICK ? " (--quick)" : ""}`,
+        "",
+        `- date: ${new Date().toISOString()}`,
+        `- machine: ${machine}; 1-minute load average ${loadAtStart.toFixed(2)} at the start, ${(loadavg()[0] ?? 0).toFixed(2)} at the end`,
+        `- binary: dist/thoughtgate built by \`bun run build.ts\` from ${build}`,
+        "",
+        sections,
+        "",
+        `- processes left behind: ${leftovers.length === 0 ? "none" : `${leftovers.length} (killed: ${leftovers.join(", ")})`}`,
+      ].join("\n"),
+    );
+    if (leftovers.length > 0) process.exitCode = 1;
     return;
   }
 
@@ -209,29 +241,10 @@ async function main(): Promise<void> {
     return;
   }
 
-  if (ONLY === "governed") {
-    const governed = await measureGoverned(server, work.path, runId, writePolicySet(work.path), env);
-    const calls = pick(governed.sessions, "call");
-    const rows = [
-      ...latencyRows("governed tools/call round trip p50", calls, 0.5, null),
-      ...latencyRows("governed tools/call round trip p99", calls, 0.99, GOVERNANCE_TARGET.addedP99Ms),
-      ...throughputRows(`governed pipelined tools/call, ≤ ${PIPELINE_WINDOW} in flight`, pickRuns(governed.sessions, "windowed"), "direct", null),
-    ];
-    console.log([`# thoughtgate shim benchmark, governed phase only${QUICK ? " (--quick)" : ""}`, "", `- machine: ${machine}`, "", renderTable(rows)].join("\n"));
-    return;
-  }
-
-  const sessions = await measureSessions(configs, env);
+  const shimPhase = await measureShimPhase(configs, env, ALL_PARTS);
+  const { sessions, memory } = shimPhase;
+  if (!sessions || !memory) throw new Error("the shim phase ran without its sessions or memory");
   const events = eventsWritten(eventsPath(work.path, "session"));
-
-  progress(`start-up: ${PLAN.spawns} spawns per configuration`);
-  const startup = await measureStartup(configs, env);
-
-  progress(`memory: ${CONCURRENT_PROXIES} concurrent proxies per configuration`);
-  const memory = new Map<ConfigName, MemoryFigures>();
-  for (const config of configs) {
-    if (config.name !== "direct") memory.set(config.name, await measureMemory(config, env));
-  }
 
   progress(`binary: --version × ${PLAN.versionRuns}`);
   const versionMs = median(wallTimes([BINARY, "--version"], PLAN.versionRuns));
@@ -258,16 +271,7 @@ async function main(): Promise<void> {
   const leftovers = processesWith(runId);
   for (const pid of leftovers) process.kill(pid, "SIGKILL");
 
-  const rows = [
-    ...latencyRows("ping round trip p50", pick(sessions, "ping"), 0.5, TARGET.addedP50Ms),
-    ...latencyRows("ping round trip p99", pick(sessions, "ping"), 0.99, TARGET.addedP99Ms),
-    ...latencyRows("tools/call round trip p50", pick(sessions, "call"), 0.5, TARGET.addedP50Ms),
-    ...latencyRows("tools/call round trip p99", pick(sessions, "call"), 0.99, TARGET.addedP99Ms),
-    ...throughputRows(`pipelined tools/call, ≤ ${PIPELINE_WINDOW} in flight`, pickRuns(sessions, "windowed"), "relay", TARGET.throughputVsRelay),
-    ...throughputRows("pipelined tools/call, unbounded", pickRuns(sessions, "unbounded"), "relay", TARGET.throughputVsRelay),
-    ...startupRows(startup),
-    ...memoryRows(memory),
-  ];
+  const rows = shimPhase.rows;
   const relayMemory = memory.get("relay");
   if (!relayMemory) throw new Error("no memory figures for the relay");
   const governance = governanceRows(governed, cedar, relayMemory.idle.rssKb);
@@ -344,6 +348,6 @@ async function main(): Promise<void> {
   if (leftovers.length > 0) process.exitCode = 1;
 }
 
+// plan.ts refuses a phase it does not know.
 if (ONLY === "secrets") await onlySecrets();
-else if (ONLY !== null && ONLY !== "remote" && ONLY !== "governed" && ONLY !== "pins") throw new Error(`--only ${ONLY}: the phases that run alone are remote, governed, pins and secrets`);
 else await main();

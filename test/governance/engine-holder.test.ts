@@ -55,17 +55,22 @@ describe("reload", () => {
 });
 
 describe("watching", () => {
-  test("with the embedded default in force, a user policy file that appears is picked up", async () => {
-    using home = policyHome();
-    const holder = await EngineHolder.load(undefined, home.env, home.project);
-    holder.watch();
-    try {
-      expect(holder.label).toBe("embedded-default");
-      home.writeUser(denyRule("user-rule", "a"));
-      await waitFor(() => holder.label === `user policy ${home.userFile}`, "the reload");
-      expect(holder.engine.evaluate(call("a")).kind).toBe("deny");
-    } finally {
-      holder.close();
-    }
-  });
+  for (const mode of ["events", "poll"] as const) {
+    test(`${mode}: with the embedded default in force, a user policy file that appears is picked up, and so is an edit of it`, async () => {
+      using home = policyHome();
+      const holder = await EngineHolder.load(undefined, home.env, home.project);
+      holder.watch(mode);
+      try {
+        expect(holder.label).toBe("embedded-default");
+        home.writeUser(denyRule("user-rule", "a"));
+        await waitFor(() => holder.label === `user policy ${home.userFile}`, "the reload");
+        expect(holder.engine.evaluate(call("a")).kind).toBe("deny");
+        home.writeUser(denyRule("user-rule", "b"));
+        await waitFor(() => holder.engine.evaluate(call("b")).kind === "deny", "the reload of the edit");
+        expect(holder.engine.evaluate(call("a")).kind).toBe("forward");
+      } finally {
+        holder.close();
+      }
+    });
+  }
 });

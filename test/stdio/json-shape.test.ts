@@ -16,6 +16,20 @@ describe("checkJsonShape", () => {
     expect(checkJsonShape('{"a\\\\":1,"a":2}')).toBeNull();
   });
 
+  test("names compared in place: same length or same prefix is not the same name; every object starts afresh", () => {
+    expect(checkJsonShape('{"ab":1,"ba":2,"abc":3,"a":4}')).toBeNull();
+    expect(checkJsonShape('{"ab":1,"ba":2,"abc":3,"ba":4}')?.code).toBe("DuplicateKey");
+    expect(checkJsonShape('[{"a":1,"b":2},{"a":1,"b":2},{"c":{"a":1},"a":{"c":2}}]')).toBeNull();
+    expect(checkJsonShape('{"x":[{"a":1}],"y":{"b":{"a":1}},"x":0}')?.code).toBe("DuplicateKey");
+    // A value with escaped quotes before a later name, and a name with an escaped quote in it.
+    expect(checkJsonShape('{"t":"{\\"a\\":1}","a":1}')).toBeNull();
+    expect(checkJsonShape('{"q\\"":1,"q\\u0022":2}')?.code).toBe("DuplicateKey");
+    // The same past the first characters of a long name.
+    const long = "n".repeat(40);
+    expect(checkJsonShape(`{"${long}b":1,"${long}\\u0062":2}`)?.code).toBe("DuplicateKey");
+    expect(checkJsonShape(`{"${long}b":1,"${long}\\u0063":2}`)).toBeNull();
+  });
+
   test("large objects (past the in-place comparison) are checked too", () => {
     expect(checkJsonShape(obj(40))).toBeNull();
     expect(checkJsonShape(obj(40, ',"k25":0'))?.code).toBe("DuplicateKey");
