@@ -95,8 +95,9 @@ export class CedarPolicies {
     return new CedarPolicies(sets, index, [...texts.keys()], files);
   }
 
-  evaluate(request: CedarRequest): CedarVerdict {
-    const answer = this.authorize(request);
+  /** `over`: as `authorize`'s; only the bench asks for `"full"`. */
+  evaluate(request: CedarRequest, over: "sliced" | "full" = "sliced"): CedarVerdict {
+    const answer = this.authorize(request, over);
     if (answer.type === "failure") return { decision: "error", reason: answer.reason };
     // A policy that errored (e.g. a missing attribute) could have been a forbid: fail closed.
     if (answer.errors.length > 0 && answer.decision === "allow") {
