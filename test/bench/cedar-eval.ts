@@ -15,6 +15,7 @@ import type { CedarRequest } from "../../src/governance/cedar.ts";
 import { tempDir } from "../support/harness.ts";
 import { CEDAR_PLAN, QUICK } from "./plan.ts";
 import { progress, renderTable } from "./report.ts";
+import { threadCpuMs } from "./thread-cpu.ts";
 
 const SERVERS = ["github", "filesystem", "bench"] as const;
 const TOOL_CALL = 'action == ThoughtGate::Action::"tools/call"';
@@ -113,9 +114,11 @@ export function requests(policies: number): CedarRequest[] {
 
 export type CedarRun = {
   policies: number;
-  /** Milliseconds per evaluation, against the request's slice and against the whole set. */
+  /** Milliseconds per evaluation, against the request's slice and against the whole set: wall clock, and this thread's CPU time. */
   sliced: number[];
   full: number[];
+  slicedCpu: number[];
+  fullCpu: number[];
   requests: number;
   allowed: number;
   /** Denials no forbid decided: no permit matched (Cedar is default-deny). */
@@ -137,7 +140,7 @@ export async function measureCedar(dir: string): Promise<CedarFigures> {
     const policies = CedarPolicies.load({ policies: writePolicySet(dir, size.policies) });
     if (policies.policyIds.length !== size.policies) throw new Error(`expected ${size.policies} Cedar policies, loaded ${policies.policyIds.length}`);
     const variants = requests(size.policies);
-    const run: CedarRun = { policies: size.policies, sliced: [], full: [], requests: variants.length, allowed: 0, deniedByDefault: 0, deniedByForbid: 0, policiesDeciding: 0 };
+    const run: CedarRun = { policies: size.policies, sliced: [], full: [], slicedCpu: [], fullCpu: [], requests: variants.length, allowed: 0, deniedByDefault: 0, deniedByForbid: 0, policiesDeciding: 0 };
     const deciding = new Set<string>();
     for (const request of variants) {
       const verdict = policies.evaluate(request);
@@ -161,15 +164,17 @@ export async function measureCedar(dir: string): Promise<CedarFigures> {
       if (i < size.fullEvaluations / 10) policies.evaluate(request, "full");
     }
     for (let block = 0; block < CEDAR_PLAN.blocks; block++) {
-      for (const [over, count, samples] of [
-        ["sliced", size.evaluations, run.sliced],
-        ["full", size.fullEvaluations, run.full],
+      for (const [over, count, samples, cpuSamples] of [
+        ["sliced", size.evaluations, run.sliced, run.slicedCpu],
+        ["full", size.fullEvaluations, run.full, run.fullCpu],
       ] as const) {
         for (let i = 0; i < count / CEDAR_PLAN.blocks; i++) {
           const request = variants[(block * count + i) % variants.length] as CedarRequest;
+          const cpuStarted = threadCpuMs();
           const started = performance.now();
           policies.evaluate(request, over);
           samples.push(performance.now() - started);
+          cpuSamples.push(threadCpuMs() - cpuStarted);
         }
       }
     }

@@ -155,32 +155,35 @@ export function binaryRows(
 
 /**
  * One evaluation's time at each size: the whole set's as the baseline of the slice's. Targets: the
- * slice's p99 at the smallest size, and at each larger size its p99 against the smallest's.
+ * slice's p99 at the smallest size, and at each larger size its p99 against the smallest's. The
+ * on-CPU p99 (this thread's CPU time) is shown with the same targets but not judged: it leaves out
+ * the time other processes held the core.
  */
 export function cedarRows(cedar: CedarFigures): Row[] {
   const [first] = cedar.runs;
   if (!first) return [];
-  const firstP99 = percentile(first.sliced, 0.99);
   const rows: Row[] = [];
   for (const run of cedar.runs) {
     const policies = `${run.policies.toLocaleString("en-US")} policies`;
-    for (const [label, q] of [
-      ["p50", 0.5],
-      ["p99", 0.99],
+    for (const [label, q, sliced, full, firstSliced, judged] of [
+      ["p50", 0.5, run.sliced, run.full, first.sliced, false],
+      ["p99", 0.99, run.sliced, run.full, first.sliced, true],
+      ["p99 on-CPU", 0.99, run.slicedCpu, run.fullCpu, first.slicedCpu, false],
     ] as const) {
       const figure = `Cedar evaluation ${label}, ${policies}`;
-      const full = percentile(run.full, q);
-      const sliced = percentile(run.sliced, q);
-      rows.push({ figure, config: "whole set", value: ms(full), baseline: "(baseline)", delta: "", target: "", result: "" });
-      const row: Row = { figure, config: "slice", value: ms(sliced), baseline: ms(full), delta: `${(sliced / full).toPrecision(2)}× whole set`, target: "", result: "" };
-      if (label === "p99" && run === first) {
+      const whole = percentile(full, q);
+      const value = percentile(sliced, q);
+      rows.push({ figure, config: "whole set", value: ms(whole), baseline: "(baseline)", delta: "", target: "", result: "" });
+      const row: Row = { figure, config: "slice", value: ms(value), baseline: ms(whole), delta: `${(value / whole).toPrecision(2)}× whole set`, target: "", result: "" };
+      if (q === 0.99 && run === first) {
         row.target = `≤ ${GOVERNANCE_TARGET.cedarP99Ms} ms`;
-        row.result = verdict(sliced <= GOVERNANCE_TARGET.cedarP99Ms);
-      } else if (label === "p99") {
+        row.result = judged ? verdict(value <= GOVERNANCE_TARGET.cedarP99Ms) : "";
+      } else if (q === 0.99) {
         const limit = GOVERNANCE_TARGET.cedarP99GrowthAt5000;
-        row.delta += `; ${(sliced / firstP99).toFixed(2)}× slice at ${first.policies}`;
-        row.target = `≤ ${limit}× slice p99 at ${first.policies}`;
-        row.result = verdict(sliced <= limit * firstP99);
+        const base = percentile(firstSliced, q);
+        row.delta += `; ${(value / base).toPrecision(2)}× slice at ${first.policies}`;
+        row.target = `≤ ${limit}× slice at ${first.policies}`;
+        row.result = judged ? verdict(value <= limit * base) : "";
       }
       rows.push(row);
     }
