@@ -128,13 +128,16 @@ export type CedarRun = {
   policiesDeciding: number;
 };
 
-export type CedarFigures = { runs: CedarRun[] };
+/** `control`: a fixed computation timed in the same blocks (`fixedWork`). */
+export type CedarFigures = { runs: CedarRun[]; control: { wall: number[]; cpu: number[] } };
 
 export async function measureCedar(dir: string): Promise<CedarFigures> {
   // Imported here, not at the top: the wasm engine (tens of MB) stays out of the bench process
   // until every process measurement is done.
   const { CedarPolicies } = await import("../../src/governance/cedar.ts");
   const runs: CedarRun[] = [];
+  const control = { wall: [] as number[], cpu: [] as number[] };
+  for (let i = 0; i < CEDAR_PLAN.warmup; i++) fixedWork();
   for (const size of CEDAR_PLAN.sizes) {
     progress(`Cedar: ${size.policies} policies, ${size.evaluations} evaluations sliced and ${size.fullEvaluations} of the whole set`);
     const policies = CedarPolicies.load({ policies: writePolicySet(dir, size.policies) });
@@ -164,23 +167,43 @@ export async function measureCedar(dir: string): Promise<CedarFigures> {
       if (i < size.fullEvaluations / 10) policies.evaluate(request, "full");
     }
     for (let block = 0; block < CEDAR_PLAN.blocks; block++) {
-      for (const [over, count, samples, cpuSamples] of [
+      for (const [over, count, wall, cpu] of [
         ["sliced", size.evaluations, run.sliced, run.slicedCpu],
         ["full", size.fullEvaluations, run.full, run.fullCpu],
       ] as const) {
         for (let i = 0; i < count / CEDAR_PLAN.blocks; i++) {
           const request = variants[(block * count + i) % variants.length] as CedarRequest;
-          const cpuStarted = threadCpuMs();
-          const started = performance.now();
-          policies.evaluate(request, over);
-          samples.push(performance.now() - started);
-          cpuSamples.push(threadCpuMs() - cpuStarted);
+          timed(wall, cpu, () => policies.evaluate(request, over));
         }
       }
+      for (let i = 0; i < size.evaluations / CEDAR_PLAN.blocks; i++) timed(control.wall, control.cpu, fixedWork);
     }
     runs.push(run);
   }
-  return { runs };
+  return { runs, control };
+}
+
+function timed(wall: number[], cpu: number[], work: () => unknown): void {
+  const cpuStarted = threadCpuMs();
+  const started = performance.now();
+  work();
+  wall.push(performance.now() - started);
+  cpu.push(threadCpuMs() - cpuStarted);
+}
+
+const CONTROL_DATA = Float64Array.from({ length: 4_096 }, (_, i) => i);
+
+/**
+ * The control: the same arithmetic every time (~0.05 ms here), timed like an evaluation in the same
+ * blocks. Its spread is the machine's, so a p99 far above its p50 says how much of Cedar's tail the
+ * machine adds.
+ */
+function fixedWork(): number {
+  let sum = 0;
+  for (let round = 0; round < 12; round++) {
+    for (let i = 0; i < CONTROL_DATA.length; i++) sum += (CONTROL_DATA[i] as number) * 1.0001;
+  }
+  return sum;
 }
 
 if (import.meta.main) {

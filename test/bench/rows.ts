@@ -188,6 +188,14 @@ export function cedarRows(cedar: CedarFigures): Row[] {
       rows.push(row);
     }
   }
+  const config = "fixed computation (control)";
+  for (const [label, samples, q] of [
+    ["p50", cedar.control.wall, 0.5],
+    ["p99", cedar.control.wall, 0.99],
+    ["p99 on-CPU", cedar.control.cpu, 0.99],
+  ] as const) {
+    rows.push({ figure: `control ${label}`, config, value: ms(percentile(samples, q)), baseline: "", delta: "", target: "", result: "" });
+  }
   return rows;
 }
 
