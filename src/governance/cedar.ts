@@ -134,7 +134,12 @@ export class CedarPolicies {
     };
     try {
       const sets = over === "full" ? [this.sets.full()] : this.sets.setsFor(sliceKey(this.index, action, request.user, resource.id));
-      return combine(sets.map((set) => cedar.statefulIsAuthorized({ ...call, preparsedPolicySetId: set })));
+      const answers: AuthorizationAnswer[] = [];
+      for (const set of sets) {
+        call.preparsedPolicySetId = set;
+        answers.push(cedar.statefulIsAuthorized(call));
+      }
+      return combine(answers);
     } catch (error) {
       return { type: "failure", reason: `Cedar evaluation failed: ${(error as Error).message}` };
     }

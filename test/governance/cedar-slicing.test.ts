@@ -3,6 +3,7 @@
  * not the whole set. These tests hold that to the whole set's answer: the same decision, the same
  * determining policies and the same errors, on a seeded corpus (test/governance/cedar-corpus.ts).
  */
+import { heapStats } from "bun:jsc";
 import { describe, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -60,6 +61,30 @@ describe("Cedar evaluates a request's slice and decides as the whole policy set"
       decision: "deny",
       policies: ["no-a", "no-b", "no-c", "no-d", "no-e", "no-f", "no-g", "no-h", "no-i", "no-j", "no-k", "no-l"],
     });
+  });
+
+  test("an agent calling thousands of tools no policy names makes nothing grow", () => {
+    using dir = tempDir();
+    const file = join(dir.path, "named.cedar");
+    const named = Array.from({ length: 200 }, (_, i) => `@id("p${i}") permit (principal, action, resource == ThoughtGate::ToolCall::"s1/t${i}");`);
+    writeFileSync(file, `${named.join("\n")}\n@id("guard") forbid (principal, action, resource) when { resource.arguments has force };\n`);
+    const policies = CedarPolicies.load({ policies: [file] });
+    const call = (name: string): CedarRequest => ({ user: "alice", serverId: "s1", method: "tools/call", name, arguments: {}, policyId: null });
+    for (let i = 0; i < 500; i++) policies.evaluate(call(`warm-${i}`));
+    Bun.gc(true);
+    const before = { engine: cedarMemoryBytes(), objects: heapStats().objectCount };
+    let denied = 0;
+    for (let i = 0; i < 5_000; i++) {
+      const verdict = policies.evaluate(call(`made-up-${i}`));
+      if (verdict.decision === "deny" && verdict.policies.length === 0) denied += 1;
+    }
+    Bun.gc(true);
+    // Nothing is kept per tool name: not in the engine, not in the slices' bookkeeping (a key per
+    // name would add at least 5,000 objects; the engine's code and caches add a few thousand).
+    expect(cedarMemoryBytes() - before.engine).toBeLessThan(1_000_000);
+    expect(heapStats().objectCount - before.objects).toBeLessThan(5_000);
+    expect(denied).toBe(5_000);
+    expect(policies.evaluate(call("t7"))).toEqual({ decision: "allow", policies: ["p7"] });
   });
 
   test("reloading a large policy set again and again does not keep the replaced sets' memory", async () => {
