@@ -158,9 +158,6 @@ export async function measureCedar(dir: string): Promise<CedarFigures> {
     }
     run.policiesDeciding = deciding.size;
 
-    // The earlier phases' garbage (pipe chunks, samples) is this process's, not the engine's: collect
-    // it now so its collection does not land on Cedar's timings.
-    Bun.gc(true);
     for (let i = 0; i < CEDAR_PLAN.warmup; i++) {
       const request = variants[i % variants.length] as CedarRequest;
       policies.evaluate(request);
@@ -171,11 +168,15 @@ export async function measureCedar(dir: string): Promise<CedarFigures> {
         ["sliced", size.evaluations, run.sliced, run.slicedCpu],
         ["full", size.fullEvaluations, run.full, run.fullCpu],
       ] as const) {
+        // Each part of a block starts from a collected heap, so it pays for its own garbage and not
+        // for the other's (the whole set's, or the earlier phases' pipe chunks and samples).
+        Bun.gc(true);
         for (let i = 0; i < count / CEDAR_PLAN.blocks; i++) {
           const request = variants[(block * count + i) % variants.length] as CedarRequest;
           timed(wall, cpu, () => policies.evaluate(request, over));
         }
       }
+      Bun.gc(true);
       for (let i = 0; i < size.evaluations / CEDAR_PLAN.blocks; i++) timed(control.wall, control.cpu, fixedWork);
     }
     runs.push(run);

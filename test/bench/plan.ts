@@ -24,7 +24,7 @@ export const GOVERNED_PIPELINED = QUICK ? 4_000 : 20_000;
 export const CEDAR_PLAN = QUICK
   ? {
       policies: 50,
-      warmup: 500,
+      warmup: 5_000,
       blocks: 5,
       sizes: [
         { policies: 50, evaluations: 2_000, fullEvaluations: 2_000 },
@@ -33,7 +33,7 @@ export const CEDAR_PLAN = QUICK
     }
   : {
       policies: 50,
-      warmup: 1_000,
+      warmup: 20_000,
       blocks: 10,
       sizes: [
         { policies: 50, evaluations: 10_000, fullEvaluations: 10_000 },
