@@ -20,6 +20,8 @@ const subCommands = {
   "validate-config": () => import("./commands/validate-config.ts").then((m) => m.default),
   unwrap: () => import("./commands/unwrap.ts").then((m) => m.default),
   arbiter: () => import("./commands/arbiter.ts").then((m) => m.default),
+  auth: () => import("./commands/auth.ts").then((m) => m.default),
+  pins: () => import("./commands/pins.ts").then((m) => m.default),
 } satisfies SubCommandsDef;
 
 const root = defineCommand({

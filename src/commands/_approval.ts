@@ -22,6 +22,9 @@ export function decisionCommand(decision: "approve" | "deny") {
   const args = {
     "task-id": { type: "positional", required: true, description: "The task, as `thoughtgate tasks` or the service's log shows it" },
     reason: { type: "string", description: "Why (kept with the task)", valueHint: "TEXT" },
+    ...(decision === "approve"
+      ? { session: { type: "boolean", description: "Allow this tool on this server with any arguments until the session ends, not only this call" } }
+      : {}),
     ...serviceArgs,
     ...commonArgs,
   } as const satisfies ArgsDef;
@@ -35,16 +38,18 @@ export function decisionCommand(decision: "approve" | "deny") {
       if (decision === "approve" && process.env.THOUGHTGATE_ACTIVE === "1") {
         throw new ThoughtGateError("CONFIG", "thoughtgate approve refuses to run inside an agent that thoughtgate wrap governs (THOUGHTGATE_ACTIVE=1): approve from your own terminal or the approvals page");
       }
-      const task = await clientFrom(parsed).decide(parsed["task-id"], decision, parsed.reason);
-      await Bun.write(Bun.stdout, `${task.status} ${task.task_id}: ${callLabel(task)}\n`);
+      const session = (parsed as { session?: boolean }).session === true;
+      const task = await clientFrom(parsed).decide(parsed["task-id"], decision, parsed.reason, session ? "session" : "once");
+      const scope = task.scope === "session" ? " (and every call of it until the session ends)" : "";
+      await Bun.write(Bun.stdout, `${task.status} ${task.task_id}: ${callLabel(task)}${scope}\n`);
       return EXIT.ok;
     },
   });
 }
 
 /** `github.delete_repo`, or `fs resources/read file:///x` for other methods; control characters shown escaped. */
-export function callLabel(task: Pick<TaskView, "server_id" | "method" | "name">): string {
-  const label = task.method === "tools/call" ? `${task.server_id}.${task.name}` : `${task.server_id} ${task.method} ${task.name}`;
+export function callLabel(task: Pick<TaskView, "server_id" | "method" | "name" | "definition">): string {
+  const label = task.method === "tools/call" ? `${task.server_id}.${task.name}` : task.definition ? `accept the ${task.definition.status} definition of ${task.server_id}.${task.name}` : `${task.server_id} ${task.method} ${task.name}`;
   return printable(label);
 }
 

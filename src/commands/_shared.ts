@@ -45,16 +45,20 @@ export function eventsPath(flag: string | undefined, run: { runId: string; serve
   return given.value === "none" ? null : given.value;
 }
 
-/** `~/.local/state/thoughtgate/runs/<date>/<server id>-<run id>.jsonl` (the server id made file-safe). */
+/**
+ * `~/.local/state/thoughtgate/runs/<date>/<server id>-<run id>.jsonl`, both ids made file-safe: they
+ * come from flags and `$THOUGHTGATE_RUN_ID`, which an agent's config sets, and a `/` in either must
+ * not put the audit anywhere else.
+ */
 export function defaultEventsPath(run: { runId: string; serverId: string }, env: NodeJS.ProcessEnv = process.env): string {
   const day = new Date().toISOString().slice(0, 10);
-  const name = run.serverId.replace(/[^A-Za-z0-9._-]+/g, "_").slice(0, 64) || "server";
-  return join(stateDir(env), "runs", day, `${name}-${run.runId}.jsonl`);
+  const safe = (id: string) => id.replace(/[^A-Za-z0-9._-]+/g, "_").slice(0, 64);
+  return join(stateDir(env), "runs", day, `${safe(run.serverId) || "server"}-${safe(run.runId)}.jsonl`);
 }
 
-/** The run id a wrap session hands its shims, else a new one. */
+/** The run id a wrap session hands its shims, else a new one. Set but empty is an error: it names the audit file. */
 export function runIdFromEnv(): string {
-  return process.env.THOUGHTGATE_RUN_ID ?? Bun.randomUUIDv7();
+  return givenOrAbsent(process.env.THOUGHTGATE_RUN_ID, "$THOUGHTGATE_RUN_ID") ?? Bun.randomUUIDv7();
 }
 
 /**

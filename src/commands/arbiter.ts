@@ -2,7 +2,7 @@ import { defineCommand } from "citty";
 import { runArbiter, DECISION_TIMEOUT_MS } from "../arbiter/session.ts";
 import { usageError } from "../core/errors.ts";
 import { EngineHolder } from "../governance/engine-holder.ts";
-import { commonArgs, eventsArg, eventsPath, optionalDuration, profileArg, resolveProfile, runIdFromEnv, splitChildCommand } from "./_shared.ts";
+import { commonArgs, eventsArg, eventsPath, givenOrAbsent, optionalDuration, profileArg, resolveProfile, runIdFromEnv, splitChildCommand } from "./_shared.ts";
 
 const args = {
   ...profileArg,
@@ -33,7 +33,7 @@ export default defineCommand({
     if (decisionTimeoutMs <= 0) throw usageError("--decision-timeout must be more than 0");
     const profile = resolveProfile(parsed.profile);
     const runId = runIdFromEnv();
-    const serverId = parsed["server-id"] ?? "codecli";
+    const serverId = givenOrAbsent(parsed["server-id"], "--server-id") ?? "codecli";
     const engines = await EngineHolder.load(parsed["thoughtgate-config"]);
     return runArbiter({
       command: child,
@@ -42,7 +42,7 @@ export default defineCommand({
       runId,
       eventsPath: eventsPath(parsed.events, { runId, serverId }),
       engines,
-      eventPrefix: parsed["event-prefix"] || null,
+      eventPrefix: givenOrAbsent(parsed["event-prefix"], "--event-prefix") ?? null,
       defaultAction,
       decisionTimeoutMs,
     });

@@ -1,12 +1,17 @@
 import { defineCommand } from "citty";
 import { EXIT } from "../core/errors.ts";
 import { DEFAULT_REQUEST_TIMEOUT_MS } from "../mcp/client.ts";
+import { showInvisible } from "../core/visible-text.ts";
+import { definitionDigest, type DefinitionKind } from "../governance/definitions/definition.ts";
+import { describeFinding, FindingContext, findingsOf, worstSeverity, type Finding, type OtherDefinition } from "../governance/definitions/findings.ts";
+import { allPinFiles } from "../governance/definitions/pin-store.ts";
 import { inspectServer, type Hint, type InspectReport } from "../mcp/inspect.ts";
 import { commonArgs, optionalDuration, splitChildCommand } from "./_shared.ts";
 
 const args = {
   json: { type: "boolean", description: "Print one JSON document (with each tool's full definition) instead of tables" },
   timeout: { type: "string", description: "Wait this long for each answer from the server (default 30s)", valueHint: "DURATION" },
+  "server-id": { type: "string", description: "The server's id in your pins: its own pinned tools are not taken for another server's when checking for shadowing", valueHint: "ID" },
   ...commonArgs,
 } as const;
 
@@ -19,15 +24,34 @@ export default defineCommand({
   async run({ rawArgs, args: parsed }) {
     const { child } = splitChildCommand(rawArgs, args, "inspect");
     const timeoutMs = optionalDuration(parsed.timeout, "--timeout") ?? DEFAULT_REQUEST_TIMEOUT_MS;
-    const report = await inspectServer({ command: child, timeoutMs });
+    const report = withFindings(await inspectServer({ command: child, timeoutMs }), parsed["server-id"]);
     // Bun.write waits until a slow pipe took everything: the CLI exits right after we return.
     await Bun.write(Bun.stdout, parsed.json ? `${JSON.stringify(report, null, 2)}\n` : renderTables(report));
     return EXIT.ok;
   },
 });
 
+type Checked = Omit<InspectReport, "tools" | "prompts"> & { tools: Array<InspectReport["tools"][number] & { findings: Finding[] }>; prompts: Array<InspectReport["prompts"][number] & { findings: Finding[] }> };
+
+/**
+ * The poisoning checks the shim runs on every list (docs/governance.md, "Pinned definitions"), on
+ * what the server serves: its tools against each other and against the tools other servers have
+ * pinned (shadowing), its prompts against each other.
+ */
+function withFindings(report: InspectReport, serverId: string | undefined): Checked {
+  const others: OtherDefinition[] = allPinFiles().files.flatMap(({ file }) =>
+    file.server_id === serverId ? [] : Object.values(file.definitions).filter((e) => e.kind === "tool").map((e) => ({ serverId: file.server_id, name: e.name, digest: e.digest })),
+  );
+  const check = <T extends { name: string; definition: unknown }>(kind: DefinitionKind, items: T[], pinned: OtherDefinition[]) => {
+    const lengths = items.map((item) => ((item.definition as { description?: unknown })?.description as string | undefined)?.length ?? 0);
+    const context = new FindingContext(new Set(items.map((item) => item.name)), lengths, pinned);
+    return items.map((item) => ({ ...item, findings: findingsOf(kind, item.name, item.definition, definitionDigest(item.definition), context) }));
+  };
+  return { ...report, tools: check("tool", report.tools, others), prompts: check("prompt", report.prompts, []) };
+}
+
 /** Plain-text tables; no colour, so the output reads the same in a terminal, a pipe or a file. */
-function renderTables(report: InspectReport): string {
+function renderTables(report: Checked): string {
   const { server } = report;
   const out: string[] = [];
   out.push(`Server    ${server.title ?? server.name} ${server.version}${server.title ? ` (${server.name})` : ""}`);
@@ -37,13 +61,14 @@ function renderTables(report: InspectReport): string {
   if (report.tools.length > 0) {
     out.push(
       ...table(
-        ["NAME", "READ-ONLY", "DESTRUCTIVE", "IDEMPOTENT", "OPEN-WORLD", "DEFINITION HASH"],
+        ["NAME", "READ-ONLY", "DESTRUCTIVE", "IDEMPOTENT", "OPEN-WORLD", "FINDINGS", "DEFINITION HASH"],
         report.tools.map((tool) => [
-          tool.name,
+          showInvisible(tool.name),
           hint(tool.annotations.readOnlyHint),
           hint(tool.annotations.destructiveHint),
           hint(tool.annotations.idempotentHint),
           hint(tool.annotations.openWorldHint),
+          tool.findings.length === 0 ? "-" : `${worstSeverity(tool.findings)} (${tool.findings.length})`,
           tool.definition_hash,
         ]),
       ),
@@ -76,6 +101,13 @@ function renderTables(report: InspectReport): string {
         report.resources.map((resource) => [resource.uri, resource.name, resource.mimeType ?? "-"]),
       ),
     );
+  }
+  const flagged = [...report.tools.map((t) => ({ what: `tool ${t.name}`, findings: t.findings })), ...report.prompts.map((p) => ({ what: `prompt ${p.name}`, findings: p.findings }))].filter((x) => x.findings.length > 0);
+  out.push("");
+  out.push(flagged.length === 0 ? "Poisoning checks: nothing found" : `Poisoning checks: findings in ${flagged.length} definition(s)`);
+  for (const item of flagged) {
+    out.push(`  ${showInvisible(item.what)}`);
+    for (const finding of item.findings) out.push(`    ${describeFinding(finding)}`);
   }
   return `${out.join("\n")}\n`;
 }

@@ -2,9 +2,11 @@ import { defineCommand } from "citty";
 import { EXIT, messageOf } from "../core/errors.ts";
 import { log } from "../core/log.ts";
 import { APPROVAL_KEY_ENV, ENDPOINT_ENV, SESSION_SECRET_ENV } from "../governance/api.ts";
+import { desktopTool } from "../governance/desktop-notifier.ts";
 import { EngineHolder } from "../governance/engine-holder.ts";
 import { publishService } from "../governance/service-descriptor.ts";
 import { newSecret, startGovernanceService } from "../governance/service.ts";
+import { startServiceTracer } from "../governance/tracing.ts";
 import { ownProcessStartId } from "../wrap/process-identity.ts";
 import { parsePort, commonArgs, profileArg, rejectUnknownFlags, resolveProfile } from "./_shared.ts";
 
@@ -28,7 +30,20 @@ export default defineCommand({
     const engines = await EngineHolder.load(parsed["thoughtgate-config"]);
     const sessionSecret = newSecret();
     const cliKey = newSecret();
-    const service = startGovernanceService({ engine: () => engines.engine, profile, port, sessionSecret, pageKey: newSecret(), cliKey });
+    const tracer = await startServiceTracer(engines.policy, "serve");
+    const service = startGovernanceService({
+      engine: () => engines.engine,
+      profile,
+      port,
+      sessionSecret,
+      pageKey: newSecret(),
+      cliKey,
+      desktop: desktopTool(),
+      alwaysAllow: async (task) =>
+        (await import("../governance/always-allow.ts")).alwaysAllow(task, { policy: () => engines.policy, reload: () => engines.reload(), env: process.env, cwd: process.cwd(), origin: `thoughtgate serve, pid ${process.pid}`, now: () => new Date() }),
+      role: "serve",
+      ...(tracer ? { tracer } : {}),
+    });
     engines.watch();
     // `thoughtgate tasks|approve|deny` find this service (and its CLI key, never the page key) here;
     // without it they still work with the export line printed below.
@@ -39,8 +54,6 @@ export default defineCommand({
       log.warn(`cannot record this service for thoughtgate tasks | approve | deny (${messageOf(error)}); use the export line below`);
     }
     process.once("exit", unpublish);
-    const keepAliveOnHangup = () => log.warn("SIGHUP: nothing to reload (the embedded default policy is in force; start with a thoughtgate.yaml to reload it)");
-    if (engines.files.length === 0) process.on("SIGHUP", keepAliveOnHangup);
 
     const policy = engines.files.length > 0 ? engines.label : "the embedded default (no thoughtgate.yaml found; see `thoughtgate validate-config --explain`)";
     // The page key is printed, never written to a file (docs/architecture.md, decision 7); it is in
@@ -71,7 +84,6 @@ export default defineCommand({
     log.info(`${signal}: stopping the governance service`);
     service.setShutdown();
     engines.close();
-    process.off("SIGHUP", keepAliveOnHangup);
     await service.stop();
     unpublish();
     return EXIT.ok;

@@ -1,16 +1,21 @@
 import { defineCommand } from "citty";
-import { basename } from "node:path";
 import { runShim } from "../shim/proxy.ts";
 import { createShimDecider } from "../governance/shim-decider.ts";
-import { commonArgs, eventsArg, eventsPath, givenOrAbsent, optionalDuration, profileArg, resolveProfile, runIdFromEnv, splitChildCommand } from "./_shared.ts";
+import { commonArgs, eventsArg, eventsPath, givenOrAbsent, optionalDuration, profileArg, resolveProfile, runIdFromEnv } from "./_shared.ts";
+import { remoteArgs, shimSides } from "./_shim-sides.ts";
 
 const args = {
-  "server-id": { type: "string", description: "Name of this server in logs and events (default: the command's basename)" },
+  "server-id": { type: "string", description: "Name of this server in logs and events (default: the command's basename, or the URL's host)" },
   ...profileArg,
   "governance-endpoint": {
     type: "string",
     description: "Ask this governance service (thoughtgate serve / wrap) for every decision; secret from $THOUGHTGATE_GOVERNANCE_SECRET",
     valueHint: "URL",
+  },
+  "governance-ready-timeout": {
+    type: "string",
+    description: "With --governance-endpoint: how long to wait for the service to answer before giving up (default 30s)",
+    valueHint: "DURATION",
   },
   "governance-secret-file": {
     type: "string",
@@ -22,6 +27,7 @@ const args = {
     description: "Policy file, used alone (default: $THOUGHTGATE_CONFIG, else ~/.config/thoughtgate/thoughtgate.yaml or the embedded default policy, restricted by ./thoughtgate.yaml)",
     valueHint: "PATH",
   },
+  ...remoteArgs,
   ...eventsArg,
   "orphan-timeout": { type: "string", description: "Report requests unanswered for this long (default 5m)", valueHint: "DURATION" },
   "stdin-close-grace": { type: "string", description: "Shutdown: wait this long after closing the server's stdin (default 5s)", valueHint: "DURATION" },
@@ -32,14 +38,14 @@ const args = {
 export default defineCommand({
   meta: {
     name: "shim",
-    description: "Proxy one stdio MCP server, checking every JSON-RPC line and auditing tool calls: shim [flags] -- CMD [ARGS...]",
+    description: "Proxy one MCP server, checking every JSON-RPC message and auditing tool calls: shim [flags] -- CMD [ARGS...] | shim --url URL [flags]",
   },
   args,
   async run({ rawArgs, args: parsed }) {
-    const { child } = splitChildCommand(rawArgs, args, "shim");
     // Every flag is checked before anything starts: a given-but-empty value is an error, never "absent".
     const profile = resolveProfile(parsed.profile);
-    const serverId = givenOrAbsent(parsed["server-id"], "--server-id") ?? basename(child[0] ?? "server");
+    const sides = await shimSides(rawArgs, args, parsed, givenOrAbsent(parsed["server-id"], "--server-id"));
+    const { serverId } = sides;
     const runId = runIdFromEnv();
     const events = eventsPath(parsed.events, { runId, serverId });
     const graces = {
@@ -53,7 +59,10 @@ export default defineCommand({
       endpoint: parsed["governance-endpoint"],
       secretFile: parsed["governance-secret-file"],
       configFlag: givenOrAbsent(parsed["thoughtgate-config"], "--thoughtgate-config"),
+      readyTimeoutMs: optionalDuration(parsed["governance-ready-timeout"], "--governance-ready-timeout"),
     });
-    return runShim({ serverId, profile, command: child, runId, eventsPath: events, decider, ...graces });
+    // Traces only when the policy (or the service) asks for them: nothing of it is loaded otherwise.
+    const tracer = decider.tracing ? await (await import("../governance/tracing.ts")).startShimTracer(decider.tracing, serverId) : undefined;
+    return runShim({ serverId, profile, upstream: sides.upstream, agent: sides.agent, runId, eventsPath: events, decider, ...graces, ...(tracer ? { tracer } : {}) });
   },
 });

@@ -2,7 +2,7 @@ import { defineCommand } from "citty";
 import { canonicalJson } from "../core/canonical-json.ts";
 import { EXIT } from "../core/errors.ts";
 import { showInvisibleInJson } from "../core/visible-text.ts";
-import type { TaskView } from "../governance/api.ts";
+import type { GrantView, TaskView } from "../governance/api.ts";
 import { callLabel, clientFrom, printable, serviceArgs } from "./_approval.ts";
 import { commonArgs, rejectUnknownFlags } from "./_shared.ts";
 
@@ -21,10 +21,10 @@ export default defineCommand({
   args,
   async run({ rawArgs, args: parsed }) {
     rejectUnknownFlags(rawArgs, args);
-    const all = await clientFrom(parsed).list();
+    const { tasks: all, grants } = await clientFrom(parsed).overview();
     const tasks = parsed.all ? all : all.filter((task) => task.status === "pending");
     // JSON escapes for invisible characters: the same values, nothing hidden in the terminal.
-    const text = parsed.json ? `${showInvisibleInJson(JSON.stringify(tasks, null, 2))}\n` : render(tasks, parsed.all === true);
+    const text = parsed.json ? `${showInvisibleInJson(JSON.stringify(tasks, null, 2))}\n` : render(tasks, parsed.all === true) + renderGrants(grants);
     await Bun.write(Bun.stdout, text);
     return EXIT.ok;
   },
@@ -44,8 +44,18 @@ function render(tasks: TaskView[], all: boolean): string {
   const header = ["TASK", "STATUS", "CALL", "RULE", all ? "LEFT / BY" : "LEFT", "ARGUMENTS"];
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => (row[i] ?? "").length)));
   const line = (cells: string[]) => cells.map((cell, i) => (i === cells.length - 1 ? cell : cell.padEnd(widths[i] ?? 0))).join("  ");
-  const footer = tasks.some((t) => t.status === "pending") ? "\nthoughtgate approve <task> | thoughtgate deny <task> [--reason TEXT]\n" : "";
+  const footer = tasks.some((t) => t.status === "pending") ? "\nthoughtgate approve <task> [--session] | thoughtgate deny <task> [--reason TEXT]\n" : "";
   return `${[line(header), ...rows.map(line)].join("\n")}\n${footer}`;
+}
+
+/** The session's "allow for this session" grants, after the tasks. */
+function renderGrants(grants: GrantView[]): string {
+  if (grants.length === 0) return "";
+  const lines = grants.map((grant) => {
+    const call = callLabel({ server_id: grant.server_id, method: grant.method, name: grant.name });
+    return `  ${call}  (task ${grant.task_id}, by ${printable(grant.granted_by)}; ${grant.uses} call${grant.uses === 1 ? "" : "s"} since)`;
+  });
+  return `\nallowed for this session:\n${lines.join("\n")}\n`;
 }
 
 function timeLeft(ms: number): string {

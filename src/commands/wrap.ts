@@ -1,4 +1,5 @@
 import { defineCommand } from "citty";
+import { discoverPolicy } from "../core/config/discover.ts";
 import { usageError } from "../core/errors.ts";
 import { AGENT_TYPES } from "../wrap/adapters/types.ts";
 import { isAgentType } from "../wrap/adapters/detect.ts";
@@ -25,6 +26,8 @@ export default defineCommand({
     const agentType = givenOrAbsent(parsed["agent-type"], "--agent-type");
     const configPath = givenOrAbsent(parsed["config-path"], "--config-path");
     const policyFile = givenOrAbsent(parsed["thoughtgate-config"], "--thoughtgate-config");
+    // The policy's flag and $THOUGHTGATE_CONFIG are checked before wrap reads or prints anything.
+    discoverPolicy(policyFile);
     if (agentType !== undefined && !isAgentType(agentType)) throw usageError(`--agent-type: expected one of ${AGENT_TYPES.join("|")}, got ${JSON.stringify(agentType)}`);
     return runWrap({
       command: child,

@@ -12,7 +12,12 @@ export type JsonRpcNotification = { kind: "notification"; method: string; params
 export type JsonRpcResponse = { kind: "response"; id: JsonRpcId | null; isError: boolean; body: JsonObject };
 export type Message = JsonRpcRequest | JsonRpcNotification | JsonRpcResponse;
 
-/** Error codes the shim writes itself. Governance codes (-32003 …) live with the engine. */
+/**
+ * Error codes the shim writes itself. Governance codes (-32003 …) live with the engine. The shim's
+ * own codes sit outside JSON-RPC's reserved -32768…-32000: within it, -32001 is what MCP SDK clients
+ * report for their own request timeouts and -32002 is MCP's "resource not found" (2025-11-25 and
+ * earlier), so an agent could misread either (docs/governance.md, "Error codes").
+ */
 export const RPC = {
   parseError: -32700,
   invalidRequest: -32600,
@@ -20,9 +25,9 @@ export const RPC = {
   invalidParams: -32602,
   internalError: -32603,
   /** The MCP server is not running: it never started or it exited. */
-  serverUnavailable: -32001,
+  serverUnavailable: -31001,
   /** The shim rejected the message's framing (size, encoding, smuggling). */
-  framingRejected: -32002,
+  framingRejected: -31002,
 } as const;
 
 export function isValidId(id: unknown): id is JsonRpcId {

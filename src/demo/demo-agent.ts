@@ -29,7 +29,7 @@ export async function runDemoAgent(configPath: string, out: (line: string) => vo
     const approve = answers.shift() ?? false;
     out(`  ? ${(params as { message?: string }).message ?? "(approval)"}`);
     out(`  → the user answers: ${approve ? "approve" : "deny"}`);
-    return { action: "accept", content: { approve } };
+    return { action: "accept", content: { decision: approve ? "once" : "deny" } };
   });
   try {
     await client.initialize({ capabilities: { elicitation: {} } });

@@ -1,6 +1,6 @@
 /**
  * Doctor's view of the agents' MCP configs, read through the wrap adapters so both commands agree
- * on every path, scope and format: which files exist, how many stdio servers `wrap` would govern,
+ * on every path, scope and format: which files exist, how many servers (stdio, and remote ones over Streamable HTTP) `wrap` would govern,
  * how many it would leave alone and why, and what is wrong with a file. A file `wrap` cannot use
  * is a warning here, never a crash.
  */
@@ -131,7 +131,7 @@ export function checkAgentConfigs(ctx: AgentContext): CheckBody {
   const counts =
     files === 0
       ? "no agent MCP config file found"
-      : `${plural(files, "config file")} of ${plural(withAgents, "agent")}: ${plural(governed, "stdio server")} wrap would govern, ${leftAlone} left alone`;
+      : `${plural(files, "config file")} of ${plural(withAgents, "agent")}: ${plural(governed, "server")} wrap would govern, ${leftAlone} left alone`;
   return {
     status: issues > 0 ? "warn" : "info",
     summary: issues > 0 ? `${counts}; ${plural(issues, "warning")}` : counts,
@@ -140,14 +140,14 @@ export function checkAgentConfigs(ctx: AgentContext): CheckBody {
   };
 }
 
-/** "2 stdio servers to govern (1 disabled), 3 left alone (2 remote, 1 already wrapped)". */
+/** "2 servers to govern (1 disabled), 3 left alone (2 remote, 1 already wrapped)". */
 function describeCounts({ governed, disabled, leftAlone }: Pick<ConfigFileReport, "governed" | "disabled" | "leftAlone">): string {
   const reasons = Object.entries(LEFT_ALONE_WORDS).flatMap(([status, words]) => {
     const count = leftAlone[status as LeftAloneStatus];
     return count === undefined ? [] : [`${count} ${words}`];
   });
   const total = leftAloneTotal(leftAlone);
-  const servers = `${plural(governed, "stdio server")} to govern${disabled > 0 ? ` (${disabled} disabled)` : ""}`;
+  const servers = `${plural(governed, "server")} to govern${disabled > 0 ? ` (${disabled} disabled)` : ""}`;
   return total === 0 ? servers : `${servers}, ${total} left alone (${reasons.join(", ")})`;
 }
 

@@ -9,6 +9,7 @@ import { messageOf } from "../core/errors.ts";
 import { journalPath } from "../core/paths.ts";
 import { TARGET, VERSION } from "../version.ts";
 import { checkAgentConfigs } from "./agent-configs.ts";
+import { checkRunningWraps, npmInstall } from "./upgrade.ts";
 import type { CheckBody, CheckResult, DoctorContext, DoctorReport } from "./report.ts";
 
 export type { CheckBody, CheckResult, CheckStatus, DoctorContext, DoctorReport } from "./report.ts";
@@ -24,6 +25,7 @@ export async function runDoctor(context: DoctorContext = currentContext()): Prom
     await guarded("binary", "binary", () => checkBinary(context)),
     await guarded("agent-configs", "agent configs", () => checkAgentConfigs(context)),
     await guarded("wrap-journal", "wrap journal", () => checkWrapJournal(context)),
+    await guarded("running-wraps", "running wraps", () => checkRunningWraps(context)),
     await guarded("governance-bind", "governance service", () => checkGovernanceBind()),
     await guarded("cedar", "cedar engine", () => checkCedar()),
   ];
@@ -42,9 +44,11 @@ function checkBinary({ env, execPath }: DoctorContext): CheckBody {
   // A compiled binary runs its bundled entry from Bun's embedded file system.
   const compiled = Bun.main.startsWith("/$bunfs/");
   const onPath = Bun.which("thoughtgate", { PATH: env.PATH ?? "" });
-  const shadowed = onPath !== null && compiled && safeRealpath(onPath) !== safeRealpath(execPath);
+  const npm = npmInstall(execPath, onPath);
+  const shadowed = onPath !== null && compiled && safeRealpath(onPath) !== safeRealpath(execPath) && !npm.launchedBy;
   const details = [
     compiled ? "compiled binary" : `running from source under ${execPath}`,
+    ...npm.details,
     onPath === null ? "not on PATH: add its directory to PATH (see the README's Install section)" : `on PATH as ${onPath}`,
   ];
   if (shadowed) details.push(`note: \`thoughtgate\` on PATH is a different file (${onPath}) than this one`);
@@ -52,7 +56,7 @@ function checkBinary({ env, execPath }: DoctorContext): CheckBody {
     status: "pass",
     summary: compiled ? `${execPath} (${VERSION}, ${TARGET})` : `${Bun.main} (${VERSION}, ${TARGET})`,
     details,
-    data: { path: execPath, version: VERSION, target: TARGET, compiled, onPath, shadowed },
+    data: { path: execPath, version: VERSION, target: TARGET, compiled, onPath, shadowed, ...npm.data },
   };
 }
 

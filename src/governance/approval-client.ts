@@ -1,6 +1,6 @@
 import * as v from "valibot";
 import { messageOf, ThoughtGateError } from "../core/errors.ts";
-import { errorResponse, taskResponse, tasksResponse, type TaskView } from "./api.ts";
+import { errorResponse, taskResponse, tasksResponse, type GrantView, type TaskView } from "./api.ts";
 import type { ApprovalTarget } from "./service-descriptor.ts";
 
 /** How long `thoughtgate approve|deny|tasks` waits for the local service. */
@@ -25,15 +25,23 @@ export class ApprovalClient {
     return (await this.call("/approvals/api/tasks", tasksResponse)).tasks;
   }
 
+  /** The tasks and the session's "allow for this session" grants. */
+  async overview(): Promise<{ tasks: TaskView[]; grants: GrantView[] }> {
+    return this.call("/approvals/api/tasks", tasksResponse);
+  }
+
   async get(id: string): Promise<TaskView> {
     return (await this.call(`/approvals/api/tasks/${encodeURIComponent(id)}`, taskResponse)).task;
   }
 
-  /** Approve or deny, bound to the digest of the call as the service shows it now. */
-  async decide(id: string, decision: "approve" | "deny", reason: string | undefined): Promise<TaskView> {
+  /**
+   * Approve (this call, or with `scope: "session"` this tool on this server until the session
+   * ends) or deny, bound to the digest of the call as the service shows it now.
+   */
+  async decide(id: string, decision: "approve" | "deny", reason: string | undefined, scope: "once" | "session" = "once"): Promise<TaskView> {
     const task = await this.get(id);
     if (task.status !== "pending") throw new ThoughtGateError("TASK", `task ${id} is already ${task.status.replace("_", " ")}`);
-    const body = { decision, digest: task.digest, ...(reason !== undefined ? { reason } : {}) };
+    const body = { decision, digest: task.digest, scope, ...(reason !== undefined ? { reason } : {}) };
     return (await this.call(`/approvals/api/tasks/${encodeURIComponent(id)}`, taskResponse, body)).task;
   }
 

@@ -32,6 +32,10 @@ export function approvalPageHtml(nonce: string): string {
     <p id="empty" class="empty" hidden>No calls are waiting for approval.</p>
     <div id="pending"></div>
   </section>
+  <section id="grants-section" hidden>
+    <h2>Allowed for this session</h2>
+    <div id="grants"></div>
+  </section>
   <section id="recent-section" hidden>
     <h2>Recently decided</h2>
     <div id="recent"></div>
@@ -65,10 +69,16 @@ main { padding: 0 28px 40px; max-width: 980px; }
 .task .left { font-size: 13px; color: var(--muted); white-space: nowrap; }
 .task .left.soon { color: var(--deny); font-weight: 600; }
 .task .meta { color: var(--muted); font-size: 13px; margin: 4px 0 8px; overflow-wrap: anywhere; }
+.task pre.diff .add { color: var(--approve); }
+.task pre.diff .del { color: var(--deny); }
 .task pre { margin: 0 0 12px; padding: 10px 12px; background: var(--bg); border: 1px solid var(--border); border-radius: 6px; max-height: 320px; overflow: auto; font-size: 13px; white-space: pre-wrap; overflow-wrap: anywhere; }
-.actions { display: flex; gap: 10px; }
+.actions { display: flex; gap: 10px; flex-wrap: wrap; }
+.grant { display: flex; justify-content: space-between; align-items: center; gap: 12px; background: var(--card); border: 1px solid var(--border); border-radius: 10px; padding: 10px 18px; margin-bottom: 8px; }
+.grant .call { font-family: ui-monospace, SFMono-Regular, Menlo, monospace; font-weight: 600; overflow-wrap: anywhere; }
+button.revoke { background: var(--muted); padding: 4px 14px; }
 button { font: inherit; font-weight: 600; border: 0; border-radius: 6px; padding: 7px 20px; color: #fff; cursor: pointer; }
 button.approve { background: var(--approve); }
+button.approve.wider { background: transparent; color: var(--approve); box-shadow: inset 0 0 0 2px var(--approve); }
 button.deny { background: var(--deny); }
 button:disabled { opacity: .5; cursor: default; }
 .task.done { opacity: .55; }
@@ -101,6 +111,7 @@ function visibleJson(text) {
 const POLL_MS = 1000;
 let lastSignature = "";
 let tasks = [];
+let grants = [];
 const busy = new Set();
 
 function el(tag, className, text) {
@@ -111,7 +122,7 @@ function el(tag, className, text) {
 }
 
 function callName(task) {
-  const target = task.method === "tools/call" ? task.name : task.method + " " + task.name;
+  const target = task.method === "tools/call" ? task.name : task.definition ? "accept the definition of " + task.name : task.method + " " + task.name;
   return visible(task.server_id + " · " + target);
 }
 
@@ -142,22 +153,62 @@ function card(task) {
   }
   node.append(title);
   const meta = ["rule " + (task.rule_id || "—"), "workflow " + task.workflow, "task " + task.task_id];
-  if (!pending && task.decided_by) meta.push("by " + task.decided_by);
+  if (!pending && task.decided_by) meta.push("by " + task.decided_by + (task.scope === "session" ? ", for this session" : task.scope === "always" ? ", always" : ""));
   node.append(el("div", "meta", visible(meta.join(" · "))));
   node.append(el("div", "meta", visible(task.reason)));
+  if (task.definition) node.append(...definitionParts(task.definition));
   const args = el("pre", "arguments", prettyArguments(task.arguments));
   node.append(args);
   if (pending) {
     const actions = el("div", "actions");
-    const approve = el("button", "approve", "Approve");
-    const deny = el("button", "deny", "Deny");
-    approve.type = deny.type = "button";
-    approve.disabled = deny.disabled = busy.has(task.task_id);
-    approve.addEventListener("click", () => decide(task, "approve"));
-    deny.addEventListener("click", () => decide(task, "deny"));
-    actions.append(approve, deny);
+    const target = visible(task.server_id) + "." + visible(task.name);
+    // A definition is accepted as it is shown (it becomes the pin): no session or always.
+    const buttons = task.definition ? [
+      [el("button", "approve", "Accept the new definition"), "approve", "once", "It becomes the pin; a later change is asked about again"],
+      [el("button", "deny", "Deny"), "deny", "once", "Keep it hidden and its calls refused"],
+    ] : [
+      [el("button", "approve", "Allow once"), "approve", "once", "This call only"],
+      [el("button", "approve wider", "Allow for this session"), "approve", "session", target + " with any arguments, until this session ends"],
+      [el("button", "approve wider", "Always allow"), "approve", "always", "Adds a rule to your policy file (~/.config/thoughtgate/thoughtgate.yaml): " + target + " runs without asking from now on"],
+      [el("button", "deny", "Deny"), "deny", "once", "Refuse this call"],
+    ];
+    for (const [button, decision, scope, title] of buttons) {
+      button.type = "button";
+      button.title = title;
+      button.dataset.scope = scope;
+      button.disabled = busy.has(task.task_id);
+      button.addEventListener("click", () => decide(task, decision, scope));
+      actions.append(button);
+    }
     node.append(actions);
   }
+  return node;
+}
+
+/** A changed or flagged definition: what changed, what the checks found, and the diff (+ served now, - pinned). */
+function definitionParts(d) {
+  const parts = [el("div", "meta", visible(d.status === "changed" ? "definition changed: " + d.changed.join(", ") : "definition flagged by the poisoning checks"))];
+  if (d.findings.length) parts.push(el("pre", "findings", d.findings.map((f) => visible(f.severity + " " + f.rule + " at " + f.path + ": " + f.message + ": " + f.excerpt)).join(NEWLINE)));
+  if (d.diff) {
+    const pre = el("pre", "diff");
+    for (const line of d.diff.split(NEWLINE)) pre.append(el("span", line.startsWith("+") ? "add" : line.startsWith("-") ? "del" : "", visible(line) + NEWLINE));
+    parts.push(pre);
+  }
+  return parts;
+}
+
+function grantRow(grant) {
+  const node = el("div", "grant");
+  node.dataset.grantId = grant.grant_id;
+  const text = el("div");
+  const target = grant.method === "tools/call" ? grant.name : grant.method + " " + grant.name;
+  text.append(el("div", "call", visible(grant.server_id + " · " + target)));
+  text.append(el("div", "meta", visible("task " + grant.task_id + " · by " + grant.granted_by + " · " + grant.uses + (grant.uses === 1 ? " call" : " calls") + " since")));
+  const revoke = el("button", "revoke", "Revoke");
+  revoke.type = "button";
+  revoke.title = "Ask again for the next call";
+  revoke.addEventListener("click", () => revokeGrant(grant));
+  node.append(text, revoke);
   return node;
 }
 
@@ -172,19 +223,30 @@ function updateCountdowns() {
 }
 
 function render() {
-  const signature = JSON.stringify(tasks) + [...busy].join(",");
+  const signature = JSON.stringify(tasks) + JSON.stringify(grants) + [...busy].join(",");
   if (signature !== lastSignature) {
     lastSignature = signature;
     const pending = tasks.filter((t) => t.status === "pending");
     const recent = tasks.filter((t) => t.status !== "pending").slice(0, 20);
     $("pending").replaceChildren(...pending.map(card));
     $("recent").replaceChildren(...recent.map(card));
+    $("grants").replaceChildren(...grants.map(grantRow));
+    $("grants-section").hidden = grants.length === 0;
     $("empty").hidden = pending.length > 0;
     $("recent-section").hidden = recent.length === 0;
     $("pending-count").textContent = pending.length ? String(pending.length) : "";
     document.title = (pending.length ? "(" + pending.length + ") " : "") + "ThoughtGate approvals";
   }
   updateCountdowns();
+}
+
+/** What a click could not do stays on screen until the next click; connection errors go when it is back. */
+let actionError = "";
+
+function showActionError(message) {
+  actionError = message;
+  $("error").textContent = message;
+  $("error").hidden = false;
 }
 
 function showError(message) {
@@ -208,7 +270,9 @@ async function refresh() {
   try {
     const body = await api("/approvals/api/tasks");
     tasks = Array.isArray(body.tasks) ? body.tasks : [];
-    $("error").hidden = true;
+    grants = Array.isArray(body.grants) ? body.grants : [];
+    if (actionError) $("error").textContent = actionError;
+    $("error").hidden = !actionError;
     $("pending-section").hidden = false;
     $("status").textContent = "Live · updated " + new Date().toLocaleTimeString();
     $("status").classList.add("live");
@@ -217,6 +281,9 @@ async function refresh() {
     if (error.fatal) {
       stopped = true;
       tasks = [];
+      grants = [];
+      $("grants").replaceChildren();
+      $("grants-section").hidden = true;
       $("pending").replaceChildren();
       $("recent").replaceChildren();
       $("pending-section").hidden = true;
@@ -226,19 +293,31 @@ async function refresh() {
   }
 }
 
-async function decide(task, decision) {
+async function decide(task, decision, scope) {
+  actionError = "";
   busy.add(task.task_id);
   render();
   try {
     await api("/approvals/api/tasks/" + encodeURIComponent(task.task_id), {
       method: "POST",
       headers: { "content-type": "application/json" },
-      body: JSON.stringify({ decision, digest: task.digest }),
+      body: JSON.stringify({ decision, digest: task.digest, scope }),
     });
   } catch (error) {
-    showError("Could not " + decision + " " + callName(task) + ": " + error.message);
+    showActionError("Could not " + (scope === "always" ? "always allow" : decision) + " " + callName(task) + ": " + error.message);
   } finally {
     busy.delete(task.task_id);
+    await refresh();
+  }
+}
+
+async function revokeGrant(grant) {
+  actionError = "";
+  try {
+    await api("/approvals/api/grants/" + encodeURIComponent(grant.grant_id) + "/revoke", { method: "POST" });
+  } catch (error) {
+    showActionError("Could not revoke " + visible(grant.server_id + "." + grant.name) + ": " + error.message);
+  } finally {
     await refresh();
   }
 }

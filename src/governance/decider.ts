@@ -1,5 +1,9 @@
 import type { JsonRpcRequest } from "../core/jsonrpc.ts";
 import type { ToolAnnotations } from "../core/mcp-schema.ts";
+import type { DefinitionChange, PinPolicy } from "./definitions/change.ts";
+import type { TracingPlan } from "../telemetry/tracing/start.ts";
+import type { Span } from "../telemetry/tracing/tracer.ts";
+import type { SecretScanPolicy } from "./secret-policy.ts";
 import type { ListKind } from "./visibility.ts";
 
 /**
@@ -30,6 +34,17 @@ export type Verdict =
       error: { code: number; message: string; data?: unknown };
     };
 
+/**
+ * What came back from asking the agent's user: an explicit yes (for this call, or for this tool for
+ * the rest of the session), a person's no, or no answer at all
+ * (the agent answered for no one, e.g. `cancel` from an agent that cannot show a prompt): then the
+ * other approval channels still apply.
+ */
+export type ElicitOutcome = "approved" | "approved_session" | "declined" | "unanswered";
+
+/** What a person is asked through the agent: to allow a call (the default), or to accept a changed or flagged definition. */
+export type AskPurpose = "call" | "definition";
+
 export type DecisionContext = {
   /** Aborts when the agent cancels the request (`notifications/cancelled`) or the shim shuts down. */
   readonly signal: AbortSignal;
@@ -37,12 +52,21 @@ export type DecisionContext = {
   /** The tool's annotations from the server's last tools/list, when known. */
   annotations: ToolAnnotations | undefined;
   /**
-   * Ask the human through the agent (MCP `elicitation/create`); resolves true only for an explicit
-   * approval. null when the agent did not declare the elicitation capability.
+   * Ask the human through the agent: an `elicitation/create` request (legacy era) or an
+   * `input_required` answer the agent retries (modern era). null when this request's client did not
+   * declare form elicitation. Rejects when `signal` aborts.
    */
-  elicit: ((message: string, signal: AbortSignal) => Promise<boolean>) | null;
+  elicit: ((message: string, signal: AbortSignal, purpose?: AskPurpose) => Promise<ElicitOutcome>) | null;
   /** The decider is now waiting for a human: recorded as a `pending` decision in the audit. */
   awaitingApproval(reason: string): void;
+  /**
+   * Set when the decision is not about the call but about its target's definition, which changed
+   * since it was pinned or was flagged (docs/governance.md, "Pinned definitions"): `forward` means a
+   * person accepted the new definition (`approvedBy` says how); the call itself is decided after.
+   */
+  definitionChange?: DefinitionChange;
+  /** Tracing on: the request's span, for the gates' events (or its context, for the service's span). */
+  span?: Span | undefined;
 };
 
 export type Decider = {
@@ -50,15 +74,29 @@ export type Decider = {
   readonly policy: string;
   /** A verdict now, or a promise of one (pending: e.g. waiting for a human). */
   decide(request: JsonRpcRequest, context: DecisionContext): Verdict | Promise<Verdict>;
+  /** How this server's definitions are pinned (`strict`, `warn`, `off`), what severity hides one, and whether production enforces; absent = off. */
+  pinPolicy?(serverId: string): PinPolicy | Promise<PinPolicy>;
   /** The names of a list response the agent may see; absent = no filtering. */
   filterList?(serverId: string, kind: ListKind, names: string[]): string[] | Promise<string[]>;
   /** Called once when the shim stops. */
   close?(): Promise<void> | void;
   /** Resolves when governance asks the shim to shut down (the service's shutdown flag). */
   readonly stopRequested?: Promise<string>;
+  /** How this server's results are scanned for secrets; absent: everything, redacted (secret-policy.ts). */
+  secretScan?(serverId: string): SecretScanPolicy;
   /** Given the router's running message counts, for the governance service's metrics. */
   attachCounts?(counts: () => { messages: Map<string, number>; framingErrors: Map<string, number> }): void;
+  /** The MCP server's state changed, for the governance service's `thoughtgate_stdio_server_state`. */
+  serverState?(state: ServerState): void;
+  /**
+   * How the shim traces, when it does: export itself (the standalone shim's own policy has
+   * `telemetry.otlp`), or relay to the governance service (which said it traces).
+   */
+  readonly tracing?: TracingPlan | undefined;
 };
+
+/** The shim's MCP server, as `thoughtgate_stdio_server_state` reports it (docs/governance.md, Metrics). */
+export type ServerState = "starting" | "running" | "exited" | "failed";
 
 /** docs/architecture.md, decision 5: only these methods cost a decision; everything else is forwarded and audited. */
 export const GOVERNED_METHODS: ReadonlySet<string> = new Set([

@@ -16,6 +16,7 @@ export const EMBEDDED_DEFAULT: ThoughtGateConfig = {
     ],
   },
   approval: {},
+  pins: { mode: "strict", block_severity: "high" },
 };
 
 export const EMBEDDED_DEFAULT_YAML = `schema: 1

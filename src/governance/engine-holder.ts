@@ -42,7 +42,7 @@ export class EngineHolder {
     return this.current;
   }
 
-  /** The files in force (empty: the embedded default alone, and nothing to reload). */
+  /** The files in force (empty: the embedded default alone). */
   get files(): string[] {
     return filesInForce(this.current);
   }
@@ -70,9 +70,12 @@ export class EngineHolder {
     }
   }
 
-  /** Reload on SIGHUP and when a policy or Cedar file changes. No-op for the embedded default alone. */
+  /**
+   * Reload on SIGHUP and when a policy or Cedar file changes, or when the user's or the project's
+   * file appears where there was none (the embedded default in force): a file written by "always
+   * allow" on the approvals page, or by hand, takes effect in the running session.
+   */
   watch(): void {
-    if (this.files.length === 0) return;
     this.onHangup = () => void this.reload();
     process.on("SIGHUP", this.onHangup);
     this.rewatch();

@@ -5,9 +5,11 @@ import { messageOf } from "../core/errors.ts";
 import { log } from "../core/log.ts";
 import type { CedarPolicies } from "./cedar.ts";
 import type { EvaluateInput } from "./decider.ts";
+import type { PinSettings } from "./definitions/acceptance.ts";
 import type { Block } from "./deny-error.ts";
 import { GOVERNANCE_ERROR, type Gate } from "./errors.ts";
 import { Rules } from "./rules.ts";
+import { secretScanOf, type SecretScanPolicy } from "./secret-policy.ts";
 import { listKindOf, Visibility, type ListVisibility } from "./visibility.ts";
 
 export type { EvaluateInput };
@@ -37,6 +39,10 @@ export const DEFAULT_WORKFLOW: Workflow = { destination: { type: "any" }, timeou
 export interface PolicyEngine {
   evaluate(input: EvaluateInput): EngineDecision;
   readonly visibility: ListVisibility;
+  /** How a server's definitions are pinned (docs/governance.md, "Pinned definitions"). */
+  pins(serverId: string): PinSettings;
+  /** How results from this server are scanned for secrets (secret-policy.ts). */
+  secretScan(serverId: string): SecretScanPolicy;
 }
 
 /**
@@ -66,6 +72,10 @@ export class GovernanceEngine implements PolicyEngine {
     return new GovernanceEngine(config, cedar, origin);
   }
 
+  secretScan(serverId: string): SecretScanPolicy {
+    return secretScanOf(this.config.secrets, serverId);
+  }
+
   evaluate(input: EvaluateInput): EngineDecision {
     const kind = listKindOf(input.method);
     if (kind && !this.visibility.isVisible(input.serverId, kind, input.name)) {
@@ -82,6 +92,13 @@ export class GovernanceEngine implements PolicyEngine {
       case "policy":
         return this.policy(input, rule.ruleId, rule.policyId, rule.approval);
     }
+  }
+
+  pins(serverId: string): PinSettings {
+    const { mode, block_severity, approval } = this.config.pins;
+    const source = this.config.sources.find((s) => s.id === serverId);
+    const workflow = approval === undefined ? DEFAULT_WORKFLOW : (this.config.approval[approval] ?? DEFAULT_WORKFLOW);
+    return { mode: source?.pin ?? mode, blockSeverity: block_severity, workflowName: approval ?? "default", workflow };
   }
 
   private policy(input: EvaluateInput, ruleId: string, policyId: string | null, approval: string | null): EngineDecision {

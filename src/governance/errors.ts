@@ -8,13 +8,14 @@ export const GOVERNANCE_ERROR = {
   taskCancelled: -32006,
   approvalRejected: -32007,
   approvalTimeout: -32008,
-  policyDrift: -32011,
+  /** A tool (prompt, resource template) whose definition changed since it was pinned, or was flagged: not accepted by a person yet. */
+  definitionChanged: -32011,
   serviceUnavailable: -32013,
   ruleDenied: -32014,
   toolNotExposed: -32015,
 } as const;
 
-export const GATES = ["visibility", "rules", "cedar", "approval", "governance"] as const;
+export const GATES = ["visibility", "rules", "cedar", "approval", "governance", "definitions"] as const;
 export type Gate = (typeof GATES)[number];
 
 export function isGate(value: unknown): value is Gate {

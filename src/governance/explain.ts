@@ -1,4 +1,4 @@
-import type { Rule, ThoughtGateConfig, Workflow } from "../core/config/schema.ts";
+import { SLACK_API_URL, type Rule, type ThoughtGateConfig, type Workflow } from "../core/config/schema.ts";
 import { DEFAULT_WORKFLOW } from "./engine.ts";
 import { policyLabel, type PolicyInForce, type PolicyLayer } from "./policy.ts";
 
@@ -21,6 +21,7 @@ export function explainPolicy(policy: PolicyInForce): string[] {
     "  A project policy may only add restrictions: each call gets the stricter decision of the two (a deny",
     "  beats an approval, an approval beats a forward; two approvals: the shorter timeout, on_timeout deny",
     "  over approve, the channel both allow), and a tool, prompt or resource is shown only when both show it.",
+    "  Secret scanning: results are scanned when either scans them, each kind the stricter way.",
     "",
     ...explainLayer(policy.base, policy.base.file === null ? "the embedded default policy (no user thoughtgate.yaml found)" : `user policy: ${policy.base.file} (${ORIGINS[policy.base.origin]})`),
     "",
@@ -70,6 +71,20 @@ function explainLayer(layer: PolicyLayer, heading: string): string[] {
   lines.push("", "gate 4, approval workflows:");
   for (const [name, workflow] of Object.entries(config.approval)) lines.push(`  ${name}: ${describeWorkflow(workflow)}`);
   lines.push(`  default (built in, for approve rules that name none): ${describeWorkflow(DEFAULT_WORKFLOW)}`);
+  return [...lines, "", ...describeSecrets(config.secrets)];
+}
+
+/** The `secrets:` section: whether results are scanned, per server, and the kinds not handled the default way. */
+function describeSecrets(secrets: ThoughtGateConfig["secrets"]): string[] {
+  const lines = ["secret scanning (results on their way to the agent):"];
+  if (!secrets) return [...lines, "  every server's results; every kind found replaced by [REDACTED:<kind>]"];
+  lines.push(`  ${secrets.scan === "results" ? "every server's results" : "no server's results"}, unless said below`);
+  for (const [id, server] of Object.entries(secrets.servers)) lines.push(`  ${id}: ${server.scan === "results" ? "scanned" : "not scanned"}`);
+  for (const [kind, setting] of Object.entries(secrets.kinds)) {
+    const action = setting.action ?? "redact";
+    const how = action === "redact" ? `replaced by ${JSON.stringify(setting.replacement ?? `[REDACTED:${kind}]`)}` : action === "detect" ? "logged and forwarded" : "not looked for";
+    lines.push(`  ${kind}: ${how}`);
+  }
   return lines;
 }
 
@@ -89,8 +104,16 @@ function describeRule(rule: Rule): string {
 }
 
 function describeWorkflow(workflow: Workflow): string {
-  const where = workflow.destination.type === "any" ? "any channel (elicitation, web page, CLI)" : `${workflow.destination.type} only`;
-  return `${where}; after ${formatDuration(workflow.timeout)} without an answer: ${workflow.on_timeout}`;
+  return `${describeDestination(workflow.destination)}; after ${formatDuration(workflow.timeout)} without an answer: ${workflow.on_timeout}`;
+}
+
+/** Where a workflow asks, in words; a Slack destination's tokens are never shown. */
+function describeDestination(destination: Workflow["destination"]): string {
+  if (destination.type === "any") return "any channel (elicitation, web page, CLI)";
+  if (destination.type !== "slack") return `${destination.type} only`;
+  const how = destination.app_token ? "Approve/Deny buttons by Socket Mode" : "👍/👎 reactions, read every few seconds";
+  const where = destination.base_url === SLACK_API_URL ? "" : ` through ${destination.base_url}`;
+  return `Slack channel ${destination.channel}${where} (${how}; approvers ${destination.approvers.join(", ")}), and the web page, CLI and elicitation`;
 }
 
 function list(globs: string[]): string {

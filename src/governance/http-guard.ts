@@ -9,33 +9,55 @@ import type { errorResponse } from "./api.ts";
  */
 export type ErrorCode = v.InferOutput<typeof errorResponse>["code"];
 
+/** A JSON answer free of its transport: an HTTP response, or a message on a shim's channel. */
+export type Answer = { status: number; body: unknown };
+
+export function answer(body: unknown, status = 200): Answer {
+  return { status, body };
+}
+
+export function refusal(status: number, code: ErrorCode, error: string): Answer {
+  return { status, body: { error, code } };
+}
+
 export function json(body: unknown, status = 200): Response {
   return Response.json(body, { status, headers: { "cache-control": "no-store", "x-content-type-options": "nosniff" } });
 }
 
-export function failure(status: number, code: ErrorCode, error: string): Response {
-  return json({ error, code }, status);
+export function toResponse(given: Answer): Response {
+  return json(given.body, given.status);
 }
 
-type Parsed<T> = { ok: true; value: T } | { ok: false; response: Response };
+export function failure(status: number, code: ErrorCode, error: string): Response {
+  return toResponse(refusal(status, code, error));
+}
 
-/** Parse a JSON body with its wire schema; any problem is a 400 with one line saying what. */
-export async function parseBody<S extends v.GenericSchema>(request: Request, schema: S, whenEmpty?: v.InferInput<S>): Promise<Parsed<v.InferOutput<S>>> {
-  const bad = (message: string): Parsed<v.InferOutput<S>> => ({ ok: false, response: failure(400, "bad_request", message) });
-  const text = await request.text();
-  let raw: unknown;
-  if (text.trim() === "" && whenEmpty !== undefined) raw = whenEmpty;
-  else {
-    try {
-      raw = JSON.parse(text);
-    } catch {
-      return bad("request body is not valid JSON");
-    }
-  }
-  const result = v.safeParse(schema, raw);
+type Parsed<T> = { ok: true; value: T } | { ok: false; answer: Answer };
+
+/** Check a body with its wire schema; any problem is a 400 with one line saying what. `undefined`: no body. */
+export function parseValue<S extends v.GenericSchema>(raw: unknown, schema: S, whenEmpty?: v.InferInput<S>): Parsed<v.InferOutput<S>> {
+  const result = v.safeParse(schema, raw === undefined && whenEmpty !== undefined ? whenEmpty : raw);
   if (result.success) return { ok: true, value: result.output };
   const problems = result.issues.map((issue) => `${v.getDotPath(issue) ?? "(body)"}: ${issue.message}`);
-  return bad(`invalid request body: ${problems.join("; ")}`);
+  return { ok: false, answer: refusal(400, "bad_request", `invalid request body: ${problems.join("; ")}`) };
+}
+
+/** An HTTP request's JSON body (`undefined` when empty), or the 400 that says it is not JSON. */
+export async function readJson(request: Request): Promise<{ ok: true; raw: unknown } | { ok: false; answer: Answer }> {
+  const text = await request.text();
+  if (text.trim() === "") return { ok: true, raw: undefined };
+  try {
+    return { ok: true, raw: JSON.parse(text) };
+  } catch {
+    return { ok: false, answer: refusal(400, "bad_request", "request body is not valid JSON") };
+  }
+}
+
+/** Read and check an HTTP request's JSON body with its wire schema. */
+export async function parseBody<S extends v.GenericSchema>(request: Request, schema: S, whenEmpty?: v.InferInput<S>): Promise<{ ok: true; value: v.InferOutput<S> } | { ok: false; response: Response }> {
+  const read = await readJson(request);
+  const parsed = read.ok ? parseValue(read.raw, schema, whenEmpty) : read;
+  return parsed.ok ? parsed : { ok: false, response: toResponse(parsed.answer) };
 }
 
 export function bearer(request: Request): string {

@@ -3,24 +3,35 @@ import { messageOf, ThoughtGateError } from "../core/errors.ts";
 import { log, taggedLog, type Logger } from "../core/log.ts";
 import type { Profile } from "../core/profile.ts";
 import type { JsonRpcRequest } from "../core/jsonrpc.ts";
+import type { RelayBody, TracingPlan } from "../telemetry/tracing/start.ts";
+import type { SendOutcome } from "../telemetry/tracing/span-queue.ts";
+import { formatTraceparent, parseTraceparent } from "../telemetry/tracing/trace-context.ts";
 import { approvalPrompt } from "./approval-prompt.ts";
-import { callRef, toInput, type DecisionContext, type Decider, type Verdict } from "./decider.ts";
+import { callRef, toInput, type DecisionContext, type Decider, type ServerState, type Verdict } from "./decider.ts";
 import { deniedVerdict } from "./deny-error.ts";
+import type { PinPolicy } from "./definitions/change.ts";
+import { toWire } from "./definition-evaluation.ts";
 import {
   evaluateResponse,
   filterResponse,
   heartbeatResponse,
+  pinsResponse,
   taskResponse,
   type EvaluateResponse,
   type TaskView,
 } from "./api.ts";
 import { GOVERNANCE_ERROR, isGate } from "./errors.ts";
+import type { Answer } from "./http-guard.ts";
+import { ServiceChannel } from "./service-channel.ts";
+import { SCAN_EVERYTHING, type SecretScanPolicy } from "./secret-policy.ts";
+import { isSecretKind } from "../core/secret-kinds.ts";
 import type { ListKind } from "./visibility.ts";
 
-/** Readiness: poll /healthz with a doubling delay before the first decision. */
+/** Readiness: poll /healthz with a doubling delay before the first decision, for at most the budget. */
 const READY_FIRST_DELAY_MS = 50;
 const READY_MAX_DELAY_MS = 2_000;
-const READY_ATTEMPTS = 20;
+/** The whole wait for readiness (`shim --governance-ready-timeout`), a /healthz that never answers included. */
+export const READY_TIMEOUT_MS = 30_000;
 /** Per-call timeouts (Bun's fetch has one deadline; connect failures on loopback are immediate). */
 const EVALUATE_TIMEOUT_MS = 2_000;
 const POLL_TIMEOUT_MS = 5_000;
@@ -33,6 +44,8 @@ export type RemoteOptions = {
   secret: string;
   serverId: string;
   profile: Profile;
+  /** How long to wait for the service to answer /healthz before giving up (default READY_TIMEOUT_MS). */
+  readyTimeoutMs?: number;
 };
 
 /**
@@ -42,13 +55,22 @@ export type RemoteOptions = {
  */
 export class RemoteDecider implements Decider {
   private heartbeat: ReturnType<typeof setInterval> | null = null;
+  private channel: ServiceChannel | null = null;
   private requestStop: (reason: string) => void = () => {};
   /** Resolves when the service asks the shim to shut down (wrap is exiting) or stops answering. */
   readonly stopRequested: Promise<string>;
   private counts: (() => { messages: MessageCounts; framingErrors: MessageCounts }) | null = null;
   private reported = { messages: new Map<string, number>(), framingErrors: new Map<string, number>() };
+  /** The server state not yet delivered to the service (a failed report is sent again with the next one). */
+  private unreportedState: ServerState | null = null;
+  /** Reports go one after another, so the service sees states in the order they happened. */
+  private reporting: Promise<void> = Promise.resolve();
+  /** The service's answer for this server, refreshed with every heartbeat; until then, scan everything. */
+  private secrets: SecretScanPolicy = SCAN_EVERYTHING;
 
   private readonly log: Logger;
+  /** The service traces (its heartbeat said so): this shim's spans go to it (docs/governance.md, Traces). */
+  tracing: TracingPlan | undefined;
 
   private constructor(private readonly options: RemoteOptions) {
     this.log = taggedLog(options.serverId);
@@ -61,31 +83,45 @@ export class RemoteDecider implements Decider {
     return `service ${this.options.endpoint}`;
   }
 
-  /** Wait until the service answers /healthz; else GovernanceUnavailable. */
+  /**
+   * Open the channel to the service (service-channel.ts), waiting for the service to be ready; else
+   * GovernanceUnavailable. The budget bounds the whole wait: a service that accepts connections and
+   * never answers costs it, not a timeout per attempt. A refused channel is asked about over HTTP
+   * (`/healthz`), so a wrong secret is said at once rather than waited out.
+   */
   static async connect(options: RemoteOptions): Promise<RemoteDecider> {
     const decider = new RemoteDecider({ ...options, endpoint: options.endpoint.replace(/\/+$/, "") });
+    const budgetMs = options.readyTimeoutMs ?? READY_TIMEOUT_MS;
+    const deadline = performance.now() + budgetMs;
+    const attempt = () => Math.max(1, Math.min(EVALUATE_TIMEOUT_MS, deadline - performance.now()));
     let delay = READY_FIRST_DELAY_MS;
-    let lastError = "";
-    for (let attempt = 1; attempt <= READY_ATTEMPTS; attempt++) {
+    for (;;) {
+      let why: string;
       try {
-        const response = await decider.call("GET", "/healthz", undefined, EVALUATE_TIMEOUT_MS);
-        if (response.ok) {
-          decider.startHeartbeat();
-          return decider;
-        }
-        lastError = `HTTP ${response.status}${response.status === 401 ? " (wrong or missing THOUGHTGATE_GOVERNANCE_SECRET)" : ""}`;
-        if (response.status === 401) break;
+        decider.channel = await ServiceChannel.open(decider.options.endpoint, options.secret, attempt(), {
+          onShutdown: () => decider.requestStop("the governance service asked the shim to shut down"),
+          // The service is gone (it died uncleanly: wrap stopping pushes shutdown first). Every call
+          // from now on is denied, with the reason, and the next heartbeat stops the shim.
+          onClose: (reason) => decider.log.error(`${reason}: every governed call is denied until the shim stops at its next heartbeat`),
+        });
+        await decider.fetchSecretScan();
+        decider.startHeartbeat();
+        // Connected: the shim starts its server next.
+        decider.serverState("starting");
+        return decider;
       } catch (error) {
-        lastError = messageOf(error);
+        why = messageOf(error);
+        const status = await healthStatus(decider.options.endpoint, options.secret, attempt());
+        if (status === 401) throw new ThoughtGateError("GOVERNANCE_UNAVAILABLE", `governance service ${options.endpoint} is not available: HTTP 401 (wrong or missing THOUGHTGATE_GOVERNANCE_SECRET)`);
       }
-      await Bun.sleep(delay);
+      const left = deadline - performance.now();
+      if (left <= 0) throw new ThoughtGateError("GOVERNANCE_UNAVAILABLE", `governance service ${options.endpoint} did not become ready within ${formatBudget(budgetMs)} (last: ${why})`);
+      await Bun.sleep(Math.min(delay, left));
       delay = Math.min(delay * 2, READY_MAX_DELAY_MS);
     }
-    throw new ThoughtGateError("GOVERNANCE_UNAVAILABLE", `governance service ${options.endpoint} is not available: ${lastError}`);
   }
 
   async decide(request: JsonRpcRequest, context: DecisionContext): Promise<Verdict> {
-    const signal = context.signal;
     const input = toInput(request, context);
     let answer: EvaluateResponse;
     try {
@@ -103,6 +139,9 @@ export class RemoteDecider implements Decider {
           message_type: "request",
           profile: this.options.profile,
           channels: context.elicit ? ["elicitation"] : [],
+          ...(context.definitionChange ? { definition_change: toWire(context.definitionChange) } : {}),
+          // The service's span for this decision hangs under the shim's.
+          ...(context.span?.context ? { traceparent: formatTraceparent(context.span.context) } : {}),
         },
         evaluateResponse,
         EVALUATE_TIMEOUT_MS,
@@ -130,11 +169,34 @@ export class RemoteDecider implements Decider {
     }
     if (!answer.task_id) return this.unavailable(request, "the service asked for approval without a task id");
     context.awaitingApproval(`${answer.reason} (task ${answer.task_id})`);
-    return this.awaitApproval(answer, answer.task_id, request, signal, context, answer.prompt ?? approvalPrompt(input, answer.reason));
+    // The signal only now: made for a call that waits (most never do).
+    return this.awaitApproval(answer, answer.task_id, request, context.signal, context, answer.prompt ?? approvalPrompt(input, answer.reason));
+  }
+
+  secretScan(): SecretScanPolicy {
+    return this.secrets;
   }
 
   attachCounts(counts: () => { messages: MessageCounts; framingErrors: MessageCounts }): void {
     this.counts = counts;
+  }
+
+  /** Sent at once (a scrape should see a server fail when it does), and again with the next report if that failed. */
+  serverState(state: ServerState): void {
+    this.unreportedState = state;
+    void this.report().catch(() => {});
+  }
+
+  private report(): Promise<void> {
+    const next = this.reporting.then(() => this.reportCounts());
+    this.reporting = next.catch(() => {});
+    return next;
+  }
+
+  async pinPolicy(serverId: string): Promise<PinPolicy> {
+    const answer = await this.json("POST", "/governance/pins", { server_id: serverId, profile: this.options.profile }, pinsResponse, EVALUATE_TIMEOUT_MS);
+    if (answer.shutdown) this.requestStop("the governance service is shutting down");
+    return { mode: answer.mode, blockSeverity: answer.block_severity, enforce: answer.enforce };
   }
 
   async filterList(serverId: string, kind: ListKind, names: string[]): Promise<string[]> {
@@ -146,7 +208,8 @@ export class RemoteDecider implements Decider {
   async close(): Promise<void> {
     if (this.heartbeat) clearInterval(this.heartbeat);
     this.heartbeat = null;
-    await this.reportCounts().catch(() => {});
+    await this.report().catch(() => {});
+    this.channel?.close();
   }
 
   /**
@@ -169,7 +232,9 @@ export class RemoteDecider implements Decider {
     signal.addEventListener("abort", onCancel, { once: true });
     try {
       if (answer.shim_channels?.includes("elicitation") && answer.relay_token && context.elicit) {
-        void this.elicitFor(path, answer.relay_token, prompt, context.elicit, AbortSignal.any([signal, done.signal]));
+        const ask = context.elicit;
+        const purpose = context.definitionChange ? "definition" : "call";
+        void this.elicitFor(path, answer.relay_token, prompt, (message, aborted) => ask(message, aborted, purpose), AbortSignal.any([signal, done.signal]));
       }
       const interval = Math.max(50, answer.poll_interval_ms ?? 250);
       for (;;) {
@@ -194,11 +259,22 @@ export class RemoteDecider implements Decider {
   /** Ask the agent's user, then relay the answer with the task's relay token (the session secret alone decides nothing). */
   private async elicitFor(path: string, relayToken: string, prompt: string, elicit: NonNullable<DecisionContext["elicit"]>, signal: AbortSignal): Promise<void> {
     try {
-      const approved = await elicit(prompt, signal);
+      const outcome = await elicit(prompt, signal);
+      if (outcome === "unanswered") {
+        // The agent answered for no one: the task stays pending for the page, the CLI, Slack, until its
+        // timeout; the service tells the person at once (a desktop notification) rather than waiting.
+        this.log.warn("the agent answered the approval form without asking anyone; waiting for the approvals page or `thoughtgate approve`");
+        await this.call("POST", `${path}/unanswered`, { relay_token: relayToken, reason: "the agent answered the approval form without showing it" }, EVALUATE_TIMEOUT_MS).catch(() => undefined);
+        return;
+      }
       const { task } = await this.json("GET", path, undefined, taskResponse, POLL_TIMEOUT_MS);
       if (task.status !== "pending") return;
-      const relayed = await this.call("POST", `${path}/decision`, { decision: approved ? "approve" : "deny", digest: task.digest, relay_token: relayToken }, EVALUATE_TIMEOUT_MS);
-      if (!relayed.ok && relayed.status !== 409) log.warn(`the governance service refused the elicitation answer: HTTP ${relayed.status} (other channels still apply)`);
+      const decision =
+        outcome === "declined"
+          ? { decision: "deny" }
+          : { decision: "approve", scope: outcome === "approved_session" ? "session" : "once" };
+      const relayed = await this.call("POST", `${path}/decision`, { ...decision, digest: task.digest, relay_token: relayToken }, EVALUATE_TIMEOUT_MS);
+      if (!isOk(relayed) && relayed.status !== 409) log.warn(`the governance service refused the elicitation answer: HTTP ${relayed.status} (other channels still apply)`);
     } catch (error) {
       if (!signal.aborted) log.warn(`approval through the agent failed: ${messageOf(error)} (other channels still apply)`);
     }
@@ -243,11 +319,34 @@ export class RemoteDecider implements Decider {
     this.heartbeat.unref();
   }
 
+  /** One heartbeat before the first message, so results are scanned as the service's policy says from the start. */
+  private async fetchSecretScan(): Promise<void> {
+    try {
+      await this.heartbeatOnce();
+    } catch (error) {
+      // Scanning everything is the strict default; the next heartbeat tries again.
+      this.log.warn(`could not read the secret scanning settings from the governance service (${messageOf(error)}): scanning every result until it answers`);
+    }
+  }
+
+  private async heartbeatOnce(): Promise<void> {
+    const answer = await this.json("POST", "/governance/heartbeat", { server_id: this.options.serverId, pid: process.pid }, heartbeatResponse, EVALUATE_TIMEOUT_MS);
+    if (answer.shutdown) this.requestStop("the governance service asked the shim to shut down");
+    if (answer.secrets) {
+      const kinds: SecretScanPolicy["kinds"] = {};
+      for (const [kind, setting] of Object.entries(answer.secrets.kinds)) if (isSecretKind(kind)) kinds[kind] = setting;
+      this.secrets = { scan: answer.secrets.scan, kinds };
+    }
+    // A service that traces says so, with the span this shim's session span hangs under (its first
+    // heartbeat comes before the shim starts, so the shim knows before its first message).
+    const parent = this.tracing ? null : parseTraceparent(answer.tracing?.traceparent);
+    if (parent) this.tracing = { kind: "relay", parent, target: `span relay to the governance service ${this.options.endpoint}`, send: (spans) => this.relaySpans(spans) };
+  }
+
   private async beat(): Promise<void> {
     try {
-      const answer = await this.json("POST", "/governance/heartbeat", { server_id: this.options.serverId, pid: process.pid }, heartbeatResponse, EVALUATE_TIMEOUT_MS);
-      if (answer.shutdown) this.requestStop("the governance service asked the shim to shut down");
-      await this.reportCounts();
+      await this.heartbeatOnce();
+      await this.report();
     } catch (error) {
       // The service is gone (wrap died uncleanly): shut down rather than run ungoverned.
       this.requestStop(`the governance service stopped answering (${messageOf(error)})`);
@@ -256,8 +355,7 @@ export class RemoteDecider implements Decider {
 
   /** Send what changed since the last report (for the service's Prometheus metrics). */
   private async reportCounts(): Promise<void> {
-    const source = this.counts?.();
-    if (!source) return;
+    const source = this.counts?.() ?? { messages: new Map<string, number>(), framingErrors: new Map<string, number>() };
     const delta = (now: MessageCounts, before: Map<string, number>) => {
       const out: Array<[string, number]> = [];
       for (const [key, count] of now) {
@@ -272,24 +370,53 @@ export class RemoteDecider implements Decider {
       return { direction, method, count };
     });
     const framing = delta(source.framingErrors, this.reported.framingErrors).map(([error_type, count]) => ({ error_type, count }));
-    if (messages.length === 0 && framing.length === 0) return;
-    await this.call("POST", "/governance/events", { server_id: this.options.serverId, messages, framing_errors: framing }, EVALUATE_TIMEOUT_MS);
+    const state = this.unreportedState;
+    if (messages.length === 0 && framing.length === 0 && state === null) return;
+    const response = await this.call("POST", "/governance/events", { server_id: this.options.serverId, messages, framing_errors: framing, ...(state ? { server_state: state } : {}) }, EVALUATE_TIMEOUT_MS);
+    // A newer state may have been set while this one was on its way.
+    if (isOk(response) && this.unreportedState === state) this.unreportedState = null;
   }
 
-  private async json<S extends v.GenericSchema>(method: string, path: string, body: unknown, schema: S, timeoutMs: number): Promise<v.InferOutput<S>> {
-    const response = await this.call(method, path, body, timeoutMs);
-    if (!response.ok) throw new Error(`${method} ${path}: HTTP ${response.status} ${(await response.text()).slice(0, 200)}`);
-    const parsed = v.safeParse(schema, await response.json());
+  private async relaySpans(body: RelayBody): Promise<SendOutcome> {
+    try {
+      const answer = await this.call("POST", "/governance/spans", { server_id: this.options.serverId, pid: process.pid, ...body }, EVALUATE_TIMEOUT_MS);
+      return isOk(answer) ? { ok: true } : { ok: false, error: `HTTP ${answer.status} ${JSON.stringify(answer.body).slice(0, 200)}` };
+    } catch (error) {
+      return { ok: false, error: messageOf(error) };
+    }
+  }
+
+  private async json<S extends v.GenericSchema>(method: "GET" | "POST", path: string, body: unknown, schema: S, timeoutMs: number): Promise<v.InferOutput<S>> {
+    const answer = await this.call(method, path, body, timeoutMs);
+    if (!isOk(answer)) throw new Error(`${method} ${path}: HTTP ${answer.status} ${JSON.stringify(answer.body).slice(0, 200)}`);
+    const parsed = v.safeParse(schema, answer.body);
     if (!parsed.success) throw new Error(`${method} ${path}: unexpected answer: ${parsed.issues[0]?.message ?? "invalid"}`);
     return parsed.output;
   }
 
-  private call(method: string, path: string, body: unknown, timeoutMs: number): Promise<Response> {
-    return fetch(`${this.options.endpoint}${path}`, {
-      method,
-      headers: { authorization: `Bearer ${this.options.secret}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-      signal: AbortSignal.timeout(timeoutMs),
-    });
+  /** Every call to the service goes over the one channel. */
+  private call(method: "GET" | "POST", path: string, body: unknown, timeoutMs: number): Promise<Answer> {
+    if (!this.channel) return Promise.reject(new Error("no channel to the governance service"));
+    return this.channel.request(method, path, body, timeoutMs);
   }
+}
+
+function isOk(answer: Answer): boolean {
+  return answer.status >= 200 && answer.status < 300;
+}
+
+/** `/healthz`'s HTTP status, or null when the service did not answer at all. */
+async function healthStatus(endpoint: string, secret: string, timeoutMs: number): Promise<number | null> {
+  try {
+    const response = await fetch(`${endpoint}/healthz`, { headers: { authorization: `Bearer ${secret}` }, signal: AbortSignal.timeout(timeoutMs) });
+    await response.arrayBuffer();
+    return response.status;
+  } catch {
+    return null;
+  }
+}
+
+/** 30000 → "30s", 1500 → "1500ms": as the flag takes it. */
+function formatBudget(ms: number): string {
+  return ms % 1_000 === 0 ? `${ms / 1_000}s` : `${ms}ms`;
 }

@@ -1,17 +1,28 @@
+import type { Server } from "bun";
+import { hostname, userInfo } from "node:os";
 import { messageOf, ThoughtGateError } from "../core/errors.ts";
 import { log } from "../core/log.ts";
 import type { Profile } from "../core/profile.ts";
 import { showInvisible } from "../core/visible-text.ts";
 import { GovernanceMetrics } from "../telemetry/metrics.ts";
 import { redactText } from "../telemetry/redact.ts";
+import { formatTraceparent } from "../telemetry/tracing/trace-context.ts";
+import { NO_TRACER, type Tracer } from "../telemetry/tracing/tracer.ts";
 import { VERSION } from "../version.ts";
-import { cancelRequest, decisionRequest, evaluateRequest, filterRequest, heartbeatRequest, metricsReport, relayRequest } from "./api.ts";
+import { approvalsApi } from "./approvals-api.ts";
+import type { AlwaysResult } from "./always-allow.ts";
+import { DesktopNotifier, type NotifyTool } from "./desktop-notifier.ts";
 import { approvalPageHtml } from "./approval-page.ts";
 import type { PolicyEngine } from "./engine.ts";
 import { createEvaluator } from "./evaluation.ts";
-import { bearer, failure, hostProblem, isCrossOrigin, json, loopbackHosts, newNonce, pageHeaders, parseBody, pathOf } from "./http-guard.ts";
+import { bearer, failure, hostProblem, isCrossOrigin, json, loopbackHosts, newNonce, pageHeaders, pathOf, readJson, toResponse } from "./http-guard.ts";
 import { secretDigest, secretMatches } from "./secrets.ts";
-import { TaskStore, type Channel, type ChangeResult, type Clock } from "./tasks.ts";
+import { shimApi, taskChange } from "./shim-api.ts";
+import { CHANNEL_PATH, shimChannels } from "./shim-channel.ts";
+import { spanRelayHandler } from "./span-relay.ts";
+import { SessionGrants } from "./session-grants.ts";
+import { systemClock, TaskStore, type Channel, type ChangeResult, type Clock, type Task } from "./tasks.ts";
+import { SlackApprovals } from "./approval/slack/slack-approvals.ts";
 
 export { newSecret } from "./secrets.ts";
 export { POLL_INTERVAL_MS } from "./evaluation.ts";
@@ -29,9 +40,23 @@ export type ServiceOptions = {
   /** 0 (the default): any free port. */
   port?: number;
   host?: string;
+  /** Who asks for approvals, as a Slack message says ("thoughtgate serve on ada@laptop"). */
+  origin?: string;
   /** For tests: task timeouts without waiting. */
   clock?: Clock;
   maxTasks?: number;
+  /**
+   * False when the agent is known to answer no elicitation (`claude -p`, `codex exec`: wrap knows
+   * these modes): no shim is offered elicitation, and approvals go to people's channels at once.
+   */
+  agentCanAsk?: boolean;
+  /** Announce approvals on the desktop with this tool (src/governance/desktop-notifier.ts); none: no notifications. */
+  desktop?: NotifyTool | null;
+  /** "Always allow" from the approvals page (src/governance/always-allow.ts); absent: refused as not possible here. */
+  alwaysAllow?: (task: Task) => Promise<AlwaysResult>;
+  /** Tracing on (docs/governance.md, Traces): the service's tracer (governance/tracing.ts), and what its session span is called. */
+  tracer?: Tracer;
+  role?: "wrap" | "serve";
 };
 
 export type GovernanceService = {
@@ -44,14 +69,18 @@ export type GovernanceService = {
    */
   approvalsUrl: string;
   tasks: TaskStore;
+  /** "Allow for this session" grants; they end with the service. */
+  grants: SessionGrants;
   metrics: GovernanceMetrics;
-  /** Tell every shim to drain (piggy-backed on its next evaluate, heartbeat, task or filter answer). */
+  /** Tell every shim to drain: pushed on every open channel at once, and carried by every answer from now on. */
   setShutdown(): void;
   stop(): Promise<void>;
 };
 
 /** Above the shim's 10 MiB line limit, so any line it accepted fits in an evaluate body. */
 const MAX_BODY_BYTES = 12 * 1024 * 1024;
+/** At stop, how long the spans still queued may take to reach the collector before they are dropped. */
+const TRACE_FLUSH_MS = 2_000;
 
 /**
  * The local governance service (docs/architecture.md, decision 7): shims ask it for decisions,
@@ -65,13 +94,23 @@ export function startGovernanceService(options: ServiceOptions): GovernanceServi
   const host = options.host ?? "127.0.0.1";
   const clock = options.clock;
   const metrics = new GovernanceMetrics(clock ? () => clock.now() : undefined);
-  const tasks = new TaskStore({
+  const grants = new SessionGrants();
+  let notifier: DesktopNotifier | null = null;
+  // Slack decides through the task store like every channel (docs/architecture.md, "An approval channel").
+  const slack = new SlackApprovals({ decide: (id, decision, channel) => tasks.decide(id, decision, channel), metrics, origin: options.origin ?? defaultOrigin() });
+  const tasks: TaskStore = new TaskStore({
     ...(clock ? { clock } : {}),
     ...(options.maxTasks !== undefined ? { capacity: options.maxTasks } : {}),
+    onCreate: (task) => slack.created(task),
     onFinish: (task) => {
+      slack.finished(task);
       metrics.observeApproval(task.serverId, ((task.finishedAt ?? task.createdAt) - task.createdAt) / 1000);
       const by = task.decidedBy && task.decidedBy !== "timeout" ? ` by ${task.decidedBy}` : "";
-      log.info(showInvisible(redactText(`approval task ${task.id} (${task.serverId}.${task.name}): ${task.status.replace("_", " ")}${by}`)));
+      const scope = task.scope === "session" ? " for this session" : task.scope === "always" ? " always" : "";
+      log.info(showInvisible(redactText(`approval task ${task.id} (${task.serverId}.${task.name}): ${task.status.replace("_", " ")}${scope}${by}`)));
+      // "Allow for this session", from whichever channel: later calls of this tool are approved by the grant.
+      if (task.status === "approved" && task.scope === "session" && task.decidedBy) grants.grant(task, task.id, task.decidedBy, (clock ?? systemClock).now());
+      notifier?.finished(task);
     },
   });
   const sessionDigest = secretDigest(options.sessionSecret);
@@ -79,7 +118,22 @@ export function startGovernanceService(options: ServiceOptions): GovernanceServi
   const cliDigest = secretDigest(options.cliKey);
   let shutdown = false;
   let allowedHosts = new Set<string>();
-  const evaluate = createEvaluator({ engine, profile: options.profile, tasks, metrics, shuttingDown: () => shutdown });
+  const tracer = options.tracer ?? NO_TRACER;
+  // The session's span: every shim's session span hangs under it, so a session is one trace.
+  const sessionSpan = tracer.session(`thoughtgate ${options.role ?? "serve"}`, { "thoughtgate.profile": options.profile });
+  metrics.watchTracing(() => tracer.stats);
+  const approvals = approvalsApi({ tasks, grants, changed: (result, id) => changed(result, id), ...(options.alwaysAllow ? { alwaysAllow: options.alwaysAllow } : {}) });
+  const evaluate = createEvaluator({
+    engine,
+    profile: options.profile,
+    tasks,
+    grants,
+    metrics,
+    shuttingDown: () => shutdown,
+    ...(options.agentCanAsk === false ? { agentCanAsk: false } : {}),
+    onPending: (task, agentAsking) => notifier?.pending(task, agentAsking),
+    tracer,
+  });
 
   const unauthorized = (what: string) => {
     metrics.unauthorized.inc();
@@ -87,20 +141,12 @@ export function startGovernanceService(options: ServiceOptions): GovernanceServi
   };
 
   function changed(result: ChangeResult, id: string): Response {
-    if (result.ok) return json({ task: tasks.toView(result.task), shutdown });
-    if (result.error === "not_found") return failure(404, "not_found", `no task ${id} (unknown, or finished long ago)`);
-    if (result.error === "relay_refused") {
-      metrics.unauthorized.inc();
-      return failure(401, "unauthorized", `task ${id}: missing or wrong relay token (only the shim the task was offered to for elicitation relays its answer)`);
-    }
-    if (result.error === "not_pending") return failure(409, "not_pending", `task ${id} is already ${result.task.status.replace("_", " ")}`);
-    return failure(409, "digest_mismatch", `task ${id}: the decision names a different call than the task (digest mismatch); refused`);
+    return toResponse(taskChange(result, id, { tasks, metrics, shutdown }));
   }
 
-  function lookup(id: string): ChangeResult {
-    const found = tasks.get(id);
-    return found ? { ok: true, task: found } : { ok: false, error: "not_found" };
-  }
+  const tracing = tracer.root ? { traceparent: formatTraceparent(tracer.root), spans: spanRelayHandler(tracer, metrics, () => shutdown) } : undefined;
+  const api = shimApi({ evaluate, engine, profile: options.profile, metrics, tasks, shuttingDown: () => shutdown, unanswered: (task) => notifier?.unanswered(task), ...(tracing ? { tracing } : {}) });
+  const channels = shimChannels(api, MAX_BODY_BYTES);
 
   /** `/healthz`, `/metrics` and `/governance/*`: what shims (session secret) call. */
   async function governance(request: Request, path: string): Promise<Response> {
@@ -109,71 +155,9 @@ export function startGovernanceService(options: ServiceOptions): GovernanceServi
     if (path === "/metrics" && method === "GET") {
       return new Response(metrics.render(), { headers: { "content-type": "text/plain; version=0.0.4; charset=utf-8", "cache-control": "no-store" } });
     }
-    if (path === "/governance/evaluate" && method === "POST") {
-      const body = await parseBody(request, evaluateRequest);
-      return body.ok ? json(evaluate(body.value)) : body.response;
-    }
-    if (path === "/governance/heartbeat" && method === "POST") {
-      const body = await parseBody(request, heartbeatRequest);
-      if (!body.ok) return body.response;
-      metrics.seen(body.value.server_id);
-      return json({ shutdown });
-    }
-    if (path === "/governance/filter" && method === "POST") {
-      const body = await parseBody(request, filterRequest);
-      if (!body.ok) return body.response;
-      const { server_id, kind, names } = body.value;
-      metrics.seen(server_id);
-      let visible: string[];
-      try {
-        visible = engine().visibility.filter(server_id, kind, names);
-      } catch (error) {
-        log.error(`visibility filter failed (showing nothing, fail closed): ${messageOf(error)}`);
-        visible = [];
-      }
-      return json({ visible, shutdown });
-    }
-    if (path === "/governance/events" && method === "POST") {
-      const body = await parseBody(request, metricsReport);
-      if (!body.ok) return body.response;
-      const report = body.value;
-      metrics.seen(report.server_id);
-      for (const m of report.messages) metrics.countMessages(report.server_id, m.direction, m.method, m.count);
-      for (const f of report.framing_errors) metrics.countFramingErrors(report.server_id, f.error_type, f.count);
-      if (report.server_state) metrics.setServerState(report.server_id, report.server_state);
-      return json({ shutdown });
-    }
-    const task = /^\/governance\/task\/([^/]+)(\/decision|\/cancel)?$/.exec(path);
-    if (task) {
-      const id = decodeURIComponent(task[1] ?? "");
-      if (task[2] === undefined && method === "GET") return changed(lookup(id), id);
-      if (task[2] === "/decision" && method === "POST") {
-        const body = await parseBody(request, relayRequest);
-        if (!body.ok) return body.response;
-        const { relay_token, ...decision } = body.value;
-        return changed(tasks.relay(id, relay_token, decision), id);
-      }
-      if (task[2] === "/cancel" && method === "POST") {
-        const body = await parseBody(request, cancelRequest, {});
-        return body.ok ? changed(tasks.cancel(id, body.value.reason ?? "cancelled by the agent"), id) : body.response;
-      }
-    }
-    return failure(404, "not_found", `no such endpoint: ${method} ${path}`);
-  }
-
-  /** `/approvals/api/*`: what people call, from the page (page key) or `thoughtgate approve` (CLI key). */
-  async function approvals(request: Request, path: string, channel: Channel): Promise<Response> {
-    if (path === "/approvals/api/tasks" && request.method === "GET") return json({ tasks: tasks.list().map((t) => tasks.toView(t)) });
-    const task = /^\/approvals\/api\/tasks\/([^/]+)$/.exec(path);
-    if (task) {
-      const id = decodeURIComponent(task[1] ?? "");
-      if (request.method === "GET") return changed(lookup(id), id);
-      if (request.method === "POST") {
-        const body = await parseBody(request, decisionRequest);
-        return body.ok ? changed(tasks.decide(id, body.value, channel), id) : body.response;
-      }
-    }
-    return failure(404, "not_found", `no such endpoint: ${request.method} ${path}`);
+    if (!path.startsWith("/governance/")) return failure(404, "not_found", `no such endpoint: ${method} ${path}`);
+    const read = await readJson(request);
+    return toResponse(read.ok ? api(method, path, read.raw) : read.answer);
   }
 
   /** Which person's key a request carries: both are compared every time, in constant time. */
@@ -184,7 +168,7 @@ export function startGovernanceService(options: ServiceOptions): GovernanceServi
     return page ? "web" : cli ? "cli" : null;
   }
 
-  async function route(request: Request): Promise<Response> {
+  async function route(request: Request, server: Server<unknown>): Promise<Response | undefined> {
     const refused = hostProblem(request, allowedHosts);
     if (refused) return refused;
     if (request.method === "POST" && isCrossOrigin(request)) return failure(403, "forbidden", "cross-origin requests are refused");
@@ -199,7 +183,9 @@ export function startGovernanceService(options: ServiceOptions): GovernanceServi
       const channel = personChannel(request);
       return channel ? approvals(request, path, channel) : unauthorized("approval key");
     }
-    return secretMatches(bearer(request), sessionDigest) ? governance(request, path) : unauthorized("session secret");
+    if (!secretMatches(bearer(request), sessionDigest)) return unauthorized("session secret");
+    if (path === CHANNEL_PATH && request.method === "GET") return channels.upgrade(request, server as Server<never>);
+    return governance(request, path);
   }
 
   let server: ReturnType<typeof Bun.serve>;
@@ -213,9 +199,10 @@ export function startGovernanceService(options: ServiceOptions): GovernanceServi
       // Said outright: without it Bun 1.4 in production mode lets a second server bind this port
       // and take its connections, where a taken port must be an error (measured: no EADDRINUSE).
       reusePort: false,
-      async fetch(request) {
+      websocket: channels.websocket,
+      async fetch(request, server) {
         try {
-          return await route(request);
+          return await route(request, server);
         } catch (error) {
           log.error(`governance service: ${request.method} ${showInvisible(pathOf(request))} failed: ${messageOf(error)}`);
           return failure(500, "internal", "internal error");
@@ -235,18 +222,53 @@ export function startGovernanceService(options: ServiceOptions): GovernanceServi
   const port = server.port ?? 0;
   allowedHosts = loopbackHosts(host, port);
   const url = `http://${host}:${port}`;
+  if (options.desktop) {
+    notifier = new DesktopNotifier({
+      tool: options.desktop,
+      pageUrl: `${url}/approvals`,
+      clock: clock ?? systemClock,
+      decide: (task, choice) => {
+        const result = tasks.decide(task.id, { decision: choice.decision, digest: task.digest, scope: choice.scope }, "desktop");
+        if (!result.ok && result.error !== "not_pending") log.warn(`the desktop notification's answer for task ${task.id} was refused (${result.error})`);
+      },
+    });
+  }
   return {
     url,
     port,
     approvalsUrl: `${url}/approvals#key=${options.pageKey}`,
     tasks,
+    grants,
     metrics,
     setShutdown: () => {
       shutdown = true;
+      channels.pushShutdown();
     },
     async stop() {
       tasks.cancelAll("the governance service stopped");
+      // A session grant never outlives its session.
+      grants.close();
+      notifier?.close();
+      await slack.close();
       await server.stop(true);
+      sessionSpan.end();
+      await tracer.close(TRACE_FLUSH_MS);
     },
   };
+}
+
+/** `thoughtgate serve on ada@laptop`: who asks, when the caller does not say. */
+function defaultOrigin(): string {
+  return `thoughtgate serve on ${userAtHost()}`;
+}
+
+/** `ada@laptop` (a user without a passwd entry, in a container say, by $USER). */
+export function userAtHost(): string {
+  let user: string;
+  try {
+    user = userInfo().username;
+  } catch {
+    user = process.env.USER ?? "unknown";
+  }
+  return `${user}@${hostname()}`;
 }

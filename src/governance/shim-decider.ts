@@ -15,6 +15,8 @@ export type ShimGovernanceOptions = {
   secretFile?: string | undefined;
   /** `--thoughtgate-config`; discovery and the embedded default apply when absent. */
   configFlag: string | undefined;
+  /** `--governance-ready-timeout`: how long to wait for the service to be ready. */
+  readyTimeoutMs?: number | undefined;
 };
 
 /**
@@ -25,7 +27,9 @@ export async function createLocalDecider(options: ShimGovernanceOptions): Promis
   const holder = await EngineHolder.load(options.configFlag);
   holder.watch();
   const decider = new LocalDecider(holder, options.profile);
-  return Object.assign(decider, { close: () => holder.close() });
+  // Only the user's own policy may choose where spans go (core/config/load.ts): the base layer's.
+  const otlp = holder.policy.base.engine.config.telemetry?.otlp;
+  return Object.assign(decider, { close: () => holder.close(), ...(otlp ? { tracing: { kind: "export" as const, otlp } } : {}) });
 }
 
 /** The service when an endpoint is given (its secret comes from the environment), else the local engine. */
@@ -36,6 +40,7 @@ export async function createShimDecider(options: ShimGovernanceOptions, env: Nod
   if (options.secretFile !== undefined) nonEmpty(options.secretFile, "--governance-secret-file");
   if (!endpoint) {
     if (options.secretFile !== undefined) throw usageError("--governance-secret-file needs --governance-endpoint (the service it belongs to)");
+    if (options.readyTimeoutMs !== undefined) throw usageError("--governance-ready-timeout needs --governance-endpoint (the service to wait for)");
     return createLocalDecider(options);
   }
   if (!isHttpUrl(endpoint)) throw usageError(`--governance-endpoint: ${JSON.stringify(endpoint)} is not an http:// URL`);
@@ -44,7 +49,7 @@ export async function createShimDecider(options: ShimGovernanceOptions, env: Nod
   if (!secret) throw usageError(`--governance-endpoint needs the session secret in $${SESSION_SECRET_ENV} or --governance-secret-file`);
   // Loaded only here: a shim with a local policy never needs the HTTP client.
   const { RemoteDecider } = await import("./remote-decider.ts");
-  return RemoteDecider.connect({ endpoint, secret, serverId: options.serverId, profile: options.profile });
+  return RemoteDecider.connect({ endpoint, secret, serverId: options.serverId, profile: options.profile, ...(options.readyTimeoutMs === undefined ? {} : { readyTimeoutMs: options.readyTimeoutMs }) });
 }
 
 function nonEmpty(value: string | undefined, name: string): string | undefined {

@@ -1,6 +1,9 @@
 import type { Workflow } from "../core/config/schema.ts";
+import { SEVERITIES } from "../core/severity.ts";
+import type { PinSettings } from "./definitions/acceptance.ts";
 import type { EngineDecision, EvaluateInput, PolicyEngine } from "./engine.ts";
 import { GOVERNANCE_ERROR } from "./errors.ts";
+import { stricterScan, type SecretScanPolicy } from "./secret-policy.ts";
 import type { ListKind, ListVisibility } from "./visibility.ts";
 
 type Approval = Extract<EngineDecision, { kind: "approve" }>;
@@ -14,7 +17,8 @@ type Destination = Workflow["destination"];
  * - visibility: a tool, prompt or resource is visible only when both show it;
  * - rules, Cedar, approval: deny beats approval beats forward; when both ask for approval, the
  *   stricter workflow (the shorter timeout, `on_timeout: deny` over `approve`, and a channel both
- *   allow).
+ *   allow);
+ * - secret scanning: scanned when either scans, each kind the stricter way (secret-policy.ts).
  * Nothing the restriction says can turn a deny or an approval of the base into a forward. When the
  * base decides, its decision is reported as it is; a decision of the restriction says so in its
  * reason ("project policy: rule x: deny"). Pure, like the engines it combines.
@@ -41,6 +45,28 @@ export class StrictestOf implements PolicyEngine {
     if (second.kind === "forward") return first;
     if (first.kind === "forward") return { ...second, reason: this.attributed(second.reason) };
     return this.bothApprove(first, second);
+  }
+
+  /** Pinning: the stricter mode (strict, warn, off), the lower severity that hides, the stricter workflow. */
+  pins(serverId: string): PinSettings {
+    const a = this.base.pins(serverId);
+    const b = this.restriction.pins(serverId);
+    const modes = ["off", "warn", "strict"] as const;
+    const threshold = (s: PinSettings["blockSeverity"]) => (s === "none" ? SEVERITIES.length : SEVERITIES.indexOf(s));
+    return {
+      mode: modes[Math.max(modes.indexOf(a.mode), modes.indexOf(b.mode))] ?? "strict",
+      blockSeverity: threshold(b.blockSeverity) < threshold(a.blockSeverity) ? b.blockSeverity : a.blockSeverity,
+      workflowName: a.workflowName === b.workflowName ? a.workflowName : `${a.workflowName} + ${this.restrictionName} ${b.workflowName}`,
+      workflow: {
+        destination: narrower(a.workflow.destination, b.workflow.destination) ?? a.workflow.destination,
+        timeout: Math.min(a.workflow.timeout, b.workflow.timeout),
+        on_timeout: a.workflow.on_timeout === "deny" || b.workflow.on_timeout === "deny" ? "deny" : "approve",
+      },
+    };
+  }
+
+  secretScan(serverId: string): SecretScanPolicy {
+    return stricterScan(this.base.secretScan(serverId), this.restriction.secretScan(serverId));
   }
 
   private bothApprove(first: Approval, second: Approval): EngineDecision {

@@ -2,7 +2,8 @@ import { randomBytes } from "node:crypto";
 import { canonicalJson, sha256Hex } from "../core/canonical-json.ts";
 import type { Workflow } from "../core/config/schema.ts";
 import { redact, redactText } from "../telemetry/redact.ts";
-import type { TaskStatus, TaskView } from "./api.ts";
+import type { DecisionScope, TaskStatus, TaskView } from "./api.ts";
+import type { ToolAnnotations } from "../core/mcp-schema.ts";
 import { newSecret, secretDigest, secretMatches } from "./secrets.ts";
 
 /**
@@ -17,6 +18,8 @@ export type Task = {
   method: string;
   name: string;
   arguments: unknown;
+  /** The tool's annotations as the server listed them, when known (an `always` rule is checked with them). */
+  annotations?: ToolAnnotations;
   ruleId: string | null;
   workflowName: string;
   workflow: Workflow;
@@ -26,23 +29,28 @@ export type Task = {
   expiresAt: number;
   /** When it left `pending`. */
   finishedAt?: number;
-  /** The channel that decided it (elicitation, web, cli), or "timeout", "agent", "service". */
+  /** The channel that decided it (elicitation, web, cli, desktop, slack), `session_grant:<task>`, or "timeout", "agent", "service". */
   decidedBy?: string;
+  /** For an approval: what the person allowed (docs/governance.md, Approvals). */
+  scope?: DecisionScope;
   decisionReason?: string;
   timeoutOutcome?: Workflow["on_timeout"];
   /** SHA-256 of the relay token given to the shim that was offered this task for elicitation. */
   relayDigest?: Buffer;
+  /** A task to accept a changed or flagged definition: what a person is shown besides the call. */
+  definition?: NonNullable<TaskView["definition"]>;
 };
 
-export type NewTask = Pick<Task, "serverId" | "method" | "name" | "arguments" | "ruleId" | "workflowName" | "workflow" | "reason">;
+export type NewTask = Pick<Task, "serverId" | "method" | "name" | "arguments" | "ruleId" | "workflowName" | "workflow" | "reason"> & Pick<Partial<Task>, "annotations" | "definition">;
 
-export type Decision = { decision: "approve" | "deny"; digest: string; reason?: string };
+export type Decision = { decision: "approve" | "deny"; digest: string; reason?: string; scope?: DecisionScope };
 
 /**
  * Who decided, as the service knows it from the credential that came with the decision (never from
- * the request body): the page key is "web", the CLI key "cli", a task's relay token "elicitation".
+ * the request body): the page key is "web", the CLI key "cli", a task's relay token "elicitation";
+ * "slack" is a listed approver's click or reaction on the message the service posted.
  */
-export type Channel = "elicitation" | "web" | "cli";
+export type Channel = "elicitation" | "web" | "cli" | "desktop" | "slack";
 
 /** `relayToken`: only when the task was created for elicitation; goes to the shim that asked, and nowhere else. */
 export type CreateResult = { ok: true; task: Task; relayToken?: string } | { ok: false; error: "full" };
@@ -85,16 +93,23 @@ export class TaskStore {
   private readonly capacity: number;
   private readonly retentionMs: number;
   private readonly onFinish: ((task: Task) => void) | undefined;
+  private readonly onCreate: ((task: Task) => void) | undefined;
 
-  constructor(options: { clock?: Clock; capacity?: number; retentionMs?: number; onFinish?: (task: Task) => void } = {}) {
+  /** `onCreate` / `onFinish`: a task was created / left `pending` (channels that reach people on their own, e.g. Slack). */
+  constructor(options: { clock?: Clock; capacity?: number; retentionMs?: number; onCreate?: (task: Task) => void; onFinish?: (task: Task) => void } = {}) {
     this.clock = options.clock ?? systemClock;
     this.capacity = options.capacity ?? MAX_TASKS;
     this.retentionMs = options.retentionMs ?? FINISHED_RETENTION_MS;
     this.onFinish = options.onFinish;
+    this.onCreate = options.onCreate;
   }
 
-  /** `options.relay`: the asking shim runs elicitation for this task and gets a relay token for its answer. */
-  create(input: NewTask, options: { relay?: boolean } = {}): CreateResult {
+  /**
+   * `options.relay`: the asking shim runs elicitation for this task and gets a relay token for its
+   * answer. `options.approvedBy`: the task is approved as it is made (a session grant covers the
+   * call), so the call keeps its own task, audit trail and shim protocol.
+   */
+  create(input: NewTask, options: { relay?: boolean; approvedBy?: { by: string; reason: string } } = {}): CreateResult {
     this.prune();
     if (this.tasks.size >= this.capacity) this.evictOldestFinished();
     // Every slot holds a pending call: refuse, and the caller denies (fail closed).
@@ -111,7 +126,12 @@ export class TaskStore {
     const relayToken = options.relay ? newSecret() : undefined;
     if (relayToken !== undefined) task.relayDigest = secretDigest(relayToken);
     this.tasks.set(task.id, task);
+    if (options.approvedBy) {
+      this.finish(task, "approved", options.approvedBy.by, options.approvedBy.reason);
+      return { ok: true, task };
+    }
     this.timers.set(task.id, this.clock.schedule(input.workflow.timeout, () => this.timeOut(task)));
+    this.onCreate?.(task);
     return relayToken === undefined ? { ok: true, task } : { ok: true, task, relayToken };
   }
 
@@ -143,6 +163,8 @@ export class TaskStore {
     if (!task) return { ok: false, error: "not_found" };
     if (task.status !== "pending") return { ok: false, error: "not_pending", task };
     if (decision.digest !== task.digest) return { ok: false, error: "digest_mismatch", task };
+    // A definition is accepted as shown, once: a later change of it is asked about again.
+    if (decision.decision === "approve") task.scope = task.definition ? "once" : (decision.scope ?? "once");
     this.finish(task, decision.decision === "approve" ? "approved" : "denied", channel, decision.reason);
     return { ok: true, task };
   }
@@ -210,7 +232,10 @@ export class TaskStore {
       created_at: new Date(task.createdAt).toISOString(),
       expires_at: new Date(task.expiresAt).toISOString(),
       ...(task.decidedBy !== undefined ? { decided_by: task.decidedBy } : {}),
+      ...(task.scope !== undefined ? { scope: task.scope } : {}),
       ...(task.timeoutOutcome !== undefined ? { timeout_outcome: task.timeoutOutcome } : {}),
+      // The diff and findings come from the server: redacted like arguments (escaped where shown).
+      ...(task.definition !== undefined ? { definition: { ...task.definition, diff: redactText(task.definition.diff) } } : {}),
     };
   }
 

@@ -36,6 +36,7 @@ export type PromptReport = {
   title: string | null;
   description: string | null;
   arguments: Array<{ name: string; required: boolean; description: string | null }>;
+  definition: unknown;
 };
 
 export type ResourceReport = { uri: string; name: string; title: string | null; mimeType: string | null; description: string | null };
@@ -165,6 +166,7 @@ function promptReport(raw: unknown, index: number): PromptReport {
     title: prompt.title ?? null,
     description: prompt.description ?? null,
     arguments: (prompt.arguments ?? []).map((arg) => ({ name: arg.name, required: arg.required ?? false, description: arg.description ?? null })),
+    definition: raw,
   };
 }
 

@@ -64,14 +64,21 @@ export class CallAudit {
   /** A governed request's decision (or that it now waits for a human). */
   decision(entry: Outstanding, verdict: Verdict | { action: "pending"; reason: string }, request: JsonRpcRequest): void {
     const decided = verdict.action === "pending" ? null : verdict;
-    if (decided?.action === "forward" && decided.would) {
-      this.log.warn(`${decided.would} ${request.method} ${targetName(request)}: ${decided.reason}`);
-    } else if (decided?.action === "deny") {
-      this.log.info(`denied ${request.method} ${targetName(request)}: ${decided.reason}`);
-    }
+    // A resource URI can carry a password (`postgres://u:pw@host/t`), and reasons quote names:
+    // logs and the audit get both redacted.
+    // (Only when something is written: a forwarded call without an audit costs nothing here.)
+    const logged = decided?.action === "deny" || (decided?.action === "forward" && decided.would !== undefined);
     if (entry.call && decided) {
       if (decided.action === "forward") this.summary.calls_forwarded += 1;
       else this.summary.calls_denied += 1;
+    }
+    if (!logged && !this.events.enabled) return;
+    const name = redactText(targetName(request));
+    const reason = redactText(verdict.reason);
+    if (decided?.action === "forward" && decided.would) {
+      this.log.warn(showInvisible(`${decided.would} ${request.method} ${name}: ${reason}`));
+    } else if (decided?.action === "deny") {
+      this.log.info(showInvisible(`denied ${request.method} ${name}: ${reason}`));
     }
     if (!this.events.enabled) return;
     const fields = {
@@ -79,7 +86,7 @@ export class CallAudit {
       gate: decided?.gate ?? null,
       rule_id: decided?.ruleId ?? null,
       policy_id: decided?.policyId ?? null,
-      reason: verdict.reason,
+      reason,
       ...(decided?.action === "forward" && decided.would ? { would: decided.would } : {}),
       ...(decided?.action === "forward" && decided.autoApproved ? { auto_approved: true } : {}),
       ...(decided?.action === "forward" && decided.approvedBy ? { approved_by: decided.approvedBy } : {}),
@@ -87,11 +94,12 @@ export class CallAudit {
     if (entry.call) {
       this.events.emit("tool_call_decision", { call_id: entry.call.callId, tool: entry.call.tool, ...fields });
     } else {
-      this.events.emit("method_decision", { request_id: entry.id, method: request.method, name: targetName(request), ...fields });
+      this.events.emit("method_decision", { request_id: entry.id, method: request.method, name, ...fields });
     }
   }
 
   endCall(entry: Outstanding, status: CallStatus, bytesOut: number): void {
+    entry.trace?.end(status);
     if (!entry.call) return;
     if (status === "error" || status === "server_unavailable") this.summary.calls_errored += 1;
     if (!this.events.enabled) return;

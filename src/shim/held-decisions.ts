@@ -66,16 +66,24 @@ export class HeldDecisions {
  */
 export class LazyAbort {
   private controller: AbortController | null = null;
-  private aborted = false;
+  private wasAborted = false;
+
+  /** `linked` is aborted with this one (a retry that carries an approval aborts the approval). */
+  constructor(private readonly linked: LazyAbort | null = null) {}
+
+  get aborted(): boolean {
+    return this.wasAborted;
+  }
 
   get signal(): AbortSignal {
     this.controller ??= new AbortController();
-    if (this.aborted) this.controller.abort();
+    if (this.wasAborted) this.controller.abort();
     return this.controller.signal;
   }
 
   abort(): void {
-    this.aborted = true;
+    this.wasAborted = true;
     this.controller?.abort();
+    this.linked?.abort();
   }
 }

@@ -1,14 +1,11 @@
 import type { JsonRpcId, JsonRpcResponse } from "../core/jsonrpc.ts";
+import type { AskPurpose, ElicitOutcome } from "../governance/decider.ts";
 import type { Sink } from "../stdio/line-sink.ts";
+import { approvalForm, outcomeOf } from "./approval-form.ts";
 
 /** The shim's own requests to the server (its tools/list) give up after this long. */
 const SHIM_REQUEST_TIMEOUT_MS = 10_000;
 
-const APPROVAL_SCHEMA = {
-  type: "object",
-  properties: { approve: { type: "boolean", title: "Allow this call?", description: "Approve only if you expected this call." } },
-  required: ["approve"],
-} as const;
 
 /**
  * Requests the shim sends on its own behalf: to the server (reading its tool list, ids
@@ -53,9 +50,15 @@ export class OwnRequests {
     });
   }
 
-  /** Ask the agent's user through MCP elicitation; true only for an explicit approval. */
-  readonly elicit = (message: string, signal: AbortSignal): Promise<boolean> =>
-    new Promise<boolean>((resolve, reject) => {
+  /**
+   * Ask the agent's user with an `elicitation/create` request (legacy era; a modern agent is asked
+   * through `input_required` instead, see input-asks.ts).
+   */
+  /** The protocol version the agent's `initialize` asked for (the form's shape depends on it). */
+  agentProtocolVersion: string | null = null;
+
+  readonly elicit = (message: string, signal: AbortSignal, purpose: AskPurpose = "call"): Promise<ElicitOutcome> =>
+    new Promise<ElicitOutcome>((resolve, reject) => {
       if (signal.aborted) {
         reject(new Error("approval aborted"));
         return;
@@ -69,12 +72,13 @@ export class OwnRequests {
         reject(new Error("approval aborted"));
       };
       signal.addEventListener("abort", onAbort, { once: true });
+      const askedAt = performance.now();
       this.toAgentPending.set(id, (response) => {
         signal.removeEventListener("abort", onAbort);
-        const result = response.body.result as { action?: unknown; content?: { approve?: unknown } } | undefined;
-        resolve(!response.isError && result?.action === "accept" && result.content?.approve === true);
+        // An error answer (the agent cannot elicit after all) is no answer, like cancel.
+        resolve(response.isError ? "unanswered" : (outcomeOf(response.body.result, performance.now() - askedAt) ?? "unanswered"));
       });
-      this.toAgent.sendText(JSON.stringify({ jsonrpc: "2.0", id, method: "elicitation/create", params: { message, requestedSchema: APPROVAL_SCHEMA } }));
+      this.toAgent.sendText(JSON.stringify({ jsonrpc: "2.0", id, method: "elicitation/create", params: { message, requestedSchema: approvalForm(this.agentProtocolVersion, purpose) } }));
     });
 }
 

@@ -1,4 +1,5 @@
 import type { JsonRpcId } from "../core/jsonrpc.ts";
+import type { RequestTrace } from "./call-trace.ts";
 
 /**
  * Outstanding requests per direction, so responses can be correlated (latency, status)
@@ -15,6 +16,10 @@ export type Outstanding = {
   cancelled?: boolean;
   /** A list request without a cursor: its answer, if it has no next cursor either, is the whole list. */
   firstPage?: boolean;
+  /** Open by design until one side ends it (MCP 2026-07-28 `subscriptions/listen`): never an orphan. */
+  longLived?: boolean;
+  /** A governed request's spans, when tracing is on. */
+  trace?: RequestTrace;
 };
 
 export class RequestTracker {
@@ -56,7 +61,7 @@ export class RequestTracker {
   newOrphans(now: number, timeoutMs: number): Outstanding[] {
     const orphans: Outstanding[] = [];
     for (const entry of this.byKey.values()) {
-      if (!entry.orphanReported && !entry.cancelled && now - entry.startedAt >= timeoutMs) {
+      if (!entry.orphanReported && !entry.cancelled && !entry.longLived && now - entry.startedAt >= timeoutMs) {
         entry.orphanReported = true;
         orphans.push(entry);
       }

@@ -1,17 +1,26 @@
 import { errorResponse, RPC, type JsonRpcId, type JsonRpcRequest, type JsonRpcResponse, type Message } from "../core/jsonrpc.ts";
 import { messageOf } from "../core/errors.ts";
-import { log as rootLog, taggedLog, type Logger } from "../core/log.ts";
+import { taggedLog, type Logger } from "../core/log.ts";
 import type { Profile } from "../core/profile.ts";
-import { GOVERNED_METHODS, invalidGovernedParams, targetName, type DecisionContext, type Decider, type Verdict } from "../governance/decider.ts";
+import { GOVERNED_METHODS, type Decider } from "../governance/decider.ts";
+import { serverIdentity } from "../governance/definitions/identity.ts";
 import type { Unit } from "../stdio/framer.ts";
 import type { Sink } from "../stdio/line-sink.ts";
 import type { FramingError } from "../stdio/validate-line.ts";
 import type { CallStatus, EventStream, Summary } from "../telemetry/events.ts";
 import { CallAudit, type Direction } from "./call-audit.ts";
+import { DefinitionGuard } from "./definition-guard.ts";
+import { ListChanges } from "./list-changes.ts";
+import type { CallTracer } from "./call-trace.ts";
+import { declaresFormElicitation } from "./era.ts";
+import { Governor } from "./governor.ts";
 import { LISTS, ListFilter } from "./list-filter.ts";
-import { HeldDecisions, LazyAbort } from "./held-decisions.ts";
+import { HeldDecisions } from "./held-decisions.ts";
 import { OwnRequests } from "./own-requests.ts";
+import { pinPolicyOf } from "./pin-policy.ts";
 import { RequestTracker, type Outstanding } from "./request-tracker.ts";
+import { ResultScanner } from "./result-scanner.ts";
+import { SCAN_EVERYTHING } from "../governance/secret-policy.ts";
 import { ToolCatalog } from "./tool-catalog.ts";
 
 export type { Sink };
@@ -25,13 +34,19 @@ export type RouterOptions = {
   /** null: the server is not running; every request is answered with an error. */
   toServer: Sink | null;
   serverUnavailable?: string;
+  /** What runs the server (its pins are kept under `serverId` and this): the command line, or the URL. */
+  serverCommand?: readonly string[];
+  serverUrl?: string | undefined;
+  /** The spans of governed requests; absent when tracing is off. */
+  trace?: CallTracer | undefined;
 };
 
+
 /**
- * The shim's routing logic, free of I/O (a little over 300 lines: both directions of one
- * connection are one state machine, and splitting them would split its invariants): validated units in, lines out to the agent and the server.
- * It owns its collaborators: the call audit and counters, the visibility filter on lists, the tool
- * catalog, and the shim's own requests. One instance per shim.
+ * The shim's routing logic, free of I/O: validated units in, lines out to the agent and the server.
+ * It owns its collaborators: the governor (every governed request), the call audit and counters,
+ * the visibility filter on lists, the tool catalog, and the shim's own requests. One instance per
+ * shim (a little over 300 lines: both directions of one connection are one state machine).
  */
 export class Router {
   /** Agent requests the server has not answered yet. */
@@ -43,7 +58,11 @@ export class Router {
   private readonly own: OwnRequests;
   private readonly catalog: ToolCatalog;
   private readonly lists: ListFilter;
+  private readonly governor: Governor;
+  private readonly definitions: DefinitionGuard;
+  private readonly secrets: ResultScanner;
   private readonly log: Logger;
+  private readonly listChanges: ListChanges;
   /** Whether the agent declared the `elicitation` capability (form mode) in its initialize. */
   private agentCanElicit = false;
   private toServer: Sink | null;
@@ -56,7 +75,43 @@ export class Router {
     this.audit = new CallAudit(options.events, this.log);
     this.own = new OwnRequests(options.toAgent, () => this.toServer);
     this.catalog = new ToolCatalog(this.log);
-    this.lists = new ListFilter({ ...options, catalog: this.catalog, log: this.log, audit: this.audit });
+    this.listChanges = new ListChanges(options.toAgent, (id) => this.agentRequests.has(id));
+    this.definitions = new DefinitionGuard({
+      identity: serverIdentity(options.serverId, options.serverCommand ?? [], options.serverUrl),
+      log: this.log,
+      events: options.events,
+      onUnblocked: (kinds) => this.listChanges.announce(kinds),
+    });
+    const pinPolicy = () => pinPolicyOf(options.decider, options.serverId, options.profile, this.log);
+    this.lists = new ListFilter({ ...options, catalog: this.catalog, log: this.log, audit: this.audit, definitions: this.definitions, pinPolicy });
+    this.governor = new Governor({
+      serverId: options.serverId,
+      decider: options.decider,
+      toAgent: options.toAgent,
+      toServer: () => this.toServer,
+      audit: this.audit,
+      catalog: this.catalog,
+      definitions: this.definitions,
+      pinPolicy,
+      definitionsAccepted: (kind) => this.listChanges.announce(new Set([kind])),
+      own: this.own,
+      held: this.held,
+      log: this.log,
+      legacyCanElicit: () => this.agentCanElicit,
+      forward: (entry, bytes) => {
+        this.agentRequests.add(entry);
+        this.toServer?.send(bytes);
+      },
+      answerUnavailable: (entry) => this.answerUnavailable(entry),
+      trace: options.trace,
+    });
+    const decider = options.decider;
+    this.secrets = new ResultScanner({
+      profile: options.profile,
+      events: options.events,
+      log: this.log,
+      policy: () => decider.secretScan?.(options.serverId) ?? SCAN_EVERYTHING,
+    });
   }
 
   get summary(): Summary {
@@ -160,9 +215,13 @@ export class Router {
       this.serverRequests.add({ id: message.id, method: message.method, startedAt: performance.now() });
     } else if (message.kind === "response" && message.id !== null) {
       const entry = this.agentRequests.settle(message.id);
+      if (entry && this.options.trace) this.options.trace.response(entry, message);
+      // What reaches the agent, and what the audit counts as bytes_out, is the result with its secrets redacted.
+      if (entry) bytes = this.secrets.scanResult(bytes, entry).bytes;
       if (!entry) {
         if (!this.unsolicited(message.id, "server_to_agent")) return;
       } else if (entry.call && !entry.cancelled) {
+        this.governor.serverAnswered(entry, message);
         this.audit.endCall(entry, responseStatus(message), bytes.length);
       } else if (entry.method in LISTS && !message.isError && this.lists.deliver(entry, message, bytes)) {
         return;
@@ -178,83 +237,36 @@ export class Router {
       return;
     }
     const entry: Outstanding = { id: request.id, method: request.method, startedAt: performance.now() };
-    if (request.method === "initialize") this.agentCanElicit = declaresFormElicitation(request.params);
+    if (request.method === "initialize") {
+      this.listChanges.initialized();
+      const params = request.params as { capabilities?: unknown; protocolVersion?: unknown } | undefined;
+      this.agentCanElicit = declaresFormElicitation(params?.capabilities);
+      this.own.agentProtocolVersion = typeof params?.protocolVersion === "string" ? params.protocolVersion : null;
+    }
     if (request.method === "tools/list") entry.firstPage = (request.params as { cursor?: unknown } | undefined)?.cursor === undefined;
+    if (request.method === "subscriptions/listen") {
+      entry.longLived = true;
+      this.listChanges.listening(request.id, request.params);
+    }
     if (request.method === "tools/call") this.audit.startCall(entry, request);
+    if (GOVERNED_METHODS.has(request.method)) this.secrets.scanRequest(bytes, entry);
     if (!this.toServer) {
       this.answerUnavailable(entry);
       return;
+    }
+    if (request.method === "subscriptions/listen") {
+      const uris = (request.params as { resourceSubscriptions?: unknown } | undefined)?.resourceSubscriptions;
+      if (Array.isArray(uris) && uris.length > 0) {
+        this.governor.handleListen(request, entry, bytes, uris);
+        return;
+      }
     }
     if (!GOVERNED_METHODS.has(request.method)) {
       this.agentRequests.add(entry);
       this.toServer.send(bytes);
       return;
     }
-    const invalid = invalidGovernedParams(request);
-    if (invalid) {
-      this.refuseInvalid(entry, request, invalid);
-      return;
-    }
-    const control = new LazyAbort();
-    if (request.method === "tools/call" && this.catalog.needsRead(targetName(request))) {
-      // Policies may depend on the tool's annotations (the embedded default does): a call for a
-      // tool the shim has not seen listed waits until the shim has read the whole list itself.
-      // The call is held meanwhile (a cancel for it is honoured), and then decided as usual.
-      this.held.hold(entry, control);
-      void this.catalog.readAll((method, params) => this.own.askServer(method, params)).then(() => {
-        if (!this.held.release(entry)) return; // cancelled or the server went away
-        this.decide(request, entry, bytes, control);
-      });
-      return;
-    }
-    this.decide(request, entry, bytes, control);
-  }
-
-  private decide(request: JsonRpcRequest, entry: Outstanding, bytes: Uint8Array, control: LazyAbort): void {
-    let verdict: Verdict | Promise<Verdict>;
-    try {
-      verdict = this.options.decider.decide(request, this.contextFor(request, control, entry));
-    } catch (error) {
-      verdict = decisionFailed(error);
-    }
-    if (!(verdict instanceof Promise)) {
-      this.apply(entry, bytes, verdict, request);
-      return;
-    }
-    // Not decided yet (a service round trip, or a human): this request alone waits
-    // (docs/architecture.md, decision 6). The audit's `pending` decision comes from the decider.
-    this.held.hold(entry, control);
-    verdict
-      .catch(decisionFailed)
-      .then((settled) => {
-        if (!this.held.release(entry)) return; // cancelled or the server went away
-        if (this.toServer) this.apply(entry, bytes, settled, request);
-        else this.answerUnavailable(entry);
-      });
-  }
-
-  private contextFor(request: JsonRpcRequest, control: LazyAbort, entry: Outstanding): DecisionContext {
-    return {
-      awaitingApproval: (reason) => this.audit.decision(entry, { action: "pending", reason }, request),
-      get signal() {
-        return control.signal;
-      },
-      serverId: this.options.serverId,
-      annotations: request.method === "tools/call" ? this.catalog.annotationsOf(targetName(request)) : undefined,
-      elicit: this.agentCanElicit ? this.own.elicit : null,
-    };
-  }
-
-  private apply(entry: Outstanding, bytes: Uint8Array, verdict: Verdict, request: JsonRpcRequest): void {
-    this.audit.decision(entry, verdict, request);
-    if (verdict.action === "forward") {
-      this.agentRequests.add(entry);
-      this.toServer?.send(bytes);
-      return;
-    }
-    const line = errorResponse(entry.id, verdict.error.code, verdict.error.message, verdict.error.data);
-    this.options.toAgent.sendText(line);
-    this.audit.endCall(entry, "denied", Buffer.byteLength(line));
+    this.governor.handle(request, entry, bytes);
   }
 
   /**
@@ -278,18 +290,6 @@ export class Router {
     // The server never saw this request, so the cancel is not forwarded (docs/architecture.md, decision 6).
     this.audit.endCall(held, "cancelled", 0);
     return true;
-  }
-
-  /** A governed request whose params cannot be decided as sent: -32602, and it reaches no one. */
-  private refuseInvalid(entry: Outstanding, request: JsonRpcRequest, reason: string): void {
-    const verdict: Verdict = {
-      action: "deny",
-      gate: "governance",
-      ruleId: null,
-      reason,
-      error: { code: RPC.invalidParams, message: `Invalid params: ${reason}`, data: { gate: "governance", server_id: this.options.serverId, reason } },
-    };
-    this.apply(entry, new Uint8Array(0), verdict, request);
   }
 
   /** A request reusing the id of one still pending in the same direction: answered with an error, not forwarded. */
@@ -353,28 +353,9 @@ export class Router {
 
 }
 
-/** MCP: `elicitation: {}` (2025-06-18) or `{form: {}}` (2025-11-25) means form elicitation works. */
-function declaresFormElicitation(params: unknown): boolean {
-  const elicitation = (params as { capabilities?: { elicitation?: unknown } } | undefined)?.capabilities?.elicitation;
-  if (elicitation === null || typeof elicitation !== "object") return false;
-  const modes = Object.keys(elicitation);
-  return modes.length === 0 || modes.includes("form");
-}
-
 function responseStatus(message: JsonRpcResponse): CallStatus {
   if (message.isError) return "error";
-  const result = message.body.result as { isError?: unknown } | undefined;
+  const result = message.body.result as { isError?: unknown; resultType?: unknown } | undefined;
+  if (result?.resultType === "input_required") return "input_required";
   return result?.isError === true ? "error" : "ok";
-}
-
-/** A decider that throws or rejects fails closed (docs/architecture.md, decision 3). */
-function decisionFailed(error: unknown): Verdict {
-  rootLog.error(`governance decision failed: ${messageOf(error)}`);
-  return {
-    action: "deny",
-    gate: "governance",
-    ruleId: null,
-    reason: "decision failed",
-    error: { code: RPC.internalError, message: `ThoughtGate could not decide: ${messageOf(error)}` },
-  };
 }

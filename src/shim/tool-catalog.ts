@@ -21,7 +21,7 @@ export class ToolCatalog {
   private complete = false;
   /** The shim tried to read the whole list since it last changed (a failed read is not retried per call). */
   private attempted = false;
-  private fetching: Promise<void> | null = null;
+  private fetching: Promise<unknown[] | null> | null = null;
 
   constructor(private readonly log: Logger) {}
 
@@ -55,34 +55,41 @@ export class ToolCatalog {
   /**
    * Read every page of the server's tools/list with the shim's own requests (never shown to the
    * agent). On failure the catalog stays incomplete and unknown tools get the MCP defaults.
+   * Resolves with every tool read (for the pin check), or null when the whole list could not be read.
    */
-  readAll(ask: (method: string, params: unknown) => Promise<JsonRpcResponse | null>): Promise<void> {
-    this.fetching ??= (async () => {
+  readAll(ask: (method: string, params: unknown) => Promise<JsonRpcResponse | null>): Promise<unknown[] | null> {
+    this.fetching ??= (async (): Promise<unknown[] | null> => {
       let cursor: string | undefined;
       const seen = new Set<string>();
+      const read: unknown[] = [];
       for (let page = 0; page < TOOL_LIST_MAX_PAGES; page++) {
         const response = await ask("tools/list", cursor === undefined ? {} : { cursor });
         const result = response?.body.result as { tools?: unknown; nextCursor?: unknown } | undefined;
         if (!result || !Array.isArray(result.tools)) {
           const why = response === null ? "no answer" : response.isError ? `error ${JSON.stringify(response.body.error)}` : "not a tool list";
           this.unreadable(why);
-          return;
+          return null;
         }
         this.remember(result.tools, false);
+        read.push(...result.tools);
         if (typeof result.nextCursor !== "string") {
           this.complete = true;
-          return;
+          return read;
         }
         if (seen.has(result.nextCursor)) {
           this.unreadable(`the server repeated the cursor ${JSON.stringify(result.nextCursor)}`);
-          return;
+          return null;
         }
         seen.add(result.nextCursor);
         cursor = result.nextCursor;
       }
       this.unreadable(`more than ${TOOL_LIST_MAX_PAGES} pages`);
+      return null;
     })()
-      .catch((error: unknown) => this.unreadable(messageOf(error)))
+      .catch((error: unknown) => {
+        this.unreadable(messageOf(error));
+        return null;
+      })
       .finally(() => {
         this.attempted = true;
         this.fetching = null;

@@ -28,10 +28,16 @@ const OPEN_ARRAY = 0x5b;
 const CLOSE_ARRAY = 0x5d;
 const COMMA = 0x2c;
 
+/** Objects with more names than this are checked with a set; smaller ones by comparing in place. */
+const LINEAR_NAMES = 16;
+
 /** null when the valid JSON `text` has unique names in every object and nests at most `maxNesting` deep. */
 export function checkJsonShape(text: string, maxNesting = MAX_NESTING): ShapeProblem | null {
-  // One entry per open container: the names seen so far for an object, null for an array.
-  const open: Array<Set<string> | null> = [];
+  // The names of every open object, one after another; each open container records where its
+  // names start (-1 for an array), so nothing is allocated per object unless it is large.
+  const names: string[] = [];
+  const starts: number[] = [];
+  const large: Array<Set<string> | null> = [];
   let expectKey = false;
   const length = text.length;
   let i = 0;
@@ -40,29 +46,44 @@ export function checkJsonShape(text: string, maxNesting = MAX_NESTING): ShapePro
     if (c === QUOTE) {
       const end = closingQuote(text, i + 1);
       if (expectKey) {
-        const keys = open[open.length - 1] as Set<string>;
         const raw = text.slice(i + 1, end);
         const key = raw.includes("\\") ? (JSON.parse(text.slice(i, end + 1)) as string) : raw;
-        if (keys.has(key)) return { code: "DuplicateKey", detail: `the name ${JSON.stringify(key)} appears twice in one object` };
-        keys.add(key);
+        const depth = starts.length - 1;
+        const from = starts[depth] as number;
+        const set = large[depth];
+        if (set) {
+          if (set.has(key)) return duplicate(key);
+          set.add(key);
+        } else {
+          for (let k = from; k < names.length; k++) if (names[k] === key) return duplicate(key);
+          names.push(key);
+          if (names.length - from > LINEAR_NAMES) large[depth] = new Set(names.slice(from));
+        }
         expectKey = false;
       }
       i = end + 1;
       continue;
     }
     if (c === OPEN_OBJECT || c === OPEN_ARRAY) {
-      if (open.length >= maxNesting) return { code: "NestingTooDeep", detail: `nested more than ${maxNesting} levels deep` };
-      open.push(c === OPEN_OBJECT ? new Set() : null);
+      if (starts.length >= maxNesting) return { code: "NestingTooDeep", detail: `nested more than ${maxNesting} levels deep` };
+      starts.push(c === OPEN_OBJECT ? names.length : -1);
+      large.push(null);
       expectKey = c === OPEN_OBJECT;
     } else if (c === CLOSE_OBJECT || c === CLOSE_ARRAY) {
-      open.pop();
+      const from = starts.pop() as number;
+      large.pop();
+      if (from >= 0) names.length = from;
       expectKey = false;
     } else if (c === COMMA) {
-      expectKey = open.length > 0 && open[open.length - 1] !== null;
+      expectKey = starts.length > 0 && (starts[starts.length - 1] as number) >= 0;
     }
     i += 1;
   }
   return null;
+}
+
+function duplicate(key: string): ShapeProblem {
+  return { code: "DuplicateKey", detail: `the name ${JSON.stringify(key)} appears twice in one object` };
 }
 
 /** The index of the quote that ends the string whose content starts at `from`. */

@@ -15,19 +15,22 @@ import { redactText } from "./redact.ts";
 export const EVENT_SCHEMA_VERSION = 1;
 
 export type Decision = "forward" | "deny" | "pending";
-export type CallStatus = "ok" | "error" | "denied" | "server_unavailable" | "cancelled" | "no_response";
+export type CallStatus = "ok" | "error" | "denied" | "server_unavailable" | "cancelled" | "no_response" | "input_required";
 
 export type EventFields = {
   run_start: {
     started_at: string;
     pid: number;
     server_command: string[];
+    /** A remote server's URL (origin and path): `shim --url`. */
+    server_url?: string;
     policy: string;
     version: string;
   };
   server_state: {
-    state: "running" | "failed_to_start" | "exited" | "terminated";
+    state: "running" | "failed_to_start" | "exited" | "terminated" | "closed";
     pid?: number;
+    url?: string;
     exit_code?: number | null;
     signal?: string | null;
     detail?: string;
@@ -46,6 +49,14 @@ export type EventFields = {
   method_decision: { request_id: string | number; method: string; name: string } & DecisionFields;
   /** A tools/prompts/resources list on its way to the agent: what the server sent, what the agent got. */
   list_result: { request_id: string | number; method: string; upstream_count: number; returned_count: number };
+  /** A tool (prompt, resource template) seen for the first time under this server's identity: its definition is pinned. */
+  definition_pinned: { kind: string; name: string; digest: string };
+  /** A served definition differs from its pin: hidden and refused (`hidden`), or `would_block` (development), or only `warned` (`pin: warn`). */
+  definition_changed: { kind: string; name: string; pinned_digest: string; served_digest: string; changed: string[]; findings: string[]; action: DefinitionAction };
+  /** A definition's poisoning findings: `hidden` (at or above the policy's severity, nobody accepted it), `would_block`, `warned` or `logged` (below it). */
+  definition_flagged: { kind: string; name: string; digest: string; severity: string; findings: Array<{ rule: string; severity: string; path: string }>; action: DefinitionAction | "logged" };
+  /** A person accepted a changed or flagged definition (`by`: elicitation, web, cli, slack); it is the pin now. */
+  definition_accepted: { kind: string; name: string; digest: string; by: string };
   tool_call_end: {
     call_id: string;
     tool: string;
@@ -64,6 +75,23 @@ export type EventFields = {
     raw_encoding: "utf8" | "hex";
     /** What the shim did for the sender: answered a request, or nothing. */
     answered_id?: string | number | null;
+  };
+  /**
+   * The secret scanner found credentials in a governed request's arguments or in the response on
+   * its way to the agent (docs/events.md#secrets_found): how many of each kind, never the values.
+   */
+  secrets_found: {
+    direction: "agent_to_server" | "server_to_agent";
+    request_id: string | number;
+    method: string;
+    call_id?: string;
+    tool?: string;
+    /** Every finding, by kind. */
+    found: Record<string, number>;
+    /** Those replaced in what the agent received (production, `action: redact`); arguments are never changed. */
+    redacted: Record<string, number>;
+    /** development: what production would have redacted was forwarded unchanged. */
+    would?: "WOULD_REDACT";
   };
   orphaned_request: {
     direction: "agent_to_server" | "server_to_agent";
@@ -100,6 +128,8 @@ export type EventFields = {
 };
 
 export type EventType = keyof EventFields;
+
+export type DefinitionAction = "hidden" | "would_block" | "warned";
 
 export type DecisionFields = {
   decision: Decision;

@@ -1,9 +1,15 @@
 import { capLabelValue, Counter, Gauge, Histogram, renderMetrics } from "./prometheus.ts";
+import { DROP_REASONS, type TracerStats } from "./tracing/tracer.ts";
 
 /** A server counts as active while its shim has been heard from within this window (3 heartbeats). */
 export const ACTIVE_SERVER_WINDOW_MS = 15_000;
 
-const SERVER_STATES = ["running", "failed_to_start", "exited", "terminated"] as const;
+/**
+ * A shim's MCP server: `starting` (the shim is up and about to start it), `running`, `exited` (it
+ * stopped, on its own with status 0 or because the shim stopped it), `failed` (it could not start,
+ * or died on its own with a non-zero status or a signal).
+ */
+export const SERVER_STATES = ["starting", "running", "exited", "failed"] as const;
 export type ServerState = (typeof SERVER_STATES)[number];
 
 /**
@@ -73,6 +79,37 @@ export const KNOWN_FRAMING_ERRORS: ReadonlySet<string> = new Set([
 
 const DIRECTIONS: ReadonlySet<string> = new Set(["agent_to_server", "server_to_agent"]);
 
+/**
+ * What a Slack call can fail with: the Web API errors the approvals use are named (others are
+ * bounded like method names), plus what ThoughtGate itself saw (no answer, an HTTP status, an
+ * answer that was not Slack's).
+ */
+export const KNOWN_SLACK_ERRORS: ReadonlySet<string> = new Set([
+  "unreachable",
+  "timeout",
+  "invalid_response",
+  "http_error",
+  "ratelimited",
+  "not_authed",
+  "invalid_auth",
+  "token_revoked",
+  "token_expired",
+  "account_inactive",
+  "missing_scope",
+  "channel_not_found",
+  "not_in_channel",
+  "is_archived",
+  "message_not_found",
+  "cant_update_message",
+  "internal_error",
+  "fatal_error",
+  "service_unavailable",
+  "link_disabled",
+  "socket_closed",
+]);
+export const SLACK_METHODS: ReadonlySet<string> = new Set(["chat.postMessage", "chat.update", "chat.postEphemeral", "reactions.get", "apps.connections.open", "socket_mode"]);
+const MAX_OTHER_SLACK_ERRORS = 20;
+
 /** At most `max` distinct values are admitted; the ones seen first keep their label. */
 class LabelBudget {
   private readonly admitted = new Set<string>();
@@ -106,6 +143,8 @@ export class GovernanceMetrics {
     [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.05],
   );
   readonly unauthorized = new Counter("thoughtgate_governance_unauthorized_total", "Calls refused for a missing or wrong secret");
+  readonly slackErrors = new Counter("thoughtgate_slack_errors_total", "Slack Web API calls and Socket Mode connections that failed, by method and error");
+  private readonly otherSlackErrors = new LabelBudget(MAX_OTHER_SLACK_ERRORS);
   private readonly servers = new LabelBudget(MAX_SERVERS);
   private readonly otherMethods = new Map<string, LabelBudget>();
   private readonly otherFramingErrors = new Map<string, LabelBudget>();
@@ -115,6 +154,16 @@ export class GovernanceMetrics {
     [...this.serverStates].flatMap(([serverId, current]) =>
       SERVER_STATES.map((state) => ({ labels: { server_id: serverId, state }, value: state === current ? 1 : 0 })),
     ),
+  );
+  /** The service's tracer, when it traces (docs/governance.md, "Traces"): what it exported and lost. */
+  private traceStats: () => TracerStats = () => ({ exported: 0, dropped: { queue_full: 0, export_failed: 0, shutdown: 0 } });
+  private readonly spansExported = new Counter("thoughtgate_trace_spans_exported_total", "Spans the OTLP exporter delivered (the service's and its shims')", () => [
+    { labels: {}, value: this.traceStats().exported },
+  ]);
+  private readonly spansDropped = new Counter(
+    "thoughtgate_trace_spans_dropped_total",
+    "Spans lost: queue_full (bounded queue), export_failed (collector down or refusing), shutdown (still queued at exit); a shim's own losses included",
+    () => DROP_REASONS.map((reason) => ({ labels: { reason }, value: this.traceStats().dropped[reason] })),
   );
   private readonly activeServers = new Gauge("thoughtgate_stdio_active_servers", "Servers whose shim was heard from recently", () => [
     { labels: {}, value: this.activeServerIds().length },
@@ -160,6 +209,16 @@ export class GovernanceMetrics {
     this.framingErrors.inc({ server_id: server, error_type: label }, count);
   }
 
+  /** One failed Slack call (`method`: the Web API method, or `socket_mode` for the WebSocket). */
+  countSlackError(method: string, error: string): void {
+    const errorLabel = this.otherSlackErrors.label(capLabelValue(error), KNOWN_SLACK_ERRORS);
+    this.slackErrors.inc({ method: SLACK_METHODS.has(method) ? method : OTHER_LABEL, error: errorLabel });
+  }
+
+  watchTracing(stats: () => TracerStats): void {
+    this.traceStats = stats;
+  }
+
   activeServerIds(): string[] {
     const since = this.now() - ACTIVE_SERVER_WINDOW_MS;
     return [...this.lastSeen].filter(([, at]) => at >= since).map(([id]) => id);
@@ -175,6 +234,9 @@ export class GovernanceMetrics {
       this.activeServers,
       this.cedarLatency,
       this.unauthorized,
+      this.slackErrors,
+      this.spansExported,
+      this.spansDropped,
     ]);
   }
 }

@@ -19,6 +19,16 @@ function capLabels(labels: Labels): Labels {
 
 type Series<T> = Map<string, { labels: Labels; value: T }>;
 
+/**
+ * A series' key: its labels as capped, in JSON (a count per decision must not pay for the
+ * exposition format's escaping, which happens when a scrape renders; JSON keeps any two label sets
+ * apart, whatever characters their values hold).
+ */
+function seriesKey(labels: Labels): string {
+  for (const name in labels) if ((labels[name] ?? "").length > MAX_LABEL_CHARS) return JSON.stringify(capLabels(labels));
+  return JSON.stringify(labels);
+}
+
 abstract class Metric<T> {
   protected readonly series: Series<T> = new Map();
 
@@ -29,11 +39,10 @@ abstract class Metric<T> {
   ) {}
 
   protected entry(given: Labels, initial: () => T): { labels: Labels; value: T } {
-    const labels = capLabels(given);
-    const key = labelText(labels);
+    const key = seriesKey(given);
     let found = this.series.get(key);
     if (!found) {
-      found = { labels, value: initial() };
+      found = { labels: capLabels(given), value: initial() };
       this.series.set(key, found);
     }
     return found;
@@ -47,7 +56,12 @@ abstract class Metric<T> {
 }
 
 export class Counter extends Metric<number> {
-  constructor(name: string, help: string) {
+  constructor(
+    name: string,
+    help: string,
+    /** Read at scrape time from a count kept elsewhere (it must only grow), instead of incremented. */
+    private readonly collect?: () => Array<{ labels: Labels; value: number }>,
+  ) {
     super(name, help, "counter");
   }
 
@@ -56,11 +70,12 @@ export class Counter extends Metric<number> {
   }
 
   get(labels: Labels = {}): number {
-    return this.series.get(labelText(capLabels(labels)))?.value ?? 0;
+    return this.series.get(seriesKey(labels))?.value ?? 0;
   }
 
   samples(): string[] {
-    return [...this.series.values()].map(({ labels, value }) => `${this.name}${labelText(labels)} ${value}`);
+    const values = this.collect ? this.collect() : [...this.series.values()];
+    return values.map(({ labels, value }) => `${this.name}${labelText(labels)} ${value}`);
   }
 }
 

@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import { parseTree, type ParseError } from "jsonc-parser";
 import { ThoughtGateError } from "../core/errors.ts";
 import { readMapFile, rewrite, type AgentContext, type AgentType, type ConfigFile, type ServerEntry, type ShimCommand } from "./adapters/index.ts";
 
@@ -88,14 +89,46 @@ function refuseUnseen(agent: AgentType, command: readonly string[], ctx: AgentCo
   };
   if (agent === "codex") {
     for (const [i, arg] of args.entries()) {
-      const value = arg === "-c" || arg === "--config" ? args[i + 1] : arg.startsWith("--config=") ? arg.slice("--config=".length) : undefined;
-      if (value?.trimStart().startsWith("mcp_servers")) refuse(`codex ${arg} ${value}`, "put the server in ~/.codex/config.toml or the project's .codex/config.toml");
+      const override = codexOverride(arg, args[i + 1]);
+      if (override && setsMcpServers(override.value)) refuse(`codex ${override.shown}`, "put the server in ~/.codex/config.toml or the project's .codex/config.toml");
     }
   }
   if (agent === "copilot" && args.some((arg) => arg === "--additional-mcp-config" || arg.startsWith("--additional-mcp-config="))) {
     refuse("copilot --additional-mcp-config", "put the servers in ~/.copilot/mcp-config.json or the project's .mcp.json");
   }
-  if (agent === "opencode" && /"mcp"\s*:/.test(ctx.env.OPENCODE_CONFIG_CONTENT ?? "")) {
-    refuse("OPENCODE_CONFIG_CONTENT with an mcp section", "put the servers in opencode.json (or a file named by OPENCODE_CONFIG)");
-  }
+  const content = agent === "opencode" ? ctx.env.OPENCODE_CONFIG_CONTENT : undefined;
+  const unseen = content === undefined ? null : opencodeContentServers(content, ctx.env);
+  if (unseen) refuse(`OPENCODE_CONFIG_CONTENT ${unseen}`, "put the servers in opencode.json (or a file named by OPENCODE_CONFIG)");
+}
+
+/**
+ * A codex config override in any spelling its option parser (clap) takes: `-c V`, `-cV`, `-c=V`,
+ * `--config V`, `--config=V`. `shown` is how it appeared on the command line.
+ */
+function codexOverride(arg: string, next: string | undefined): { value: string; shown: string } | null {
+  if ((arg === "-c" || arg === "--config") && next !== undefined) return { value: next, shown: `${arg} ${next}` };
+  if (arg.startsWith("--config=")) return { value: arg.slice("--config=".length), shown: arg };
+  if (arg.startsWith("-c") && !arg.startsWith("--")) return { value: arg.slice(2).replace(/^=/, ""), shown: arg };
+  return null;
+}
+
+/** `mcp_servers.x.command=…`, `mcp_servers={…}`: the key's first dotted part, spaces and quotes aside. */
+function setsMcpServers(override: string): boolean {
+  const key = override.split("=", 1)[0] ?? "";
+  return key.split(".", 1)[0]?.trim().replace(/^["']|["']$/g, "") === "mcp_servers";
+}
+
+/**
+ * Why opencode would load MCP servers from `$OPENCODE_CONFIG_CONTENT` that wrap cannot see, or null.
+ * Read as opencode reads it: `{env:VAR}` is replaced as raw text first (so a variable can carry a
+ * whole section), then the text is JSONC. A `{file:…}` wrap does not follow, and text that does not
+ * parse, are refused too: wrap cannot tell what they hold.
+ */
+function opencodeContentServers(content: string, env: NodeJS.ProcessEnv): string | null {
+  const text = content.replace(/\{env:([^}]+)\}/g, (_, name: string) => env[name] ?? "");
+  if (/\{file:[^}]+\}/.test(text)) return "reads a file ({file:…}) wrap does not follow";
+  const errors: ParseError[] = [];
+  const tree = parseTree(text, errors, { allowTrailingComma: true });
+  if (errors.length > 0 || tree?.type !== "object") return "does not parse as a JSON object, so wrap cannot tell which MCP servers it holds";
+  return (tree.children ?? []).some((property) => property.children?.[0]?.value === "mcp") ? "with an mcp section" : null;
 }

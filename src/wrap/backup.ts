@@ -9,8 +9,8 @@
 import { closeSync, fchmodSync, fsyncSync, unlinkSync } from "node:fs";
 import { dirname } from "node:path";
 import { bestEffort, messageOf, ThoughtGateError } from "../core/errors.ts";
-import { fsyncDirectory, keepOwner, writeAll } from "./atomic-write.ts";
-import { createExclusive, readOwnFile, readRegularFile } from "./safe-open.ts";
+import { fsyncDirectory, keepOwner, writeAll } from "../core/atomic-write.ts";
+import { createExclusive, readOwnFile, readRegularFile } from "../core/safe-open.ts";
 
 export function backupPathFor(configPath: string): string {
   return `${configPath}.thoughtgate-backup`;

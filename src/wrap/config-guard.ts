@@ -18,14 +18,14 @@ import type { JSONPath } from "jsonc-parser";
 import { bestEffort, messageOf, ThoughtGateError } from "../core/errors.ts";
 import { log } from "../core/log.ts";
 import { journalPath } from "../core/paths.ts";
-import { writeFileAtomic } from "./atomic-write.ts";
+import { writeFileAtomic } from "../core/atomic-write.ts";
 import { backupPathFor, createBackup, readBackup, removeBackup } from "./backup.ts";
 import { realConfigPath } from "./config-path.ts";
 import { findRecord, patchRecord, putRecord, removeRecord } from "./journal.ts";
 import { acquireLock, lockPathFor, type FileLock } from "./lock.ts";
 import { ownProcessStartId, isSameProcessRunning } from "./process-identity.ts";
 import { manualRestoreHint, putBack, sha256OfBytes, type PutBackKind } from "./put-back.ts";
-import { kindOf, lstatOrThrow, readOwnFile, refusal } from "./safe-open.ts";
+import { kindOf, lstatOrThrow, readOwnFile, refusal } from "../core/safe-open.ts";
 
 export type ConfigGuardOptions = {
   /** The config as discovered; a symlink is resolved to its real file (`configPath` is that). */

@@ -14,8 +14,11 @@ export type CoverageOptions = {
  * Before the agent starts: would it run ungoverned without the user knowing? A file the user named
  * (`--config-path`) that cannot be used is an error, like a policy file that was asked for. A file
  * the agent reads that wrap cannot edit safely (it does not parse, it is a FIFO, …) would leave its
- * servers ungoverned: an error. No server to govern at all: an error. The last two are allowed
- * with `--allow-ungoverned`, which returns one warning line to print instead. Throws a CONFIG error
+ * servers ungoverned: an error. A remote server the agent will connect to that wrap cannot govern
+ * (the old HTTP+SSE transport, an agent whose remote entries wrap does not rewrite) is the same:
+ * the agent would reach it around the shim, so it is an error, named. No server to govern at all:
+ * an error. These are allowed with `--allow-ungoverned`, which returns one warning line to print
+ * instead. Throws a CONFIG error
  * whose one line names the file and the reason; the agent is then never started.
  */
 export function checkCoverage(files: readonly ConfigFile[], options: CoverageOptions): string | null {
@@ -29,6 +32,9 @@ export function checkCoverage(files: readonly ConfigFile[], options: CoverageOpt
   const governed = files.flatMap((file) => file.entries).filter((entry) => entry.governed);
   const reasons: string[] = [];
   for (const file of unusable) reasons.push(`${file.path} ${file.problems[0]}: its MCP servers would run ungoverned`);
+  // A server the config turns off is not reached; one shadowed by another scope's entry neither.
+  const remote = files.flatMap((file) => file.entries).filter((entry) => entry.status === "remote" && entry.disabled === undefined && !entry.shadowedBy);
+  if (remote.length > 0) reasons.push(`the remote server${remote.length === 1 ? "" : "s"} ${remote.map((entry) => `"${entry.name}"`).join(", ")} would run ungoverned (see the table above)`);
   if (governed.length === 0) reasons.push(`no MCP server of ${options.agent} can be governed (see the table above)`);
   if (reasons.length === 0) return null;
   if (options.allowUngoverned) return `thoughtgate: warning: --allow-ungoverned: ${reasons.join("; ")}`;

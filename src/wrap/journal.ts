@@ -11,9 +11,9 @@ import { dirname } from "node:path";
 import * as v from "valibot";
 import { messageOf, ThoughtGateError } from "../core/errors.ts";
 import { journalPath } from "../core/paths.ts";
-import { fsyncDirectory, writeFileAtomic } from "./atomic-write.ts";
+import { fsyncDirectory, writeFileAtomic } from "../core/atomic-write.ts";
 import { acquireLock } from "./lock.ts";
-import { readOwnFile } from "./safe-open.ts";
+import { readOwnFile } from "../core/safe-open.ts";
 
 /** Wait this long for another wrap's journal update (they take milliseconds) before giving up. */
 const JOURNAL_LOCK_WAIT_MS = 5_000;

@@ -14,7 +14,7 @@ import { dlopen, FFIType, read, type Pointer } from "bun:ffi";
 import { closeSync, constants, fstatSync, ftruncateSync, lstatSync, readSync, unlinkSync, writeSync } from "node:fs";
 import { bestEffort, messageOf, ThoughtGateError } from "../core/errors.ts";
 import { log } from "../core/log.ts";
-import { openOwnFile } from "./safe-open.ts";
+import { openOwnFile } from "../core/safe-open.ts";
 
 // Same values in Linux and macOS <sys/file.h>.
 const LOCK_EX = 2;

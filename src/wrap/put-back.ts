@@ -7,11 +7,11 @@
 import type { JSONPath } from "jsonc-parser";
 import { messageOf } from "../core/errors.ts";
 import { log } from "../core/log.ts";
-import { writeFileAtomic } from "./atomic-write.ts";
+import { writeFileAtomic } from "../core/atomic-write.ts";
 import { readBackup, removeBackup } from "./backup.ts";
 import { formatOf } from "./formats/index.ts";
 import { removeRecord, type JournalRecord } from "./journal.ts";
-import { readOwnFile } from "./safe-open.ts";
+import { readOwnFile } from "../core/safe-open.ts";
 
 export type PutBackKind =
   /** The file was still what wrap wrote (or was deleted): the backup's bytes go back exactly. */

@@ -1,6 +1,7 @@
 import { existsSync, mkdirSync, openSync, readFileSync, readSync, closeSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { stateDir } from "../core/paths.ts";
+import { SESSION_GRANT_PREFIX } from "../governance/session-grants.ts";
 
 /**
  * One place for a wrap session's record: every shim of the session appends its events to
@@ -20,6 +21,8 @@ export type SessionSummary = {
   denied: number;
   /** Approved by a person: on the approvals page, with `thoughtgate approve`, through the agent's own prompt. */
   approved: number;
+  /** Let through by a person's "allow for this session" of an earlier call (`approved_by: session_grant:<task>`). */
+  sessionGranted: number;
   /** Let through by a rule of the workflow, not a person: `on_timeout: approve`, a default action. */
   approvedUnasked: number;
   autoApproved: number;
@@ -29,12 +32,14 @@ export type SessionSummary = {
   eventsDropped: number;
   /** Shims that were gone without writing their `run_end` (wrap wrote it for them). */
   shimsKilled: number;
+  /** Definitions seen for the first time (pinned now), changed since pinned, flagged, accepted by a person. */
+  definitions: { pinned: number; changed: number; flagged: number; accepted: number };
 };
 
 export type Event = Record<string, unknown>;
 
 /** The channels through which a person decides; anything else that approved was a rule. */
-const PERSON_CHANNELS: ReadonlySet<string> = new Set(["web", "cli", "elicitation", "slack", "terminal"]);
+const PERSON_CHANNELS: ReadonlySet<string> = new Set(["web", "cli", "elicitation", "desktop", "slack", "terminal"]);
 
 export function readEvents(path: string): Event[] {
   if (!existsSync(path)) return [];
@@ -57,6 +62,7 @@ export function summarize(events: Event[]): SessionSummary {
     forwarded: 0,
     denied: 0,
     approved: 0,
+    sessionGranted: 0,
     approvedUnasked: 0,
     autoApproved: 0,
     wouldBlock: 0,
@@ -64,16 +70,30 @@ export function summarize(events: Event[]): SessionSummary {
     smugglingAttempts: 0,
     eventsDropped: 0,
     shimsKilled: 0,
+    definitions: { pinned: 0, changed: 0, flagged: 0, accepted: 0 },
+  };
+  // Each definition counts once per outcome, however many shims or lists saw it.
+  const seen = new Set<string>();
+  const once = (event: Event, what: keyof SessionSummary["definitions"]) => {
+    const key = `${what}\u0000${String(event.server_id)}\u0000${String(event.kind)}\u0000${String(event.name)}\u0000${String(event.served_digest ?? event.digest)}`;
+    if (seen.has(key)) return;
+    seen.add(key);
+    summary.definitions[what] += 1;
   };
   for (const event of events) {
     if (event.type === "run_start") summary.servers += 1;
     else if (event.type === "tool_call_start") summary.calls += 1;
+    else if (event.type === "definition_pinned") once(event, "pinned");
+    else if (event.type === "definition_changed") once(event, "changed");
+    else if (event.type === "definition_flagged" && event.action !== "logged") once(event, "flagged");
+    else if (event.type === "definition_accepted") once(event, "accepted");
     else if (event.type === "tool_call_decision") {
       if (event.decision === "deny") summary.denied += 1;
       if (event.decision !== "forward") continue;
       summary.forwarded += 1;
       if (typeof event.approved_by === "string") {
         if (PERSON_CHANNELS.has(event.approved_by)) summary.approved += 1;
+        else if (event.approved_by.startsWith(SESSION_GRANT_PREFIX)) summary.sessionGranted += 1;
         else summary.approvedUnasked += 1;
       }
       if (event.auto_approved) summary.autoApproved += 1;
@@ -93,10 +113,14 @@ export function renderSummary(summary: SessionSummary, eventsPath: string): stri
   const lines = [
     `thoughtgate: session summary (${summary.servers} server${summary.servers === 1 ? "" : "s"} governed)`,
     `  tool calls   ${summary.calls}`,
-    `  forwarded    ${summary.forwarded}${summary.approved ? ` (${summary.approved} approved by a person)` : ""}${summary.approvedUnasked ? ` (${summary.approvedUnasked} let through by a workflow rule, no person: on_timeout approve)` : ""}${summary.autoApproved ? ` (${summary.autoApproved} auto-approved: development)` : ""}`,
+    `  forwarded    ${summary.forwarded}${summary.approved ? ` (${summary.approved} approved by a person)` : ""}${summary.sessionGranted ? ` (${summary.sessionGranted} allowed for the session by a person's earlier approval)` : ""}${summary.approvedUnasked ? ` (${summary.approvedUnasked} let through by a workflow rule, no person: on_timeout approve)` : ""}${summary.autoApproved ? ` (${summary.autoApproved} auto-approved: development)` : ""}`,
     `  denied       ${summary.denied}`,
   ];
   if (summary.wouldBlock) lines.push(`  would block  ${summary.wouldBlock} (development profile: forwarded anyway)`);
+  const d = summary.definitions;
+  if (d.pinned || d.changed || d.flagged || d.accepted) {
+    lines.push(`  definitions  ${d.pinned} newly pinned, ${d.changed} changed, ${d.flagged} flagged, ${d.accepted} accepted by a person${d.changed + d.flagged > d.accepted ? " (`thoughtgate pins list` shows what still waits)" : ""}`);
+  }
   lines.push(`  framing      ${summary.framingErrors} error${summary.framingErrors === 1 ? "" : "s"}${summary.smugglingAttempts ? `, ${summary.smugglingAttempts} smuggling attempt(s)` : ""}`);
   if (summary.eventsDropped) lines.push(`  (${summary.eventsDropped} audit events were lost: writing the record failed)`);
   if (summary.shimsKilled) lines.push(`  (${summary.shimsKilled} shim(s) were killed by the agent before they could finish; their run_end was written by wrap)`);

@@ -1,26 +1,33 @@
-import { realpathSync, rmSync, writeFileSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { rmSync, writeFileSync } from "node:fs";
+import { basename, join, resolve } from "node:path";
 import { homedir } from "node:os";
 import { createTwoFilesPatch } from "diff";
 import type { JSONPath } from "jsonc-parser";
-import { messageOf, ThoughtGateError, usageError } from "../core/errors.ts";
+import { bestEffort, messageOf, ThoughtGateError, usageError } from "../core/errors.ts";
 import { log } from "../core/log.ts";
 import type { Profile } from "../core/profile.ts";
 import { APPROVAL_KEY_ENV, ENDPOINT_ENV } from "../governance/env.ts";
+import { desktopTool } from "../governance/desktop-notifier.ts";
 import { EngineHolder } from "../governance/engine-holder.ts";
 import { publishService } from "../governance/service-descriptor.ts";
-import { newSecret, startGovernanceService, type GovernanceService } from "../governance/service.ts";
+import { newSecret, startGovernanceService, userAtHost, type GovernanceService } from "../governance/service.ts";
+import { startServiceTracer } from "../governance/tracing.ts";
+import { remoteShimArgs } from "./remote-entry.ts";
 import { AGENT_TYPES, detectAgent, discover, isVsCodeInsiders, projectDir, renderCoverage, rewrite, type AgentContext, type AgentType, type ConfigFile, type ServerEntry, type ShimCommand } from "./adapters/index.ts";
 import { ConfigGuard, restoreAllGuards } from "./config-guard.ts";
 import { realConfigPath } from "./config-path.ts";
 import { lockedError, lockPathFor, tryLock } from "./lock.ts";
 import { runAgent } from "./agent-process.ts";
+import { agentCanAsk } from "./agent-modes.ts";
 import { commandLineConfigs, type CommandLineConfigs } from "./agent-args.ts";
 import { checkCoverage } from "./coverage-gate.ts";
 import { drainShims } from "./drain.ts";
 import { ownProcessStartId } from "./process-identity.ts";
 import { repairStale } from "./repair.ts";
 import { createSessionDir, describeDecision, followEvents, readEvents, renderSummary, summarize } from "./session-record.ts";
+import { recordSessionBinary } from "./session-info.ts";
+import { pinsSummary } from "./pins-summary.ts";
+import { shimBinary } from "./shim-path.ts";
 
 /** How long shims get to drain after the agent exits. */
 const SHIM_DRAIN_MS = 10_000;
@@ -90,9 +97,8 @@ async function governAndRun(options: WrapOptions, agent: AgentType, ctx: AgentCo
   if (warning) options.say(warning);
   const toRewrite = files.filter((file) => file.entries.some((entry) => entry.governed));
 
-  const binary = realpathSync(process.execPath);
   if (options.dryRun) {
-    const shimFor = shimCommand(binary, options.profile, "http://127.0.0.1:<port>", { secretFile: "<session dir>/secret", runId: "<run id>", events: "<session record>" });
+    const shimFor = shimCommand(shimBinary({ create: false }).path, options.profile, "http://127.0.0.1:<port>", { secretFile: "<session dir>/secret", runId: "<run id>", events: "<session record>" });
     const print = options.print ?? options.say;
     for (const file of [...toRewrite, ...given.files]) {
       const { text } = rewrite(file.text, file.entries, shimFor);
@@ -103,8 +109,13 @@ async function governAndRun(options: WrapOptions, agent: AgentType, ctx: AgentCo
   }
 
   const engines = await EngineHolder.load(options.policyFile);
+  // One trace per session: the service's span is the root its shims' spans hang under.
+  const tracer = await startServiceTracer(engines.policy, "wrap");
   const sessionSecret = newSecret();
   const cliKey = newSecret();
+  const runId = Bun.randomUUIDv7();
+  const canAsk = agentCanAsk(agent, options.command);
+  const desktop = desktopTool();
   const service = startGovernanceService({
     engine: () => engines.engine,
     profile: options.profile,
@@ -112,11 +123,19 @@ async function governAndRun(options: WrapOptions, agent: AgentType, ctx: AgentCo
     sessionSecret,
     pageKey: newSecret(),
     cliKey,
+    agentCanAsk: canAsk,
+    desktop,
+    alwaysAllow: async (task) =>
+      (await import("../governance/always-allow.ts")).alwaysAllow(task, { policy: () => engines.policy, reload: () => engines.reload(), env: process.env, cwd: process.cwd(), origin: `wrap session ${runId}`, now: () => new Date() }),
+    origin: `${basename(options.command[0] ?? "the agent")} under thoughtgate wrap on ${userAtHost()}`,
+    role: "wrap",
+    ...(tracer ? { tracer } : {}),
   });
   engines.watch();
   const cli = publishCliAccess(service.url, cliKey);
-  const runId = Bun.randomUUIDv7();
   const record = createSessionDir(runId);
+  // The shims run a pin of this binary, not the install's path (shim-path.ts: upgrades, npx caches).
+  const binary = recordSessionBinary(record.dir);
   // The shims' secret goes in the session directory (0600), not in the agent's config: a project
   // config (.mcp.json, .vscode/mcp.json) may be shared or committed while the session runs.
   const secretFile = join(record.dir, "secret");
@@ -126,12 +145,14 @@ async function governAndRun(options: WrapOptions, agent: AgentType, ctx: AgentCo
       `thoughtgate: policy ${engines.files.length > 0 ? engines.label : "embedded default (read-only tools forwarded, destructive tools need approval)"}, profile ${options.profile}`,
       `thoughtgate: governance service ${service.url}; approvals page (keep it private) ${service.approvalsUrl}`,
       cli.howTo,
+      ...(canAsk ? [] : [`thoughtgate: ${options.command[0] ? basename(options.command[0]) : agent} in this mode answers no approval prompt itself: approvals go to the page, thoughtgate approve${desktop ? " and a desktop notification" : ""}`]),
       `thoughtgate: session record ${record.events}`,
     ].join("\n"),
   );
 
   const guards: ConfigGuard[] = [];
-  const shimFor = shimCommand(binary, options.profile, service.url, { secretFile, runId, events: record.events });
+  const governedIds: string[] = [];
+  const shimFor = recordingIds(shimCommand(binary, options.profile, service.url, { secretFile, runId, events: record.events }), governedIds);
   const restoreEverything = () => {
     if (!options.restore) return;
     for (const result of restoreAllGuards()) {
@@ -141,6 +162,7 @@ async function governAndRun(options: WrapOptions, agent: AgentType, ctx: AgentCo
   const onExit = () => {
     restoreEverything();
     cli.unpublish();
+    bestEffort(() => rmSync(secretFile, { force: true }));
   };
   const onUncaught = (error: unknown) => {
     log.error(`unexpected error: ${messageOf(error)}; restoring configs`);
@@ -156,10 +178,14 @@ async function governAndRun(options: WrapOptions, agent: AgentType, ctx: AgentCo
     restoreEverything();
     await stop(service, engines);
     cli.unpublish();
+    rmSync(secretFile, { force: true });
     process.off("exit", onExit);
     process.off("uncaughtException", onUncaught);
     throw error;
   }
+
+  const pins = pinsSummary(governedIds, engines.engine);
+  if (pins) options.say(pins);
 
   const follower = options.showDecisions
     ? followEvents(record.events, (event) => {
@@ -231,12 +257,27 @@ function shimCommand(binary: string, profile: Profile, endpoint: string, session
     const seen = ids.get(base) ?? 0;
     ids.set(base, seen + 1);
     const serverId = seen === 0 ? base : `${base}@${entry.scope}`;
+    const common = ["shim", "--server-id", serverId, "--governance-endpoint", endpoint, "--governance-secret-file", session.secretFile, "--profile", profile, "--events", session.events];
+    if (entry.remote) {
+      const remote = remoteShimArgs(entry.remote);
+      return { command: binary, args: [...common, ...remote.args], env: { THOUGHTGATE_RUN_ID: session.runId, ...remote.env } };
+    }
     return {
       command: binary,
       // The original command and args exactly as written (unexpanded `${VAR}`s stay references).
-      args: ["shim", "--server-id", serverId, "--governance-endpoint", endpoint, "--governance-secret-file", session.secretFile, "--profile", profile, "--events", session.events, "--", entry.command ?? "", ...entry.args],
+      args: [...common, "--", entry.command ?? "", ...entry.args],
       env: { THOUGHTGATE_RUN_ID: session.runId },
     };
+  };
+}
+
+/** The server ids the rewritten entries got (for the pins summary). */
+function recordingIds(shimFor: (entry: ServerEntry) => ShimCommand, ids: string[]): (entry: ServerEntry) => ShimCommand {
+  return (entry) => {
+    const command = shimFor(entry);
+    const id = command.args[command.args.indexOf("--server-id") + 1];
+    if (id !== undefined && !ids.includes(id)) ids.push(id);
+    return command;
   };
 }
 

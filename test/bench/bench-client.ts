@@ -50,7 +50,12 @@ export class BenchClient {
   }
 
   /** One request, its response awaited; returns the round trip in ms. */
-  async roundTrip({ method, params }: Call): Promise<number> {
+  async roundTrip(call: Call): Promise<number> {
+    return (await this.exchange(call)).ms;
+  }
+
+  /** One request, its response awaited: the round trip in ms, and the response line. */
+  async exchange({ method, params }: Call): Promise<{ ms: number; reply: Uint8Array }> {
     const id = this.nextId++;
     const line = requestLine(id, method, JSON.stringify(params));
     const started = performance.now();
@@ -58,9 +63,9 @@ export class BenchClient {
     const flushed = this.proc.stdin.flush();
     if (flushed instanceof Promise) await flushed;
     const reply = await this.lines.next();
-    const elapsed = performance.now() - started;
+    const ms = performance.now() - started;
     expectResult(reply, id, id);
-    return elapsed;
+    return { ms, reply };
   }
 
   /**

@@ -6,7 +6,7 @@
  * on one server, and `MATCH_ALL.length` policies whose scopes match every request. The governed
  * sessions load the `CEDAR_PLAN.policies` set, so the service's memory includes its Cedar engine.
  *
- * `bun test/bench/cedar-eval.ts [--quick]` runs this part alone and prints its table.
+ * `bun run bench --only cedar` or `bun test/bench/cedar-eval.ts [--quick]` runs this part alone.
  */
 import { writeFileSync } from "node:fs";
 import { cpus, loadavg } from "node:os";
@@ -207,7 +207,8 @@ function fixedWork(): number {
   return sum;
 }
 
-if (import.meta.main) {
+/** `bun run bench --only cedar`, or `bun test/bench/cedar-eval.ts`: this part alone, with its own header. */
+export async function runCedarAlone(): Promise<void> {
   const { cedarRows } = await import("./rows.ts");
   using work = tempDir("thoughtgate-bench-cedar-");
   const loadAtStart = loadavg()[0] ?? 0;
@@ -228,6 +229,8 @@ if (import.meta.main) {
     ].join("\n"),
   );
 }
+
+if (import.meta.main) await runCedarAlone();
 
 export function cedarNotes(figures: CedarFigures): string[] {
   return figures.runs.map(

@@ -1,6 +1,6 @@
 /**
  * Governed `tools/call`: the bench server behind `thoughtgate shim` with a policy, decided by the
- * engine inside the shim (`--thoughtgate-config`) or by `thoughtgate serve` over loopback HTTP
+ * engine inside the shim (`--thoughtgate-config`) or by `thoughtgate serve` over the shim's channel (a loopback WebSocket)
  * (`--governance-endpoint`), next to the server reached directly. The policy forwards `echo` by
  * its first rule and denies what no rule takes, so every call answered with a result went through
  * the rules gate to `forward` (the client fails the run on any error response it checks). Its

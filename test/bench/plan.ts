@@ -6,14 +6,12 @@ import type { Call, Throughput } from "./bench-client.ts";
 import type { Memory } from "./report.ts";
 
 export const QUICK = process.argv.includes("--quick");
+/** `--only remote|governed|secrets`: run the one phase named (while working on it); the whole bench otherwise. */
+export const ONLY = process.argv.includes("--only") ? (process.argv[process.argv.indexOf("--only") + 1] ?? null) : null;
 export const PLAN = QUICK
   ? { warmup: 200, iterations: 1_000, blocks: 10, pipelined: 10_000, throughputRounds: 2, spawns: 5, versionRuns: 10 }
   : { warmup: 1_000, iterations: 5_000, blocks: 25, pipelined: 50_000, throughputRounds: 3, spawns: 20, versionRuns: 20 };
-/**
- * Pipelined calls per round in the governed sessions (the rest of their plan is `PLAN`'s): a call
- * decided by the service is an HTTP request, ~12,000/s on 2 cores, so 3 × 50,000 would take
- * longer than the rest of the bench.
- */
+/** Pipelined calls per round in the governed sessions (the rest of their plan is `PLAN`'s). */
 export const GOVERNED_PIPELINED = QUICK ? 4_000 : 20_000;
 /**
  * Cedar alone: evaluations timed one by one in the bench process, after a warm-up, at each size,
@@ -50,6 +48,15 @@ export const WRAP_PLAN = QUICK ? { launches: 7, rewrites: 20 } : { launches: 15,
  * each (in turn across configurations), each session warming up first.
  */
 export const ARBITER_PLAN = QUICK ? { decisions: 2_000, blocks: 4, warmup: 200 } : { decisions: 10_000, blocks: 10, warmup: 300 };
+/**
+ * Secret scanning (secrets.ts): sequential round trips per configuration, in blocks, for a small
+ * result and for each kind of 10 MiB result, after a warm-up.
+ */
+export const SECRETS_PLAN = QUICK
+  ? { small: 1_000, big: 10, blocks: 5, warmupSmall: 200, warmupBig: 2 }
+  : { small: 5_000, big: 40, blocks: 10, warmupSmall: 1_000, warmupBig: 3 };
+/** The line size of the big results: the largest the shim accepts (its 10 MiB cap), less the newline. */
+export const BIG_RESULT_BYTES = 10 * 1024 * 1024 - 1;
 export const CONCURRENT_PROXIES = 5;
 /** Pipelined calls each proxy carries before its memory is read: a warm, working proxy, not an idle one. */
 export const MEMORY_WARMUP_CALLS = 2_000;
@@ -68,6 +75,13 @@ export const TARGET = { addedP50Ms: 0.15, addedP99Ms: 1, throughputVsRelay: 0.85
 export const GOVERNANCE_TARGET = { addedP99Ms: 1, cedarP99Ms: 0.2, cedarP99GrowthAt5000: 2, serviceRssKb: 80 * 1024 };
 /** The wrap issue's targets: command → agent launched, added to launching it directly; rewriting a 1 MB `~/.claude.json`. */
 export const WRAP_TARGET = { addedLaunchMs: 150, rewriteMs: 20 };
+/**
+ * Secret scanning's targets: a small result stays within the shim's own target (TARGET, added to
+ * direct); a 10 MiB result costs the shim at most this much more CPU time with scanning on than
+ * off (no figure in the specification: 2.5 ms per MiB, less than half of what the shim already
+ * spends reading and validating such a line).
+ */
+export const SECRETS_TARGET = { bigAddedCpuMs: 25 };
 /** The arbiter issue's target: what `thoughtgate arbiter` adds to a decision's p99 over the echo decider. */
 export const ARBITER_TARGET = { addedP99Ms: 1 };
 
@@ -76,12 +90,15 @@ export const INITIALIZE: Call = {
   params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "thoughtgate-bench", version: "1.0.0" } },
 };
 export const PING: Call = { method: "ping", params: {} };
+export const TOOLS_LIST: Call = { method: "tools/list", params: {} };
+/** The pinning phase's list: as many tools as a filesystem or GitHub server serves. */
+export const PINS_TOOL_COUNT = 40;
 export const ECHO_CALL: Call = {
   method: "tools/call",
   params: { name: "echo", arguments: { message: "hello from the benchmark", count: 3 } },
 };
 
-export type ConfigName = "direct" | "relay" | "shim" | "shim+events" | "shim+engine" | "shim+service";
+export type ConfigName = "direct" | "relay" | "shim" | "shim+events" | "shim+engine" | "shim+service" | "shim --url" | "shim, pin: off" | "shim, pin: strict";
 /** `tag` names the event file of a `--events` run; `env` is added to the bench's child environment. */
 export type Config = { name: ConfigName; command: (tag: string) => string[]; env?: Record<string, string> };
 export type SessionFigures = { ping: number[]; call: number[]; windowed: Throughput[]; unbounded: Throughput[] };

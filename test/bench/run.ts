@@ -4,8 +4,9 @@
  * nothing (the floor any stdio proxy built on Bun pays); then what governing a call costs, with
  * the engine in the shim and in `thoughtgate serve`, and one Cedar evaluation alone; then what
  * `thoughtgate wrap` adds before the agent runs, and what rewriting a 1 MB `~/.claude.json` takes;
- * and how long `thoughtgate arbiter` makes a codecli wait for a decision.
- * Prints the machine and the tables to stdout, progress to stderr. Pipes, and loopback HTTP
+ * how long `thoughtgate arbiter` makes a codecli wait for a decision; and what secret scanning adds
+ * to a result's round trip (`--only remote|governed|secrets` runs that phase alone).
+ * Prints the machine and the tables to stdout, progress to stderr. Pipes, and loopback HTTP and WebSocket
  * between the shim and the governance service only; every process it starts is reaped.
  */
 import { readFileSync, realpathSync, statSync } from "node:fs";
@@ -13,17 +14,23 @@ import { cpus, loadavg, release } from "node:os";
 import { join } from "node:path";
 import { BINARY, ROOT, processesWith, requireBinary, tempDir } from "../support/harness.ts";
 import { measureArbiter } from "./arbiter.ts";
-import { cedarNotes, measureCedar, writePolicySet, type CedarFigures } from "./cedar-eval.ts";
+import { cedarNotes, measureCedar, runCedarAlone, writePolicySet, type CedarFigures } from "./cedar-eval.ts";
 import { measureGoverned, type GovernedFigures } from "./governed.ts";
 import { measureMemory, measureSessions, measureStartup, wallTimes } from "./measure.ts";
 import { measureWrapLaunch } from "./wrap-launch.ts";
+import { measureRemote } from "./remote.ts";
+import { measurePins, type PinsFigures } from "./pins.ts";
 import { measureRewrite } from "./wrap-rewrite.ts";
+import { measureSecrets, secretsRows } from "./secrets.ts";
+import { measureScanner, scannerRows, type ScannerFigures } from "./secret-scan.ts";
 import {
   ARBITER_PLAN,
   CEDAR_PLAN,
   CONCURRENT_PROXIES,
   GOVERNANCE_TARGET,
   GOVERNED_PIPELINED,
+  ONLY,
+  PINS_TOOL_COUNT,
   PIPELINE_WINDOW,
   PLAN,
   QUICK,
@@ -35,6 +42,7 @@ import {
   type SessionFigures,
 } from "./plan.ts";
 import { median, progress, renderTable, type Row } from "./report.ts";
+import { measureFramingChecks, renderFramingChecks } from "./framing-checks.ts";
 import { arbiterRows, binaryRows, cedarRows, latencyRows, memoryRows, serviceMemoryRows, startupRows, throughputRows, wrapRows } from "./rows.ts";
 
 function configurations(server: string[], relay: string, eventsDir: string): Config[] {
@@ -104,6 +112,22 @@ function governanceRows(governed: GovernedFigures, cedar: CedarFigures, relayIdl
   ];
 }
 
+function pinsSection(figures: PinsFigures): string {
+  return [
+    "## Pinned definitions",
+    "",
+    `- server: \`bun test/bench/bench-server.ts --tools ${PINS_TOOL_COUNT}\` (a ${PINS_TOOL_COUNT}-tool list); shims: \`thoughtgate shim --server-id bench --events none --thoughtgate-config FILE\` with \`pins: { mode: off }\` and \`{ mode: strict }\` (each list compared with the pins, digests of the ${PINS_TOOL_COUNT} definitions, the poisoning checks for what is new)`,
+    `- plan: ${count(PLAN.iterations)} sequential tools/list and as many tools/call per configuration after ${count(PLAN.warmup)} of each, in ${PLAN.blocks} interleaved blocks`,
+    "",
+    renderTable([
+      ...latencyRows("tools/list round trip p50", figures.list, 0.5, null),
+      ...latencyRows("tools/list round trip p99", figures.list, 0.99, null),
+      ...latencyRows("tools/call round trip p50", figures.call, 0.5, null),
+      ...latencyRows("tools/call round trip p99", figures.call, 0.99, null),
+    ]),
+  ].join("\n");
+}
+
 function count(value: number): string {
   return value.toLocaleString("en-US");
 }
@@ -115,6 +139,32 @@ function childEnv(): Record<string, string> {
     if (value !== undefined && !key.startsWith("THOUGHTGATE_")) env[key] = value;
   }
   return env;
+}
+
+const SECRETS_NOTE =
+  "- tools/call through `thoughtgate shim --server-id bench --events none --thoughtgate-config FILE`, FILE `secrets: {scan: off}` (scan off) or nothing but `schema: 1` (scan on, the default); the 10 MiB results are `blob`'s text (source code and prose, the largest line the shim accepts), once without credentials and once with 480 fake ones (a GitHub token, a .env password, a database URL every 64 KiB), which the scanning shim redacts (checked after timing); one session per configuration, interleaved in blocks; the shims' CPU time per call is read from /proc around every block (judged: it does not grow when other processes compete for the cores, round trips do); the scanner alone is timed by its CPU time in the bench process";
+
+function secretsSection(figures: Awaited<ReturnType<typeof measureSecrets>>, scanner: ScannerFigures): string[] {
+  return ["## Secret scanning", "", SECRETS_NOTE, "", renderTable(secretsRows(figures)), "", renderTable(scannerRows(scanner))];
+}
+
+/** `--only secrets`: the secret scanning phase alone, for working on it. */
+async function onlySecrets(): Promise<void> {
+  requireBinary();
+  const loadAtStart = loadavg()[0] ?? 0;
+  using work = tempDir("thoughtgate-bench-");
+  const runId = Bun.randomUUIDv7();
+  const server = [process.execPath, join(import.meta.dir, "bench-server.ts"), `--bench-run=${runId}`];
+  const figures = await measureSecrets(server, work.path, runId, childEnv());
+  const scanner = measureScanner();
+  const leftovers = processesWith(runId);
+  for (const pid of leftovers) process.kill(pid, "SIGKILL");
+  const cpu = cpus();
+  const machine = `${cpu.length} cores (${cpu[0]?.model.trim() ?? "unknown CPU"}), Linux ${release()}, bun ${Bun.version}`;
+  const load = `1-minute load average ${loadAtStart.toFixed(2)} at the start, ${(loadavg()[0] ?? 0).toFixed(2)} at the end`;
+  const header = [`# thoughtgate shim benchmark: secret scanning only${QUICK ? " (--quick)" : ""}`, "", `- date: ${new Date().toISOString()}`, `- machine: ${machine}; ${load}`, `- binary: dist/thoughtgate from ${sourceRevision()}`];
+  console.log([...header, "", ...secretsSection(figures, scanner)].join("\n"));
+  if (leftovers.length > 0) process.exitCode = 1;
 }
 
 async function main(): Promise<void> {
@@ -139,6 +189,38 @@ async function main(): Promise<void> {
   const machine = `${cpu.length} cores (${cpu[0]?.model.trim() ?? "unknown CPU"}), Linux ${release()}, bun ${Bun.version}, ${version}`;
   progress(`${machine}${QUICK ? " (quick run)" : ""}`);
 
+  const pins = ONLY === null || ONLY === "pins" ? pinsSection(await measurePins(server, work.path, runId, env)) : "";
+  if (ONLY === "pins") {
+    console.log([`# thoughtgate shim benchmark, pinning phase only${QUICK ? " (--quick)" : ""}`, "", `- machine: ${machine}`, "", pins].join("\n"));
+    return;
+  }
+
+  const remote = ONLY === null || ONLY === "remote" ? await measureRemote(marker, env) : new Map<ConfigName, number[]>();
+  const remoteSection = (): string => [
+    "## Remote servers (`shim --url`)",
+    "",
+    `- server: \`bun test/bench/bench-server.ts --http\` (Streamable HTTP on loopback, one JSON body per answer, no session); direct: the bench POSTs each tools/call itself (keep-alive \`fetch\`, the headers the shim sends); shim --url: \`thoughtgate shim --server-id bench --events none --url URL\` on stdio, the bench client writing its lines`,
+    `- plan: ${count(PLAN.iterations)} sequential tools/call per figure after ${count(PLAN.warmup)} warm-up, in ${PLAN.blocks} interleaved blocks`,
+    "",
+    renderTable([...latencyRows("tools/call round trip p50", remote, 0.5, null), ...latencyRows("tools/call round trip p99", remote, 0.99, null)]),
+  ].join("\n");
+  if (ONLY === "remote") {
+    console.log([`# thoughtgate shim benchmark, remote phase only${QUICK ? " (--quick)" : ""}`, "", `- machine: ${machine}`, "", remoteSection()].join("\n"));
+    return;
+  }
+
+  if (ONLY === "governed") {
+    const governed = await measureGoverned(server, work.path, runId, writePolicySet(work.path), env);
+    const calls = pick(governed.sessions, "call");
+    const rows = [
+      ...latencyRows("governed tools/call round trip p50", calls, 0.5, null),
+      ...latencyRows("governed tools/call round trip p99", calls, 0.99, GOVERNANCE_TARGET.addedP99Ms),
+      ...throughputRows(`governed pipelined tools/call, ≤ ${PIPELINE_WINDOW} in flight`, pickRuns(governed.sessions, "windowed"), "direct", null),
+    ];
+    console.log([`# thoughtgate shim benchmark, governed phase only${QUICK ? " (--quick)" : ""}`, "", `- machine: ${machine}`, "", renderTable(rows)].join("\n"));
+    return;
+  }
+
   const sessions = await measureSessions(configs, env);
   const events = eventsWritten(eventsPath(work.path, "session"));
 
@@ -162,7 +244,12 @@ async function main(): Promise<void> {
 
   const arbiter = await measureArbiter(work.path, decider, marker, env);
 
+  progress("framing checks: validateLine and its duplicate-key/nesting scan, in the bench process");
+  const framing = measureFramingChecks(QUICK);
+
   const governed = await measureGoverned(server, work.path, runId, writePolicySet(work.path), env);
+  const secrets = await measureSecrets(server, work.path, runId, env);
+  const scanner = measureScanner();
   // Last: it loads Cedar's wasm into the bench process itself.
   const cedar = await measureCedar(work.path);
 
@@ -211,13 +298,15 @@ async function main(): Promise<void> {
       "",
       "## Governance",
       "",
-      `- governed sessions: a policy file whose first rule, \`ok\`, forwards \`echo\`, whose second sends every other tool to the ${CEDAR_PLAN.policies} Cedar policies below (so the engine loads them), and whose default denies; shim+engine: \`thoughtgate shim --server-id bench --thoughtgate-config FILE\` (the engine in the shim); shim+service: \`thoughtgate shim --server-id bench --governance-endpoint URL\` asking \`thoughtgate serve --thoughtgate-config FILE\` over loopback HTTP`,
+      `- governed sessions: a policy file whose first rule, \`ok\`, forwards \`echo\`, whose second sends every other tool to the ${CEDAR_PLAN.policies} Cedar policies below (so the engine loads them), and whose default denies; shim+engine: \`thoughtgate shim --server-id bench --thoughtgate-config FILE\` (the engine in the shim); shim+service: \`thoughtgate shim --server-id bench --governance-endpoint URL\` asking \`thoughtgate serve --thoughtgate-config FILE\` over its channel (one loopback WebSocket per shim)`,
       `- plan: ${count(PLAN.iterations)} sequential tools/call per latency figure after ${count(PLAN.warmup)} warm-up, in ${PLAN.blocks} interleaved blocks; median of ${PLAN.throughputRounds} × ${count(GOVERNED_PIPELINED)} pipelined tools/call with at most ${PIPELINE_WINDOW} unanswered; Cedar: \`CedarPolicies.evaluate\` in the bench process, against the request's slice and against the whole set in ${CEDAR_PLAN.blocks} interleaved blocks after ${count(CEDAR_PLAN.warmup)} warm-up, ${CEDAR_PLAN.sizes.map((size) => `${count(size.evaluations)} and ${count(size.fullEvaluations)} evaluations at ${count(size.policies)} policies`).join(", ")}; service RSS is VmRSS, its baseline the relay's idle RSS`,
       "",
       renderTable(governance),
       "",
       `- service decisions (its /metrics): ${decisions}`,
       ...cedarNotes(cedar),
+      "",
+      ...secretsSection(secrets, scanner),
       "",
       "## Wrap",
       "",
@@ -228,6 +317,10 @@ async function main(): Promise<void> {
       "",
       `- configs after ${launch.runs} wrap runs: byte-identical to the originals, no backup or lock left (checked after each run)`,
       "",
+      remoteSection(),
+      "",
+      pins,
+      "",
       "## Arbiter",
       "",
       "- child: `bun test/bench/arbiter-codecli.ts`, a codecli that prints a line of output and then a `tool.request` (`requires_policy: true`) per step and times, on its own clock, from handing the request to its stdout to reading the matching `policy.decision` on its stdin",
@@ -236,6 +329,12 @@ async function main(): Promise<void> {
       "",
       renderTable(arbiterRows(arbiter)),
       "",
+      "## Framing checks",
+      "",
+      "- what each line's validation costs in the shim (src/stdio/validate-line.ts: UTF-8, JSON.parse, JSON-RPC shape) and how much of it is the scan that refuses duplicate names and deep nesting (src/stdio/json-shape.ts); median of many runs in the bench process",
+      "",
+      ...renderFramingChecks(framing),
+      "",
       `- processes left behind: ${leftovers.length === 0 ? "none" : `${leftovers.length} (killed: ${leftovers.join(", ")})`}`,
       `- bench wall time: ${((performance.now() - started) / 1000).toFixed(1)} s`,
     ].join("\n"),
@@ -243,4 +342,7 @@ async function main(): Promise<void> {
   if (leftovers.length > 0) process.exitCode = 1;
 }
 
-await main();
+if (ONLY === "secrets") await onlySecrets();
+else if (ONLY === "cedar") await runCedarAlone();
+else if (ONLY !== null && ONLY !== "remote" && ONLY !== "governed" && ONLY !== "pins") throw new Error(`--only ${ONLY}: the phases that run alone are remote, governed, pins, secrets and cedar`);
+else await main();

@@ -14,8 +14,16 @@ describe("thoughtgate.yaml schema", () => {
   test("a minimal file gets every default", () => {
     expect(parseConfig("schema: 1\n", {})).toEqual({
       ok: true,
-      config: { schema: 1, sources: [], governance: { defaults: { action: "forward" }, rules: [] }, approval: {} },
+      config: { schema: 1, sources: [], governance: { defaults: { action: "forward" }, rules: [] }, approval: {}, pins: { mode: "strict", block_severity: "high" } },
     });
+  });
+
+  test("pinning: per source and for every server, with a workflow that must exist", () => {
+    const parsed = parseConfig("schema: 1\nsources:\n  - { id: fs, pin: warn }\npins: { mode: off, block_severity: medium }\n", {});
+    expect(parsed.ok && parsed.config.sources[0]?.pin).toBe("warn");
+    expect(parsed.ok && parsed.config.pins).toEqual({ mode: "off", block_severity: "medium" });
+    expect(problems("schema: 1\npins: { mode: loose }\n")).toEqual(['pins.mode: expected one of strict|warn|off, got "loose"']);
+    expect(problems("schema: 1\npins: { approval: oncall }\n")).toEqual(['pins.approval: no approval workflow named "oncall"; define it under approval:, or leave it out to use the built-in default']);
   });
 
   test("errors name the field and say what to write instead", () => {
@@ -31,7 +39,7 @@ describe("thoughtgate.yaml schema", () => {
   test("unknown keys are rejected with the allowed ones listed", () => {
     expect(problems("schema: 1\ngovernence: {}\n")[0]).toStartWith('governence: unknown key "governence"; allowed keys: schema, sources, governance');
     expect(problems("schema: 1\nsources: [{ id: a, enabeld: false }]\n")).toEqual([
-      'sources[0].enabeld: unknown key "enabeld"; allowed keys: id, enabled, expose',
+      'sources[0].enabeld: unknown key "enabeld"; allowed keys: id, enabled, expose, pin',
     ]);
   });
 
@@ -77,9 +85,9 @@ governance:
 approval: { x: {} }
 `;
     expect(problems(yaml, { HOST: "h", AWS_SECRET_ACCESS_KEY: "s3cr3t" })).toEqual([
-      "sources[0].id: environment variables are only expanded in cedar.policies, cedar.schema, telemetry.otlp.endpoint, telemetry.otlp.headers, approval.<name>.destination.token and approval.<name>.destination.channel (found ${HOST})",
-      "governance.rules[0].id: environment variables are only expanded in cedar.policies, cedar.schema, telemetry.otlp.endpoint, telemetry.otlp.headers, approval.<name>.destination.token and approval.<name>.destination.channel (found ${AWS_SECRET_ACCESS_KEY})",
-      "governance.rules[0].approval: environment variables are only expanded in cedar.policies, cedar.schema, telemetry.otlp.endpoint, telemetry.otlp.headers, approval.<name>.destination.token and approval.<name>.destination.channel (found ${WF:-x})",
+      "sources[0].id: environment variables are only expanded in cedar.policies, cedar.schema, telemetry.otlp.endpoint, telemetry.otlp.headers, approval.<name>.destination.token, approval.<name>.destination.app_token and approval.<name>.destination.channel (found ${HOST})",
+      "governance.rules[0].id: environment variables are only expanded in cedar.policies, cedar.schema, telemetry.otlp.endpoint, telemetry.otlp.headers, approval.<name>.destination.token, approval.<name>.destination.app_token and approval.<name>.destination.channel (found ${AWS_SECRET_ACCESS_KEY})",
+      "governance.rules[0].approval: environment variables are only expanded in cedar.policies, cedar.schema, telemetry.otlp.endpoint, telemetry.otlp.headers, approval.<name>.destination.token, approval.<name>.destination.app_token and approval.<name>.destination.channel (found ${WF:-x})",
     ]);
   });
 
@@ -96,14 +104,61 @@ approval: { x: {} }
     ]);
   });
 
-  test("settings that are not built are refused, not ignored", () => {
-    expect(problems("schema: 1\ntelemetry: { otlp: { endpoint: http://127.0.0.1:4318 } }\n")).toEqual([
-      "telemetry: OTLP trace export (telemetry.otlp) is not built yet; remove the telemetry section",
+  test("telemetry.otlp: endpoint and headers from the environment, https or loopback only; no error prints a header value", () => {
+    const ok = parseConfig('schema: 1\ntelemetry:\n  otlp: { endpoint: "${COLLECTOR:-https://otlp.example.com}", headers: { x-api-key: "${OTLP_KEY}" } }\n', { OTLP_KEY: "k-123" });
+    expect(ok.ok && ok.config.telemetry).toEqual({ otlp: { endpoint: "https://otlp.example.com", headers: { "x-api-key": "k-123" } } });
+    expect(problems("schema: 1\ntelemetry: { otlp: {} }\n")).toEqual([]);
+    expect(problems("schema: 1\ntelemetry: { otlp: { endpoint: \"http://[::1]:4318\" } }\n")).toEqual([]);
+    const wrong = problems('schema: 1\ntelemetry: { otlp: { endpoint: "http://collector.example:4318", headers: { "bad header": v, authorization: "Bearer hidden-secret\\r\\nx-injected: 1" } }, exporter: x }\n');
+    expect(wrong).toEqual([
+      "telemetry.otlp.endpoint: expected an https:// URL (http:// only to 127.0.0.1, [::1] or localhost), without user:password@",
+      "telemetry.otlp.headers.bad header: expected an HTTP header name (letters, digits and !#$%&'*+.^_`|~-)",
+      "telemetry.otlp.headers.authorization: a header value must not contain line breaks or NUL",
+      'telemetry.exporter: unknown key "exporter"; allowed keys: otlp',
+    ]);
+    expect(JSON.stringify(wrong)).not.toContain("hidden-secret");
+    expect(problems("schema: 1\ntelemetry: { otlp: { endpoint: \"https://user:pw@otlp.example.com\" } }\n")).toEqual([
+      "telemetry.otlp.endpoint: expected an https:// URL (http:// only to 127.0.0.1, [::1] or localhost), without user:password@",
     ]);
   });
 
-  test("an approval destination that is not built is refused, not ignored", () => {
-    expect(problems("schema: 1\napproval:\n  s: { destination: { type: slack } }\n")[0]).toContain("Slack is not built yet");
+  test("a Slack destination: tokens from the environment, approvers required, https only; no error prints a token", () => {
+    const yaml = `schema: 1
+approval:
+  s:
+    destination: { type: slack, channel: "\${SLACK_CHANNEL:-approvals}", token: "\${SLACK_BOT_TOKEN}", app_token: "\${SLACK_APP_TOKEN}", approvers: [U0123ABCD, W0ENTERPRISE] }
+`;
+    const ok = parseConfig(yaml, { SLACK_BOT_TOKEN: "xoxb-1-2-abc", SLACK_APP_TOKEN: "xapp-1-A1-2-def" });
+    expect(ok.ok && ok.config.approval.s?.destination).toEqual({
+      type: "slack",
+      channel: "approvals",
+      token: "xoxb-1-2-abc",
+      app_token: "xapp-1-A1-2-def",
+      approvers: ["U0123ABCD", "W0ENTERPRISE"],
+      base_url: "https://slack.com/api/",
+    });
+    const wrong = problems(
+      'schema: 1\napproval:\n  s: { destination: { type: slack, channel: c, token: "xapp-swapped-secret", app_token: "xoxb-swapped-secret", approvers: [], base_url: "http://user:pw@127.0.0.1/api" } }\n',
+    );
+    expect(wrong).toEqual([
+      "approval.s.destination.token: expected a Slack bot token (xoxb-…)",
+      "approval.s.destination.app_token: expected a Slack app-level token (xapp-…), the one Socket Mode uses",
+      "approval.s.destination.approvers: list at least one Slack user id: only the listed users may decide in Slack",
+      "approval.s.destination.base_url: expected an https:// URL (http:// only to 127.0.0.1, [::1] or localhost), without user:password@",
+    ]);
+    expect(JSON.stringify(wrong)).not.toContain("swapped-secret");
+    expect(problems("schema: 1\napproval:\n  s: { destination: { type: slack, channel: c, token: xoxb-1, approvers: [alice] } }\n")).toEqual([
+      "approval.s.destination.approvers[0]: expected a Slack user id like U0123ABCD (its member id, not a name)",
+    ]);
+    expect(problems("schema: 1\napproval:\n  s: { destination: { type: slack, channel: c, token: xoxb-1, approvers: [U1A], base_url: \"http://[::1]:9/api/\" } }\n")).toEqual([]);
+    expect(problems("schema: 1\napproval:\n  s: { destination: { type: teams } }\n")).toEqual(['approval.s.destination.type: expected destination.type one of any|elicitation|web|cli|slack, got "teams"']);
+  });
+
+  test("a project policy may not send approvals to Slack", () => {
+    const result = parseConfig("schema: 1\napproval:\n  s: { destination: { type: slack, channel: c, token: xoxb-1, approvers: [U1A] } }\n", {}, "project");
+    expect(result.ok ? [] : result.problems).toEqual([
+      { path: "approval.s.destination", message: "only the user's policy may send approvals to Slack (it chooses where each call is sent and who may approve it); a project policy may only add restrictions" },
+    ]);
   });
 
   test("durations accept ms, s, m, h", () => {

@@ -51,23 +51,23 @@ test("Claude Code: the servers wrap would govern and those it leaves alone, per 
   expect(claudeCode).toEqual({
     agent: "claude-code",
     label: "Claude Code",
-    governed: 9,
+    governed: 10,
     disabled: 2,
-    leftAlone: { remote: 2 },
+    leftAlone: { remote: 1 },
     files: [
-      { path: join(fixture.home, ".claude.json"), scope: "user", exists: true, governed: 5, disabled: 0, leftAlone: { remote: 1 }, problems: [], warnings: [] },
+      { path: join(fixture.home, ".claude.json"), scope: "user", exists: true, governed: 6, disabled: 0, leftAlone: {}, problems: [], warnings: [] },
       { path: join(fixture.project, ".mcp.json"), scope: "project", exists: true, governed: 4, disabled: 2, leftAlone: { remote: 1 }, problems: [], warnings: [] },
     ],
   });
   expect(check.status).toBe("info");
   // Copilot CLI reads the project's .mcp.json too (without Claude Code's disabledMcpjsonServers).
-  expect(check.summary).toBe("3 config files of 2 agents: 13 stdio servers wrap would govern, 3 left alone");
+  expect(check.summary).toBe("3 config files of 2 agents: 14 servers wrap would govern, 2 left alone");
   expect(check.details).toEqual([
-    "Claude Code: 9 stdio servers to govern (2 disabled), 2 left alone (2 remote)",
-    `  ${join(fixture.home, ".claude.json")} (user): 5 stdio servers to govern, 1 left alone (1 remote)`,
-    `  ${join(fixture.project, ".mcp.json")} (project): 4 stdio servers to govern (2 disabled), 1 left alone (1 remote)`,
-    "Copilot CLI: 4 stdio servers to govern, 1 left alone (1 remote)",
-    `  ${join(fixture.project, ".mcp.json")} (project): 4 stdio servers to govern, 1 left alone (1 remote)`,
+    "Claude Code: 10 servers to govern (2 disabled), 1 left alone (1 remote)",
+    `  ${join(fixture.home, ".claude.json")} (user): 6 servers to govern`,
+    `  ${join(fixture.project, ".mcp.json")} (project): 4 servers to govern (2 disabled), 1 left alone (1 remote)`,
+    "Copilot CLI: 4 servers to govern, 1 left alone (1 remote)",
+    `  ${join(fixture.project, ".mcp.json")} (project): 4 servers to govern, 1 left alone (1 remote)`,
     "no config file: Claude Desktop, Cursor, VS Code, Windsurf, Zed, Codex, opencode, Gemini CLI, Qwen Code, Kiro, goose, Cline, Amp, Junie",
   ]);
 });
@@ -88,7 +88,7 @@ test("Zed: extension servers and remote ones are left alone; a disabled one is g
       warnings: [],
     },
   ]);
-  expect(check.details[0]).toBe("Zed: 4 stdio servers to govern (1 disabled), 2 left alone (1 remote, 1 run by an extension)");
+  expect(check.details[0]).toBe("Zed: 4 servers to govern (1 disabled), 2 left alone (1 remote, 1 run by an extension)");
 });
 
 test("a config that does not parse is a warning, not a crash; the other agents are still reported", () => {
@@ -104,7 +104,7 @@ test("a config that does not parse is a warning, not a crash; the other agents a
 
   expect(check.status).toBe("warn");
   // The project's .mcp.json is Claude Code's and Copilot CLI's.
-  expect(check.summary).toBe("4 config files of 4 agents: 2 stdio servers wrap would govern, 1 left alone; 1 warning");
+  expect(check.summary).toBe("4 config files of 4 agents: 2 servers wrap would govern, 1 left alone; 1 warning");
   expect(existing(check.data).map(({ agent, governed, leftAlone, problems }) => ({ agent, governed, leftAlone, problems }))).toEqual([
     { agent: "claude-code", governed: 1, leftAlone: {}, problems: [] },
     { agent: "cursor", governed: 0, leftAlone: {}, problems: [expect.stringMatching(/^does not parse \(line 1, column \d+: /)] },
@@ -112,7 +112,7 @@ test("a config that does not parse is a warning, not a crash; the other agents a
     { agent: "copilot", governed: 1, leftAlone: {}, problems: [] },
   ]);
   expect(check.details).toContain(`  warning: ${cursor} ${(existing(check.data)[1]?.problems ?? [])[0]}; wrap leaves it untouched`);
-  expect(check.details).toContain(`  ${windsurf} (user): 0 stdio servers to govern, 1 left alone (1 already wrapped)`);
+  expect(check.details).toContain(`  ${windsurf} (user): 0 servers to govern, 1 left alone (1 already wrapped)`);
 });
 
 test("a config path that is a directory is a warning about that file", () => {

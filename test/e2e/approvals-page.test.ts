@@ -65,7 +65,7 @@ async function pending(name: string, args: unknown): Promise<string> {
   return answer.task_id as string;
 }
 
-test("pending calls show with their arguments as text; Approve and Deny decide them; new tasks appear live", async () => {
+test("pending calls show with their arguments as text; Allow once and Deny decide them; new tasks appear live", async () => {
   const first = await pending("delete_repo", { repo: "acme/site", note: XSS });
   const second = await pending("push_force", { branch: "main", commits: 3 });
   const { page, dialogs, errors } = await openPage(serve.approvalsUrl);
@@ -81,7 +81,7 @@ test("pending calls show with their arguments as text; Approve and Deny decide t
   // The argument stayed text: no element was made from it and nothing ran.
   expect(await page.locator("img").count()).toBe(0);
 
-  await firstCard.getByRole("button", { name: "Approve" }).click();
+  await firstCard.getByRole("button", { name: "Allow once" }).click();
   await waitFor(async () => (await serve.task(first)).status === "approved", "the task to be approved");
   expect(await serve.task(first)).toMatchObject({ decided_by: "web" });
   await page.locator(`#recent [data-task-id="${first}"].done`).waitFor();
@@ -125,7 +125,7 @@ test("the key travels only in the fragment and the bearer token; arguments are r
   expect(api.every((r) => r.authorization === `Bearer ${serve.pageKey}`)).toBe(true);
 
   const shown = (await card.locator("pre").textContent()) ?? "";
-  expect(shown).toContain('"api_key": "[REDACTED]"');
+  expect(shown).toContain('"api_key": "[REDACTED:secret_field]"');
   expect(await page.content()).not.toContain("sk-live-SECRET123");
   // The right-to-left override is shown as an escape, not obeyed; the same value when parsed.
   expect(shown).toContain("/tmp/\\u202egpj.exe");

@@ -32,6 +32,7 @@ test("a healthy install: every check passes, and it lists the agent configs that
     ["binary", "pass"],
     ["agent-configs", "info"],
     ["wrap-journal", "pass"],
+    ["running-wraps", "pass"],
     ["governance-bind", "pass"],
     ["cedar", "pass"],
   ]);
@@ -40,7 +41,7 @@ test("a healthy install: every check passes, and it lists the agent configs that
   const found = agents.flatMap((agent) => agent.files.filter((file) => file.exists).map((file) => `${agent.label} (${file.scope})`));
   // Copilot CLI reads the project's .mcp.json as well.
   expect(found).toEqual(["Claude Code (project)", "Cursor (user)", "Copilot CLI (project)"]);
-  expect(report.checks[3]?.data.port).toBeGreaterThan(0);
+  expect(report.checks[4]?.data.port).toBeGreaterThan(0);
 });
 
 test("a left-over wrap journal fails the report with exit 1 and says what to do", async () => {
@@ -61,13 +62,14 @@ test("agent configs: servers wrap would govern or leave alone; a config that doe
   write(cursor, '{ "mcpServers": { "github": { "command": "npx", } ');
   write(
     join(project.path, ".mcp.json"),
-    JSON.stringify({ mcpServers: { memory: { command: "npx", args: ["-y", "@modelcontextprotocol/server-memory"] }, linear: { type: "http", url: "https://mcp.linear.app/mcp" } } }),
+    JSON.stringify({ mcpServers: { memory: { command: "npx", args: ["-y", "@modelcontextprotocol/server-memory"] }, linear: { type: "http", url: "https://mcp.linear.app/mcp" }, old: { type: "sse", url: "https://old.example/sse" } } }),
   );
   const { code, stdout } = await doctor([], home.path, project.path);
   expect(code).toBe(0);
-  // The project's .mcp.json counts for Claude Code and for Copilot CLI.
-  expect(stdout).toMatch(/^warn  agent configs +3 config files of 3 agents: 2 stdio servers wrap would govern, 2 left alone; 1 warning$/m);
-  expect(stdout).toMatch(/^ +Claude Code: 1 stdio server to govern, 1 left alone \(1 remote\)$/m);
+  // The project's .mcp.json counts for Claude Code and for Copilot CLI; its Streamable HTTP server is
+  // governed (through shim --url), its SSE one is not.
+  expect(stdout).toMatch(/^warn  agent configs +3 config files of 3 agents: 4 servers wrap would govern, 2 left alone; 1 warning$/m);
+  expect(stdout).toMatch(/^ +Claude Code: 2 servers to govern, 1 left alone \(1 remote\)$/m);
   expect(stdout).toContain(`warning: ${cursor} does not parse (line 1, column `);
   expect(stdout.trimEnd().split("\n").at(-1)).toBe("no check failed; warnings: agent configs");
 });

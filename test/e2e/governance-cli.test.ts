@@ -106,6 +106,22 @@ describe("serve + tasks/approve/deny", () => {
     expect(unreachable.stderr).toContain(`cannot reach the governance service at ${s.endpoint}`);
   });
 
+  test("approve --session: this tool on this server is allowed until the service stops; tasks shows the grant; deny has no --session", async () => {
+    const s = await serve(policyDir());
+    const env = s.cliEnv;
+    const first = await s.evaluate({ name: "delete_repo", arguments: { repo: "acme/site" } });
+    const approved = await runBinary(["approve", first.task_id, "--session"], { env });
+    expect(approved).toMatchObject({ exitCode: 0, stdout: `approved ${first.task_id}: gh.delete_repo (and every call of it until the session ends)\n` });
+    const later = await s.evaluate({ name: "delete_repo", arguments: { repo: "acme/other" } });
+    expect(await s.task(later.task_id)).toMatchObject({ status: "approved", decided_by: `session_grant:${first.task_id}` });
+    const other = await s.evaluate({ name: "delete_branch", arguments: {} });
+    const listed = await runBinary(["tasks"], { env });
+    expect(listed.stdout).toContain(`${other.task_id}  pending`);
+    expect(listed.stdout).toEndWith(`\nallowed for this session:\n  gh.delete_repo  (task ${first.task_id}, by cli; 1 call since)\n`);
+    const refused = await runBinary(["deny", other.task_id, "--session"], { env });
+    expect([refused.exitCode, refused.stderr]).toEqual([2, expect.stringContaining("--session")]);
+  });
+
   test("without flags the CLI finds the one running service; none or several: a one-line usage error", async () => {
     const state = tempDir();
     cleanup.push(() => state[Symbol.dispose]());
@@ -212,9 +228,16 @@ describe("validate-config", () => {
       "  otherwise: forward",
       "  policy ids: allow, no-etc",
       "  default (built in, for approve rules that name none): any channel (elicitation, web page, CLI); after 5m without an answer: deny",
+      "secret scanning (results on their way to the agent):",
+      "  every server's results; every kind found replaced by [REDACTED:<kind>]",
     ]) {
       expect(explained.stdout).toContain(`${line}\n`);
     }
+    const secrets = policyDir(NO_ETC, `${CONFIG}secrets:\n  kinds: { jwt: { action: detect }, url_password: { replacement: "<pw>" } }\n  servers: { vault: { scan: off } }\n`);
+    const scanning = await runBinary(["validate-config", join(secrets, "thoughtgate.yaml"), "--explain"]);
+    expect(scanning.stdout).toContain(
+      ["  every server's results, unless said below", "  vault: not scanned", "  jwt: logged and forwarded", '  url_password: replaced by "<pw>"', ""].join("\n"),
+    );
   });
 
   test("a bad file: each problem as `path: message`, exit 1; a broken Cedar file too", async () => {

@@ -59,7 +59,7 @@ async function agent(options: { elicit?: "approve" | "reject"; secret?: string; 
   if (options.elicit) {
     client.setRequestHandler(ElicitRequestSchema, (request) => {
       prompts.push(String(request.params.message));
-      return { action: "accept", content: { approve: options.elicit === "approve" } };
+      return { action: "accept", content: { decision: options.elicit === "approve" ? "once" : "deny" } };
     });
   }
   const closed = new Promise<void>((resolve) => (client.onclose = () => resolve()));

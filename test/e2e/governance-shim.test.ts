@@ -39,7 +39,7 @@ async function start(dir: string, yaml: string | null, options: { profile?: stri
     client.setRequestHandler(ElicitRequestSchema, (request) => {
       prompts.push(String(request.params.message));
       if (options.answer === "never") return new Promise(() => {});
-      return { action: "accept", content: { approve: options.answer === "approve" } };
+      return { action: "accept", content: { decision: options.answer === "approve" ? "once" : "deny" } };
     });
   }
   await client.connect(transport);

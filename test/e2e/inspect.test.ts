@@ -1,4 +1,5 @@
 import { describe, expect, test } from "bun:test";
+import { join } from "node:path";
 import { canonicalJson, sha256Hex } from "../../src/core/canonical-json.ts";
 import type { InspectReport } from "../../src/mcp/inspect.ts";
 import { EVERYTHING_SERVER, fixture, isAlive, processesWith, requireBinary, waitFor } from "../support/harness.ts";
@@ -8,8 +9,14 @@ const TEST_TIMEOUT_MS = 45_000;
 
 type Run = { exitCode: number; stdout: string; stderr: string };
 
+/**
+ * A state directory with no pins: inspect checks a server's tools against every other server's
+ * pinned tools (shadowing), and other tests of the run pin theirs.
+ */
+const NO_PINS = { ...process.env, XDG_STATE_HOME: join(process.env.HOME ?? "/nonexistent", "inspect-no-pins") };
+
 async function thoughtgate(...args: string[]): Promise<Run> {
-  await using proc = Bun.spawn([requireBinary(), ...args], { stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+  await using proc = Bun.spawn([requireBinary(), ...args], { stdin: "ignore", stdout: "pipe", stderr: "pipe", env: NO_PINS });
   const [stdout, stderr, exitCode] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
   return { exitCode, stdout, stderr };
 }
@@ -69,15 +76,18 @@ describe("thoughtgate inspect", () => {
     expect(lines).toContain(`Tools (${report.tools.length})`);
     expect(lines).toContain(`Prompts (${report.prompts.length})`);
     expect(lines).toContain(`Resources (${report.resources.length})`);
-    expect(lines).toContainEqual(expect.stringMatching(/^ +NAME +READ-ONLY +DESTRUCTIVE +IDEMPOTENT +OPEN-WORLD +DEFINITION HASH$/));
+    expect(lines).toContainEqual(expect.stringMatching(/^ +NAME +READ-ONLY +DESTRUCTIVE +IDEMPOTENT +OPEN-WORLD +FINDINGS +DEFINITION HASH$/));
     for (const tool of report.tools) {
       const row = lines.find((line) => line.trim().startsWith(`${tool.name} `));
       expect(row?.trim().split(/ +/)).toEqual([
         tool.name,
         ...Object.values(tool.annotations).map((value) => (value === null ? "-" : value ? "yes" : "no")),
+        "-",
         tool.definition_hash,
       ]);
     }
+    // The reference server is benign: the poisoning checks find nothing in it.
+    expect(lines).toContain("Poisoning checks: nothing found");
     // Not a terminal: no escape sequences.
     expect(table.stdout).not.toContain("\u001b[");
   }, TEST_TIMEOUT_MS);

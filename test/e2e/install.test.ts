@@ -3,9 +3,10 @@
  * against a loopback server that serves the real `build.ts --all` output.
  */
 import { afterEach, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { tempDir } from "../support/harness.ts";
+import { fixture, tempDir } from "../support/harness.ts";
+import { RawAgent } from "../support/raw-agent.ts";
 import { hostAsset, RELEASE_BUILD_TIMEOUT_MS, releaseSet, type ReleaseSet } from "../support/release.ts";
 
 let release: ReleaseSet;
@@ -129,6 +130,29 @@ describe("install.sh", () => {
     const right = await runInstaller(server.base, home, [`--version=v${release.version}`], { THOUGHTGATE_INSTALL_DIR: installDir });
     expect(right.code).toBe(0);
     expect(existsSync(binary)).toBe(true);
+  });
+
+  test("an upgrade while a shim runs: the shim keeps its file and goes on answering, new starts get the new binary", async () => {
+    await using server = serveRelease();
+    const { home, installDir, binary } = sandbox();
+    expect((await runInstaller(server.base, home, [], { THOUGHTGATE_INSTALL_DIR: installDir })).code).toBe(0);
+    const shim = new RawAgent(["--server-id", "s", "--", ...fixture("scripted-server-fixture.ts")], process.env, binary);
+    try {
+      await shim.request(1, "initialize", { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } });
+      const before = statSync(binary).ino;
+      const upgrade = await runInstaller(server.base, home, [], { THOUGHTGATE_INSTALL_DIR: installDir });
+      expect(upgrade.code).toBe(0);
+      expect(upgrade.stdout).toContain(`replaced thoughtgate ${release.version}`);
+      // A new file under the same name; the running shim still has the old one, now unlinked.
+      expect(statSync(binary).ino).not.toBe(before);
+      expect(readlinkSync(`/proc/${shim.proc.pid}/exe`)).toBe(`${binary} (deleted)`);
+      expect(await shim.request(2, "ping")).toMatchObject({ id: 2, result: {} });
+      expect((await run([binary, "--version"])).code).toBe(0);
+      expect(readdirSync(installDir)).toEqual(["thoughtgate"]);
+    } finally {
+      if (shim.proc.exitCode === null) shim.proc.kill("SIGTERM");
+      await shim.proc.exited;
+    }
   });
 
   test("--modify-path edits one profile once; --uninstall removes the binary, and the line only with --modify-path", async () => {

@@ -57,7 +57,7 @@ describe("server-filesystem through the shim stays inside the client's root", ()
         });
         client.setRequestHandler(ElicitRequestSchema, (request) => {
           approvalPrompts.push(String(request.params.message));
-          return { action: "accept", content: { approve: true } };
+          return { action: "accept", content: { decision: "once" } };
         });
       },
     });

@@ -42,7 +42,7 @@ describe("smuggling", () => {
     await agent.request(0, "initialize", { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } });
     agent.send(emit(1, serverAttack(1, 2)));
     const { match, before } = await agent.until(1);
-    expect(match.error).toMatchObject({ code: -32002, data: { gate: "framing", reason: "SmugglingAttempt" } });
+    expect(match.error).toMatchObject({ code: -31002, data: { gate: "framing", reason: "SmugglingAttempt" } });
     // Everything the server wrote before the ping's answer has been delivered: the forged id 2 never was.
     agent.send({ jsonrpc: "2.0", id: 3, method: "ping" });
     const { before: afterAttack } = await agent.until(3);
@@ -76,7 +76,7 @@ describe("smuggling", () => {
     const { agent, received } = start(dir.path);
     agent.write(agentAttack);
     const { match } = await agent.until(10);
-    expect(match.error).toMatchObject({ code: -32002, data: { reason: "SmugglingAttempt" } });
+    expect(match.error).toMatchObject({ code: -31002, data: { reason: "SmugglingAttempt" } });
     expect((await agent.request(12, "ping")).result).toEqual({});
     await waitFor(() => received().some((line) => line.includes('"id":12')), "the ping to reach the server");
     expect(received().filter((line) => line.includes('"id":10') || line.includes('"id":11'))).toEqual([]);
@@ -110,7 +110,7 @@ describe("framing rules, agent → server: the request is answered and never rea
       const { agent, received, events } = start(dir.path);
       agent.write(line);
       const answer = await agent.next();
-      expect(answer).toMatchObject({ jsonrpc: "2.0", id, error: { code: -32002, data: { gate: "framing", reason } } });
+      expect(answer).toMatchObject({ jsonrpc: "2.0", id, error: { code: -31002, data: { gate: "framing", reason } } });
       expect((await agent.request(99, "ping")).result).toEqual({});
       await waitFor(() => received().some((l) => l.includes('"id":99')), "the ping to reach the server");
       expect(received()).toEqual(['{"jsonrpc":"2.0","id":99,"method":"ping"}']);
@@ -125,7 +125,7 @@ describe("framing rules, agent → server: the request is answered and never rea
     // The SDK writes the id last, so only the end of the discarded line tells us who is waiting.
     agent.write(`{"method":"tools/call","params":{"name":"echo","arguments":{"blob":"${"x".repeat(11 * 1024 * 1024)}"}},"jsonrpc":"2.0","id":31}\n`);
     const answer = await agent.next();
-    expect(answer).toMatchObject({ id: 31, error: { code: -32002, data: { reason: "MessageTooLarge" } } });
+    expect(answer).toMatchObject({ id: 31, error: { code: -31002, data: { reason: "MessageTooLarge" } } });
     expect((await agent.request(32, "ping")).result).toEqual({});
     expect(received().some((l) => l.includes('"id":31'))).toBe(false);
   });
@@ -163,7 +163,7 @@ describe("framing rules, server → agent: the pending request gets an error ins
       const { agent } = start(dir.path);
       agent.send(emit(50, response(50)));
       const answer = await agent.next();
-      expect(answer).toMatchObject({ id: 50, error: { code: -32002, data: { gate: "framing", reason } } });
+      expect(answer).toMatchObject({ id: 50, error: { code: -31002, data: { gate: "framing", reason } } });
       expect((await agent.request(51, "ping")).result).toEqual({});
     });
   }
@@ -177,7 +177,7 @@ describe("framing rules, server → agent: the pending request gets an error ins
     const big = { head: '{"jsonrpc":"2.0","id":60,"result":{"content":[{"type":"text","text":"', fill: "y", count: 512 * 1024 * 1024, tail: '"}]}}\n' };
     agent.send({ jsonrpc: "2.0", id: 60, method: "tools/call", params: { name: "emit", arguments: { big } } });
     const answer = await agent.next(60_000);
-    expect(answer).toMatchObject({ id: 60, error: { code: -32002, data: { reason: "MessageTooLarge" } } });
+    expect(answer).toMatchObject({ id: 60, error: { code: -31002, data: { reason: "MessageTooLarge" } } });
     expect((await agent.request(61, "ping")).result).toEqual({});
     // 512 MiB went through as one line. A shim that buffered it would grow by at least that much;
     // ours holds at most the 10 MiB limit plus chunks the GC has not reclaimed yet (more under load).

@@ -116,7 +116,7 @@ describe("server failures", () => {
     const answers = [await agent.next(), await agent.next()];
     expect(answers.map((a) => a.id).sort()).toEqual([1, 2]);
     for (const answer of answers) {
-      expect(answer.error).toMatchObject({ code: -32001, data: { server_id: "crashy" } });
+      expect(answer.error).toMatchObject({ code: -31001, data: { server_id: "crashy" } });
       expect(answer.error?.message).toContain("exited (code 3)");
     }
     expect(await agent.exit()).toBe(3);
@@ -132,7 +132,7 @@ describe("server failures", () => {
     agents.push(agent);
     for (const [id, method] of [[1, "initialize"], [2, "tools/list"], [3, "tools/call"]] as const) {
       const answer = await agent.request(id, method, method === "tools/call" ? { name: "x", arguments: {} } : {});
-      expect(answer.error?.code).toBe(-32001);
+      expect(answer.error?.code).toBe(-31001);
       expect(answer.error?.message).toContain('cannot start "/nonexistent/mcp-server"');
     }
     expect(await agent.close()).toBe(1);

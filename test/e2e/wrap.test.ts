@@ -5,7 +5,7 @@
  */
 import { afterEach, describe, expect, setDefaultTimeout, test } from "bun:test";
 import type { Subprocess } from "bun";
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { EVERYTHING_SERVER, fixture, isAlive, requireBinary, tempDir, waitFor } from "../support/harness.ts";
 
@@ -16,7 +16,7 @@ const ORIGINAL = (server: string[]) => `{
   // the fake agent's MCP servers
   "mcpServers": {
     "everything": { "command": ${JSON.stringify(server[0])}, "args": ${JSON.stringify(server.slice(1))} },
-    "remote": { "url": "https://example.invalid/mcp" }, // stays as it is
+    "remote": { "url": "https://example.invalid/mcp" }, // governed too (shim --url); this agent never starts it
   },
 }
 `;
@@ -72,8 +72,10 @@ describe("thoughtgate wrap", () => {
     expect(await run.exit).toBe(7);
     const seen = report(files.report);
     expect(seen?.thoughtgateActive).toBe("1");
-    // The agent started the rewritten entry: this binary's shim in front of the original command.
-    expect(seen?.command).toBe(requireBinary());
+    // The agent started the rewritten entry: this binary's shim in front of the original command,
+    // through the session's pin of the binary (a hard link in the state directory: shim-path.ts).
+    expect(seen?.command).toMatch(/\/thoughtgate\/bin\/[^/]+\/thoughtgate$/);
+    expect(statSync(seen?.command).ino).toBe(statSync(requireBinary()).ino);
     expect(seen?.args).toEqual(expect.arrayContaining(["shim", "--server-id", "everything", "--", ...EVERYTHING_SERVER]));
     expect(seen?.results.echo).toEqual({ ok: [{ type: "text", text: "Echo: hi" }] });
     expect(seen?.results["get-env"]).toMatchObject({ code: -32014, data: { rule_id: "no-env" } });

@@ -6,7 +6,7 @@ const SEE = "the approvals page, or `thoughtgate tasks --json`";
 
 test("a short call is asked whole, credentials redacted", () => {
   expect(approvalPrompt(call({ repo: "acme/site", token: "ghp_123" }), "rule deletes: approval required", { seeAllAt: SEE })).toBe(
-    'Allow gh.run with {"repo":"acme/site","token":"[REDACTED]"}? (rule deletes: approval required)',
+    'Allow gh.run with {"repo":"acme/site","token":"[REDACTED:secret_field]"}? (rule deletes: approval required)',
   );
 });
 
@@ -42,6 +42,6 @@ test("bidi, zero-width and tag characters are shown as escapes in names and argu
 
 test("a credential in a resource URI is redacted too", () => {
   expect(approvalPrompt({ serverId: "web", method: "resources/read", name: "https://u:pw@api.example/x?access_token=abc", arguments: {} })).toBe(
-    "Allow web resources/read https://u:[REDACTED]@api.example/x?access_token=[REDACTED] with {}?",
+    "Allow web resources/read https://u:[REDACTED:url_password]@api.example/x?access_token=[REDACTED:secret_field] with {}?",
   );
 });

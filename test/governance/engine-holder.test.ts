@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { rmSync } from "node:fs";
 import { EngineHolder } from "../../src/governance/engine-holder.ts";
-import { fixture } from "../support/harness.ts";
+import { fixture, waitFor } from "../support/harness.ts";
 import { policyHome } from "../support/policy-home.ts";
 
 const call = (name: string) => ({ serverId: "notes", method: "tools/call", name, arguments: {} });
@@ -51,5 +51,21 @@ describe("reload", () => {
     home.writeProject("schema: 1\ngovernance: { defaults: { action: nope } }\n");
     expect(await holder.reload()).toBe(false);
     expect(holder.label).toBe(`user policy ${home.userFile}, restricted by project policy ${home.projectFile}`);
+  });
+});
+
+describe("watching", () => {
+  test("with the embedded default in force, a user policy file that appears is picked up", async () => {
+    using home = policyHome();
+    const holder = await EngineHolder.load(undefined, home.env, home.project);
+    holder.watch();
+    try {
+      expect(holder.label).toBe("embedded-default");
+      home.writeUser(denyRule("user-rule", "a"));
+      await waitFor(() => holder.label === `user policy ${home.userFile}`, "the reload");
+      expect(holder.engine.evaluate(call("a")).kind).toBe("deny");
+    } finally {
+      holder.close();
+    }
   });
 });

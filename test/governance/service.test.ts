@@ -255,7 +255,7 @@ describe("approvals", () => {
     const args = { repo: "acme/site", api_key: "sk-live-123", headers: { Authorization: "Bearer abc" } };
     const id = (await s.evaluate({ name: "delete_repo", arguments: args })).task_id ?? "";
     const view = await task(s, id);
-    expect(view.arguments).toEqual({ repo: "acme/site", api_key: "[REDACTED]", headers: { Authorization: "[REDACTED]" } });
+    expect(view.arguments).toEqual({ repo: "acme/site", api_key: "[REDACTED:secret_field]", headers: { Authorization: "[REDACTED:secret_field]" } });
     expect(view.digest).toBe(callDigest("gh", "tools/call", "delete_repo", args));
     expect(JSON.stringify(await (await s.call("/approvals/api/tasks", { secret: PAGE })).json())).not.toContain("sk-live-123");
   });
@@ -357,12 +357,19 @@ describe("shims' other calls", () => {
   test("the shutdown flag rides on evaluate, heartbeat, task and filter answers once set", async () => {
     const s = await start();
     const id = (await s.evaluate({ name: "delete_repo" })).task_id ?? "";
-    expect(await (await s.call("/governance/heartbeat", { body: { server_id: "gh", pid: 1 } })).json()).toEqual({ shutdown: false });
+    expect(await (await s.call("/governance/heartbeat", { body: { server_id: "gh", pid: 1 } })).json()).toMatchObject({ shutdown: false });
     s.service.setShutdown();
     expect((await s.evaluate({ name: "get_repo" })).shutdown).toBe(true);
-    expect(await (await s.call("/governance/heartbeat", { body: { server_id: "gh" } })).json()).toEqual({ shutdown: true });
+    expect(await (await s.call("/governance/heartbeat", { body: { server_id: "gh" } })).json()).toMatchObject({ shutdown: true });
     expect(((await (await s.call(`/governance/task/${id}`)).json()) as { shutdown: boolean }).shutdown).toBe(true);
     expect(((await (await s.call("/governance/filter", { body: { server_id: "gh", kind: "tools", names: [] } })).json()) as { shutdown: boolean }).shutdown).toBe(true);
+  });
+
+  test("a heartbeat answers with how the policy wants that server's results scanned for secrets", async () => {
+    const s = await start({ yaml: `${CONFIG}secrets:\n  kinds: { jwt: { action: detect } }\n  servers: { vault: { scan: "off" } }\n` });
+    const answer = async (server_id: string) => (await (await s.call("/governance/heartbeat", { body: { server_id } })).json()) as { secrets: unknown };
+    expect((await answer("gh")).secrets).toEqual({ scan: true, kinds: { jwt: { action: "detect" } } });
+    expect((await answer("vault")).secrets).toEqual({ scan: false, kinds: { jwt: { action: "detect" } } });
   });
 
   test("/metrics exposes the service's series, Cedar latency and refusals, with escaped labels", async () => {

@@ -103,3 +103,18 @@ approval:
     expect(decideSafely(merged, call("list"), "development")).toMatchObject({ kind: "forward", would: "WOULD_BLOCK" });
   });
 });
+
+describe("pinning under a project policy", () => {
+  test("the stricter mode, the lower severity and the stricter workflow win; a project cannot loosen", () => {
+    const engine = (yaml: string) => {
+      const parsed = parseConfig(yaml, {});
+      if (!parsed.ok) throw new Error(JSON.stringify(parsed.problems));
+      return new GovernanceEngine(parsed.config, null, "test");
+    };
+    const user = engine("schema: 1\nsources: [{ id: fs, pin: warn }]\npins: { block_severity: high }\n");
+    const project = engine("schema: 1\npins: { mode: off, block_severity: medium }\n");
+    const combined = new StrictestOf(user, project);
+    expect(combined.pins("fs")).toMatchObject({ mode: "warn", blockSeverity: "medium" });
+    expect(combined.pins("other")).toMatchObject({ mode: "strict", blockSeverity: "medium" });
+  });
+});

@@ -120,7 +120,7 @@ describe("Router decision point", () => {
     await Bun.sleep(0);
     expect(toServer.lines).toEqual([]);
     expect(toAgent.json()).toHaveLength(1);
-    expect(toAgent.json()[0]).toMatchObject({ id: 1, error: { code: -32001 } });
+    expect(toAgent.json()[0]).toMatchObject({ id: 1, error: { code: -31001 } });
   });
 
   test("responses are correlated: a server response settles the agent's request once", () => {
@@ -186,5 +186,29 @@ describe("Router decision point", () => {
     server({ jsonrpc: "2.0", method: "notifications/tools/list_changed" });
     agent(call(2, "read_file"));
     expect(toServer.json().at(-1)).toMatchObject({ method: "tools/list" });
+  });
+});
+
+describe("secret scanning on the result path", () => {
+  const token = ["gh", "p_", "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"].join("");
+  const result = (id: number) => ({ jsonrpc: "2.0", id, result: { content: [{ type: "text", text: `token ${token}` }] } });
+
+  test("production: a tool result reaches the agent with the credential redacted; a tools/list answer is not scanned", () => {
+    const { agent, server, toAgent } = setup({ policy: "test", decide: () => forward });
+    agent(call(1, "read"));
+    server(result(1));
+    agent({ jsonrpc: "2.0", id: 2, method: "tools/list" });
+    server({ jsonrpc: "2.0", id: 2, result: { tools: [{ name: "t", description: `example ${token}` }] } });
+    expect(toAgent.json().map((m) => m.result.content?.[0].text ?? m.result.tools[0].description)).toEqual(["token [REDACTED:github_token]", `example ${token}`]);
+  });
+
+  test("the decider's policy applies: scanning off for this server, and development forwards unchanged", () => {
+    const off = setup({ policy: "test", decide: () => forward, secretScan: () => ({ scan: false, kinds: {} }) });
+    off.agent(call(1, "read"));
+    off.server(result(1));
+    const development = setup({ policy: "test", decide: () => forward }, "development");
+    development.agent(call(1, "read"));
+    development.server(result(1));
+    for (const { toAgent } of [off, development]) expect(toAgent.json()[0]?.result.content[0].text).toBe(`token ${token}`);
   });
 });

@@ -15,13 +15,16 @@ import type { FakeModel } from "./fake-models/fake-model.ts";
 import { EVERYTHING_SERVER, ROOT, fixture, isAlive, processesWith, readEvents, waitFor } from "./harness.ts";
 import { startNetworkTrap, type NetworkTrap } from "./network-trap.ts";
 
-export type AgentName = "claude-code" | "codex" | "opencode";
+export type AgentName = "claude-code" | "codex" | "opencode" | "copilot" | "gemini" | "qwen";
 
-/** The pinned versions (package.json devDependencies); `--version` of each binary must match. */
+/** The pinned versions (package.json devDependencies); `--version` of each binary must match (agent-versions.test.ts). */
 export const AGENT_VERSIONS: Record<AgentName, string> = {
   "claude-code": "2.1.330",
   codex: "0.169.0",
   opencode: "1.18.33",
+  copilot: "1.0.102",
+  gemini: "0.61.0",
+  qwen: "0.15.10",
 };
 
 /**
@@ -51,6 +54,12 @@ function binaryCandidates(agent: AgentName): string[] {
     }
     case "opencode":
       return [`opencode-${os}-${arch}/bin/opencode`, `opencode-${os}-${arch}-baseline/bin/opencode`, `opencode-${os}-${arch}-musl/bin/opencode`];
+    case "copilot":
+      return [`@github/copilot-${os}-${arch}/copilot`, `@github/copilot-linuxmusl-${arch}/copilot`];
+    // Node scripts (engines node >= 20): their npm command, whose name tells wrap the agent.
+    case "gemini":
+    case "qwen":
+      return [`.bin/${agent}`];
   }
 }
 

@@ -4,6 +4,7 @@
  */
 import { Client, type ClientOptions } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { CallToolRequest, JSONRPCMessage, JSONRPCNotification } from "@modelcontextprotocol/sdk/types.js";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -15,7 +16,7 @@ export type Route = "direct" | "shim";
 export type Connection = {
   route: Route;
   client: Client;
-  transport: StdioClientTransport;
+  transport: StdioClientTransport | StreamableHTTPClientTransport;
   /** The process the transport spawned: the shim, or the server itself on the direct route. */
   pid: number | null;
   /** The shim's JSONL event file (shim route only). */
@@ -37,6 +38,11 @@ export type ConnectOptions = {
   route: Route;
   /** The server command, e.g. EVERYTHING_SERVER. */
   server: string[];
+  /**
+   * A remote server's Streamable HTTP URL instead of `server`: the direct route talks HTTP to it
+   * (the SDK's own client transport), the shim route runs `thoughtgate shim --url` on stdio.
+   */
+  url?: string;
   serverId: string;
   /** A directory for the shim's event file. */
   dir: string;
@@ -45,19 +51,24 @@ export type ConnectOptions = {
   setup?: (client: Client) => void;
 };
 
-/** Spawn the server (direct) or `thoughtgate shim … -- server` and run the MCP handshake. */
+/** Spawn the server (direct) or `thoughtgate shim … -- server` (or `shim --url`) and run the MCP handshake. */
 export async function connect(options: ConnectOptions): Promise<Connection> {
   const eventsPath = options.route === "shim" ? join(options.dir, `${options.serverId}-events.jsonl`) : null;
+  const target = options.url === undefined ? ["--", ...options.server] : ["--url", options.url];
   const [command, ...args] =
-    options.route === "shim"
-      ? [requireBinary(), "shim", "--server-id", options.serverId, "--events", eventsPath ?? "", "--", ...options.server]
-      : options.server;
-  if (command === undefined) throw new Error("empty server command");
-  const transport = new StdioClientTransport({ command, args, stderr: "pipe" });
+    options.route === "shim" ? [requireBinary(), "shim", "--server-id", options.serverId, "--events", eventsPath ?? "", ...target] : options.server;
   let stderr = "";
-  (transport.stderr as Readable | null)?.on("data", (chunk: Buffer) => {
-    stderr += chunk.toString("utf8");
-  });
+  let transport: StdioClientTransport | StreamableHTTPClientTransport;
+  if (options.route === "direct" && options.url !== undefined) {
+    transport = new StreamableHTTPClientTransport(new URL(options.url));
+  } else {
+    if (command === undefined) throw new Error("empty server command");
+    const stdio = new StdioClientTransport({ command, args, stderr: "pipe" });
+    (stdio.stderr as Readable | null)?.on("data", (chunk: Buffer) => {
+      stderr += chunk.toString("utf8");
+    });
+    transport = stdio;
+  }
   const client = new Client({ name: "thoughtgate-e2e", version: "1.0.0" }, { capabilities: options.capabilities });
   options.setup?.(client);
   await client.connect(transport);
@@ -67,7 +78,8 @@ export async function connect(options: ConnectOptions): Promise<Connection> {
     if ("method" in message && !("id" in message)) notifications.push(message);
     dispatch?.(message);
   };
-  return { route: options.route, client, transport, pid: transport.pid, eventsPath, notifications, toolCalls: [], stderr: () => stderr };
+  const pid = transport instanceof StdioClientTransport ? transport.pid : null;
+  return { route: options.route, client, transport, pid, eventsPath, notifications, toolCalls: [], stderr: () => stderr };
 }
 
 /** `client.callTool`, remembering the call so the audit log can be checked against it. */

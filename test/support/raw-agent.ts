@@ -15,8 +15,9 @@ export class RawAgent {
   stderr = "";
   private readonly done: Promise<void>;
 
-  constructor(shimArgs: string[], env: Record<string, string | undefined> = process.env) {
-    this.proc = Bun.spawn([BINARY, "shim", ...shimArgs], { stdin: "pipe", stdout: "pipe", stderr: "pipe", env });
+  /** `binary`: the thoughtgate to run (another install's, or a launcher). */
+  constructor(shimArgs: string[], env: Record<string, string | undefined> = process.env, binary = BINARY) {
+    this.proc = Bun.spawn([binary, "shim", ...shimArgs], { stdin: "pipe", stdout: "pipe", stderr: "pipe", env });
     this.done = Promise.all([this.readStdout(), this.readStderr()]).then(() => {});
   }
 

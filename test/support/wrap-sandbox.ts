@@ -46,7 +46,8 @@ export function wrapSandbox(): Sandbox {
   Object.assign(env, { HOME: home, XDG_CONFIG_HOME: join(home, ".config"), XDG_STATE_HOME: state, XDG_DATA_HOME: join(home, ".local", "share") });
   const started: Subprocess[] = [];
   const spawn = (args: string[]) => {
-    const proc = Bun.spawn([requireBinary(), ...args], { cwd: project, env, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+    // Its own process group: whatever wrap started (the agent, its shims) can be reaped with it.
+    const proc = Bun.spawn([requireBinary(), ...args], { cwd: project, env, stdin: "ignore", stdout: "pipe", stderr: "pipe", detached: true });
     started.push(proc);
     return proc;
   };
@@ -68,7 +69,7 @@ export function wrapSandbox(): Sandbox {
     start,
     async run(args, deadlineMs = 15_000) {
       const report = join(dir.path, `peak-${Bun.randomUUIDv7()}.json`);
-      const proc = Bun.spawn([...fixture("peak-rss-fixture.ts", report, "--"), requireBinary(), ...args], { cwd: project, env, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+      const proc = Bun.spawn([...fixture("peak-rss-fixture.ts", report, "--"), requireBinary(), ...args], { cwd: project, env, stdin: "ignore", stdout: "pipe", stderr: "pipe", detached: true });
       started.push(proc);
       let timedOut = false;
       const timer = setTimeout(() => {
@@ -77,12 +78,19 @@ export function wrapSandbox(): Sandbox {
       }, deadlineMs);
       const [stderr, stdout] = await Promise.all([new Response(proc.stderr).text(), new Response(proc.stdout).text(), proc.exited]);
       clearTimeout(timer);
+      // A wrap killed at the deadline cannot reap its agent: the group's leftovers go with it.
+      if (timedOut) killGroup(proc.pid);
       const peak = JSON.parse(readFileSync(report, "utf8")) as { code: number | null; maxRss: number | null };
       return { code: peak.code, stderr, stdout, timedOut, maxRss: peak.maxRss ?? Number.NaN };
     },
     async [Symbol.asyncDispose]() {
       for (const proc of started) {
-        if (proc.exitCode === null && proc.signalCode === null) proc.kill("SIGKILL");
+        if (proc.exitCode === null && proc.signalCode === null) {
+          // A test that failed part-way: wrap gets the chance to stop its agent and restore, then the group goes.
+          proc.kill("SIGTERM");
+          await Promise.race([proc.exited, Bun.sleep(5_000)]);
+        }
+        killGroup(proc.pid);
         await proc.exited;
       }
       dir[Symbol.dispose]();
@@ -100,4 +108,13 @@ export function userFile(sandbox: Sandbox, name: string, content = `the user's o
 /** Stderr lines that name `path`. */
 export function linesNaming(stderr: string, path: string): string[] {
   return stderr.split("\n").filter((line) => line.includes(path));
+}
+
+/** SIGKILL what is left of a process group (nothing, when the test went well). */
+function killGroup(pgid: number): void {
+  try {
+    process.kill(-pgid, "SIGKILL");
+  } catch {
+    // The group is empty.
+  }
 }

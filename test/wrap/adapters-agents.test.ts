@@ -164,7 +164,7 @@ describe("Copilot CLI", () => {
     expect(summary(files)).toEqual(["user a: governed", "user off: governed (disabled by disabledMcpServers)", "user old: governed"]);
   });
 
-  test("workspace files win over the user's; `type: local` is stdio, http and sse are remote", () => {
+  test("workspace files win over the user's; `type: local` is stdio, http is governed through shim --url, sse is left", () => {
     using fixture = agentConfigFixture("copilot");
     const files = discover("copilot", fixture.ctx);
     expect(summary(files)).toEqual([
@@ -175,7 +175,7 @@ describe("Copilot CLI", () => {
       "user context7: governed (shadowed by project)",
       "user github: governed",
       "user playwright: governed (disabled by disabledMcpServers)",
-      "user linear: remote",
+      "user linear: governed",
     ]);
   });
 });
@@ -229,7 +229,7 @@ describe("Gemini CLI and Qwen Code", () => {
       "project docs: governed",
       "user github: governed (shadowed by project)",
       "user pythonTools: governed (disabled by `gemini mcp disable`)",
-      "user httpServer: remote",
+      "user httpServer: governed",
       "user sseServer: remote",
       "user legacy: governed (disabled by mcp.excluded)",
       "user cloud-run: extension",
@@ -336,7 +336,7 @@ describe("Amp", () => {
   test("servers are in the one key `amp.mcpServers`", () => {
     using fixture = agentConfigFixture("amp");
     const files = discover("amp", fixture.ctx);
-    expect(summary(files)).toEqual(["project project-specific: governed", "user playwright: governed", "user postgres: governed", "user sourcegraph: remote"]);
+    expect(summary(files)).toEqual(["project project-specific: governed", "user playwright: governed", "user postgres: governed", "user sourcegraph: governed"]);
     expect(files[1]?.entries[0]?.jsonPath).toEqual(["amp.mcpServers", "playwright"]);
   });
 });
@@ -348,10 +348,10 @@ test("Kiro and Junie: the workspace file wins over the user's", () => {
     "project git: governed",
     "user aws-docs: governed (shadowed by project)",
     "user web-search: governed (disabled by `disabled: true`)",
-    "user api-server: remote",
+    "user api-server: governed",
   ]);
   using junie = agentConfigFixture("junie");
-  expect(summary(discover("junie", junie.ctx))).toEqual(["project gradle: governed", "user filesystem: governed", "user remote-docs: remote"]);
+  expect(summary(discover("junie", junie.ctx))).toEqual(["project gradle: governed", "user filesystem: governed", "user remote-docs: governed"]);
 });
 
 test("the coverage table says a disabled server is governed should it be turned on", () => {

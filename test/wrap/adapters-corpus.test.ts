@@ -5,14 +5,20 @@ import { parseTOML } from "toml-eslint-parser";
 import { Lexer } from "yaml";
 import { discover, rewrite, type AgentType, type ServerEntry, type ShimCommand } from "../../src/wrap/adapters/index.ts";
 import { formatOf, type ConfigFormatName } from "../../src/wrap/formats/index.ts";
+import { remoteShimArgs } from "../../src/wrap/remote-entry.ts";
 import { agentConfigFixture, CORPUS_AGENTS } from "../support/agent-configs.ts";
 
 const BINARY = "/opt/thoughtgate/bin/thoughtgate";
-const shimFor = (entry: ServerEntry): ShimCommand => ({
-  command: BINARY,
-  args: ["shim", "--server-id", entry.name, "--governance-endpoint", "http://127.0.0.1:41234", "--", entry.command ?? "", ...entry.args],
-  env: { THOUGHTGATE_GOVERNANCE_ENDPOINT: "http://127.0.0.1:41234", THOUGHTGATE_GOVERNANCE_SECRET: "s3cr3t" },
-});
+const GOVERNANCE_ENV = { THOUGHTGATE_GOVERNANCE_ENDPOINT: "http://127.0.0.1:41234", THOUGHTGATE_GOVERNANCE_SECRET: "s3cr3t" };
+/** What the wrap session writes: `-- command args` for a stdio server, `--url` (and headers in env) for a remote one. */
+const shimFor = (entry: ServerEntry): ShimCommand => {
+  const common = ["shim", "--server-id", entry.name, "--governance-endpoint", "http://127.0.0.1:41234"];
+  if (entry.remote) {
+    const remote = remoteShimArgs(entry.remote);
+    return { command: BINARY, args: [...common, ...remote.args], env: { ...GOVERNANCE_ENV, ...remote.env } };
+  }
+  return { command: BINARY, args: [...common, "--", entry.command ?? "", ...entry.args], env: GOVERNANCE_ENV };
+};
 
 /**
  * Per format: a reader of the rewritten text (Bun's own TOML and YAML parsers, not the ones wrap
@@ -68,6 +74,19 @@ describe.each(CORPUS_AGENTS)("corpus: %s", (agent) => {
       if (file.text.includes("\r\n")) expect(text.replaceAll("\r\n", "")).not.toContain("\n");
 
       for (const entry of file.entries.filter((entry) => entry.governed)) {
+        if (entry.remote) {
+          // The whole entry becomes a stdio shim entry reaching the same URL with the same headers;
+          // its other keys stay.
+          const shim = shimFor(entry);
+          const { type: _type, headers: _headers, [entry.remote.urlKey]: _url, ...rest } = valueAt(original, entry.jsonPath) as Record<string, unknown>;
+          expect(valueAt(config, entry.jsonPath)).toEqual({ ...(entry.remote.typed ? { type: "stdio" } : {}), command: BINARY, args: shim.args, env: shim.env, ...rest });
+          const url = shim.args.includes("--url") ? shim.args[shim.args.indexOf("--url") + 1] : shim.env.THOUGHTGATE_URL;
+          expect(url).toBe(entry.remote.url);
+          expect(Object.entries(shim.env).filter(([key]) => key.startsWith("THOUGHTGATE_HEADER_")).map(([, value]) => value)).toEqual(
+            Object.entries(entry.remote.headers).map(([name, value]) => `${name}: ${value}`),
+          );
+          continue;
+        }
         const at = [...entry.jsonPath, ...entry.layout.at];
         const written = valueAt(config, at) as Record<string, unknown>;
         const { command, args, env } = entry.layout;

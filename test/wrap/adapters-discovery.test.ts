@@ -12,7 +12,7 @@ const entry = (files: ConfigFile[], scope: string, name: string): ServerEntry =>
 };
 
 describe("Claude Code", () => {
-  test("user, local and project scopes; local > project > user; disabledMcpjsonServers governed, flag noted; remote untouched", () => {
+  test("user, local and project scopes; local > project > user; disabledMcpjsonServers governed, flag noted; remote over Streamable HTTP governed, over SSE left", () => {
     using fixture = agentConfigFixture("claude-code");
     const files = discover("claude-code", fixture.ctx);
     expect(files.map((file) => [file.path, file.exists])).toEqual([
@@ -22,7 +22,7 @@ describe("Claude Code", () => {
     expect(summary(files)).toEqual([
       "user filesystem: governed",
       "user github: governed",
-      "user sentry: remote",
+      "user sentry: governed",
       "user memory: governed (shadowed by local)",
       "local memory: governed",
       "local 日本語-notes: governed",
@@ -115,7 +115,7 @@ test("Cursor: a project server overrides the global one of the same name; ${env:
   expect(summary(files)).toEqual([
     "project shared-db: governed",
     "project docs: governed",
-    "user context7: remote",
+    "user context7: governed",
     "user playwright: governed",
     "user shared-db: governed (shadowed by project)",
   ]);
@@ -135,7 +135,7 @@ describe("VS Code", () => {
     expect(summary(files)).toEqual([
       "project perplexity: governed",
       "project fetch: governed",
-      "project github: remote",
+      "project github: governed",
       "project my-tools: governed",
       "user time: governed",
     ]);
@@ -151,10 +151,10 @@ describe("VS Code", () => {
   });
 });
 
-test("Windsurf: disabled: true is governed with its flag, serverUrl is remote, ${env:VAR} expanded", () => {
+test("Windsurf: disabled: true is governed with its flag, serverUrl (remote) governed through shim --url, ${env:VAR} expanded", () => {
   using fixture = agentConfigFixture("windsurf", { GITHUB_TOKEN: "ghp_123", STRIPE_SECRET_KEY: "sk_test" });
   const files = discover("windsurf", fixture.ctx);
-  expect(summary(files)).toEqual(["user github: governed", "user figma: remote", "user puppeteer: governed (disabled by `disabled: true`)", "user stripe: governed"]);
+  expect(summary(files)).toEqual(["user github: governed", "user figma: governed", "user puppeteer: governed (disabled by `disabled: true`)", "user stripe: governed"]);
   expect(entry(files, "user", "github").effective?.env).toEqual({ GITHUB_PERSONAL_ACCESS_TOKEN: "ghp_123" });
 });
 
@@ -204,7 +204,7 @@ test("the coverage table: one line per server with scope, file, and why it is no
     [
       "SERVER     SCOPE  FILE                                 GOVERNED",
       "github     user   ~/.codeium/windsurf/mcp_config.json  yes",
-      "figma      user   ~/.codeium/windsurf/mcp_config.json  no: remote (url): left untouched, only stdio servers run through the shim",
+      "figma      user   ~/.codeium/windsurf/mcp_config.json  yes",
       "puppeteer  user   ~/.codeium/windsurf/mcp_config.json  yes (disabled by `disabled: true`: governed if enabled mid-session)",
       "stripe     user   ~/.codeium/windsurf/mcp_config.json  yes",
       "warning: github: ${env:GITHUB_TOKEN} is not set: it expands to an empty string",

@@ -12,9 +12,11 @@
 const REFERENCE = /\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g;
 
 /**
- * The fields that expand: `*` is any mapping key, `[]` any list index. The telemetry and Slack
- * fields are refused by the schema until those features are built; they are listed here so that
- * building them does not widen this list by accident.
+ * The fields that expand: `*` is any mapping key, `[]` any list index. A Slack destination's
+ * `base_url` is not here: where a token is sent is written out, never taken from the environment.
+ * An OTLP endpoint is (the collector's address is commonly an environment setting, as
+ * OTEL_EXPORTER_OTLP_ENDPOINT is), but only in the user's own policy, and only to https or
+ * loopback (schema.ts).
  */
 const EXPANDED_IN: readonly (readonly string[])[] = [
   ["cedar", "policies", "[]"],
@@ -23,9 +25,10 @@ const EXPANDED_IN: readonly (readonly string[])[] = [
   ["telemetry", "otlp", "headers", "*"],
   ["approval", "*", "destination", "token"],
   ["approval", "*", "destination", "channel"],
+  ["approval", "*", "destination", "app_token"],
 ];
 
-export const EXPANDED_IN_WORDS = "cedar.policies, cedar.schema, telemetry.otlp.endpoint, telemetry.otlp.headers, approval.<name>.destination.token and approval.<name>.destination.channel";
+export const EXPANDED_IN_WORDS = "cedar.policies, cedar.schema, telemetry.otlp.endpoint, telemetry.otlp.headers, approval.<name>.destination.token, approval.<name>.destination.app_token and approval.<name>.destination.channel";
 
 /** Which file this is: the user's own (or one given explicitly), or a project's. */
 export type Layer = "user" | "project";

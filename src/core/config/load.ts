@@ -57,8 +57,22 @@ export function parseConfig(text: string, env: NodeJS.ProcessEnv = process.env, 
   if (!parsed.success) {
     return { ok: false, problems: parsed.issues.map((issue) => ({ path: issuePath(issue), message: issue.message })) };
   }
-  const problems = crossCheck(parsed.output);
+  const problems = [...crossCheck(parsed.output), ...(layer === "project" ? projectOnlyProblems(parsed.output) : [])];
   return problems.length > 0 ? { ok: false, problems } : { ok: true, config: parsed.output };
+}
+
+/**
+ * A Slack destination sends every call it asks about (and a token) to a server it names, and lets the
+ * users it lists decide: a repository's policy must choose neither. Combined with the user's policy,
+ * a project's workflow would otherwise be the one used (`any` yields to it).
+ */
+function projectOnlyProblems(config: ThoughtGateConfig): ConfigProblem[] {
+  return Object.entries(config.approval)
+    .filter(([, workflow]) => workflow.destination.type === "slack")
+    .map(([name]) => ({
+      path: `approval.${name}.destination`,
+      message: "only the user's policy may send approvals to Slack (it chooses where each call is sent and who may approve it); a project policy may only add restrictions",
+    }));
 }
 
 /**
@@ -154,6 +168,10 @@ function crossCheck(config: ThoughtGateConfig): ConfigProblem[] {
       problems.push({ path: `${at}.policy_id`, message: `policy_id only applies to action policy (this one is ${rule.action})` });
     }
   });
+  const pinWorkflow = config.pins.approval;
+  if (pinWorkflow !== undefined && !(pinWorkflow in config.approval)) {
+    problems.push({ path: "pins.approval", message: `no approval workflow named "${pinWorkflow}"; define it under approval:, or leave it out to use the built-in default` });
+  }
   if (config.governance.defaults.action === "policy" && !config.cedar) {
     problems.push({ path: "governance.defaults.action", message: "action policy needs Cedar policies: add cedar.policies" });
   }

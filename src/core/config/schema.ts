@@ -1,5 +1,7 @@
 import * as v from "valibot";
 import { parseDuration } from "../duration.ts";
+import { PIN_MODES, SEVERITIES } from "../severity.ts";
+import { SECRET_KIND_IDS } from "../secret-kinds.ts";
 
 /**
  * `thoughtgate.yaml`, schema 1: the one definition of the file's shape; its type is inferred.
@@ -43,11 +45,31 @@ const exposeSchema = strict({
   resources: v.optional(globs("resource URI")),
 });
 
+/**
+ * Tool-definition pinning (docs/governance.md, "Pinned definitions"): `strict` hides a changed or
+ * flagged definition and refuses its calls until a person accepts it (production); `warn` only
+ * logs; `off` neither pins nor checks drift (poisoning findings are still logged). `block_severity`
+ * names the lowest finding severity that hides (`none`: nothing hides).
+ */
+export { PIN_MODES, SEVERITIES, type PinMode, type Severity } from "../severity.ts";
+
 const sourceSchema = strict({
   id: text("a server id"),
   enabled: v.optional(v.boolean("expected true or false"), true),
   expose: v.optional(exposeSchema, { mode: "all", tools: [] }),
+  /** This server's pinning; default `pins.mode`. */
+  pin: v.optional(oneOf(PIN_MODES)),
 });
+
+const pinsSchema = strict({
+  /** For servers whose source does not say. */
+  mode: v.optional(oneOf(PIN_MODES), "strict"),
+  /** Findings at or above this severity hide a definition until a person accepts it. */
+  block_severity: v.optional(oneOf([...SEVERITIES, "none"] as const), "high"),
+  /** The workflow that asks a person to accept a changed or flagged definition; default every channel, 5 min, deny. */
+  approval: v.optional(text("an approval workflow name")),
+});
+export type PinsConfig = v.InferOutput<typeof pinsSchema>;
 
 const annotationsFilter = strict({
   readOnlyHint: v.optional(v.boolean("expected true or false")),
@@ -71,7 +93,50 @@ const ruleSchema = strict({
 
 export const CHANNELS = ["elicitation", "web", "cli"] as const;
 
-/** Where a workflow asks: `any` tries every available channel in order (elicitation, web, cli). */
+/** Where Slack's Web API is, unless `base_url` says otherwise. */
+export const SLACK_API_URL = "https://slack.com/api/";
+
+/**
+ * A URL a Slack token may be sent to: https, or plain http only to this machine (a local relay, a
+ * test double). Anything else would put the bot token on the network in clear text.
+ */
+export function isSafeSlackUrl(text: string, schemes: { secure: string; plain: string } = { secure: "https:", plain: "http:" }): boolean {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    return false;
+  }
+  if (url.username !== "" || url.password !== "") return false;
+  if (url.protocol === schemes.secure) return true;
+  return url.protocol === schemes.plain && ["127.0.0.1", "[::1]", "localhost"].includes(url.hostname);
+}
+
+/**
+ * Slack values are checked without echoing them: an error message must never print a token.
+ * Slack user ids are U… or W… (Enterprise Grid) followed by upper-case letters and digits.
+ */
+const slackDestination = strict({
+  type: v.literal("slack"),
+  /** A channel id (C…, G…) or name; messages are tracked by the id Slack answers with. */
+  channel: text("a Slack channel id or name"),
+  token: v.pipe(text("a Slack bot token"), v.check((token) => /^xox[bp]-[\x21-\x7e]+$/.test(token), "expected a Slack bot token (xoxb-…)")),
+  /** An app-level token (xapp-…, scope connections:write): button clicks arrive by Socket Mode. Without one, reactions are read. */
+  app_token: v.optional(v.pipe(text("a Slack app-level token"), v.check((token) => /^xapp-[\x21-\x7e]+$/.test(token), "expected a Slack app-level token (xapp-…), the one Socket Mode uses"))),
+  approvers: v.pipe(
+    v.array(v.pipe(v.string("expected a Slack user id"), v.regex(/^[UW][A-Z0-9]{2,20}$/, "expected a Slack user id like U0123ABCD (its member id, not a name)")), "expected a list of Slack user ids"),
+    v.minLength(1, "list at least one Slack user id: only the listed users may decide in Slack"),
+  ),
+  base_url: v.optional(
+    v.pipe(text("a URL"), v.check((url) => isSafeSlackUrl(url), "expected an https:// URL (http:// only to 127.0.0.1, [::1] or localhost), without user:password@")),
+    SLACK_API_URL,
+  ),
+});
+
+/**
+ * Where a workflow asks: `any` tries every available channel in order (elicitation, web, cli);
+ * `slack` posts to a Slack channel as well (the approvals page, the CLI and elicitation still apply).
+ */
 const destinationSchema = v.variant(
   "type",
   [
@@ -79,14 +144,70 @@ const destinationSchema = v.variant(
     strict({ type: v.literal("elicitation") }),
     strict({ type: v.literal("web") }),
     strict({ type: v.literal("cli") }),
+    slackDestination,
   ],
-  (issue) => `expected destination.type one of any|elicitation|web|cli (Slack is not built yet), got ${issue.received}`,
+  (issue) => `expected destination.type one of any|elicitation|web|cli|slack, got ${issue.received}`,
 );
 
 const workflowSchema = strict({
   destination: v.optional(destinationSchema, { type: "any" }),
   timeout: v.optional(duration, 300_000),
   on_timeout: v.optional(oneOf(["deny", "approve"] as const), "deny"),
+});
+
+/**
+ * Secret scanning (docs/governance.md, Secret scanning). `scan: results` scans what servers return
+ * to the agent (tools/call, resources/read, prompts/get); in production a finding is replaced by
+ * `[REDACTED:<kind>]`, in development it is logged `WOULD_REDACT` and forwarded. Per kind: `action`
+ * (`redact`, `detect`: logged and forwarded, `off`) and the `replacement` text. Per server id:
+ * `scan: off`. What a person is shown and what is logged is redacted whatever this says.
+ */
+const SCAN_SETTINGS = ["results", "off"] as const;
+const KIND_ACTIONS = ["redact", "detect", "off"] as const;
+
+const secretKind = v.picklist(SECRET_KIND_IDS, (issue) => `unknown secret kind ${issue.received}; known kinds: ${SECRET_KIND_IDS.join(", ")}`);
+
+const secretsSchema = strict({
+  scan: v.optional(oneOf(SCAN_SETTINGS), "results"),
+  kinds: v.optional(
+    v.record(
+      secretKind,
+      strict({
+        action: v.optional(oneOf(KIND_ACTIONS)),
+        // Spliced into JSON strings as it is: nothing that would need escaping there.
+        replacement: v.optional(
+          v.pipe(v.string("expected a replacement text"), v.regex(/^[^"\\\u0000-\u001f\u007f]{1,200}$/, "expected 1 to 200 characters without quotes, backslashes or control characters")),
+        ),
+      }),
+      "expected a mapping of secret kinds to settings",
+    ),
+    {},
+  ),
+  servers: v.optional(v.record(text("a server id"), strict({ scan: oneOf(SCAN_SETTINGS) }), "expected a mapping of server ids to settings"), {}),
+});
+
+export type SecretsConfig = v.InferOutput<typeof secretsSchema>;
+
+/** An HTTP header name (RFC 9110 token). */
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+
+/**
+ * OTLP trace export (docs/governance.md, "Traces"): where spans go, and the headers the collector
+ * wants (an API key, usually: `${VAR}` expands here). The standard OTEL_EXPORTER_OTLP_* variables
+ * fill in what is not given. Values are never echoed in an error.
+ */
+const otlpSchema = strict({
+  /** The collector's base URL, like OTEL_EXPORTER_OTLP_ENDPOINT (`/v1/traces` is appended). */
+  endpoint: v.optional(
+    v.pipe(text("a URL"), v.check((url) => isSafeSlackUrl(url), "expected an https:// URL (http:// only to 127.0.0.1, [::1] or localhost), without user:password@")),
+  ),
+  headers: v.optional(
+    v.record(
+      v.pipe(v.string(), v.regex(HEADER_NAME, "expected an HTTP header name (letters, digits and !#$%&'*+.^_`|~-)")),
+      v.pipe(v.string("expected a header value (a string)"), v.check((value) => !/[\r\n\0]/.test(value), "a header value must not contain line breaks or NUL")),
+      "expected a mapping of header names to values",
+    ),
+  ),
 });
 
 export const configSchema = v.pipe(
@@ -101,16 +222,15 @@ export const configSchema = v.pipe(
       { defaults: { action: "forward" }, rules: [] },
     ),
     approval: v.optional(v.record(v.string(), workflowSchema, "expected a mapping of workflow names to workflows"), {}),
+    pins: v.optional(pinsSchema, { mode: "strict", block_severity: "high" }),
     cedar: v.optional(
       strict({
         policies: v.pipe(v.array(text("a policy file path"), "expected a list of policy file paths"), v.minLength(1, "list at least one policy file")),
         schema: v.optional(text("a Cedar schema file path")),
       }),
     ),
-    // OTLP trace export is not built yet: a file asking for it is refused rather than ignored.
-    telemetry: v.optional(
-      v.custom<never>(() => false, "OTLP trace export (telemetry.otlp) is not built yet; remove the telemetry section"),
-    ),
+    secrets: v.optional(secretsSchema),
+    telemetry: v.optional(strict({ otlp: v.optional(otlpSchema) })),
   }),
 );
 
@@ -118,3 +238,4 @@ export type ThoughtGateConfig = v.InferOutput<typeof configSchema>;
 export type Rule = ThoughtGateConfig["governance"]["rules"][number];
 export type Workflow = ThoughtGateConfig["approval"][string];
 export type Source = ThoughtGateConfig["sources"][number];
+export type SlackDestination = Extract<Workflow["destination"], { type: "slack" }>;

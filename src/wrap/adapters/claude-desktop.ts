@@ -1,5 +1,5 @@
 import { join } from "node:path";
-import { appDataDir, customPath, readMapFile, type Adapter } from "./shared.ts";
+import { appDataDir, customPath, invalid, readMapFile, standardEntry, type Adapter, type EntryFields } from "./shared.ts";
 
 /**
  * Claude Desktop: `mcpServers` in `claude_desktop_config.json`, under Application Support on macOS
@@ -12,6 +12,12 @@ export const claudeDesktop: Adapter = {
   discover(ctx, options) {
     const custom = customPath(ctx, options);
     const path = custom ?? join(appDataDir(ctx), "Claude", "claude_desktop_config.json");
-    return [readMapFile("claude-desktop", path, custom ? "custom" : "user", "mcpServers", "none", ctx)];
+    return [readMapFile("claude-desktop", path, custom ? "custom" : "user", "mcpServers", "none", ctx, desktopEntry)];
   },
 };
+
+/** The app starts only command entries from this file; it reaches remote servers as connectors. */
+function desktopEntry(value: unknown): EntryFields {
+  const fields = standardEntry(value);
+  return fields.transport === "remote" ? invalid("is a url entry, which Claude Desktop does not start from this file (remote servers are its connectors)") : fields;
+}

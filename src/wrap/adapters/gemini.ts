@@ -82,9 +82,12 @@ function geminiHome(ctx: AgentContext): string {
   return ctx.env.GEMINI_CLI_HOME || ctx.home;
 }
 
+/** Gemini CLI reads a bare `url` as SSE (`httpUrl`, or `url` with `type: "http"`, is Streamable HTTP). */
+const GEMINI_REMOTE = { bareUrl: "sse" } as const;
+
 function geminiEntry(value: unknown): EntryFields {
-  if (isPlainObject(value) && typeof value.tcp === "string") return standardEntry({ ...value, type: "tcp", url: value.tcp });
-  return standardEntry(value);
+  if (isPlainObject(value) && typeof value.tcp === "string") return standardEntry({ ...value, type: "tcp", url: value.tcp }, [], GEMINI_REMOTE);
+  return standardEntry(value, [], GEMINI_REMOTE);
 }
 
 /** Which servers the settings turn off by name: `mcp.excluded`, `mcp.allowed`, the enablement file. */
@@ -128,14 +131,12 @@ function extensionFiles(spec: GeminiFamily, ctx: AgentContext, userDir: string):
     const manifest = spec.manifests.map((file) => join(root, name, file)).find((path) => existsSync(path));
     if (!manifest) return [];
     const { file, values } = openConfigFile(spec.agent, manifest, "user", [["mcpServers"]]);
-    const extension = () => ({
-      transport: "stdio" as const,
-      status: "extension" as const,
+    const extension = (value: unknown): EntryFields => ({
+      transport: standardEntry(value, [], GEMINI_REMOTE).transport,
+      status: "extension",
       reason: `provided by the ${spec.label} extension "${name}", which replaces its manifest on update: not rewritten`,
     });
-    file.entries = entriesOfMap(file, values[0], { agent: spec.agent, scope: "user", file: manifest, mapPath: ["mcpServers"], syntax: "none", ctx }, (value) =>
-      standardEntry(value).status === "remote" ? standardEntry(value) : extension(),
-    );
+    file.entries = entriesOfMap(file, values[0], { agent: spec.agent, scope: "user", file: manifest, mapPath: ["mcpServers"], syntax: "none", ctx }, extension);
     return file.entries.length > 0 ? [file] : [];
   });
 }

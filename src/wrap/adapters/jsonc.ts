@@ -1,5 +1,5 @@
 import { parseTree, printParseErrorCode, visit, type JSONPath, type Node } from "jsonc-parser";
-import { readRegularFile } from "../safe-open.ts";
+import { readRegularFile } from "../../core/safe-open.ts";
 
 /**
  * Reading agent configs as JSONC without building a tree of the whole file.

@@ -1,7 +1,7 @@
 import type { JSONPath } from "jsonc-parser";
 import { messageOf, ThoughtGateError } from "../../core/errors.ts";
 import { formatOf, type ObjectEdit } from "../formats/index.ts";
-import type { ServerEntry, ShimCommand } from "./types.ts";
+import type { RemoteTarget, ServerEntry, ShimCommand } from "./types.ts";
 
 /**
  * Put a shim in front of every governed entry, changing only the keys wrap owns (docs/architecture.md,
@@ -30,11 +30,12 @@ export function rewrite(
   if (!first) return { text, owned: [] };
   try {
     const document = formatOf(first.agent, first.file).edit(text);
-    const targets = document.objects(governed.map((entry) => [...entry.jsonPath, ...entry.layout.at]));
+    // A remote entry is replaced whole, so its map is the object edited; a stdio entry is edited in place.
+    const targets = document.objects(governed.map((entry) => (entry.remote ? entry.jsonPath.slice(0, -1) : [...entry.jsonPath, ...entry.layout.at])));
     const owned = governed.flatMap((entry, i) => {
       const target = targets[i];
       if (!target) throw changedSinceRead(entry);
-      return writeEntry(target, entry, shimFor(entry));
+      return entry.remote ? writeRemoteEntry(target, entry, entry.remote, shimFor(entry)) : writeEntry(target, entry, shimFor(entry));
     });
     return { text: document.apply(), owned };
   } catch (error) {
@@ -85,4 +86,19 @@ function writeEntry(target: ObjectEdit, entry: ServerEntry, shim: ShimCommand): 
   }
   target.insert(missing);
   return owned;
+}
+
+/**
+ * A remote entry becomes a stdio entry running the shim (which reaches the same URL with the same
+ * headers: `shim.args` and `shim.env` say how): the whole entry is wrap's to write and to put back,
+ * so the restore gives back exactly the remote entry that was there. The entry's transport keys
+ * (`type`, the URL, `headers`) go; its other keys (a `disabled` switch, a timeout, tool lists) stay.
+ */
+function writeRemoteEntry(map: ObjectEdit, entry: ServerEntry, remote: RemoteTarget, shim: ShimCommand): JSONPath[] {
+  const original = map.get(entry.name);
+  if (typeof original !== "object" || original === null || (original as Record<string, unknown>)[remote.urlKey] !== remote.url) throw changedSinceRead(entry);
+  const kept = Object.entries(original as Record<string, unknown>).filter(([key]) => key !== "type" && key !== remote.urlKey && key !== "headers");
+  const value = { ...(remote.typed ? { type: "stdio" } : {}), command: shim.command, args: shim.args, env: shim.env, ...Object.fromEntries(kept) };
+  map.replace(entry.name, value);
+  return [entry.jsonPath];
 }

@@ -3,7 +3,7 @@ import { basename, dirname, join, resolve } from "node:path";
 import { getNodeValue, type JSONPath, type Node } from "jsonc-parser";
 import { expandCommandLine, type ExpansionSyntax } from "./expand.ts";
 import { isPlainObject, jsoncProblem, locateValues, parseSpan, propertiesOf, readConfigText, type Subtree } from "./jsonc.ts";
-import { STANDARD_LAYOUT, type AgentContext, type AgentType, type CommandLine, type ConfigFile, type ConfigScope, type DiscoverOptions, type EntryLayout, type EntryStatus, type ServerEntry } from "./types.ts";
+import { STANDARD_LAYOUT, type AgentContext, type AgentType, type CommandLine, type ConfigFile, type ConfigScope, type DiscoverOptions, type EntryLayout, type EntryStatus, type RemoteTarget, type ServerEntry } from "./types.ts";
 
 /** What every entry of one server map shares. */
 export type MapSpec = {
@@ -102,6 +102,8 @@ function duplicateInside(node: Node): string | undefined {
 /** One entry as an adapter reads it; `buildEntry` adds the rest. */
 export type EntryFields = {
   transport: "stdio" | "remote";
+  /** A remote server wrap can govern (Streamable HTTP). */
+  remote?: RemoteTarget;
   command?: string;
   args?: string[];
   env?: Record<string, string>;
@@ -137,6 +139,7 @@ function buildEntry(name: string, spec: MapSpec, fields: EntryFields): ServerEnt
     warnings: [...warnings],
   };
   if (fields.form) entry.form = fields.form;
+  if (fields.remote) entry.remote = fields.remote;
   if (fields.reason) entry.reason = fields.reason;
   if (fields.disabled) entry.disabled = fields.disabled;
   if (entry.status === "governed" && isWrapped(entry)) {
@@ -148,20 +151,50 @@ function buildEntry(name: string, spec: MapSpec, fields: EntryFields): ServerEnt
 }
 
 const REMOTE_TYPES = new Set(["http", "sse", "streamable-http", "streamableHttp", "streamable_http", "ws"]);
+/** Types naming the deprecated HTTP+SSE transport of MCP 2024-11-05, which the shim does not speak. */
+const SSE_TYPES = new Set(["sse"]);
+const URL_KEYS = ["url", "serverUrl", "httpUrl"];
+
+/** How an agent reads a remote entry. */
+export type RemoteReading = {
+  /** What a `url` without a `type` is: Streamable HTTP (most agents try it first), or SSE (Gemini CLI). */
+  bareUrl: "http" | "sse";
+  /** Set when wrap does not rewrite this agent's remote entries: why, for the coverage table. */
+  ungoverned?: string;
+};
+
+const DEFAULT_REMOTE: RemoteReading = { bareUrl: "http" };
 
 /**
  * The shape most agents share (Claude Desktop, Claude Code, Cursor, VS Code, Windsurf, Copilot,
  * Gemini CLI, Kiro, Cline, Amp, Junie, custom): `{ command, args?, env?, type? }` for stdio,
- * `{ url | serverUrl | httpUrl, type? }` for remote servers. An entry with a `command` is stdio
- * whether or not it says `type: "stdio"`; `stdioTypes` are other names an agent gives stdio.
+ * `{ url | serverUrl | httpUrl, headers?, type? }` for remote servers. An entry with a `command` is
+ * stdio whether or not it says `type: "stdio"`; `stdioTypes` are other names an agent gives stdio.
+ * A remote entry over Streamable HTTP is governed (rewritten into `shim --url`); one over the old
+ * HTTP+SSE transport or a websocket is not.
  */
-export function standardEntry(value: unknown, stdioTypes: readonly string[] = []): EntryFields {
+export function standardEntry(value: unknown, stdioTypes: readonly string[] = [], reading: RemoteReading = DEFAULT_REMOTE): EntryFields {
   if (!isPlainObject(value)) return invalid("is not an object");
   const type = typeof value.type === "string" ? value.type : undefined;
-  const url = ["url", "serverUrl", "httpUrl"].find((key) => typeof value[key] === "string");
-  if (url !== undefined || (type !== undefined && REMOTE_TYPES.has(type))) return remote(type ?? "url");
+  const urlKey = URL_KEYS.find((key) => typeof value[key] === "string");
+  if (urlKey !== undefined || (type !== undefined && REMOTE_TYPES.has(type))) return remoteEntry(value, type, urlKey, reading);
   if (type !== undefined && type !== "stdio" && !stdioTypes.includes(type)) return invalid(`has an unknown type "${type}"`);
   return stdioFields(value.command, value.args, value.env);
+}
+
+function remoteEntry(value: Record<string, unknown>, type: string | undefined, urlKey: string | undefined, reading: RemoteReading): EntryFields {
+  const kind = type ?? urlKey ?? "url";
+  if (reading.ungoverned !== undefined) return remote(kind, reading.ungoverned);
+  if (type === "ws" || type === "tcp") return remote(kind, "the shim speaks Streamable HTTP, not this transport");
+  const sse = type !== undefined ? SSE_TYPES.has(type) : urlKey === "url" && reading.bareUrl === "sse";
+  if (sse) return remote(kind, "the deprecated HTTP+SSE transport (MCP 2024-11-05), which the shim does not speak");
+  if (urlKey === undefined) return invalid(`is type "${kind}" without a url`);
+  const headers = value.headers;
+  if (headers !== undefined && !(isPlainObject(headers) && Object.values(headers).every((item) => typeof item === "string"))) {
+    return invalid("has headers that are not strings");
+  }
+  const remoteTarget: RemoteTarget = { url: value[urlKey] as string, urlKey, headers: (headers as Record<string, string> | undefined) ?? {}, typed: type !== undefined };
+  return { transport: "remote", remote: remoteTarget };
 }
 
 /** `disabled: true` in the entry, as Windsurf, Kiro and Cline write it. */
@@ -175,9 +208,9 @@ export function enabledFalse(value: unknown, written = "`enabled: false`"): stri
 }
 
 /** `standardEntry`, noting the entry's own off switch (`disabled: true` by default). */
-export function entryWithSwitch(off: (value: unknown) => string | undefined = disabledFlag, stdioTypes: readonly string[] = []) {
+export function entryWithSwitch(off: (value: unknown) => string | undefined = disabledFlag, stdioTypes: readonly string[] = [], reading: RemoteReading = DEFAULT_REMOTE) {
   return (value: unknown): EntryFields => {
-    const fields = standardEntry(value, stdioTypes);
+    const fields = standardEntry(value, stdioTypes, reading);
     const disabled = off(value);
     return disabled ? { ...fields, disabled } : fields;
   };
@@ -194,8 +227,9 @@ export function stdioFields(command: unknown, args: unknown, env: unknown): Entr
   return { transport: "stdio", command, args: (args as string[] | undefined) ?? [], env: (env as Record<string, string> | undefined) ?? {} };
 }
 
-export function remote(kind: string): EntryFields {
-  return { transport: "remote", status: "remote", reason: `remote (${kind}): left untouched, only stdio servers run through the shim` };
+/** A remote entry that stays ungoverned, and why. */
+export function remote(kind: string, why = "wrap does not rewrite this agent's remote entries"): EntryFields {
+  return { transport: "remote", status: "remote", reason: `remote (${kind}): left untouched, ${why}` };
 }
 
 export function invalid(why: string): EntryFields {

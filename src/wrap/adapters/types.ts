@@ -54,7 +54,11 @@ export type ConfigScope = "user" | "project" | "local" | "custom" | "flag";
  */
 export type EntryStatus =
   | "governed"
-  /** `url` / `serverUrl` / `type: http|sse`: talks to a server over the network, not through a shim. */
+  /**
+   * A remote server the shim cannot govern (the deprecated HTTP+SSE transport, a websocket, an
+   * agent whose config wrap does not rewrite remote entries in). Remote servers over Streamable
+   * HTTP are `governed`: rewritten into `thoughtgate shim --url` (see `ServerEntry.remote`).
+   */
   | "remote"
   /** Already runs `thoughtgate shim`: wrapping it again would nest shims. */
   | "wrapped"
@@ -64,6 +68,13 @@ export type EntryStatus =
   | "invalid"
   /** The file it is in cannot be edited safely (see the file's `problems`), so nothing in it is. */
   | "file-problem";
+
+/**
+ * A remote (Streamable HTTP) server as its entry names it: the URL, its key (`url`, `serverUrl`,
+ * `httpUrl`), the headers, and whether the entry said `type`. The rewrite replaces the whole entry
+ * with a stdio shim entry that reaches the same URL with the same headers.
+ */
+export type RemoteTarget = { url: string; urlKey: string; headers: Record<string, string>; typed: boolean };
 
 /** The command line as the agent will run it: `${VAR}` references expanded. */
 export type CommandLine = { command: string; args: string[]; env: Record<string, string> };
@@ -96,6 +107,8 @@ export type ServerEntry = {
   jsonPath: JSONPath;
   layout: EntryLayout;
   transport: "stdio" | "remote";
+  /** A remote server's endpoint as written (`${VAR}` references unexpanded), when it is one. */
+  remote?: RemoteTarget;
   /** As written in the file (`${VAR}` references unexpanded); undefined when there is none. */
   command: string | undefined;
   args: string[];

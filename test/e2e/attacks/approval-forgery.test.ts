@@ -68,7 +68,8 @@ describe("a hostile MCP server holding the session secret cannot approve its own
     const agent = JSON.parse(readFileSync(agentReport, "utf8")) as { results: Record<string, { code?: number }> };
     expect(agent.results.wipe_disk?.code).toBe(-32008);
     // Nothing an approval credential is kept where a shim's argv points.
-    expect((hostile?.sessionFiles ?? []).map((path) => basename(path)).sort()).toEqual(["events.jsonl", "secret"]);
+    // (wrap.json: the session's version and binary, for doctor; no credential.)
+    expect((hostile?.sessionFiles ?? []).map((path) => basename(path)).sort()).toEqual(["events.jsonl", "secret", "wrap.json"]);
     const events = /session record (\S+)/.exec(await stderr)?.[1] ?? "";
     const decisions = readEvents(events).filter((e) => e.type === "tool_call_decision");
     expect(decisions.map((e) => [e.decision, e.approved_by ?? null])).toEqual([["pending", null], ["deny", null]]);

@@ -24,7 +24,7 @@ describe("deeply nested messages", () => {
     const depth = 60_000;
     const nested = `${"[".repeat(depth)}${"]".repeat(depth)}`;
     shim.agent.write(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"deep":${nested}}}}\n`);
-    expect((await shim.agent.until(1)).match.error).toMatchObject({ code: -32002, data: { gate: "framing", reason: "NestingTooDeep" } });
+    expect((await shim.agent.until(1)).match.error).toMatchObject({ code: -31002, data: { gate: "framing", reason: "NestingTooDeep" } });
     expect((await shim.agent.request(2, "tools/call", { name: "echo", arguments: { shallow: [[[1]]] } })).result).toBeDefined();
     expect(callsReceived(shim)).toEqual(["echo"]);
     expect(await shim.agent.close()).toBe(0);

@@ -24,7 +24,7 @@ describe("duplicate JSON keys", () => {
     agents.push(shim.agent);
     shim.agent.write('{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"delete_everything","name":"echo","arguments":{}}}\n');
     const answer = (await shim.agent.until(1)).match;
-    expect(answer.error).toMatchObject({ code: -32002, data: { gate: "framing", reason: "DuplicateKey" } });
+    expect(answer.error).toMatchObject({ code: -31002, data: { gate: "framing", reason: "DuplicateKey" } });
     await shim.agent.request(2, "ping");
     expect(callsReceived(shim)).toEqual([]);
   });
@@ -34,7 +34,7 @@ describe("duplicate JSON keys", () => {
     const shim = shimWithScriptedServer(dir.path, { policy: DENY_DELETE, serverArgs: ["--with-destructive"] });
     agents.push(shim.agent);
     shim.agent.write('{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"delete_everything","n\\u0061me":"echo"}}\n');
-    expect((await shim.agent.until(1)).match.error).toMatchObject({ code: -32002, data: { reason: "DuplicateKey" } });
+    expect((await shim.agent.until(1)).match.error).toMatchObject({ code: -31002, data: { reason: "DuplicateKey" } });
     await shim.agent.request(2, "ping");
     expect(callsReceived(shim)).toEqual([]);
   });
@@ -44,7 +44,7 @@ describe("duplicate JSON keys", () => {
     const shim = shimWithScriptedServer(dir.path, { policy: DENY_DELETE, serverArgs: ["--with-destructive"] });
     agents.push(shim.agent);
     shim.agent.write('{"jsonrpc":"2.0","id":1,"method":"tools/call","method":"ping","params":{"name":"delete_everything","arguments":{}}}\n');
-    expect((await shim.agent.until(1)).match.error).toMatchObject({ code: -32002, data: { reason: "DuplicateKey" } });
+    expect((await shim.agent.until(1)).match.error).toMatchObject({ code: -31002, data: { reason: "DuplicateKey" } });
     await shim.agent.request(2, "ping");
     expect(shim.received().filter((m) => m.id === 1)).toEqual([]);
   });
@@ -54,7 +54,7 @@ describe("duplicate JSON keys", () => {
     const shim = shimWithScriptedServer(dir.path, { policy: DENY_DELETE });
     agents.push(shim.agent);
     shim.agent.write('{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"path":"/tmp/x","path":"/etc/passwd"}}}\n');
-    expect((await shim.agent.until(1)).match.error).toMatchObject({ code: -32002, data: { reason: "DuplicateKey" } });
+    expect((await shim.agent.until(1)).match.error).toMatchObject({ code: -31002, data: { reason: "DuplicateKey" } });
     await shim.agent.request(2, "ping");
     expect(callsReceived(shim)).toEqual([]);
   });
@@ -65,7 +65,7 @@ describe("duplicate JSON keys", () => {
     agents.push(shim.agent);
     const forged = '{"jsonrpc":"2.0","id":5,"result":{"isError":false,"isError":true,"content":[]}}\n';
     const answer = await shim.agent.request(5, "tools/call", { name: "emit", arguments: { b64: Buffer.from(forged).toString("base64") } });
-    expect(answer.error).toMatchObject({ code: -32002, data: { gate: "framing", reason: "DuplicateKey" } });
+    expect(answer.error).toMatchObject({ code: -31002, data: { gate: "framing", reason: "DuplicateKey" } });
     expect(await shim.agent.close()).toBe(0);
     const rejected = shim.events().filter((e) => e.type === "framing_error");
     expect(rejected).toMatchObject([{ direction: "server_to_agent", error: "DuplicateKey", action: "rejected", answered_id: 5 }]);

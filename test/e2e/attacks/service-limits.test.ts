@@ -74,8 +74,11 @@ function allFiles(root: string): Array<{ path: string; text: string }> {
     for (const name of readdirSync(dir)) {
       const path = join(dir, name);
       const stat = lstatSync(path);
-      if (stat.isDirectory()) walk(path);
-      else if (stat.isFile()) out.push({ path, text: readFileSync(path, "latin1") });
+      // thoughtgate/bin/ holds the session's pin of the binary itself (src/wrap/shim-path.ts): the
+      // program's own text (it names the page's URL shape), not a file anything was written to.
+      if (stat.isDirectory()) {
+        if (!path.endsWith(join("thoughtgate", "bin"))) walk(path);
+      } else if (stat.isFile()) out.push({ path, text: readFileSync(path, "latin1") });
     }
   };
   walk(root);

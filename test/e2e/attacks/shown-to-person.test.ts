@@ -12,6 +12,7 @@ import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fixture, readEvents, requireBinary, tempDir, waitFor } from "../../support/harness.ts";
+import { SECRETS } from "../../fixtures/secrets/corpus.ts";
 import { RawAgent } from "../../support/raw-agent.ts";
 import { runBinary, ServeProcess } from "../../support/serve.ts";
 
@@ -60,7 +61,7 @@ describe("approval prompts and task views", () => {
     const prompts: string[] = [];
     client.setRequestHandler(ElicitRequestSchema, (request) => {
       prompts.push(String(request.params.message));
-      return { action: "accept", content: { approve: false } };
+      return { action: "accept", content: { decision: "deny" } };
     });
     await client.connect(transport);
     cleanup.push(() => client.close());
@@ -69,8 +70,8 @@ describe("approval prompts and task views", () => {
 
     const prompt = prompts[0] ?? "";
     expect(prompt).not.toContain(SECRET);
-    expect(prompt).toContain("Authorization: [REDACTED]");
-    expect(prompt).toContain('"api_key":"[REDACTED]"');
+    expect(prompt).toContain("Authorization: [REDACTED:authorization_header]");
+    expect(prompt).toContain('"api_key":"[REDACTED:secret_field]"');
     expect(prompt).toContain("; rm -rf ~/projects");
     expect(prompt).toContain("/tmp/invoice\\u202efdp.exe");
     expect(prompt).not.toContain(RLO);
@@ -93,13 +94,63 @@ describe("approval prompts and task views", () => {
     }
     const [task] = JSON.parse(json.stdout) as Array<{ name: string; arguments: typeof ARGS }>;
     expect(task?.name).toBe(`run\u200B_report${RLO}`);
-    expect(task?.arguments).toEqual({ ...ARGS, api_key: "[REDACTED]", cmd: "curl -H 'Authorization: [REDACTED]' https://api.example/upload" });
+    expect(task?.arguments).toEqual({ ...ARGS, api_key: "[REDACTED:secret_field]", cmd: "curl -H 'Authorization: [REDACTED:authorization_header]' https://api.example/upload" });
 
     const api = await fetch(`${s.endpoint}/approvals/api/tasks/${id}`, { headers: { authorization: `Bearer ${s.key}` } });
     const body = await api.text();
     expect(api.status).toBe(200);
     expect(body).not.toContain(SECRET);
     expect(body).toContain("; rm -rf ~/projects");
+  });
+});
+
+describe("credentials recognised by their shape, whatever the key they are under", () => {
+  // What an injected agent sends without a telltale key name: tokens in a command, a key file in a body.
+  const shaped = SECRETS.filter((secret) => secret.kind !== "secret_field");
+  const args = { cmd: shaped.slice(0, 12).map((secret) => secret.text).join(" ; "), body: shaped.slice(12).map((secret) => secret.text).join("\n") };
+
+  test("the elicitation prompt, thoughtgate tasks --json and the approvals API show none of them", async () => {
+    const s = await serve();
+    const transport = new StdioClientTransport({
+      command: requireBinary(),
+      args: ["shim", "--server-id", "ops", "--governance-endpoint", s.endpoint, "--", ...fixture("scripted-server-fixture.ts")],
+      env: { ...(process.env as Record<string, string>), THOUGHTGATE_GOVERNANCE_SECRET: s.secret },
+      stderr: "ignore",
+    });
+    const client = new Client({ name: "attack", version: "1" }, { capabilities: { elicitation: {} } });
+    // While the task waits: the prompt the agent's user sees, the CLI's view and the page's API.
+    let shown = "";
+    client.setRequestHandler(ElicitRequestSchema, async (request) => {
+      const tasks = await runBinary(["tasks", "--json"], { env: s.cliEnv });
+      const [task] = JSON.parse(tasks.stdout) as Array<{ task_id: string }>;
+      const api = await fetch(`${s.endpoint}/approvals/api/tasks/${task?.task_id}`, { headers: { authorization: `Bearer ${s.key}` } });
+      shown = [String(request.params.message), tasks.stdout, await api.text()].join("\n");
+      return { action: "accept", content: { approve: false } };
+    });
+    await client.connect(transport);
+    cleanup.push(() => client.close());
+    await client.callTool({ name: "echo", arguments: args }).catch(() => undefined);
+    for (const secret of shaped) expect(shown).not.toContain(secret.value);
+    for (const kind of ["github_token", "private_key", "slack_token", "jwt", "url_password"]) expect(shown).toContain(`[REDACTED:${kind}]`);
+  });
+});
+
+describe("a credential in what a governed request names", () => {
+  test("a password in a resource URI is redacted in the shim's log line and the audit's decision", async () => {
+    const dir = tempDir();
+    cleanup.push(() => dir[Symbol.dispose]());
+    const events = join(dir.path, "events.jsonl");
+    writeFileSync(join(dir.path, "thoughtgate.yaml"), 'schema: 1\ngovernance:\n  rules: [{ id: no-db, match: "postgres://*", method: resources/read, action: deny }]\n');
+    const agent = new RawAgent(["--server-id", "ops", "--events", events, "--thoughtgate-config", join(dir.path, "thoughtgate.yaml"), "--", ...fixture("scripted-server-fixture.ts")]);
+    cleanup.push(() => agent.close());
+    const answer = await agent.request(1, "resources/read", { uri: `postgres://admin:${SECRET}@db.internal/users` });
+    expect(answer.error?.data?.rule_id).toBe("no-db");
+    await agent.close();
+    const decision = readEvents(events).find((e) => e.type === "method_decision");
+    expect(decision?.name).toBe("postgres://admin:[REDACTED:url_password]@db.internal/users");
+    expect(JSON.stringify(readEvents(events))).not.toContain(SECRET);
+    expect(agent.stderr).toContain("denied resources/read postgres://admin:[REDACTED:url_password]@db.internal/users");
+    expect(agent.stderr).not.toContain(SECRET);
   });
 });
 
@@ -118,8 +169,8 @@ describe("a rejected line's raw bytes", () => {
 
     const rejected = readEvents(events).filter((e) => e.type === "framing_error");
     expect(rejected.map((e) => e.raw)).toEqual([
-      '[{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"login","arguments":{"password":"[REDACTED]"}}}]',
-      `\u001b]0;owned\u0007${RLO}{"token": "[REDACTED]", "Authorization": "[REDACTED]"`,
+      '[{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"login","arguments":{"password":"[REDACTED:secret_field]"}}}]',
+      `\u001b]0;owned\u0007${RLO}{"token": "[REDACTED:secret_field]", "Authorization": "[REDACTED:secret_field]"`,
     ]);
     expect(agent.stderr).not.toContain(SECRET);
     expect(agent.stderr).not.toContain("\u001b]0;");

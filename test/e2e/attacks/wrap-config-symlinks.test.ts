@@ -5,7 +5,7 @@
  * config may be a link anywhere (dotfiles), and is worked on through its real file, the link kept.
  */
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
-import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, symlinkSync, writeFileSync } from "node:fs";
+import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { EVERYTHING_SERVER, fixture, requireBinary, waitFor } from "../../support/harness.ts";
 import { STDIO_SERVERS, wrapSandbox } from "../../support/wrap-sandbox.ts";
@@ -55,7 +55,8 @@ describe("a config that is a symlink", () => {
     const { proc: wrap, stderr } = box.start(["wrap", "--agent-type", "claude-code", "--", ...fixture("wrap-agent-fixture.ts", link, report, "--call", 'echo:{"message":"hi"}', "--wait")]);
     const seen = await waitFor(() => (existsSync(report) ? (JSON.parse(readFileSync(report, "utf8")) as Record<string, any>) : null), "the agent to be ready");
     // While wrapped: the agent started the shim read through the link; lock and backup sit beside the real file.
-    expect({ command: seen.command, echo: seen.results.echo }).toEqual({ command: requireBinary(), echo: { ok: [{ type: "text", text: "Echo: hi" }] } });
+    // The shim command is the session's pin of the binary (a hard link: the same file).
+    expect({ sameFile: statSync(seen.command).ino === statSync(requireBinary()).ino, echo: seen.results.echo }).toEqual({ sameFile: true, echo: { ok: [{ type: "text", text: "Echo: hi" }] } });
     expect({ link: lstatSync(link).isSymbolicLink(), dotfiles: wrapFiles(dotfiles).toSorted(), home: wrapFiles(box.home) }).toEqual({
       link: true,
       dotfiles: ["claude.json.thoughtgate-backup", "claude.json.thoughtgate-lock"],

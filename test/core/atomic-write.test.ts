@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, expect, test } from "bun:test";
 import { chmodSync, lstatSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { writeFileAtomic } from "../../src/wrap/atomic-write.ts";
+import { writeFileAtomic } from "../../src/core/atomic-write.ts";
 import { tempDir } from "../support/harness.ts";
 
 let dir: ReturnType<typeof tempDir>;

@@ -15,7 +15,7 @@
  * Node's and Bun's `fs` open with O_CLOEXEC, so no fd here leaks into the agent wrap launches.
  */
 import { closeSync, constants, fstatSync, lstatSync, openSync, readSync, statSync, type Stats } from "node:fs";
-import { messageOf, ThoughtGateError } from "../core/errors.ts";
+import { messageOf, ThoughtGateError } from "./errors.ts";
 
 /** The most wrap reads of a config, a backup or the journal: a `~/.claude.json` with years of history is a few MiB. */
 export const MAX_READ_BYTES = 16 * 1024 * 1024;

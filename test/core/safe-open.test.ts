@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { closeSync, constants, existsSync, linkSync, mkdirSync, readFileSync, readlinkSync, symlinkSync, writeFileSync, writeSync } from "node:fs";
 import { join } from "node:path";
-import { createExclusive, openOwnFile, readOwnFile, readRegularFile } from "../../src/wrap/safe-open.ts";
+import { createExclusive, openOwnFile, readOwnFile, readRegularFile } from "../../src/core/safe-open.ts";
 import { tempDir } from "../support/harness.ts";
 
 let dir: ReturnType<typeof tempDir>;

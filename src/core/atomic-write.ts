@@ -12,8 +12,8 @@
 import { randomBytes } from "node:crypto";
 import { closeSync, constants, fchmodSync, fchownSync, fsyncSync, openSync, renameSync, unlinkSync, writeSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
-import { bestEffort, messageOf, ThoughtGateError } from "../core/errors.ts";
-import { log } from "../core/log.ts";
+import { bestEffort, messageOf, ThoughtGateError } from "./errors.ts";
+import { log } from "./log.ts";
 import { createExclusive, kindOf, lstatOrThrow, refusal } from "./safe-open.ts";
 
 export type AtomicWriteOptions = {

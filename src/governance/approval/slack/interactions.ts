@@ -1,0 +1,70 @@
+import * as v from "valibot";
+import { log } from "../../../core/log.ts";
+import type { ChangeResult, Task } from "../../tasks.ts";
+import { APPROVE_ACTION, decidedBy, DENY_ACTION, parseButtonValue } from "./message.ts";
+import type { Posted, Workspace } from "./workspace.ts";
+import type { SlackTrouble } from "./trouble.ts";
+import { blockActions, ephemeralAnswer } from "./wire.ts";
+
+export type InteractionsOptions = {
+  /** The message posted for a task (once a post in flight for it has finished: a click can beat Slack's answer to us). */
+  posted(taskId: string): Promise<Posted | undefined>;
+  decide(posted: Posted, decision: "approve" | "deny", digest: string, user: string): ChangeResult;
+  /** Update a finished task's message again (an earlier update may have failed). */
+  refresh(posted: Posted, task: Task): void;
+  trouble: SlackTrouble;
+};
+
+/**
+ * Button clicks that arrive by Socket Mode (`block_actions`). A click counts only when it is on the
+ * message ThoughtGate posted for that task (same channel and timestamp), names the task's digest,
+ * and comes from a user the workflow lists. Whoever is refused, or clicks after the task was
+ * decided, is told so in a message only they see (`chat.postEphemeral`).
+ */
+export class Interactions {
+  constructor(private readonly options: InteractionsOptions) {}
+
+  async handle(workspace: Workspace, payload: unknown): Promise<void> {
+    const parsed = v.safeParse(blockActions, payload);
+    if (!parsed.success) return;
+    const click = parsed.output;
+    const action = click.actions.find((a) => a.action_id === APPROVE_ACTION || a.action_id === DENY_ACTION);
+    if (!action) return;
+    const user = click.user.id;
+    const ref = parseButtonValue(action.value);
+    const posted = ref ? await this.options.posted(ref.taskId) : undefined;
+    const channel = click.container?.channel_id ?? click.channel?.id;
+    const ts = click.container?.message_ts ?? click.message?.ts;
+    if (!ref || !posted || posted.workspace !== workspace || posted.channel !== channel || posted.ts !== ts) {
+      log.warn(`Slack: a click by ${user} names no approval message this service posted (finished long ago, or the service restarted); ignored`);
+      if (channel) this.tell(workspace, channel, user, "ThoughtGate does not know this approval request (it finished long ago, or the service restarted). Nothing was decided.");
+      return;
+    }
+    if (!posted.approvers.has(user)) {
+      log.warn(`approval task ${posted.taskId}: Slack user ${user} is not an approver of workflow ${posted.workflowName}; their click was ignored`);
+      this.tell(workspace, posted.channel, user, `Only the approvers this workflow lists may decide this request; your click changed nothing. The task is still waiting.`);
+      return;
+    }
+    const decision = action.action_id === APPROVE_ACTION ? "approve" : "deny";
+    const result = this.options.decide(posted, decision, ref.digest, user);
+    if (result.ok) return;
+    if (result.error === "not_pending") {
+      const { task } = result;
+      this.tell(workspace, posted.channel, user, `This request was already ${task.status.replace("_", " ")} ${decidedBy(task, posted.slackUser)}; your answer changed nothing.`);
+      if (!posted.updated) this.options.refresh(posted, task);
+    } else if (result.error === "digest_mismatch") {
+      log.warn(`approval task ${posted.taskId}: a Slack click named a different call than the task (digest mismatch); refused`);
+      this.tell(workspace, posted.channel, user, "This button names a different call than the task; refused.");
+    } else {
+      this.tell(workspace, posted.channel, user, "ThoughtGate no longer knows this request; nothing was decided.");
+    }
+  }
+
+  /** A message only `user` sees; failing to send it changes nothing but is counted. */
+  private tell(workspace: Workspace, channel: string, user: string, text: string): void {
+    if (workspace.off) return;
+    void workspace.api.call("chat.postEphemeral", workspace.token, { channel, user, text }, ephemeralAnswer, "json").then((answer) => {
+      if (!answer.ok) this.options.trouble.failed(`channel ${channel}`, "chat.postEphemeral", answer.failure);
+    });
+  }
+}

@@ -1,0 +1,65 @@
+import { isSafeSlackUrl } from "../../core/config/schema.ts";
+import { ThoughtGateError } from "../../core/errors.ts";
+
+/** `telemetry.otlp` of the user's policy (core/config/schema.ts). */
+export type OtlpSettings = { endpoint?: string | undefined; headers?: Record<string, string> | undefined };
+
+const TRACES_PATH = "v1/traces";
+const DEFAULT_BASE = "http://localhost:4318/";
+
+/**
+ * Where spans are posted, as the OpenTelemetry exporter specification says, the policy's value
+ * first: `telemetry.otlp.endpoint` (a collector's base URL, like OTEL_EXPORTER_OTLP_ENDPOINT:
+ * `/v1/traces` is appended unless the URL already ends with it), then
+ * OTEL_EXPORTER_OTLP_TRACES_ENDPOINT (used as it is), then OTEL_EXPORTER_OTLP_ENDPOINT (base),
+ * then `http://localhost:4318/v1/traces`. The URL is passed to the exporter explicitly, so the one
+ * checked here is the one used: https, or plain http only to this machine (the same rule as a
+ * Slack `base_url`), never with `user:password@`. Spans name tools, servers and rules, and the
+ * headers usually carry the collector's API key: neither goes over the network in clear text.
+ */
+export function tracesUrl(settings: OtlpSettings, env: NodeJS.ProcessEnv): { url: string; from: string } {
+  const given = settings.endpoint !== undefined
+    ? { value: withTracesPath(settings.endpoint), from: "telemetry.otlp.endpoint" }
+    : nonEmpty(env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT)
+      ? { value: (env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT as string).trim(), from: "$OTEL_EXPORTER_OTLP_TRACES_ENDPOINT" }
+      : nonEmpty(env.OTEL_EXPORTER_OTLP_ENDPOINT)
+        ? { value: withTracesPath((env.OTEL_EXPORTER_OTLP_ENDPOINT as string).trim()), from: "$OTEL_EXPORTER_OTLP_ENDPOINT" }
+        : { value: `${DEFAULT_BASE}${TRACES_PATH}`, from: "the OTLP default" };
+  if (!isSafeSlackUrl(given.value)) {
+    throw new ThoughtGateError("CONFIG", `${given.from}: OTLP traces go only to an https:// URL, or http:// to 127.0.0.1, [::1] or localhost, without user:password@ (got ${describe(given.value)})`);
+  }
+  return { url: given.value, from: given.from };
+}
+
+/**
+ * The exporter speaks OTLP over HTTP with JSON bodies, which every OTLP/HTTP receiver accepts
+ * alongside protobuf; gRPC is another port and protocol altogether, so asking for it is an error
+ * rather than spans sent where nothing understands them.
+ */
+export function checkProtocol(env: NodeJS.ProcessEnv): void {
+  for (const name of ["OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "OTEL_EXPORTER_OTLP_PROTOCOL"]) {
+    const value = env[name]?.trim();
+    if (value === undefined || value === "") continue;
+    if (value === "http/json" || value === "http/protobuf") return;
+    throw new ThoughtGateError("CONFIG", `$${name}=${value}: ThoughtGate exports OTLP traces over HTTP (http/json); use the collector's OTLP/HTTP endpoint (port 4318) and unset it or set http/json`);
+  }
+}
+
+function withTracesPath(base: string): string {
+  const trimmed = base.replace(/\/+$/, "");
+  return trimmed.endsWith(`/${TRACES_PATH}`) ? trimmed : `${trimmed}/${TRACES_PATH}`;
+}
+
+function nonEmpty(value: string | undefined): boolean {
+  return value !== undefined && value.trim() !== "";
+}
+
+/** The URL without anything that could be a credential (user info, query), for an error line. */
+function describe(text: string): string {
+  try {
+    const url = new URL(text);
+    return `${url.protocol}//${url.host}${url.pathname}`;
+  } catch {
+    return "a value that is not a URL";
+  }
+}

@@ -1,0 +1,72 @@
+/**
+ * A person's "no" is not a client's auto-answer. `claude -p` cannot show a form, so it answers every
+ * elicitation at once with `cancel`. Under `thoughtgate wrap` that must not deny an approval: wrap
+ * knows `-p` asks no one and has the service offer the shim no elicitation at all, the task stays
+ * pending for the approvals page and `thoughtgate approve`, and when a person approves there the
+ * real Claude Code's call runs and its result reaches the (fake) model.
+ */
+import { expect, setDefaultTimeout, test } from "bun:test";
+import { join } from "node:path";
+import { agentBinary, agentSandbox, claudeToolName, describeRun } from "../../support/agents.ts";
+import { startFakeAnthropic } from "../../support/fake-models/anthropic.ts";
+import { BINARY, FIXTURES, readEvents, requireBinary, waitFor } from "../../support/harness.ts";
+
+setDefaultTimeout(90_000);
+requireBinary();
+
+const DELETE = claudeToolName("notes", "delete_note");
+
+test("claude -p, which would cancel the approval form, is not asked; the task waits for the CLI; approved there, the call runs", async () => {
+  await using sandbox = agentSandbox();
+  await using model = startFakeAnthropic({ calls: [{ tool: DELETE, arguments: { id: "a" } }], finalText: "Deleted." });
+  // delete_note is annotated destructive: with no policy file the embedded default asks a person.
+  const server = { command: process.execPath, args: [join(FIXTURES, "sdk-server-fixture.ts"), sandbox.marker] };
+  await Bun.write(join(sandbox.home, ".claude.json"), `${JSON.stringify({ mcpServers: { notes: server } }, null, 2)}\n`);
+  const env = {
+    ...sandbox.env,
+    ANTHROPIC_BASE_URL: model.url,
+    ANTHROPIC_API_KEY: "sk-ant-thoughtgate-test",
+    ENABLE_TOOL_SEARCH: "false",
+    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
+    DISABLE_AUTOUPDATER: "1",
+  };
+  const wrap = Bun.spawn([BINARY, "wrap", "--", agentBinary("claude-code"), "-p", "Delete note a.", "--allowedTools", DELETE], {
+    cwd: sandbox.project,
+    env,
+    stdin: "ignore",
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  const stdout = new Response(wrap.stdout).text();
+  const stderr = new Response(wrap.stderr).text();
+  try {
+    // The CLI finds the wrap session's service by itself (its descriptor in the state dir).
+    const tasks = () => {
+      const run = Bun.spawnSync([BINARY, "tasks", "--json"], { env, stdout: "pipe", stderr: "pipe" });
+      return run.exitCode === 0 ? (JSON.parse(run.stdout.toString()) as Array<{ task_id: string; status: string; name: string }>) : [];
+    };
+    const pending = await waitFor(() => tasks().find((t) => t.status === "pending" && t.name === "delete_note"), "the approval task", 60_000);
+    // Claude Code is not put the form (it would cancel it unseen under -p); the task is still pending.
+    await waitFor(() => readEvents(sessionEvents(sandbox.home)).some((e) => e.type === "tool_call_decision" && e.decision === "pending"), "the pending decision in the record");
+    const approved = Bun.spawnSync([BINARY, "approve", pending.task_id], { env, stdout: "pipe", stderr: "pipe" });
+    expect(approved.exitCode, approved.stderr.toString()).toBe(0);
+    expect(await wrap.exited).toBe(0);
+    const run = { exitCode: 0, stdout: await stdout, stderr: await stderr, durationMs: 0, timedOut: false, leftovers: [] };
+    expect(model.toolResults.map(({ tool, text }) => ({ tool, text })), describeRun({ agent: "claude-code", argv: [], cwd: "", env: {} }, run, model)).toEqual([
+      { tool: DELETE, text: "deleted a" },
+    ]);
+    const decisions = readEvents(sessionEvents(sandbox.home)).filter((e) => e.type === "tool_call_decision").map((e) => [e.decision, e.approved_by ?? null]);
+    expect(decisions).toContainEqual(["forward", "cli"]);
+    expect(await stderr).toContain("1 approved by a person");
+  } finally {
+    if (wrap.exitCode === null) wrap.kill("SIGTERM");
+    await wrap.exited;
+  }
+});
+
+/** The one session record wrap wrote under this HOME. */
+function sessionEvents(home: string): string {
+  const sessions = join(home, ".local", "state", "thoughtgate", "sessions");
+  const [run] = [...new Bun.Glob("*/events.jsonl").scanSync({ cwd: sessions })];
+  return join(sessions, run ?? "none", "");
+}
