@@ -25,13 +25,15 @@ export type CedarEngine = Omit<typeof cedar, "initSync" | "default">;
  */
 export const CEDAR_WASM_PATH: string = (wasmFile as unknown as { default: string }).default;
 
-let initialized = false;
+let memory: WebAssembly.Memory | null = null;
 
 /** Instantiate the engine on first use (it costs tens of MB: keep it off `shim`'s forwarding path). */
 export function loadCedar(): CedarEngine {
-  if (!initialized) {
-    cedar.initSync({ module: readFileSync(CEDAR_WASM_PATH) });
-    initialized = true;
-  }
+  memory ??= cedar.initSync({ module: readFileSync(CEDAR_WASM_PATH) }).memory;
   return cedar;
+}
+
+/** The engine's linear memory in bytes (it only grows; freed space is reused): 0 before it is loaded. */
+export function cedarMemoryBytes(): number {
+  return memory?.buffer.byteLength ?? 0;
 }

@@ -24,10 +24,10 @@ governance:
     - { id: ok, match: echo, action: forward }
 `;
 
-function withCedar(cedarFile: string): string {
+function withCedar(cedarFiles: string[]): string {
   return `${RULES}    - { id: cedar, match: "*", action: policy }
 cedar:
-  policies: [${JSON.stringify(cedarFile)}]
+  policies: ${JSON.stringify(cedarFiles)}
 `;
 }
 
@@ -42,14 +42,14 @@ export type GovernedFigures = {
 
 /**
  * `runId` goes into the policy files' names, which are on the services' command lines, so the
- * end-of-run check finds a service left behind as it finds a server. `cedarFile`: the bench's
+ * end-of-run check finds a service left behind as it finds a server. `cedarFiles`: the bench's
  * Cedar policy set (cedar-eval.ts).
  */
 export async function measureGoverned(
   server: string[],
   dir: string,
   runId: string,
-  cedarFile: string,
+  cedarFiles: string[],
   env: Record<string, string>,
 ): Promise<GovernedFigures> {
   const rulesOnly = join(dir, `rules-${runId}.yaml`);
@@ -57,7 +57,7 @@ export async function measureGoverned(
   const rulesOnlyIdleRssKb = await idleServiceRss(rulesOnly, env);
 
   const policy = join(dir, `governance-${runId}.yaml`);
-  writeFileSync(policy, withCedar(cedarFile));
+  writeFileSync(policy, withCedar(cedarFiles));
   await using service = await ServeProcess.start(["--thoughtgate-config", policy], { env: withoutOwnVariables(env) });
   const idleRssKb = residentKb(service.proc.pid);
 

@@ -11,18 +11,41 @@ export const QUICK = process.argv.includes("--quick");
  * Phases: `remote`; `shim` (latency, throughput, start-up and memory of the proxies); `startup`,
  * `memory` and `throughput` (one part of `shim` each, throughput without the latency blocks);
  * `governed` (the governance section without Cedar alone); `pins` (pinned definitions); `secrets`
- * (secret scanning).
+ * (secret scanning); `cedar` (one Cedar evaluation, sliced and whole, at 50 and 5,000 policies).
  */
 export const ONLY = process.argv.includes("--only") ? (process.argv[process.argv.indexOf("--only") + 1] ?? null) : null;
-export const PHASES = ["remote", "shim", "startup", "memory", "throughput", "governed", "pins", "secrets"] as const;
+export const PHASES = ["remote", "shim", "startup", "memory", "throughput", "governed", "pins", "secrets", "cedar"] as const;
 if (ONLY !== null && !(PHASES as readonly string[]).includes(ONLY)) throw new Error(`--only: unknown phase ${JSON.stringify(ONLY)} (one of ${PHASES.join(", ")})`);
 export const PLAN = QUICK
   ? { warmup: 200, iterations: 1_000, blocks: 10, pipelined: 10_000, throughputRounds: 2, spawns: 5, versionRuns: 10 }
   : { warmup: 1_000, iterations: 5_000, blocks: 25, pipelined: 50_000, throughputRounds: 3, spawns: 20, versionRuns: 20 };
 /** Pipelined calls per round in the governed sessions (the rest of their plan is `PLAN`'s). */
 export const GOVERNED_PIPELINED = QUICK ? 4_000 : 20_000;
-/** Cedar alone: evaluations timed one by one in the bench process, after a warm-up. */
-export const CEDAR_PLAN = QUICK ? { policies: 50, warmup: 500, evaluations: 2_000 } : { policies: 50, warmup: 1_000, evaluations: 10_000 };
+/**
+ * Cedar alone: evaluations timed one by one in the bench process, after a warm-up, at each size,
+ * against the request's slice and against the whole set in turn over `blocks` blocks. The whole
+ * set of 5,000 takes ~10 ms an evaluation, hence fewer of them. `policies`: the set the governed
+ * sessions load.
+ */
+export const CEDAR_PLAN = QUICK
+  ? {
+      policies: 50,
+      warmup: 5_000,
+      blocks: 5,
+      sizes: [
+        { policies: 50, evaluations: 2_000, fullEvaluations: 2_000 },
+        { policies: 5_000, evaluations: 2_000, fullEvaluations: 100 },
+      ],
+    }
+  : {
+      policies: 50,
+      warmup: 20_000,
+      blocks: 10,
+      sizes: [
+        { policies: 50, evaluations: 10_000, fullEvaluations: 10_000 },
+        { policies: 5_000, evaluations: 10_000, fullEvaluations: 500 },
+      ],
+    };
 /**
  * wrap (issue 4): launches of the agent per configuration, after one uncounted round; and
  * discover + rewrite of the 1 MB `~/.claude.json` in the bench process, after one first call.
@@ -74,8 +97,11 @@ export const TARGET = {
   /** Spawn → first response, as a multiple of the server's own. */
   startupVsDirect: 2,
 };
-/** The governance issue's targets: a governed call's added p99, one Cedar evaluation, the service's RSS. */
-export const GOVERNANCE_TARGET = { addedP99Ms: 1, cedarP99Ms: 0.2, serviceRssKb: 80 * 1024 };
+/**
+ * The governance issues' targets: a governed call's added p99, one Cedar evaluation's p99 at 50
+ * policies and at 5,000 against 50, the service's RSS.
+ */
+export const GOVERNANCE_TARGET = { addedP99Ms: 1, cedarP99Ms: 0.2, cedarP99GrowthAt5000: 2, serviceRssKb: 80 * 1024 };
 /** The wrap issue's targets: command → agent launched, added to launching it directly; rewriting a 1 MB `~/.claude.json`. */
 export const WRAP_TARGET = { addedLaunchMs: 150, rewriteMs: 20 };
 /**

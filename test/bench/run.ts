@@ -14,7 +14,7 @@ import { cpus, loadavg, release } from "node:os";
 import { join } from "node:path";
 import { BINARY, ROOT, processesWith, requireBinary, tempDir } from "../support/harness.ts";
 import { measureArbiter } from "./arbiter.ts";
-import { measureCedar, writePolicySet, type CedarFigures } from "./cedar-eval.ts";
+import { cedarNotes, measureCedar, runCedarAlone, writePolicySet, type CedarFigures } from "./cedar-eval.ts";
 import { measureGoverned, type GovernedFigures } from "./governed.ts";
 import { BenchClient } from "./bench-client.ts";
 import { wallTimes } from "./measure.ts";
@@ -260,13 +260,11 @@ async function main(): Promise<void> {
   progress("framing checks: validateLine and its duplicate-key/nesting scan, in the bench process");
   const framing = measureFramingChecks(QUICK);
 
-  const cedarFile = writePolicySet(work.path);
-  const governed = await measureGoverned(server, work.path, runId, cedarFile, env);
+  const governed = await measureGoverned(server, work.path, runId, writePolicySet(work.path), env);
   const secrets = await measureSecrets(server, work.path, runId, env);
   const scanner = measureScanner();
   // Last: it loads Cedar's wasm into the bench process itself.
-  progress(`Cedar: ${CEDAR_PLAN.evaluations} evaluations with ${CEDAR_PLAN.policies} policies`);
-  const cedar = await measureCedar(cedarFile);
+  const cedar = await measureCedar(work.path);
 
   const leftovers = processesWith(runId);
   for (const pid of leftovers) process.kill(pid, "SIGKILL");
@@ -305,12 +303,12 @@ async function main(): Promise<void> {
       "## Governance",
       "",
       `- governed sessions: a policy file whose first rule, \`ok\`, forwards \`echo\`, whose second sends every other tool to the ${CEDAR_PLAN.policies} Cedar policies below (so the engine loads them), and whose default denies; shim+engine: \`thoughtgate shim --server-id bench --thoughtgate-config FILE\` (the engine in the shim); shim+service: \`thoughtgate shim --server-id bench --governance-endpoint URL\` asking \`thoughtgate serve --thoughtgate-config FILE\` over its channel (one loopback WebSocket per shim)`,
-      `- plan: ${count(PLAN.iterations)} sequential tools/call per latency figure after ${count(PLAN.warmup)} warm-up, in ${PLAN.blocks} interleaved blocks; median of ${PLAN.throughputRounds} × ${count(GOVERNED_PIPELINED)} pipelined tools/call with at most ${PIPELINE_WINDOW} unanswered; Cedar: \`CedarPolicies.evaluate\` in the bench process, ${count(CEDAR_PLAN.evaluations)} evaluations after ${count(CEDAR_PLAN.warmup)} warm-up; service RSS is VmRSS, its baseline the relay's idle RSS`,
+      `- plan: ${count(PLAN.iterations)} sequential tools/call per latency figure after ${count(PLAN.warmup)} warm-up, in ${PLAN.blocks} interleaved blocks; median of ${PLAN.throughputRounds} × ${count(GOVERNED_PIPELINED)} pipelined tools/call with at most ${PIPELINE_WINDOW} unanswered; Cedar: \`CedarPolicies.evaluate\` in the bench process, against the request's slice and against the whole set in ${CEDAR_PLAN.blocks} interleaved blocks after ${count(CEDAR_PLAN.warmup)} warm-up, ${CEDAR_PLAN.sizes.map((size) => `${count(size.evaluations)} and ${count(size.fullEvaluations)} evaluations at ${count(size.policies)} policies`).join(", ")}; service RSS is VmRSS, its baseline the relay's idle RSS`,
       "",
       renderTable(governance),
       "",
       `- service decisions (its /metrics): ${decisions}`,
-      `- Cedar: ${count(cedar.requests)} distinct requests in turn: ${count(cedar.allowed)} allowed, ${count(cedar.denied)} denied (${count(cedar.deniedByDefault)} of them with no permit matching); ${cedar.policiesDeciding} of the ${CEDAR_PLAN.policies} policies decided at least one`,
+      ...cedarNotes(cedar),
       "",
       ...secretsSection(secrets, scanner),
       "",
@@ -350,4 +348,5 @@ async function main(): Promise<void> {
 
 // plan.ts refuses a phase it does not know.
 if (ONLY === "secrets") await onlySecrets();
+else if (ONLY === "cedar") await runCedarAlone();
 else await main();
