@@ -249,7 +249,7 @@ function rewriteFile(file: ConfigFile, agent: AgentType, shimFor: (entry: Server
 }
 
 /** The shim each governed entry runs: this binary, the entry's server id, the session's service. */
-function shimCommand(binary: string, profile: Profile, endpoint: string, session: { secretFile: string; runId: string; events: string }) {
+export function shimCommand(binary: string, profile: Profile, endpoint: string, session: { secretFile: string; runId: string; events: string }) {
   const ids = new Map<string, number>();
   return (entry: ServerEntry): ShimCommand => {
     // Server ids must be unique in one session: the same name in two scopes gets the scope added.

@@ -26,7 +26,8 @@ export const USER_SERVERS = {
   memory: { type: "stdio", command: "npx", args: ["-y", "@modelcontextprotocol/server-memory"], env: {} },
   sentry: { type: "http", url: "https://mcp.sentry.dev/mcp" },
 } as const;
-export const GOVERNED_SERVERS = 3;
+/** The three stdio servers and the remote one (wrap runs it through `thoughtgate shim --url`). */
+export const GOVERNED_SERVERS = 4;
 
 /** mulberry32: a small seeded generator, so the file is the same in every run. */
 function generator(seed: number): () => number {

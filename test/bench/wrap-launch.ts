@@ -53,11 +53,12 @@ export async function measureWrapLaunch(dir: string, agent: string, marker: stri
   writeFileSync(claude, claudeJsonText(claudeJson(project), 412));
   const originals = new Map([small, claude].map((path) => [path, readFileSync(path)]));
 
-  const wrapped = `active=1 shimmed=${GOVERNED_SERVERS}`;
+  // The small config's three stdio servers; the 1 MB one's three and its remote server.
+  const wrapped = (servers: number) => `active=1 shimmed=${servers}`;
   const launches: Launch[] = [
     { name: "direct", command: [agent, small, marker], cwd: home, config: small, expect: "active= shimmed=0" },
-    { name: "wrap custom", command: [BINARY, "wrap", "--agent-type", "custom", "--config-path", small, "--", agent, small, marker], cwd: home, config: small, expect: wrapped },
-    { name: "wrap claude-code", command: [BINARY, "wrap", "--agent-type", "claude-code", "--", agent, claude, marker], cwd: project, config: claude, expect: wrapped },
+    { name: "wrap custom", command: [BINARY, "wrap", "--agent-type", "custom", "--config-path", small, "--", agent, small, marker], cwd: home, config: small, expect: wrapped(3) },
+    { name: "wrap claude-code", command: [BINARY, "wrap", "--agent-type", "claude-code", "--", agent, claude, marker], cwd: project, config: claude, expect: wrapped(GOVERNED_SERVERS) },
   ];
   const childEnv = isolatedEnv(env, home);
   const samples = new Map<LaunchName, LaunchSample[]>(launches.map((launch) => [launch.name, []]));

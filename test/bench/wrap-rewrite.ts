@@ -14,6 +14,7 @@ import { join } from "node:path";
 import type { JSONPath } from "jsonc-parser";
 import { discover, rewrite, type AgentContext, type ServerEntry, type ShimCommand } from "../../src/wrap/adapters/index.ts";
 import { restoreOwnedKeys } from "../../src/wrap/merge-owned-keys.ts";
+import { shimCommand } from "../../src/wrap/session.ts";
 import { agentSaves, claudeJson, claudeJsonText, GOVERNED_SERVERS, USER_SERVERS, type ClaudeJson } from "./claude-json.ts";
 import { WRAP_PLAN } from "./plan.ts";
 
@@ -32,14 +33,9 @@ export type RewriteFigures = {
 };
 
 /** `runWrap`'s shim command for an entry (src/wrap/session.ts `shimCommand`), with this session's paths. */
+/** The shim command wrap itself writes (src/wrap/session.ts), for a session in `sessionDir`. */
 function shimFor(binary: string, sessionDir: string): (entry: ServerEntry) => ShimCommand {
-  const runId = Bun.randomUUIDv7();
-  return (entry) => ({
-    command: binary,
-    args: ["shim", "--server-id", entry.name, "--governance-endpoint", "http://127.0.0.1:40123", "--governance-secret-file", join(sessionDir, "secret"),
-      "--profile", "production", "--events", join(sessionDir, "events.jsonl"), "--", entry.command ?? "", ...entry.args],
-    env: { THOUGHTGATE_RUN_ID: runId },
-  });
+  return shimCommand(binary, "production", "http://127.0.0.1:40123", { secretFile: join(sessionDir, "secret"), runId: Bun.randomUUIDv7(), events: join(sessionDir, "events.jsonl") });
 }
 
 function timed<T>(work: () => T): [T, number] {
@@ -97,12 +93,13 @@ export function measureRewrite(dir: string, binary: string): RewriteFigures {
   return figures;
 }
 
-/** The three stdio servers run the shim in front of their original command; nothing else changed. */
+/** The three stdio servers run the shim in front of their original command, the remote one `shim --url`; nothing else changed. */
 function checkRewrite(original: string, rewritten: string, binary: string): void {
   const before = JSON.parse(original) as ClaudeJson;
   const after = JSON.parse(rewritten) as ClaudeJson & { mcpServers: Record<string, { command?: string; args?: string[] }> };
   const shimmed = Object.entries(after.mcpServers).filter(([, entry]) => entry.command === binary && entry.args?.[0] === "shim");
   if (shimmed.length !== GOVERNED_SERVERS) throw new Error(`${shimmed.length} servers run the shim after the rewrite, not ${GOVERNED_SERVERS}`);
-  deepEqual(after.mcpServers.sentry, USER_SERVERS.sentry);
+  const sentry = after.mcpServers.sentry?.args ?? [];
+  if (sentry[sentry.indexOf("--url") + 1] !== USER_SERVERS.sentry.url) throw new Error(`the remote server does not run shim --url ${USER_SERVERS.sentry.url}: ${JSON.stringify(after.mcpServers.sentry)}`);
   deepEqual({ ...after, mcpServers: null }, { ...before, mcpServers: null });
 }
