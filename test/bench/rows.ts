@@ -94,6 +94,18 @@ export function throughputRows(
   });
 }
 
+/**
+ * Decisions per second the service gave one shim in the pipelined runs (every call is one decision),
+ * against an absolute floor: the issue names a rate, not a ratio.
+ */
+export function decisionRateRows(figure: string, runs: Map<ConfigName, Throughput[]>, config: ConfigName, floor: number): Row[] {
+  const outcomes = get(runs, config);
+  const target = `≥ ${perSecond(floor)}`;
+  if (!outcomes.every((outcome) => outcome.ok)) return [{ figure, config, value: "stalled", baseline: "—", delta: "", target, result: "MISS" }];
+  const value = median(outcomes.map(rate));
+  return [{ figure, config, value: perSecond(value), baseline: "—", delta: "", target, result: verdict(value >= floor) }];
+}
+
 /** Median spawn → first response against the server's own; the target is on the shims' ratio. */
 export function startupRows(samples: Map<ConfigName, number[]>): Row[] {
   const figure = `spawn → initialize response, median of ${PLAN.spawns}`;

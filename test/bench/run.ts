@@ -44,7 +44,7 @@ import {
 } from "./plan.ts";
 import { median, progress, renderTable, residentKb, type Row } from "./report.ts";
 import { measureFramingChecks, renderFramingChecks } from "./framing-checks.ts";
-import { arbiterRows, binaryRows, cedarRows, latencyRows, serviceMemoryRows, throughputRows, wrapRows } from "./rows.ts";
+import { arbiterRows, binaryRows, cedarRows, decisionRateRows, latencyRows, serviceMemoryRows, throughputRows, wrapRows } from "./rows.ts";
 
 function configurations(server: string[], relay: string, parseRelay: string, eventsDir: string): Config[] {
   const shim = [BINARY, "shim", "--server-id", "bench"];
@@ -105,6 +105,7 @@ function governanceRows(governed: GovernedFigures, cedar: CedarFigures | null, r
     ...latencyRows("governed tools/call round trip p50", calls, 0.5, null),
     ...latencyRows("governed tools/call round trip p99", calls, 0.99, GOVERNANCE_TARGET.addedP99Ms),
     ...throughputRows(`governed pipelined tools/call, ≤ ${PIPELINE_WINDOW} in flight`, pickRuns(governed.sessions, "windowed"), "direct", null),
+    ...decisionRateRows(`decisions by the service, pipelined, ≤ ${PIPELINE_WINDOW} in flight`, pickRuns(governed.sessions, "windowed"), "shim+service", GOVERNANCE_TARGET.decisionsPerSecond),
     ...(cedar ? cedarRows(cedar) : []),
     ...serviceMemoryRows(governed.service, relayIdleRssKb),
   ];
