@@ -23,6 +23,9 @@ import { spanRelayHandler } from "./span-relay.ts";
 import { SessionGrants } from "./session-grants.ts";
 import { systemClock, TaskStore, type Channel, type ChangeResult, type Clock, type Task } from "./tasks.ts";
 import { SlackApprovals } from "./approval/slack/slack-approvals.ts";
+import { collectWhenIdle } from "../core/idle-collector.ts";
+
+const HEARTBEAT_PATH = "/governance/heartbeat";
 
 export { newSecret } from "./secrets.ts";
 export { POLL_INTERVAL_MS } from "./evaluation.ts";
@@ -146,7 +149,13 @@ export function startGovernanceService(options: ServiceOptions): GovernanceServi
 
   const tracing = tracer.root ? { traceparent: formatTraceparent(tracer.root), spans: spanRelayHandler(tracer, metrics, () => shutdown) } : undefined;
   const api = shimApi({ evaluate, engine, profile: options.profile, metrics, tasks, shuttingDown: () => shutdown, unanswered: (task) => notifier?.unanswered(task), ...(tracing ? { tracing } : {}) });
-  const channels = shimChannels(api, MAX_BODY_BYTES);
+  // Decisions, audit and page requests so far: the heap is collected once they stop for a second.
+  // Heartbeats are not traffic (every shim sends one each 5 s; counted, they would collect each time).
+  let activity = 0;
+  const channels = shimChannels((method, path, body) => {
+    if (path !== HEARTBEAT_PATH) activity += 1;
+    return api(method, path, body);
+  }, MAX_BODY_BYTES);
 
   /** `/healthz`, `/metrics` and `/governance/*`: what shims (session secret) call. */
   async function governance(request: Request, path: string): Promise<Response> {
@@ -201,6 +210,7 @@ export function startGovernanceService(options: ServiceOptions): GovernanceServi
       reusePort: false,
       websocket: channels.websocket,
       async fetch(request, server) {
+        if (pathOf(request) !== HEARTBEAT_PATH) activity += 1;
         try {
           return await route(request, server);
         } catch (error) {
@@ -219,6 +229,7 @@ export function startGovernanceService(options: ServiceOptions): GovernanceServi
     }
     throw new ThoughtGateError("IO", `cannot start the governance service on ${host}:${options.port ?? 0}: ${messageOf(error)}`, { cause: error });
   }
+  const stopCollecting = collectWhenIdle(() => activity);
   const port = server.port ?? 0;
   allowedHosts = loopbackHosts(host, port);
   const url = `http://${host}:${port}`;
@@ -245,6 +256,7 @@ export function startGovernanceService(options: ServiceOptions): GovernanceServi
       channels.pushShutdown();
     },
     async stop() {
+      stopCollecting();
       tasks.cancelAll("the governance service stopped");
       // A session grant never outlives its session.
       grants.close();

@@ -5,7 +5,7 @@ import { VERSION } from "../version.ts";
 import type { Decider } from "../governance/decider.ts";
 import type { Tracer } from "../telemetry/tracing/tracer.ts";
 import { SIGTERM_GRACE_MS, STDIN_CLOSE_GRACE_MS } from "../stdio/server-process.ts";
-import { collectWhenIdle } from "./idle-collector.ts";
+import { collectWhenIdle } from "../core/idle-collector.ts";
 import { Router } from "./router.ts";
 import { StdioAgent, type AgentSide } from "./stdio-agent.ts";
 import type { Upstream } from "./upstream.ts";

@@ -6,7 +6,7 @@
  * the rules gate to `forward` (the client fails the run on any error response it checks). Its
  * second rule sends every other tool to Cedar, so the engine loads the bench's 50 policies, as a
  * real service with policies would: the service's memory includes its Cedar engine. The service
- * lives for this phase only; its RSS is read once idle and once after the runs, and a second
+ * lives for this phase only; its RSS is read once idle, once after the runs and once more when it has been quiet, and a second
  * service with the rules alone is started briefly for its idle RSS.
  */
 import { writeFileSync } from "node:fs";
@@ -14,7 +14,7 @@ import { join } from "node:path";
 import { BINARY } from "../support/harness.ts";
 import { ServeProcess } from "../support/serve.ts";
 import { measureSessions } from "./measure.ts";
-import { GOVERNED_PIPELINED, type Config, type ConfigName, type SessionFigures } from "./plan.ts";
+import { GOVERNED_PIPELINED, MEMORY_SETTLE_MS, type Config, type ConfigName, type SessionFigures } from "./plan.ts";
 import { progress, residentKb } from "./report.ts";
 
 const RULES = `schema: 1
@@ -31,7 +31,7 @@ cedar:
 `;
 }
 
-export type ServiceMemory = { rulesOnlyIdleRssKb: number; idleRssKb: number; afterRssKb: number };
+export type ServiceMemory = { rulesOnlyIdleRssKb: number; idleRssKb: number; afterRssKb: number; settledRssKb: number };
 
 export type GovernedFigures = {
   sessions: Map<ConfigName, SessionFigures>;
@@ -75,8 +75,11 @@ export async function measureGoverned(
   progress("governed tools/call: direct, shim with the engine in-process, shim asking thoughtgate serve");
   const sessions = await measureSessions(configs, env, { sequential: true, ping: false, unbounded: false, pipelined: GOVERNED_PIPELINED });
   const afterRssKb = residentKb(service.proc.pid);
+  // As for the shims: what the service keeps once it has been quiet (it collects after a second).
+  await Bun.sleep(MEMORY_SETTLE_MS);
+  const settledRssKb = residentKb(service.proc.pid);
   const decisions = await decisionCounts(service);
-  return { sessions, service: { rulesOnlyIdleRssKb, idleRssKb, afterRssKb }, decisions };
+  return { sessions, service: { rulesOnlyIdleRssKb, idleRssKb, afterRssKb, settledRssKb }, decisions };
 }
 
 async function idleServiceRss(policy: string, env: Record<string, string>): Promise<number> {

@@ -72,7 +72,7 @@ export const MEMORY_WARMUP_CALLS = 2_000;
 export const MEMORY_LONG_CALLS = 20_000;
 /**
  * After each working figure, the proxies are left quiet this long and read again: a shim gives
- * back what a burst left behind once it has been quiet for a second (src/shim/idle-collector.ts).
+ * back what a burst left behind once it has been quiet for a second (src/core/idle-collector.ts).
  */
 export const MEMORY_SETTLE_MS = 2_500;
 /**

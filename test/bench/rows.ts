@@ -258,6 +258,7 @@ export function serviceMemoryRows(service: ServiceMemory, relayIdleRssKb: number
     row("service RSS, idle, rules only", service.rulesOnlyIdleRssKb, false),
     row(`service RSS, idle, ${CEDAR_PLAN.policies} Cedar policies loaded`, service.idleRssKb, false),
     row("service RSS, after the governed runs", service.afterRssKb, true),
+    row(`service RSS, after the governed runs, ${MEMORY_SETTLE_MS / 1000} s later`, service.settledRssKb, false),
   ];
 }
 
