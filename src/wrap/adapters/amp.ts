@@ -1,6 +1,7 @@
 import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { applyPrecedence, customPath, projectDirs, readMapFile, xdgConfigHome, type Adapter } from "./shared.ts";
+import { customPath, projectDirs, xdgConfigHome } from "./config-dirs.ts";
+import { applyPrecedence, readMapFile, type Adapter } from "./shared.ts";
 import type { AgentContext, ConfigScope } from "./types.ts";
 
 /**

@@ -1,7 +1,9 @@
 import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type { JSONPath } from "jsonc-parser";
-import { applyPrecedence, customPath, disable, entriesOfMap, openConfigFile, readMapFile, selfAndParents, standardEntry, stringList, type Adapter } from "./shared.ts";
+import { customPath, selfAndParents } from "./config-dirs.ts";
+import { standardEntry } from "./entry-fields.ts";
+import { applyPrecedence, disable, entriesOfMap, openConfigFile, readMapFile, stringList, type Adapter } from "./shared.ts";
 import type { AgentContext, ConfigFile } from "./types.ts";
 
 /**

@@ -1,5 +1,7 @@
 import { join } from "node:path";
-import { appDataDir, customPath, invalid, readMapFile, standardEntry, type Adapter, type EntryFields } from "./shared.ts";
+import { appDataDir, customPath } from "./config-dirs.ts";
+import { invalid, standardEntry, type EntryFields } from "./entry-fields.ts";
+import { readMapFile, type Adapter } from "./shared.ts";
 
 /**
  * Claude Desktop: `mcpServers` in `claude_desktop_config.json`, under Application Support on macOS

@@ -1,7 +1,9 @@
 import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { isPlainObject } from "./jsonc.ts";
-import { appDataDir, customPath, disabledFlag, invalid, readMapFile, remote, standardEntry, stdioFields, type Adapter, type EntryFields } from "./shared.ts";
+import { appDataDir, customPath } from "./config-dirs.ts";
+import { disabledFlag, invalid, remote, standardEntry, stdioFields, type EntryFields } from "./entry-fields.ts";
+import { readMapFile, type Adapter } from "./shared.ts";
 import type { AgentContext, EntryLayout } from "./types.ts";
 
 /**

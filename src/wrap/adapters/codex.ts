@@ -3,7 +3,9 @@ import { join, resolve } from "node:path";
 import { messageOf } from "../../core/errors.ts";
 import { parseTomlText } from "../formats/toml.ts";
 import { isPlainObject, readConfigText } from "./jsonc.ts";
-import { applyPrecedence, customPath, enabledFalse, entriesOfPlainMap, invalid, projectDirs, remote, stdioFields, type Adapter, type EntryFields } from "./shared.ts";
+import { customPath, projectDirs } from "./config-dirs.ts";
+import { enabledFalse, invalid, remote, stdioFields, type EntryFields } from "./entry-fields.ts";
+import { applyPrecedence, entriesOfPlainMap, type Adapter } from "./shared.ts";
 import type { AgentContext, ConfigFile, ConfigScope } from "./types.ts";
 
 /**

@@ -1,6 +1,8 @@
 import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { applyPrecedence, customPath, disable, entryWithSwitch, openConfigFile, projectDirs, readMapFile, stringList, type Adapter } from "./shared.ts";
+import { customPath, projectDirs } from "./config-dirs.ts";
+import { entryWithSwitch } from "./entry-fields.ts";
+import { applyPrecedence, disable, openConfigFile, readMapFile, stringList, type Adapter } from "./shared.ts";
 import type { AgentContext, ConfigFile } from "./types.ts";
 
 /**

@@ -1,5 +1,6 @@
 import { join } from "node:path";
-import { applyPrecedence, customPath, readMapFile, type Adapter } from "./shared.ts";
+import { customPath } from "./config-dirs.ts";
+import { applyPrecedence, readMapFile, type Adapter } from "./shared.ts";
 
 /**
  * Cursor (the editor, and its CLI `cursor-agent`, also installed as `agent`): `mcpServers` in `~/.cursor/mcp.json` (global) and

@@ -1,4 +1,5 @@
-import { customPath, readMapFile, type Adapter } from "./shared.ts";
+import { customPath } from "./config-dirs.ts";
+import { readMapFile, type Adapter } from "./shared.ts";
 import { ThoughtGateError } from "../../core/errors.ts";
 
 /** Any other agent: `--config-path P`, servers in `mcpServers`, values taken literally. */

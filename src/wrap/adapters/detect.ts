@@ -1,6 +1,6 @@
 import { realpathSync, statSync } from "node:fs";
 import { basename, resolve } from "node:path";
-import { ifReadable } from "./shared.ts";
+import { ifReadable } from "./config-dirs.ts";
 import { AGENT_TYPES, type AgentType } from "./types.ts";
 
 /** Command names (basename, `.exe` dropped, lower case) of each agent's launcher. */

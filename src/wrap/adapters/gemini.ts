@@ -2,7 +2,9 @@ import { existsSync, readdirSync, realpathSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type { ExpansionSyntax } from "./expand.ts";
 import { isPlainObject, readConfigText } from "./jsonc.ts";
-import { applyPrecedence, customPath, disable, entriesOfMap, ifReadable, openConfigFile, readMapFile, standardEntry, stringList, type Adapter, type EntryFields } from "./shared.ts";
+import { customPath, ifReadable } from "./config-dirs.ts";
+import { standardEntry, type EntryFields } from "./entry-fields.ts";
+import { applyPrecedence, disable, entriesOfMap, openConfigFile, readMapFile, stringList, type Adapter } from "./shared.ts";
 import type { AgentContext, AgentType, ConfigFile, ConfigScope } from "./types.ts";
 
 /** What sets Gemini CLI and its fork Qwen Code apart. */

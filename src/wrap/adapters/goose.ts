@@ -2,7 +2,9 @@ import { isAbsolute, join, resolve } from "node:path";
 import { messageOf } from "../../core/errors.ts";
 import { parseYamlText, usesAliases, yamlValue } from "../formats/yaml.ts";
 import { isPlainObject, readConfigText } from "./jsonc.ts";
-import { applyPrecedence, customPath, enabledFalse, entriesOfPlainMap, invalid, remote, stdioFields, type Adapter, type EntryFields } from "./shared.ts";
+import { customPath } from "./config-dirs.ts";
+import { enabledFalse, invalid, remote, stdioFields, type EntryFields } from "./entry-fields.ts";
+import { applyPrecedence, entriesOfPlainMap, type Adapter } from "./shared.ts";
 import type { AgentContext, ConfigFile, ConfigScope, EntryLayout } from "./types.ts";
 
 /**

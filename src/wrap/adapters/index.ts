@@ -69,6 +69,7 @@ export function effectiveEntries(files: readonly ConfigFile[]): ServerEntry[] {
 export { detectAgent, isAgentType, isVsCodeInsiders, projectDir } from "./detect.ts";
 export { renderCoverage } from "./coverage.ts";
 export { rewrite } from "./rewrite.ts";
-export { isWrapped, readMapFile } from "./shared.ts";
+export { isWrapped } from "./entry-fields.ts";
+export { readMapFile } from "./shared.ts";
 export type { Adapter } from "./shared.ts";
 export * from "./types.ts";

@@ -1,5 +1,6 @@
 import { join } from "node:path";
-import { applyPrecedence, customPath, readMapFile, type Adapter } from "./shared.ts";
+import { customPath } from "./config-dirs.ts";
+import { applyPrecedence, readMapFile, type Adapter } from "./shared.ts";
 
 /**
  * JetBrains Junie (the `junie` CLI and the IDE plugin): `mcpServers` in `mcp.json`. From the

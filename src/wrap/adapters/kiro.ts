@@ -1,5 +1,7 @@
 import { join } from "node:path";
-import { applyPrecedence, customPath, entryWithSwitch, readMapFile, type Adapter } from "./shared.ts";
+import { customPath } from "./config-dirs.ts";
+import { entryWithSwitch } from "./entry-fields.ts";
+import { applyPrecedence, readMapFile, type Adapter } from "./shared.ts";
 
 /**
  * Kiro (the `kiro` IDE and `kiro-cli`): `mcpServers` in `mcp.json`. From the documentation only

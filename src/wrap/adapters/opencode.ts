@@ -1,7 +1,9 @@
 import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { isPlainObject } from "./jsonc.ts";
-import { applyPrecedence, customPath, enabledFalse, invalid, projectDirs, readMapFile, remote, stdioFields, xdgConfigHome, type Adapter, type EntryFields } from "./shared.ts";
+import { customPath, projectDirs, xdgConfigHome } from "./config-dirs.ts";
+import { enabledFalse, invalid, remote, stdioFields, type EntryFields } from "./entry-fields.ts";
+import { applyPrecedence, readMapFile, type Adapter } from "./shared.ts";
 import type { AgentContext, ConfigFile, ConfigScope, EntryLayout } from "./types.ts";
 
 /**

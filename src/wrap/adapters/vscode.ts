@@ -1,5 +1,6 @@
 import { join } from "node:path";
-import { appDataDir, customPath, readMapFile, type Adapter } from "./shared.ts";
+import { appDataDir, customPath } from "./config-dirs.ts";
+import { readMapFile, type Adapter } from "./shared.ts";
 
 /**
  * VS Code: `servers` (not `mcpServers`) in the workspace `.vscode/mcp.json` and the user

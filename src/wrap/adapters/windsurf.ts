@@ -1,5 +1,7 @@
 import { join } from "node:path";
-import { customPath, entryWithSwitch, readMapFile, type Adapter } from "./shared.ts";
+import { customPath } from "./config-dirs.ts";
+import { entryWithSwitch } from "./entry-fields.ts";
+import { readMapFile, type Adapter } from "./shared.ts";
 
 /**
  * Windsurf: `mcpServers` in `~/.codeium/windsurf/mcp_config.json` on every platform; remote

@@ -1,6 +1,8 @@
 import { join } from "node:path";
 import { isPlainObject } from "./jsonc.ts";
-import { customPath, enabledFalse, invalid, readMapFile, remote, stdioFields, xdgConfigHome, type Adapter, type EntryFields } from "./shared.ts";
+import { customPath, xdgConfigHome } from "./config-dirs.ts";
+import { enabledFalse, invalid, remote, stdioFields, type EntryFields } from "./entry-fields.ts";
+import { readMapFile, type Adapter } from "./shared.ts";
 import type { AgentContext } from "./types.ts";
 
 /**
