@@ -15,6 +15,11 @@ export type Direction = "agent_to_server" | "server_to_agent";
  * (start, decision, end), framing rejections, orphaned requests, and the counters behind the
  * run summary and the governance service's metrics. One instance per shim.
  */
+/** Distinct names and reasons remembered redacted; past this many the memory starts over. */
+const SHOWN_TEXTS = 256;
+/** Longer texts (a reason quoting arguments) are scanned each time, not kept. */
+const SHOWN_TEXT_MAX = 512;
+
 export class CallAudit {
   readonly summary: Summary = {
     calls_total: 0,
@@ -34,6 +39,11 @@ export class CallAudit {
   counting = false;
   /** Framing error code → count, for metrics. */
   readonly framingErrorCounts = new Map<string, number>();
+  /**
+   * Tool names and decision reasons as the audit shows them (redacted). A session repeats a few of
+   * each thousands of times, and scanning one costs more than the rest of its event.
+   */
+  private readonly shown = new Map<string, string>();
 
   constructor(
     private readonly events: EventStream,
@@ -73,8 +83,8 @@ export class CallAudit {
       else this.summary.calls_denied += 1;
     }
     if (!logged && !this.events.enabled) return;
-    const name = redactText(targetName(request));
-    const reason = redactText(verdict.reason);
+    const name = this.redacted(targetName(request));
+    const reason = this.redacted(verdict.reason);
     if (decided?.action === "forward" && decided.would) {
       this.log.warn(showInvisible(`${decided.would} ${request.method} ${name}: ${reason}`));
     } else if (decided?.action === "deny") {
@@ -96,6 +106,18 @@ export class CallAudit {
     } else {
       this.events.emit("method_decision", { request_id: entry.id, method: request.method, name, ...fields });
     }
+  }
+
+  /** `redactText(text)`, remembered for the last few hundred distinct short texts. */
+  private redacted(text: string): string {
+    if (text.length > SHOWN_TEXT_MAX) return redactText(text);
+    let shown = this.shown.get(text);
+    if (shown === undefined) {
+      shown = redactText(text);
+      if (this.shown.size >= SHOWN_TEXTS) this.shown.clear();
+      this.shown.set(text, shown);
+    }
+    return shown;
   }
 
   endCall(entry: Outstanding, status: CallStatus, bytesOut: number): void {
