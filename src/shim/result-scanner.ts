@@ -5,7 +5,7 @@ import type { Profile } from "../core/profile.ts";
 import type { SecretKind, Span } from "../core/secret-kinds.ts";
 import { actionOf, replacementOf, type SecretScanPolicy } from "../governance/secret-policy.ts";
 import type { EventStream } from "../telemetry/events.ts";
-import { countKinds, redactSpans, scanSecrets } from "../telemetry/secret-scan.ts";
+import { countKinds, redactSpans, scanSecrets, type ScanOptions } from "../telemetry/secret-scan.ts";
 import type { Outstanding } from "./request-tracker.ts";
 
 /**
@@ -72,7 +72,7 @@ export class ResultScanner {
   private scan(bytes: Uint8Array, entry: Pick<Outstanding, "id" | "method" | "call">): ScannedResult {
     const policy = this.options.policy();
     if (!policy.scan) return { bytes, findings: [], redacted: 0 };
-    const findings = scanSecrets(bytes, { mode: "result", ...enabledKinds(policy) });
+    const findings = scanSecrets(bytes, resultScanOptions(policy));
     if (findings.length === 0) return { bytes, findings, redacted: 0 };
     const production = this.options.profile === "production";
     const toRedact = findings.filter((span) => actionOf(policy, span.kind) === "redact");
@@ -87,7 +87,7 @@ export class ResultScanner {
     if (!this.options.events.enabled) return [];
     const policy = this.options.policy();
     if (!policy.scan) return [];
-    const findings = scanSecrets(bytes, { mode: "result", ...enabledKinds(policy) });
+    const findings = scanSecrets(bytes, resultScanOptions(policy));
     if (findings.length > 0) this.report("agent_to_server", entry, findings, [], false);
     return findings;
   }
@@ -117,12 +117,19 @@ export class ResultScanner {
   }
 }
 
-/** Kinds switched `off` are not looked for at all (their anchors are not even searched). */
-function enabledKinds(policy: SecretScanPolicy): { enabled?: (kind: SecretKind) => boolean } {
-  const off = Object.entries(policy.kinds).filter(([, setting]) => setting?.action === "off");
-  if (off.length === 0) return {};
-  const disabled = new Set(off.map(([kind]) => kind));
-  return { enabled: (kind) => !disabled.has(kind) };
+/** Each policy's scan options, worked out once per policy (a reload brings a new object). */
+const OPTIONS_BY_POLICY = new WeakMap<SecretScanPolicy, ScanOptions>();
+
+/** Result mode; kinds switched `off` are not looked for at all (their anchors are not even searched). */
+function resultScanOptions(policy: SecretScanPolicy): ScanOptions {
+  let options = OPTIONS_BY_POLICY.get(policy);
+  if (options === undefined) {
+    const off = Object.entries(policy.kinds).filter(([, setting]) => setting?.action === "off");
+    const disabled = new Set(off.map(([kind]) => kind));
+    options = off.length === 0 ? { mode: "result" } : { mode: "result", enabled: (kind: SecretKind) => !disabled.has(kind) };
+    OPTIONS_BY_POLICY.set(policy, options);
+  }
+  return options;
 }
 
 function safeReplacement(policy: SecretScanPolicy, kind: SecretKind): string {

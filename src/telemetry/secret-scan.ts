@@ -41,22 +41,16 @@ function rulesFor(group: AnchorGroup, mode: ScanMode, enabled: ((kind: SecretKin
 }
 
 /** Each group's rules for a mode with every kind enabled (the default): chosen once, not per line. */
-const RULES_BY_MODE = new Map<ScanMode, ReadonlyArray<readonly Rule[]>>();
-
-function allKindsRules(mode: ScanMode): ReadonlyArray<readonly Rule[]> {
-  let rules = RULES_BY_MODE.get(mode);
-  if (!rules) {
-    rules = GROUPS.map((group) => rulesFor(group, mode, undefined));
-    RULES_BY_MODE.set(mode, rules);
-  }
-  return rules;
-}
+const RULES_BY_MODE: Record<ScanMode, ReadonlyArray<readonly Rule[]>> = {
+  display: GROUPS.map((group) => rulesFor(group, "display", undefined)),
+  result: GROUPS.map((group) => rulesFor(group, "result", undefined)),
+};
 
 /** Every finding in `bytes`, in order, overlaps merged. */
 export function scanSecrets(bytes: Uint8Array, options: ScanOptions): Span[] {
   const b = asBuffer(bytes);
   const { mode, enabled } = options;
-  const chosen = enabled ? null : allKindsRules(mode);
+  const chosen = enabled ? null : RULES_BY_MODE[mode];
   const found: Span[] = [];
   for (let g = 0; g < GROUPS.length; g++) {
     const group = GROUPS[g] as AnchorGroup;
