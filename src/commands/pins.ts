@@ -42,7 +42,10 @@ export default defineCommand({
       out = changes(acceptPins(server, name, "cli", threshold(server)), "accepted", server);
     } else if (action === "reset") {
       if (server === null) throw usageError("pins reset SERVER [NAME]");
-      out = changes(resetPins(server, name), "reset: pinned afresh when next seen:", server);
+      const { forgotten, removedFiles } = resetPins(server, name);
+      out = forgotten.length === 0 ? "" : changes(forgotten, "reset: pinned afresh when next seen:", server);
+      for (const path of removedFiles) out += `reset: removed the unreadable pin file ${path}\n`;
+      if (out === "") out = `reset: ${showInvisible(server)} had no pinned definitions left\n`;
     } else {
       const { servers, problems } = pinReport(server, threshold);
       if (server !== null && servers.length === 0 && problems.length === 0) throw new ThoughtGateError("CONFIG", `no pins for server ${JSON.stringify(server)}`);
