@@ -1,6 +1,6 @@
 import { defineCommand } from "citty";
 import { EXIT, ThoughtGateError, usageError } from "../core/errors.ts";
-import { showInvisible } from "../core/visible-text.ts";
+import { showInvisible, showInvisibleInJson } from "../core/visible-text.ts";
 import { visibleLines } from "../governance/definitions/acceptance.ts";
 import { KIND_WORDS, pretty } from "../governance/definitions/definition.ts";
 import { describeFinding } from "../governance/definitions/findings.ts";
@@ -51,7 +51,8 @@ export default defineCommand({
       if (server !== null && servers.length === 0 && problems.length === 0) throw new ThoughtGateError("CONFIG", `no pins for server ${JSON.stringify(server)}`);
       const picked = name === null ? servers : servers.map((s) => ({ ...s, definitions: s.definitions.filter((d) => d.name === name) }));
       if (name !== null && picked.every((s) => s.definitions.length === 0)) throw new ThoughtGateError("CONFIG", `server ${JSON.stringify(server)} has no pinned definition named ${JSON.stringify(name)}`);
-      out = parsed.json ? `${JSON.stringify(asJson(picked, action === "show"), null, 2)}\n` : action === "list" ? renderList(picked) : renderShow(picked, name !== null);
+      // The definitions are the server's: invisible characters escaped the JSON way (the same text once parsed).
+      out = parsed.json ? `${showInvisibleInJson(JSON.stringify(asJson(picked, action === "show"), null, 2))}\n` : action === "list" ? renderList(picked) : renderShow(picked, name !== null);
       for (const problem of problems) out += `warning: ${problem}\n`;
     }
     await Bun.write(Bun.stdout, out);
