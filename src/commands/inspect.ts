@@ -1,7 +1,7 @@
 import { defineCommand } from "citty";
 import { EXIT } from "../core/errors.ts";
 import { DEFAULT_REQUEST_TIMEOUT_MS } from "../mcp/client.ts";
-import { showInvisible } from "../core/visible-text.ts";
+import { showInvisible, showInvisibleInJson } from "../core/visible-text.ts";
 import { definitionDigest, type DefinitionKind } from "../governance/definitions/definition.ts";
 import { describeFinding, FindingContext, findingsOf, worstSeverity, type Finding, type OtherDefinition } from "../governance/definitions/findings.ts";
 import { allPinFiles } from "../governance/definitions/pin-store.ts";
@@ -26,7 +26,10 @@ export default defineCommand({
     const timeoutMs = optionalDuration(parsed.timeout, "--timeout") ?? DEFAULT_REQUEST_TIMEOUT_MS;
     const report = withFindings(await inspectServer({ command: child, timeoutMs }), parsed["server-id"]);
     // Bun.write waits until a slow pipe took everything: the CLI exits right after we return.
-    await Bun.write(Bun.stdout, parsed.json ? `${JSON.stringify(report, null, 2)}\n` : renderTables(report));
+    // Every string in the report is the server's: shown escaped, so nothing in it drives the terminal
+    // (`\u001b[8m` would conceal every line after it, the findings included). The JSON escapes are
+    // JSON's own, so the document parses to exactly what the server sent.
+    await Bun.write(Bun.stdout, parsed.json ? `${showInvisibleInJson(JSON.stringify(report, null, 2))}\n` : renderTables(report));
     return EXIT.ok;
   },
 });
@@ -54,8 +57,8 @@ function withFindings(report: InspectReport, serverId: string | undefined): Chec
 function renderTables(report: Checked): string {
   const { server } = report;
   const out: string[] = [];
-  out.push(`Server    ${server.title ?? server.name} ${server.version}${server.title ? ` (${server.name})` : ""}`);
-  out.push(`Protocol  ${server.protocolVersion}`);
+  out.push(showInvisible(`Server    ${server.title ?? server.name} ${server.version}${server.title ? ` (${server.name})` : ""}`));
+  out.push(showInvisible(`Protocol  ${server.protocolVersion}`));
   out.push("");
   out.push(`Tools (${report.tools.length})`);
   if (report.tools.length > 0) {
@@ -63,7 +66,7 @@ function renderTables(report: Checked): string {
       ...table(
         ["NAME", "READ-ONLY", "DESTRUCTIVE", "IDEMPOTENT", "OPEN-WORLD", "FINDINGS", "DEFINITION HASH"],
         report.tools.map((tool) => [
-          showInvisible(tool.name),
+          tool.name,
           hint(tool.annotations.readOnlyHint),
           hint(tool.annotations.destructiveHint),
           hint(tool.annotations.idempotentHint),
@@ -112,7 +115,9 @@ function renderTables(report: Checked): string {
   return `${out.join("\n")}\n`;
 }
 
-function table(header: string[], rows: string[][]): string[] {
+/** The cells come from the server: escaped before they are measured, so the columns line up as shown. */
+function table(header: string[], serverRows: string[][]): string[] {
+  const rows = serverRows.map((row) => row.map(showInvisible));
   const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => (row[column] ?? "").length)));
   const line = (cells: string[]) => `  ${cells.map((cell, column) => cell.padEnd(widths[column] ?? 0)).join("  ")}`.trimEnd();
   return [line(header), ...rows.map(line)];

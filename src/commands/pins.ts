@@ -1,6 +1,6 @@
 import { defineCommand } from "citty";
 import { EXIT, ThoughtGateError, usageError } from "../core/errors.ts";
-import { showInvisible } from "../core/visible-text.ts";
+import { showInvisible, showInvisibleInJson } from "../core/visible-text.ts";
 import { visibleLines } from "../governance/definitions/acceptance.ts";
 import { KIND_WORDS, pretty } from "../governance/definitions/definition.ts";
 import { describeFinding } from "../governance/definitions/findings.ts";
@@ -42,13 +42,17 @@ export default defineCommand({
       out = changes(acceptPins(server, name, "cli", threshold(server)), "accepted", server);
     } else if (action === "reset") {
       if (server === null) throw usageError("pins reset SERVER [NAME]");
-      out = changes(resetPins(server, name), "reset: pinned afresh when next seen:", server);
+      const { forgotten, removedFiles } = resetPins(server, name);
+      out = forgotten.length === 0 ? "" : changes(forgotten, "reset: pinned afresh when next seen:", server);
+      for (const path of removedFiles) out += `reset: removed the unreadable pin file ${path}\n`;
+      if (out === "") out = `reset: ${showInvisible(server)} had no pinned definitions left\n`;
     } else {
       const { servers, problems } = pinReport(server, threshold);
       if (server !== null && servers.length === 0 && problems.length === 0) throw new ThoughtGateError("CONFIG", `no pins for server ${JSON.stringify(server)}`);
       const picked = name === null ? servers : servers.map((s) => ({ ...s, definitions: s.definitions.filter((d) => d.name === name) }));
       if (name !== null && picked.every((s) => s.definitions.length === 0)) throw new ThoughtGateError("CONFIG", `server ${JSON.stringify(server)} has no pinned definition named ${JSON.stringify(name)}`);
-      out = parsed.json ? `${JSON.stringify(asJson(picked, action === "show"), null, 2)}\n` : action === "list" ? renderList(picked) : renderShow(picked, name !== null);
+      // The definitions are the server's: invisible characters escaped the JSON way (the same text once parsed).
+      out = parsed.json ? `${showInvisibleInJson(JSON.stringify(asJson(picked, action === "show"), null, 2))}\n` : action === "list" ? renderList(picked) : renderShow(picked, name !== null);
       for (const problem of problems) out += `warning: ${problem}\n`;
     }
     await Bun.write(Bun.stdout, out);

@@ -6,7 +6,7 @@
  * `thoughtgate pins accept`), and the call then runs; a new session keeps the pins.
  */
 import { afterEach, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { existsSync, readdirSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fixture, readEvents, requireBinary, tempDir, waitFor } from "../support/harness.ts";
 import { RawAgent, type Received } from "../support/raw-agent.ts";
@@ -190,5 +190,96 @@ describe("a tool whose definition changes mid-session (rug pull, 2025-11-25)", (
     await off.agent.close();
     const pins = join(other.path, "state", "thoughtgate", "pins");
     expect(existsSync(pins) ? readdirSync(pins) : []).toEqual([]);
+  });
+});
+
+describe("thoughtgate pins reset", () => {
+  // A benign change (a new parameter), so what is pinned afresh raises no finding of its own.
+  const drifting = (marker: string) => ({ serverArgs: ["--drift", "inputSchema", "--drift-when-exists", marker], elicitation: false });
+
+  /** Pin echo, then start a session in which the server serves a changed echo: it is refused. */
+  async function refusedAfterChange(dir: string): Promise<string> {
+    const marker = join(dir, "drifted");
+    const first = await session(dir, drifting(marker));
+    expect(await toolNames(first.agent, "l1")).toContain("echo");
+    await first.agent.close();
+    writeFileSync(marker, "");
+    const changed = await session(dir, drifting(marker));
+    expect(await toolNames(changed.agent, "l2")).not.toContain("echo");
+    expect((await callEcho(changed.agent, "c2", null)).reply.error).toMatchObject({ code: -32011, data: { reason: "definition_changed", changed: ["inputSchema"] } });
+    await changed.agent.close();
+    return marker;
+  }
+
+  test.each([
+    ["SERVER forgets every pin of the server", ["scripted"], 6, 6],
+    ["SERVER NAME forgets only that definition", ["scripted", "echo"], 1, 6],
+  ])("%s: the next session pins afresh, and the changed definition is listed and runs", async (_what, target, forgotten, pinnedAfter) => {
+    using dir = tempDir();
+    const marker = await refusedAfterChange(dir.path);
+
+    const reset = await runBinary(["pins", "reset", ...target], { env: env(dir.path) });
+    expect(reset.exitCode).toBe(0);
+    const lines = reset.stdout.trimEnd().split("\n");
+    expect(lines).toHaveLength(forgotten);
+    expect(lines).toContain("reset: pinned afresh when next seen: tool scripted.echo");
+
+    const { agent, events } = await session(dir.path, drifting(marker));
+    expect(await toolNames(agent, "l3")).toContain("echo");
+    expect((await callEcho(agent, "c3", null)).reply.result?.content?.[0]?.text).toBe('{"said":"c3"}');
+    expect(await waitFor(() => events().find((e) => e.type === "definition_pinned" && e.name === "echo"), "echo pinned afresh")).toBeDefined();
+    expect(events().filter((e) => e.type === "definition_changed")).toEqual([]);
+
+    // The pin is what the server serves now, trusted on first use again.
+    const shown = await runBinary(["pins", "show", "scripted", "echo", "--json"], { env: env(dir.path) });
+    const [server] = JSON.parse(shown.stdout) as Array<{ definitions: Array<Record<string, any>> }>;
+    expect(server?.definitions).toEqual([expect.objectContaining({ name: "echo", status: "pinned", accepted_by: null, definition: expect.objectContaining({ inputSchema: { type: "object", properties: { note: expect.any(Object) } } }) })]);
+    expect((await runBinary(["pins", "list"], { env: env(dir.path) })).stdout).toStartWith(`scripted  ${pinnedAfter} pinned, 0 changed, 0 flagged`);
+  });
+
+  test("a server or a name with no pins is a one-line error, exit 1, and no pin is touched", async () => {
+    using dir = tempDir();
+    const { agent } = await session(dir.path, { elicitation: false });
+    await toolNames(agent, "l1");
+    await agent.close();
+    const pinsBefore = readdirSync(join(dir.path, "state", "thoughtgate", "pins")).map((name) => readFileSync(join(dir.path, "state", "thoughtgate", "pins", name), "utf8"));
+
+    const unknownServer = await runBinary(["pins", "reset", "scripted-typo"], { env: env(dir.path) });
+    expect(unknownServer).toMatchObject({ exitCode: 1, stdout: "" });
+    expect(unknownServer.stderr.trim().split("\n")).toEqual(['[error] no pins for server "scripted-typo" (`thoughtgate pins list` shows the servers)']);
+
+    const unknownName = await runBinary(["pins", "reset", "scripted", "ecoh"], { env: env(dir.path) });
+    expect(unknownName).toMatchObject({ exitCode: 1, stdout: "" });
+    expect(unknownName.stderr.trim().split("\n")).toEqual(['[error] server "scripted" has no pinned definition named "ecoh"']);
+
+    const pinsAfter = readdirSync(join(dir.path, "state", "thoughtgate", "pins")).map((name) => readFileSync(join(dir.path, "state", "thoughtgate", "pins", name), "utf8"));
+    expect(pinsAfter).toEqual(pinsBefore);
+  });
+
+  test("a pin file that cannot be read blocks every tool until `pins reset SERVER`, which starts the pins afresh", async () => {
+    using dir = tempDir();
+    const first = await session(dir.path, { serverArgs: [], elicitation: false });
+    await toolNames(first.agent, "l1");
+    await first.agent.close();
+    const pins = join(dir.path, "state", "thoughtgate", "pins");
+    const [file] = readdirSync(pins);
+    writeFileSync(join(pins, String(file)), "{truncated");
+
+    const blocked = await session(dir.path, { serverArgs: [], elicitation: false });
+    expect(await toolNames(blocked.agent, "l2")).toEqual([]);
+    expect((await callEcho(blocked.agent, "c2", null)).reply.error).toMatchObject({ code: -32011, data: { reason: "definition_changed" } });
+    await blocked.agent.close();
+
+    // Only the whole server can be reset: its file cannot be edited.
+    const one = await runBinary(["pins", "reset", "scripted", "echo"], { env: env(dir.path) });
+    expect(one.exitCode).toBe(1);
+    expect(one.stderr).toContain("thoughtgate pins reset scripted");
+    const reset = await runBinary(["pins", "reset", "scripted"], { env: env(dir.path) });
+    expect(reset.stderr).toBe("");
+    expect(reset).toMatchObject({ exitCode: 0, stdout: `reset: removed the unreadable pin file ${join(pins, String(file))}\n` });
+
+    const again = await session(dir.path, { serverArgs: [], elicitation: false });
+    expect(await toolNames(again.agent, "l3")).toContain("echo");
+    expect((await callEcho(again.agent, "c3", null)).reply.result?.content?.[0]?.text).toBe('{"said":"c3"}');
   });
 });

@@ -75,7 +75,7 @@ describe("pin store", () => {
     expect(pins.load().definitions["tool:echo"]?.served).toBeUndefined();
     expect(acceptPins("fs", "echo", "cli", "high", env)).toEqual([]);
     expect(() => acceptPins("fs", "nope", "cli", "high", env)).toThrow('has no pinned definition named "nope"');
-    expect(resetPins("fs", "other", env)).toEqual([{ serverId: "fs", kind: "tool", name: "other", what: "reset" }]);
+    expect(resetPins("fs", "other", env)).toEqual({ forgotten: [{ serverId: "fs", kind: "tool", name: "other", what: "reset" }], removedFiles: [] });
     expect(Object.keys(pins.load().definitions)).toEqual(["tool:echo"]);
   });
 });

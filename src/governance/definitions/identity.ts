@@ -25,6 +25,19 @@ export function serverIdentity(serverId: string, command: readonly string[], url
  * read the same still get two files.
  */
 export function pinFileName(identity: Pick<ServerIdentity, "serverId" | "digest">): string {
-  const readable = identity.serverId.replace(/[^A-Za-z0-9._-]/g, "_").replace(/^\.+/, "_").slice(0, 40) || "_";
-  return `${readable}-${sha256Hex(`${identity.serverId}\u0000${identity.digest}`).slice(0, 16)}.json`;
+  return `${readablePart(identity.serverId)}-${sha256Hex(`${identity.serverId}\u0000${identity.digest}`).slice(0, 16)}.json`;
+}
+
+/**
+ * Whether a pin file's name is one `pinFileName` gives `serverId` (for a file that cannot be read,
+ * so cannot say whose it is). Ids that differ only in characters outside `A-Za-z0-9._-` (or after
+ * the 40th) share the readable part, so the name alone cannot tell those apart.
+ */
+export function isPinFileNameOf(fileName: string, serverId: string): boolean {
+  const readable = readablePart(serverId);
+  return fileName.startsWith(`${readable}-`) && /^[0-9a-f]{16}\.json$/.test(fileName.slice(readable.length + 1));
+}
+
+function readablePart(serverId: string): string {
+  return serverId.replace(/[^A-Za-z0-9._-]/g, "_").replace(/^\.+/, "_").slice(0, 40) || "_";
 }

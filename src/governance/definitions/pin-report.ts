@@ -1,9 +1,10 @@
 import { rmSync } from "node:fs";
+import { basename } from "node:path";
 import type { Severity } from "../../core/severity.ts";
 import { ThoughtGateError } from "../../core/errors.ts";
 import { changedFields, definitionDiff, type DefinitionKind } from "./definition.ts";
 import { FindingContext, findingsOf, reaches, type Finding, type OtherDefinition } from "./findings.ts";
-import { serverIdentity } from "./identity.ts";
+import { isPinFileNameOf, serverIdentity } from "./identity.ts";
 import { allPinFiles, PinStore, type PinEntry, type PinFile } from "./pin-store.ts";
 
 /** One pinned definition as `thoughtgate pins` and wrap's summary show it. */
@@ -82,29 +83,44 @@ export function acceptPins(serverId: string, name: string | null, by: string, bl
   return done;
 }
 
-/** `thoughtgate pins reset SERVER [NAME]`: forget the pins, so the next definition seen is pinned afresh. */
-export function resetPins(serverId: string, name: string | null, env: NodeJS.ProcessEnv = process.env): PinChange[] {
-  const { files, problems } = allPinFiles(env);
-  const done: PinChange[] = [];
-  for (const { path, file } of files.filter((f) => f.file.server_id === serverId)) {
-    if (name === null) {
+export type PinReset = { forgotten: PinChange[]; removedFiles: string[] };
+
+/**
+ * `thoughtgate pins reset SERVER [NAME]`: forget the pins, so the next definition seen is pinned
+ * afresh. It is also the way out of a pin file that cannot be read (which blocks every definition
+ * of its server): such a file cannot say whose it is, so the whole-server reset removes the
+ * unreadable files named for SERVER (identity.ts, `isPinFileNameOf`). Naming a server or a
+ * definition that has no pins is an error, never a quiet "nothing to do".
+ */
+export function resetPins(serverId: string, name: string | null, env: NodeJS.ProcessEnv = process.env): PinReset {
+  const { files, unreadable } = allPinFiles(env);
+  const own = files.filter((f) => f.file.server_id === serverId);
+  const broken = unreadable.filter((u) => isPinFileNameOf(basename(u.path), serverId));
+  if (own.length === 0 && broken.length === 0) throw new ThoughtGateError("CONFIG", `no pins for server ${JSON.stringify(serverId)} (\`thoughtgate pins list\` shows the servers)`);
+  const forgotten: PinChange[] = [];
+  if (name === null) {
+    for (const { path, file } of own) {
       rmSync(path, { force: true });
-      done.push(...Object.values(file.definitions).map((e) => ({ serverId, kind: e.kind, name: e.name, what: "reset" })));
-      continue;
+      forgotten.push(...Object.values(file.definitions).map((e) => ({ serverId, kind: e.kind, name: e.name, what: "reset" })));
     }
+    for (const { path } of broken) rmSync(path, { force: true });
+    return { forgotten, removedFiles: broken.map((b) => b.path) };
+  }
+  if (broken.length > 0) {
+    // A file that cannot be parsed cannot lose one definition: only a fresh start gets out of it.
+    throw new ThoughtGateError("IO", `cannot reset one definition: ${broken.map((b) => b.problem).join("; ")}; \`thoughtgate pins reset ${serverId}\` (without a name) starts its pins afresh`);
+  }
+  for (const { file } of own) {
     storeOf(file, env).update((fresh) => {
       for (const [key, entry] of Object.entries(fresh.definitions)) {
         if (entry.name !== name) continue;
         delete fresh.definitions[key];
-        done.push({ serverId, kind: entry.kind, name, what: "reset" });
+        forgotten.push({ serverId, kind: entry.kind, name, what: "reset" });
       }
     });
   }
-  if (done.length === 0 && problems.length > 0 && name === null) {
-    // A file that does not parse cannot say whose it is: reset removes unreadable files of this id by name.
-    throw new ThoughtGateError("IO", `nothing reset for ${JSON.stringify(serverId)}; unreadable pin files: ${problems.join("; ")}`);
-  }
-  return done;
+  if (forgotten.length === 0) throw new ThoughtGateError("CONFIG", `server ${JSON.stringify(serverId)} has no pinned definition named ${JSON.stringify(name)}`);
+  return { forgotten, removedFiles: [] };
 }
 
 function storeOf(file: PinFile, env: NodeJS.ProcessEnv): PinStore {

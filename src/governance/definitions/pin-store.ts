@@ -120,27 +120,30 @@ export function readPinFile(path: string): PinFile | null {
   return checked.output;
 }
 
-/** Every pin file, for `thoughtgate pins`, wrap's summary and the shadowing check; unreadable ones are reported, not skipped silently. */
-export function allPinFiles(env: NodeJS.ProcessEnv = process.env): { files: Array<{ path: string; file: PinFile }>; problems: string[] } {
+/**
+ * Every pin file, for `thoughtgate pins`, wrap's summary and the shadowing check; unreadable ones
+ * are reported (`problems`, and by path in `unreadable`), not skipped silently.
+ */
+export function allPinFiles(env: NodeJS.ProcessEnv = process.env): { files: Array<{ path: string; file: PinFile }>; problems: string[]; unreadable: Array<{ path: string; problem: string }> } {
   const dir = pinsDir(env);
   let names: string[];
   try {
     names = readdirSync(dir).filter((name) => name.endsWith(".json") && !name.startsWith("."));
   } catch {
-    return { files: [], problems: [] };
+    return { files: [], problems: [], unreadable: [] };
   }
   const files: Array<{ path: string; file: PinFile }> = [];
-  const problems: string[] = [];
+  const unreadable: Array<{ path: string; problem: string }> = [];
   for (const name of names.sort()) {
     const path = join(dir, name);
     try {
       const file = readPinFile(path);
       if (file) files.push({ path, file });
     } catch (error) {
-      problems.push(messageOf(error));
+      unreadable.push({ path, problem: messageOf(error) });
     }
   }
-  return { files, problems };
+  return { files, problems: unreadable.map((u) => u.problem), unreadable };
 }
 
 /** The stamp of the whole directory (a write renames into it): whether any server's pins changed. */
