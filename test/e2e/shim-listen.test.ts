@@ -121,3 +121,47 @@ test("an HTTP agent through shim --listen --url to a remote server", async () =>
   await transport.terminateSession();
   expect(await proc.exited).toBe(0);
 });
+
+/** One 2026-07-28 request over HTTP, as a stateless agent sends it: the answer read from the request's own stream. */
+async function modernRequest(url: string, id: number, method: string, params: Record<string, unknown>) {
+  const meta = { "io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {} };
+  const response = await fetch(url, {
+    method: "POST",
+    headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json", accept: "application/json, text/event-stream", "mcp-protocol-version": "2026-07-28" },
+    body: JSON.stringify({ jsonrpc: "2.0", id, method, params: { ...params, _meta: meta } }),
+  });
+  expect(response.headers.get("mcp-session-id")).toBeNull();
+  const text = await response.text();
+  const answers = text
+    .split("\n")
+    .filter((line) => line.startsWith("data:"))
+    .map((line) => JSON.parse(line.slice(5)) as { id?: number; result?: Record<string, unknown>; error?: { code: number; data?: Record<string, unknown> } });
+  const answer = answers.find((a) => a.id === id);
+  if (!answer) throw new Error(`no answer to ${method} in: ${text}`);
+  return answer;
+}
+
+test("a 2026-07-28 agent through shim --listen to a 2026-07-28 stdio server: no session, each request on its own stream, governed as in the other era", async () => {
+  using dir = tempDir();
+  const policy = join(dir.path, "policy.yaml");
+  writeFileSync(policy, "schema: 1\ngovernance:\n  rules: [{ id: no-delete, match: delete_note, action: deny }]\n");
+  const events = join(dir.path, "events.jsonl");
+  const { proc, url } = await listen(["--server-id", "notes", "--events", events, "--thoughtgate-config", policy, "--", ...fixture("tmcp-server-fixture.ts", "--era", "modern")]);
+  const discovered = await modernRequest(url, 1, "server/discover", {});
+  expect(discovered.result).toMatchObject({ supportedVersions: ["2026-07-28"] });
+  const read = await modernRequest(url, 2, "tools/call", { name: "read_note", arguments: { id: "a" } });
+  expect(read.result).toMatchObject({ content: [{ type: "text", text: "first note" }] });
+  const denied = await modernRequest(url, 3, "tools/call", { name: "delete_note", arguments: { id: "a" } });
+  expect(denied.error).toMatchObject({ code: -32014, data: { rule_id: "no-delete" } });
+  // The note was not deleted: the server never saw the denied call.
+  const again = await modernRequest(url, 4, "tools/call", { name: "read_note", arguments: { id: "a" } });
+  expect(again.result).toMatchObject({ content: [{ type: "text", text: "first note" }] });
+  proc.kill("SIGTERM");
+  await proc.exited;
+  const decisions = readEvents(events).filter((event) => event.type === "tool_call_decision").map((event) => [event.tool, event.decision]);
+  expect(decisions).toEqual([
+    ["read_note", "forward"],
+    ["delete_note", "deny"],
+    ["read_note", "forward"],
+  ]);
+});
