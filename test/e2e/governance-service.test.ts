@@ -5,10 +5,11 @@
 import { afterAll, afterEach, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { ElicitRequestSchema, McpError } from "@modelcontextprotocol/sdk/types.js";
+import { McpError } from "@modelcontextprotocol/sdk/types.js";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Readable } from "node:stream";
+import { answerForms, NO_ONE_ANSWERS, type FormAnswer } from "../support/approval-answers.ts";
 import { EVERYTHING_SERVER, requireBinary, tempDir, waitFor } from "../support/harness.ts";
 import { ServeProcess } from "../support/serve.ts";
 
@@ -44,7 +45,7 @@ afterEach(async () => {
   for (const agent of agents.splice(0)) await agent.client.close();
 });
 
-async function agent(options: { elicit?: "approve" | "reject"; secret?: string; service?: ServeProcess } = {}): Promise<Agent> {
+async function agent(options: { elicit?: FormAnswer; secret?: string; service?: ServeProcess } = {}): Promise<Agent> {
   const service = options.service ?? serve;
   const transport = new StdioClientTransport({
     command: requireBinary(),
@@ -56,12 +57,7 @@ async function agent(options: { elicit?: "approve" | "reject"; secret?: string; 
   (transport.stderr as Readable | null)?.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
   const client = new Client({ name: "service-e2e", version: "1" }, { capabilities: options.elicit ? { elicitation: {} } : {} });
   const prompts: string[] = [];
-  if (options.elicit) {
-    client.setRequestHandler(ElicitRequestSchema, (request) => {
-      prompts.push(String(request.params.message));
-      return { action: "accept", content: { decision: options.elicit === "approve" ? "once" : "deny" } };
-    });
-  }
+  if (options.elicit) answerForms(client, options.elicit, prompts);
   const closed = new Promise<void>((resolve) => (client.onclose = () => resolve()));
   await client.connect(transport);
   const created = { client, stderr: () => stderr, prompts, closed };
@@ -84,11 +80,14 @@ function cli(...args: string[]) {
   return { code: result.exitCode, out: result.stdout.toString(), err: result.stderr.toString() };
 }
 
-async function pendingTask(tool: string): Promise<{ task_id: string; status: string; name: string }> {
+type Listed = { task_id: string; status: string; name: string; arguments: Record<string, unknown> };
+
+/** The pending task for `tool` (and, when given, for a call with this `message` argument). */
+async function pendingTask(tool: string, message?: string): Promise<Listed> {
   return waitFor(() => {
     const listed = cli("tasks", "--json");
-    const tasks = JSON.parse(listed.out) as Array<{ task_id: string; status: string; name: string }>;
-    return tasks.find((task) => task.status === "pending" && task.name === tool);
+    const tasks = JSON.parse(listed.out) as Listed[];
+    return tasks.find((task) => task.status === "pending" && task.name === tool && (message === undefined || task.arguments.message === message));
   }, `a pending approval for ${tool}`);
 }
 
@@ -145,6 +144,34 @@ describe("approvals", () => {
     expect(prompts[0]).toContain("everything.echo");
     const tasks = JSON.parse(cli("tasks", "--json", "--all").out) as Array<Record<string, unknown>>;
     expect(tasks.find((task) => (task.arguments as { message?: string }).message === "asked in the agent")).toMatchObject({ status: "approved", decided_by: "elicitation" });
+  });
+
+  for (const answer of NO_ONE_ANSWERS) {
+    test(`the agent answers the form for no one (${answer}): not a person's no; the task stays pending and \`thoughtgate approve\` lets the call through`, async () => {
+      const message = `asked no one: ${answer}`;
+      const { client, prompts, stderr } = await agent({ elicit: answer });
+      const call = client.callTool({ name: "echo", arguments: { message } });
+      const task = await pendingTask("echo", message);
+      // The shim has the agent's answer once it says so, or (were it taken as a no) once the task is decided.
+      await waitFor(async () => stderr().includes("the agent answered the approval form without asking anyone") || (await serve.task(task.task_id)).status !== "pending", "the agent's answer to reach the shim");
+      expect(prompts).toHaveLength(1);
+      expect(await serve.task(task.task_id)).toMatchObject({ status: "pending" });
+      expect(await client.ping()).toEqual({});
+      expect(cli("approve", task.task_id).code).toBe(0);
+      expect((await call).content).toEqual([{ type: "text", text: `Echo: ${message}` }]);
+      expect(await serve.task(task.task_id)).toMatchObject({ status: "approved", decided_by: "cli" });
+    });
+  }
+
+  test("a decline after the form could be read is the user's no: the task is denied by elicitation, -32007", async () => {
+    const { client, prompts } = await agent({ elicit: "decline-after-reading" });
+    const error = await rejection(client.callTool({ name: "echo", arguments: { message: "read and refused" } }));
+    expect(prompts).toHaveLength(1);
+    expect(error.code).toBe(-32007);
+    expect(error.data).toMatchObject({ gate: "approval", rule_id: "ask-echo" });
+    expect(error.message).toContain("rejected (elicitation)");
+    const taskId = String((error.data as { task_id?: unknown }).task_id);
+    expect(await serve.task(taskId)).toMatchObject({ status: "denied", decided_by: "elicitation", arguments: { message: "read and refused" } });
   });
 
   test("nobody answers: the workflow's timeout denies with -32008", async () => {

@@ -5,10 +5,11 @@
 import { afterEach, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { ElicitRequestSchema, McpError } from "@modelcontextprotocol/sdk/types.js";
+import { McpError } from "@modelcontextprotocol/sdk/types.js";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Readable } from "node:stream";
+import { answerForms, NO_ONE_ANSWERS, type FormAnswer } from "../support/approval-answers.ts";
 import { EVERYTHING_SERVER, readEvents, requireBinary, tempDir, waitFor } from "../support/harness.ts";
 import { policyHome } from "../support/policy-home.ts";
 
@@ -21,9 +22,7 @@ afterEach(async () => {
   for (const session of open.splice(0)) await session.client.close();
 });
 
-type Answer = "approve" | "reject" | "never";
-
-async function start(dir: string, yaml: string | null, options: { profile?: string; answer?: Answer; elicitation?: boolean } = {}): Promise<Session> {
+async function start(dir: string, yaml: string | null, options: { profile?: string; answer?: FormAnswer; elicitation?: boolean } = {}): Promise<Session> {
   const events = join(dir, "events.jsonl");
   const args = ["shim", "--server-id", "everything", "--events", events, "--profile", options.profile ?? "production"];
   if (yaml !== null) {
@@ -36,11 +35,7 @@ async function start(dir: string, yaml: string | null, options: { profile?: stri
   const client = new Client({ name: "governance-e2e", version: "1" }, { capabilities: options.elicitation === false ? {} : { elicitation: {} } });
   const prompts: string[] = [];
   if (options.elicitation !== false) {
-    client.setRequestHandler(ElicitRequestSchema, (request) => {
-      prompts.push(String(request.params.message));
-      if (options.answer === "never") return new Promise(() => {});
-      return { action: "accept", content: { decision: options.answer === "approve" ? "once" : "deny" } };
-    });
+    answerForms(client, options.answer ?? "reject", prompts);
   }
   await client.connect(transport);
   const session = { client, transport, events, stderr: () => stderr, prompts };
@@ -185,6 +180,31 @@ approval:
     await waitFor(() => readEvents(events).some((e) => e.type === "tool_call_end"), "the call's end in the audit");
     expect(readEvents(events).find((e) => e.type === "tool_call_end")).toMatchObject({ tool: "echo", status: "cancelled" });
     expect(await client.ping()).toEqual({});
+  });
+
+  for (const answer of NO_ONE_ANSWERS) {
+    test(`the agent answers the form for no one (${answer}): not a person's no; the call fails closed with -32007 saying no person answered`, async () => {
+      using dir = tempDir();
+      const { client, prompts, events } = await start(dir.path, approveEcho.replace("1s", "30s"), { answer });
+      const error = await callError(client, "echo", { message: "asked no one" });
+      expect(prompts).toHaveLength(1);
+      expect(error.code).toBe(-32007);
+      expect(error.message).toContain("rule ask-echo: approval required, but no person answered: the agent answered the approval form itself");
+      expect(error.message).not.toContain("rejected by the user");
+      await waitFor(() => decisions(events).length === 2, "both decisions");
+      expect(decisions(events).map((e) => [e.decision, String(e.reason).includes("no person answered")])).toEqual([["pending", false], ["deny", true]]);
+    });
+  }
+
+  test("a decline after the form could be read is the user's no: -32007, rejected by the user", async () => {
+    using dir = tempDir();
+    const { client, prompts } = await start(dir.path, approveEcho.replace("1s", "30s"), { answer: "decline-after-reading" });
+    const error = await callError(client, "echo", { message: "read and refused" });
+    expect(prompts).toHaveLength(1);
+    expect(error.code).toBe(-32007);
+    expect(error.data).toMatchObject({ gate: "approval", rule_id: "ask-echo" });
+    expect(error.message).toContain("rule ask-echo: approval required: rejected by the user");
+    expect(error.message).not.toContain("no person answered");
   });
 
   test("an agent without elicitation cannot approve: the call fails closed with -32007", async () => {

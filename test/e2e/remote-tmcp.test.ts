@@ -2,8 +2,9 @@
  * A server of the 2026-07-28 era over Streamable HTTP (tmcp with `@tmcp/transport-http`,
  * test/fixtures/tmcp-server-fixture.ts --http) behind the compiled `shim --url`: stateless requests
  * from a modern agent, a legacy agent's session on the same dual-era server (its elicitation
- * request on the response stream), governance denials and an approval asked through the agent,
- * and the audit of each call.
+ * request on the response stream), governance denials and an approval asked through the agent
+ * (the legacy elicitation request, and the 2026-07-28 `input_required` round trip), and the audit
+ * of each call.
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -114,5 +115,58 @@ describe("a 2025-11-25 agent on the same dual-era server", () => {
       ["confirm_action", "forward", "elicitation"],
       ["delete_note", "deny", null],
     ]);
+  });
+});
+
+describe("a 2026-07-28 approval over the remote upstream", () => {
+  test("a destructive call is answered input_required; a declining answer never reaches the server; the approved retry reaches it once, without the shim's round-trip parts", async () => {
+    const server = await startHttpFixture(fixture("tmcp-server-fixture.ts", "--http", "--era", "modern", "--log-calls"));
+    const events = join(dir.path, "modern-approval-events.jsonl");
+    // No policy file: delete_note says it is destructive (destructiveHint), so it is asked about by default.
+    const agent = new RawAgent(["--server-id", "notes", "--events", events, "--url", server.url]);
+    try {
+      const asking = { ...META, "io.modelcontextprotocol/clientCapabilities": { elicitation: { form: {} } } };
+      const reached = () => server.stderr().split("\n").filter((line) => line.startsWith("tools/call "));
+      let id = 0;
+      /** Call delete_note, expect the approval question, and retry with `answer`. */
+      const askThenAnswer = async (note: string, answer: Record<string, unknown>) => {
+        const call = { name: "delete_note", arguments: { id: note } };
+        const asked = await agent.request(++id, "tools/call", { ...call, _meta: asking });
+        expect(asked.result).toMatchObject({
+          resultType: "input_required",
+          inputRequests: { thoughtgate_approval: { method: "elicitation/create", params: { mode: "form", requestedSchema: { required: ["decision"] } } } },
+        });
+        expect(String(asked.result.inputRequests.thoughtgate_approval.params.message)).toContain(`notes.delete_note with {"id":"${note}"}`);
+        return agent.request(++id, "tools/call", { ...call, _meta: asking, inputResponses: { thoughtgate_approval: answer }, requestState: asked.result.requestState });
+      };
+
+      const denied = await askThenAnswer("b", { action: "accept", content: { decision: "deny" } });
+      expect(denied.error).toMatchObject({ code: -32007, data: { gate: "approval", rule_id: "default-destructive" } });
+      expect(denied.error?.message).toContain("rejected by the user");
+      const declined = await askThenAnswer("b", { action: "decline" });
+      expect(declined.error).toMatchObject({ code: -32007, data: { gate: "approval", rule_id: "default-destructive" } });
+      const approved = await askThenAnswer("a", { action: "accept", content: { decision: "once" } });
+      expect(approved.result).toMatchObject({ content: [{ type: "text", text: "deleted a" }], resultType: "complete" });
+
+      const kept = await agent.request(++id, "tools/call", { name: "read_note", arguments: { id: "b" }, _meta: META });
+      expect(kept.result.content).toEqual([{ type: "text", text: "second note" }]);
+      // The server logs a call before it answers it: with the last call's line in, every earlier one is.
+      await waitFor(() => reached().some((line) => line.includes("read_note")), "the server's log of the last call");
+      expect(reached()).toEqual(['tools/call {"name":"delete_note","arguments":{"id":"a"}}', 'tools/call {"name":"read_note","arguments":{"id":"b"}}']);
+
+      expect(await agent.close()).toBe(0);
+      expect(calls(events).filter((event) => event.type === "tool_call_end").map((event) => [event.tool, event.status])).toEqual([
+        ["delete_note", "input_required"],
+        ["delete_note", "denied"],
+        ["delete_note", "input_required"],
+        ["delete_note", "denied"],
+        ["delete_note", "input_required"],
+        ["delete_note", "ok"],
+        ["read_note", "ok"],
+      ]);
+    } finally {
+      if (agent.proc.exitCode === null) await agent.close();
+      await server.stop();
+    }
   });
 });
