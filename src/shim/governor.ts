@@ -145,12 +145,13 @@ export class Governor {
 
   /**
    * MCP 2026-07-28 `subscriptions/listen`: its `resourceSubscriptions` replace `resources/subscribe`,
-   * so each URI is decided as a `resources/subscribe` would be; one refusal refuses the whole listen.
+   * so each URI is decided as a `resources/subscribe` would be; one refusal refuses the whole listen,
+   * and so do subscriptions that cannot be read (`given` null, list-changes.ts).
    * (No `input_required` on it: the protocol allows that answer only on calls, reads and prompts.)
    */
-  handleListen(request: JsonRpcRequest, entry: Outstanding, bytes: Uint8Array, given: unknown[]): void {
-    if (!given.every((uri): uri is string => typeof uri === "string")) {
-      const reason = "subscriptions/listen needs params.resourceSubscriptions as a list of URI strings";
+  handleListen(request: JsonRpcRequest, entry: Outstanding, bytes: Uint8Array, given: unknown[] | null): void {
+    if (given === null || !given.every((uri): uri is string => typeof uri === "string")) {
+      const reason = "subscriptions/listen needs params.notifications as an object and its resourceSubscriptions as a list of URI strings";
       this.refuse(entry, request, RPC.invalidParams, `Invalid params: ${reason}`, reason);
       return;
     }

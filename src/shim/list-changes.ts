@@ -12,6 +12,29 @@ const NOTICES: Record<DefinitionKind, { method: string; topic: keyof Listen }> =
 };
 
 /**
+ * The resource URIs a 2026-07-28 `subscriptions/listen` asks to follow, which replace
+ * `resources/subscribe`: `params.notifications.resourceSubscriptions` (MCP 2026-07-28,
+ * subscriptions). A `resourceSubscriptions` beside `notifications` is not in the specification,
+ * but a lenient server might read it, so it is governed too. `null`: subscriptions the shim cannot
+ * read (params or a filter that is not an object, a value that is not a list), refused rather than
+ * passed on undecided.
+ */
+export function resourceSubscriptionsOf(params: unknown): unknown[] | null {
+  if (params === undefined) return [];
+  if (params === null || typeof params !== "object" || Array.isArray(params)) return null;
+  const { notifications, resourceSubscriptions: beside } = params as { notifications?: unknown; resourceSubscriptions?: unknown };
+  if (notifications !== undefined && (notifications === null || typeof notifications !== "object" || Array.isArray(notifications))) return null;
+  const inFilter = (notifications as { resourceSubscriptions?: unknown } | undefined)?.resourceSubscriptions;
+  const uris: unknown[] = [];
+  for (const given of [inFilter, beside]) {
+    if (given === undefined) continue;
+    if (!Array.isArray(given)) return null;
+    uris.push(...given);
+  }
+  return uris;
+}
+
+/**
  * Telling the agent that a list changed because of the shim (a person accepted a definition that
  * was hidden): a 2025-11-25 session (`initialize` seen) gets the plain notification; a 2026-07-28
  * agent hears of list changes only on a `subscriptions/listen` stream that asked for them, tagged

@@ -10,7 +10,7 @@ import type { FramingError } from "../stdio/validate-line.ts";
 import type { CallStatus, EventStream, Summary } from "../telemetry/events.ts";
 import { CallAudit, type Direction } from "./call-audit.ts";
 import { DefinitionGuard } from "./definition-guard.ts";
-import { ListChanges } from "./list-changes.ts";
+import { ListChanges, resourceSubscriptionsOf } from "./list-changes.ts";
 import type { CallTracer } from "./call-trace.ts";
 import { declaresFormElicitation } from "./era.ts";
 import { Governor } from "./governor.ts";
@@ -255,8 +255,8 @@ export class Router {
       return;
     }
     if (request.method === "subscriptions/listen") {
-      const uris = (request.params as { resourceSubscriptions?: unknown } | undefined)?.resourceSubscriptions;
-      if (Array.isArray(uris) && uris.length > 0) {
+      const uris = resourceSubscriptionsOf(request.params);
+      if (uris === null || uris.length > 0) {
         this.governor.handleListen(request, entry, bytes, uris);
         return;
       }
