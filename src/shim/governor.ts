@@ -4,6 +4,8 @@ import { log as rootLog, type Logger } from "../core/log.ts";
 import { callRef, invalidGovernedParams, targetName, type AskPurpose, type DecisionContext, type Decider, type ElicitOutcome, type Verdict } from "../governance/decider.ts";
 import { definitionRefusal, type DefinitionChange, type PinPolicy } from "../governance/definitions/acceptance.ts";
 import type { DefinitionKind } from "../governance/definitions/definition.ts";
+import { deniedVerdict } from "../governance/deny-error.ts";
+import { GOVERNANCE_ERROR } from "../governance/errors.ts";
 import type { Sink } from "../stdio/line-sink.ts";
 import type { CallAudit } from "./call-audit.ts";
 import type { DefinitionGuard } from "./definition-guard.ts";
@@ -283,13 +285,22 @@ export class Governor {
     const control = new LazyAbort(ask.control);
     ask.retry = { entry: retry, request, bytes, control };
     if (ask.verdict) {
-      // Decided before the retry came (on the page, by the CLI, or it timed out).
-      this.settleAsk(ask, ask.verdict);
+      // Decided before the retry came (on the page, by the CLI, or it timed out). A person's no in
+      // the retry still beats on_timeout's approval: that default was for no answer, and nothing has
+      // run yet (in the older era the call ran at the timeout, before any answer could come).
+      const overruled = outcome === "declined" && ask.verdict.action === "forward" && ask.verdict.approvedBy === "timeout";
+      this.settleAsk(ask, overruled ? this.declinedAfterTimeout(ask.verdict, request) : ask.verdict);
       return;
     }
     this.options.held.hold(retry, control);
     this.options.audit.decision(retry, { action: "pending", reason: `the agent answered the approval question (${outcome})` }, request);
     ask.answer(outcome);
+  }
+
+  /** on_timeout had approved the call, and then the person declined it in the retry: refused as their no. */
+  private declinedAfterTimeout(approved: Verdict, request: JsonRpcRequest): Verdict {
+    const reason = `${approved.reason}; then rejected by the user in the agent's retry, before anything ran`;
+    return deniedVerdict({ gate: "approval", code: GOVERNANCE_ERROR.approvalRejected, ruleId: approved.ruleId, policyId: approved.policyId ?? null, reason }, callRef(request, this.options.serverId));
   }
 
   private settleAsk(ask: Ask, verdict: Verdict): void {

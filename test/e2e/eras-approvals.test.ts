@@ -98,6 +98,28 @@ describe("a standalone shim: no answer before the workflow's timeout", () => {
       ["timeout", "rule ask-delete: approval required: no answer in 300 ms, approved by on_timeout"],
     ]);
   });
+  for (const [how, answer] of [
+    ["chooses Deny", { action: "accept", content: { decision: "deny" } }],
+    ["declines the form", { action: "decline" }],
+  ] as const) {
+    test(`on_timeout approve, but the person's late retry ${how}: their no wins, -32007, and the server never runs the call`, async () => {
+      using dir = tempDir();
+      const { agent, events } = standalone(dir.path, "approve");
+      const state = await ask(agent, 1, "a");
+      await waitFor(() => decisions(events).find((e) => e.decision === "forward"), "the timeout's decision in the audit");
+
+      const late = await retry(agent, 2, "a", state, answer);
+      expect(late.error).toMatchObject({ code: -32007, data: { gate: "approval", rule_id: "ask-delete", tool: "delete_note" } });
+      expect(late.error?.data?.reason).toContain("rejected by the user");
+      expect(text(await agent.request(3, "tools/call", { name: "read_note", arguments: { id: "a" }, _meta: meta({}) }))).toBe("first note");
+      expect(await agent.close()).toBe(0);
+      expect(decisions(events).filter((e) => e.tool === "delete_note").map((e) => [e.decision, e.approved_by ?? null])).toEqual([
+        ["pending", null],
+        ["forward", "timeout"],
+        ["deny", null],
+      ]);
+    });
+  }
 });
 
 describe("under a governance service: decided outside the agent", () => {
