@@ -1,6 +1,6 @@
 import * as v from "valibot";
 import { messageOf, ThoughtGateError } from "../core/errors.ts";
-import { log, taggedLog, type Logger } from "../core/log.ts";
+import { taggedLog, type Logger } from "../core/log.ts";
 import type { Profile } from "../core/profile.ts";
 import type { JsonRpcRequest } from "../core/jsonrpc.ts";
 import type { RelayBody, TracingPlan } from "../telemetry/tracing/start.ts";
@@ -16,13 +16,12 @@ import {
   filterResponse,
   heartbeatResponse,
   pinsResponse,
-  taskResponse,
   type EvaluateResponse,
-  type TaskView,
 } from "./api.ts";
 import { GOVERNANCE_ERROR, isGate } from "./errors.ts";
 import type { Answer } from "./http-guard.ts";
 import { ServiceChannel } from "./service-channel.ts";
+import { awaitApproval, isOk, REQUEST_TIMEOUT_MS, type ServiceCalls } from "./task-wait.ts";
 import { SCAN_EVERYTHING, type SecretScanPolicy } from "./secret-policy.ts";
 import { isSecretKind } from "../core/secret-kinds.ts";
 import type { ListKind } from "./visibility.ts";
@@ -33,8 +32,6 @@ const READY_MAX_DELAY_MS = 2_000;
 /** The whole wait for readiness (`shim --governance-ready-timeout`), a /healthz that never answers included. */
 export const READY_TIMEOUT_MS = 30_000;
 /** Per-call timeouts (Bun's fetch has one deadline; connect failures on loopback are immediate). */
-const EVALUATE_TIMEOUT_MS = 2_000;
-const POLL_TIMEOUT_MS = 5_000;
 const HEARTBEAT_MS = 5_000;
 
 export type MessageCounts = Map<string, number>;
@@ -51,7 +48,9 @@ export type RemoteOptions = {
 /**
  * The shim's side of the governance service (`--governance-endpoint`): every governed call is
  * decided by the service. When the service cannot be reached the call fails closed (production)
- * or is forwarded with WOULD_BLOCK (development).
+ * or is forwarded with WOULD_BLOCK (development). Waiting on an approval task is task-wait.ts; this
+ * class of a little over 300 lines keeps the channel, its heartbeat and the reports, which share
+ * one lifetime.
  */
 export class RemoteDecider implements Decider {
   private heartbeat: ReturnType<typeof setInterval> | null = null;
@@ -69,6 +68,8 @@ export class RemoteDecider implements Decider {
   private secrets: SecretScanPolicy = SCAN_EVERYTHING;
 
   private readonly log: Logger;
+  /** What waiting on an approval task (task-wait.ts) asks of this decider. */
+  private readonly service: ServiceCalls;
   /** The service traces (its heartbeat said so): this shim's spans go to it (docs/governance.md, Traces). */
   tracing: TracingPlan | undefined;
 
@@ -77,6 +78,14 @@ export class RemoteDecider implements Decider {
     this.stopRequested = new Promise((resolve) => {
       this.requestStop = resolve;
     });
+    this.service = {
+      serverId: options.serverId,
+      log: this.log,
+      json: (method, path, body, schema, timeoutMs) => this.json(method, path, body, schema, timeoutMs),
+      call: (method, path, body, timeoutMs) => this.call(method, path, body, timeoutMs),
+      requestStop: (reason) => this.requestStop(reason),
+      unavailable: (request, reason) => this.unavailable(request, reason),
+    };
   }
 
   get policy(): string {
@@ -93,7 +102,7 @@ export class RemoteDecider implements Decider {
     const decider = new RemoteDecider({ ...options, endpoint: options.endpoint.replace(/\/+$/, "") });
     const budgetMs = options.readyTimeoutMs ?? READY_TIMEOUT_MS;
     const deadline = performance.now() + budgetMs;
-    const attempt = () => Math.max(1, Math.min(EVALUATE_TIMEOUT_MS, deadline - performance.now()));
+    const attempt = () => Math.max(1, Math.min(REQUEST_TIMEOUT_MS, deadline - performance.now()));
     let delay = READY_FIRST_DELAY_MS;
     for (;;) {
       let why: string;
@@ -144,7 +153,7 @@ export class RemoteDecider implements Decider {
           ...(context.span?.context ? { traceparent: formatTraceparent(context.span.context) } : {}),
         },
         evaluateResponse,
-        EVALUATE_TIMEOUT_MS,
+        REQUEST_TIMEOUT_MS,
       );
     } catch (error) {
       return this.unavailable(request, `governance service unavailable: ${messageOf(error)}`);
@@ -170,7 +179,7 @@ export class RemoteDecider implements Decider {
     if (!answer.task_id) return this.unavailable(request, "the service asked for approval without a task id");
     context.awaitingApproval(`${answer.reason} (task ${answer.task_id})`);
     // The signal only now: made for a call that waits (most never do).
-    return this.awaitApproval(answer, answer.task_id, request, context.signal, context, answer.prompt ?? approvalPrompt(input, answer.reason));
+    return awaitApproval(this.service, answer, answer.task_id, request, context.signal, context, answer.prompt ?? approvalPrompt(input, answer.reason));
   }
 
   secretScan(): SecretScanPolicy {
@@ -194,13 +203,13 @@ export class RemoteDecider implements Decider {
   }
 
   async pinPolicy(serverId: string): Promise<PinPolicy> {
-    const answer = await this.json("POST", "/governance/pins", { server_id: serverId, profile: this.options.profile }, pinsResponse, EVALUATE_TIMEOUT_MS);
+    const answer = await this.json("POST", "/governance/pins", { server_id: serverId, profile: this.options.profile }, pinsResponse, REQUEST_TIMEOUT_MS);
     if (answer.shutdown) this.requestStop("the governance service is shutting down");
     return { mode: answer.mode, blockSeverity: answer.block_severity, enforce: answer.enforce };
   }
 
   async filterList(serverId: string, kind: ListKind, names: string[]): Promise<string[]> {
-    const answer = await this.json("POST", "/governance/filter", { server_id: serverId, kind, names }, filterResponse, EVALUATE_TIMEOUT_MS);
+    const answer = await this.json("POST", "/governance/filter", { server_id: serverId, kind, names }, filterResponse, REQUEST_TIMEOUT_MS);
     if (answer.shutdown) this.requestStop("the governance service is shutting down");
     return answer.visible;
   }
@@ -210,98 +219,6 @@ export class RemoteDecider implements Decider {
     this.heartbeat = null;
     await this.report().catch(() => {});
     this.channel?.close();
-  }
-
-  /**
-   * Wait for the task: run the channels the service handed to the shim (elicitation) and poll the
-   * task until someone decides, it times out, or the agent cancels the call.
-   */
-  private async awaitApproval(
-    answer: EvaluateResponse,
-    taskId: string,
-    request: JsonRpcRequest,
-    signal: AbortSignal,
-    context: DecisionContext,
-    prompt: string,
-  ): Promise<Verdict> {
-    const path = `/governance/task/${encodeURIComponent(taskId)}`;
-    const done = new AbortController();
-    const onCancel = () => {
-      void this.call("POST", `${path}/cancel`, { reason: "the agent cancelled the request" }, EVALUATE_TIMEOUT_MS).catch(() => {});
-    };
-    signal.addEventListener("abort", onCancel, { once: true });
-    try {
-      if (answer.shim_channels?.includes("elicitation") && answer.relay_token && context.elicit) {
-        const ask = context.elicit;
-        const purpose = context.definitionChange ? "definition" : "call";
-        void this.elicitFor(path, answer.relay_token, prompt, (message, aborted) => ask(message, aborted, purpose), AbortSignal.any([signal, done.signal]));
-      }
-      const interval = Math.max(50, answer.poll_interval_ms ?? 250);
-      for (;;) {
-        if (signal.aborted) return this.blocked(request, answer, GOVERNANCE_ERROR.taskCancelled, "cancelled by the agent");
-        let task: TaskView;
-        try {
-          const polled = await this.json("GET", path, undefined, taskResponse, POLL_TIMEOUT_MS);
-          if (polled.shutdown) this.requestStop("the governance service is shutting down");
-          task = polled.task;
-        } catch (error) {
-          return this.unavailable(request, `lost the governance service while waiting for approval: ${messageOf(error)}`);
-        }
-        if (task.status !== "pending") return this.settled(task, request, answer);
-        await Bun.sleep(interval);
-      }
-    } finally {
-      done.abort();
-      signal.removeEventListener("abort", onCancel);
-    }
-  }
-
-  /** Ask the agent's user, then relay the answer with the task's relay token (the session secret alone decides nothing). */
-  private async elicitFor(path: string, relayToken: string, prompt: string, elicit: NonNullable<DecisionContext["elicit"]>, signal: AbortSignal): Promise<void> {
-    try {
-      const outcome = await elicit(prompt, signal);
-      if (outcome === "unanswered") {
-        // The agent answered for no one: the task stays pending for the page, the CLI, Slack, until its
-        // timeout; the service tells the person at once (a desktop notification) rather than waiting.
-        this.log.warn("the agent answered the approval form without asking anyone; waiting for the approvals page or `thoughtgate approve`");
-        await this.call("POST", `${path}/unanswered`, { relay_token: relayToken, reason: "the agent answered the approval form without showing it" }, EVALUATE_TIMEOUT_MS).catch(() => undefined);
-        return;
-      }
-      const { task } = await this.json("GET", path, undefined, taskResponse, POLL_TIMEOUT_MS);
-      if (task.status !== "pending") return;
-      const decision =
-        outcome === "declined"
-          ? { decision: "deny" }
-          : { decision: "approve", scope: outcome === "approved_session" ? "session" : "once" };
-      const relayed = await this.call("POST", `${path}/decision`, { ...decision, digest: task.digest, relay_token: relayToken }, EVALUATE_TIMEOUT_MS);
-      if (!isOk(relayed) && relayed.status !== 409) log.warn(`the governance service refused the elicitation answer: HTTP ${relayed.status} (other channels still apply)`);
-    } catch (error) {
-      if (!signal.aborted) log.warn(`approval through the agent failed: ${messageOf(error)} (other channels still apply)`);
-    }
-  }
-
-  private settled(task: TaskView, request: JsonRpcRequest, answer: EvaluateResponse): Verdict {
-    const by = task.decided_by ?? "unknown";
-    switch (task.status) {
-      case "approved":
-        return { action: "forward", gate: "approval", ruleId: answer.rule_id, policyId: answer.policy_id, reason: `${answer.reason}: approved (${by})`, approvedBy: by };
-      case "timed_out":
-        if (task.timeout_outcome === "approve") {
-          return { action: "forward", gate: "approval", ruleId: answer.rule_id, policyId: answer.policy_id, reason: `${answer.reason}: approved by on_timeout`, approvedBy: "timeout" };
-        }
-        return this.blocked(request, answer, GOVERNANCE_ERROR.approvalTimeout, "no answer before the approval timed out");
-      case "expired":
-        return this.blocked(request, answer, GOVERNANCE_ERROR.taskExpired, "the approval task expired");
-      case "cancelled":
-        return this.blocked(request, answer, GOVERNANCE_ERROR.taskCancelled, "the approval task was cancelled");
-      default:
-        return this.blocked(request, answer, GOVERNANCE_ERROR.approvalRejected, `rejected (${by})`);
-    }
-  }
-
-  private blocked(request: JsonRpcRequest, answer: EvaluateResponse, code: number, why: string): Verdict {
-    const block = { gate: "approval" as const, code, ruleId: answer.rule_id, policyId: answer.policy_id, reason: `${answer.reason}: ${why}` };
-    return deniedVerdict(block, callRef(request, this.options.serverId), answer.task_id);
   }
 
   /** docs/architecture.md, decision 3: no answer from governance → deny in production, WOULD_BLOCK in development. */
@@ -330,7 +247,7 @@ export class RemoteDecider implements Decider {
   }
 
   private async heartbeatOnce(): Promise<void> {
-    const answer = await this.json("POST", "/governance/heartbeat", { server_id: this.options.serverId, pid: process.pid }, heartbeatResponse, EVALUATE_TIMEOUT_MS);
+    const answer = await this.json("POST", "/governance/heartbeat", { server_id: this.options.serverId, pid: process.pid }, heartbeatResponse, REQUEST_TIMEOUT_MS);
     if (answer.shutdown) this.requestStop("the governance service asked the shim to shut down");
     if (answer.secrets) {
       const kinds: SecretScanPolicy["kinds"] = {};
@@ -372,14 +289,14 @@ export class RemoteDecider implements Decider {
     const framing = delta(source.framingErrors, this.reported.framingErrors).map(([error_type, count]) => ({ error_type, count }));
     const state = this.unreportedState;
     if (messages.length === 0 && framing.length === 0 && state === null) return;
-    const response = await this.call("POST", "/governance/events", { server_id: this.options.serverId, messages, framing_errors: framing, ...(state ? { server_state: state } : {}) }, EVALUATE_TIMEOUT_MS);
+    const response = await this.call("POST", "/governance/events", { server_id: this.options.serverId, messages, framing_errors: framing, ...(state ? { server_state: state } : {}) }, REQUEST_TIMEOUT_MS);
     // A newer state may have been set while this one was on its way.
     if (isOk(response) && this.unreportedState === state) this.unreportedState = null;
   }
 
   private async relaySpans(body: RelayBody): Promise<SendOutcome> {
     try {
-      const answer = await this.call("POST", "/governance/spans", { server_id: this.options.serverId, pid: process.pid, ...body }, EVALUATE_TIMEOUT_MS);
+      const answer = await this.call("POST", "/governance/spans", { server_id: this.options.serverId, pid: process.pid, ...body }, REQUEST_TIMEOUT_MS);
       return isOk(answer) ? { ok: true } : { ok: false, error: `HTTP ${answer.status} ${JSON.stringify(answer.body).slice(0, 200)}` };
     } catch (error) {
       return { ok: false, error: messageOf(error) };
@@ -399,10 +316,6 @@ export class RemoteDecider implements Decider {
     if (!this.channel) return Promise.reject(new Error("no channel to the governance service"));
     return this.channel.request(method, path, body, timeoutMs);
   }
-}
-
-function isOk(answer: Answer): boolean {
-  return answer.status >= 200 && answer.status < 300;
 }
 
 /** `/healthz`'s HTTP status, or null when the service did not answer at all. */
