@@ -7,7 +7,7 @@
  */
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { tempDir } from "./harness.ts";
+import { tempDir, waitFor } from "./harness.ts";
 
 const SCRIPT = `#!/bin/sh
 dir="\${FAKE_NOTIFY_DIR:?}"
@@ -58,7 +58,18 @@ export function fakeNotifySend(path = process.env.PATH ?? "/usr/bin:/bin"): Fake
         })
         .sort((a, b) => a.pid - b.pid),
     click: async (pid, action) => {
-      await Bun.write(join(records, `${pid}.click`), `${action}\n`);
+      // The notification's `.args` appear just before it opens its FIFO to read: until it has,
+      // opening the FIFO to write fails with ENXIO. Wait for the reader, not a fixed time.
+      const fifo = join(records, `${pid}.click`);
+      await waitFor(async () => {
+        try {
+          await Bun.write(fifo, `${action}\n`);
+          return true;
+        } catch (error) {
+          if ((error as { code?: string }).code === "ENXIO") return false;
+          throw error;
+        }
+      }, `notification ${pid} reading its click`);
     },
     ended: (pid) => {
       const file = join(records, `${pid}.ended`);
