@@ -86,6 +86,13 @@ export class Governor {
         this.answered(recognized.ask, recognized.outcome, entry, recognized.request, recognized.bytes);
         return;
       }
+      if (recognized.kind === "unanswered") {
+        // The question again, with the same state: the ask is still open for the answer.
+        const line = JSON.stringify({ jsonrpc: "2.0", id: entry.id, result: recognized.ask.result });
+        this.options.toAgent.sendText(line);
+        this.options.audit.endCall(entry, "input_required", Buffer.byteLength(line));
+        return;
+      }
       if (recognized.kind === "stale") {
         // Our state for another call, or one already used: a new call, decided afresh.
         request = recognized.request;

@@ -33,12 +33,16 @@ export type Ask = {
   /** The decision, when it came before the retry (a person decided on the page, or it timed out). */
   verdict: Verdict | null;
   used: boolean;
+  /** The `input_required` result the question went out in: asked again as it was. */
+  result: Record<string, unknown>;
 };
 
 export type Recognized =
   | { kind: "none" }
   /** Our question's answer, for an open ask; `bytes` is the request with our parts taken out. */
   | { kind: "answer"; ask: Ask; outcome: ElicitOutcome; request: JsonRpcRequest; bytes: Uint8Array }
+  /** A retry with our state and no answer to our question: the question is asked again, the ask stays open. */
+  | { kind: "unanswered"; ask: Ask }
   /** Our state, intact, but for another call or an ask already used or gone: decide it as a new call. */
   | { kind: "stale"; request: JsonRpcRequest; bytes: Uint8Array }
   /** A state we did not mint, or an answer that is not an answer: refused. */
@@ -87,14 +91,15 @@ export class InputAsks {
       retry: null,
       verdict: null,
       used: false,
+      result: {},
     };
-    this.asks.set(nonce, ask);
-    const result = {
+    ask.result = {
       resultType: "input_required",
       inputRequests: { [APPROVAL_INPUT_KEY]: { method: "elicitation/create", params: { mode: "form", message, requestedSchema: approvalForm(null, purpose) } } },
       requestState: this.stateFor(ask),
     };
-    return { ask, result };
+    this.asks.set(nonce, ask);
+    return { ask, result: ask.result };
   }
 
   /** Is this governed request the retry of one of our asks? */
@@ -109,6 +114,8 @@ export class InputAsks {
     const stripped = this.strip(request, usable && ask ? ask.serverRound : {});
     if (!usable || !ask) return { kind: "stale", ...stripped };
     const response = params.inputResponses?.[APPROVAL_INPUT_KEY];
+    // MCP 2026-07-28: a retry without the answer is asked again rather than refused.
+    if (response === undefined) return { kind: "unanswered", ask };
     const outcome = outcomeOf(response, performance.now() - ask.askedAt);
     if (outcome === null) return { kind: "forged", reason: `inputResponses.${APPROVAL_INPUT_KEY} is not an elicitation result` };
     ask.used = true;

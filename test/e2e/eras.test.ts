@@ -195,6 +195,24 @@ describe("modern era only", () => {
     expect(agent.stderr).not.toContain("could not read the whole tool list");
   });
 
+  test("a retry that carries the state but no answer gets the same question again; a later retry's answer decides the call, which runs once", async () => {
+    using dir = tempDir();
+    const { agent, events } = shim(dir.path, era, ASK_DELETE);
+    await era.open(agent, ELICIT);
+    const call = { name: "delete_note", arguments: { id: "a" } };
+    const first = await agent.request(1, "tools/call", era.params(call));
+    expect(first.result).toMatchObject({ resultType: "input_required" });
+    const state = first.result.requestState;
+    const unanswered = await agent.request(2, "tools/call", era.params({ ...call, requestState: state }));
+    expect(unanswered.error).toBeUndefined();
+    expect(unanswered.result).toEqual(first.result);
+    const answered = await agent.request(3, "tools/call", era.params({ ...call, inputResponses: { thoughtgate_approval: { action: "accept", content: { decision: "once" } } }, requestState: state }));
+    expect(text(answered)).toBe("deleted a");
+    expect(await agent.close()).toBe(0);
+    const ends = events().filter((e) => e.type === "tool_call_end" && e.tool === "delete_note").map((e) => e.status);
+    expect(ends).toEqual(["input_required", "input_required", "ok"]);
+  });
+
   test("a forged or edited requestState is refused; a used one makes a new call that asks again", async () => {
     using dir = tempDir();
     const { agent } = shim(dir.path, era, ASK_DELETE);
