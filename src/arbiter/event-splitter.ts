@@ -1,4 +1,5 @@
-import { concat, MAX_LINE_BYTES } from "../stdio/line-splitter.ts";
+import { concatBytes } from "../core/bytes.ts";
+import { MAX_LINE_BYTES } from "../stdio/line-splitter.ts";
 
 /**
  * Splits a child's output stream into what passes through and the lines that may be events
@@ -105,7 +106,7 @@ export class EventSplitter {
   }
 
   private takeHeld(): Uint8Array {
-    const bytes = this.held.length === 1 ? (this.held[0] as Uint8Array) : concat(this.held);
+    const bytes = concatBytes(this.held);
     this.held = [];
     this.heldSize = 0;
     return bytes;

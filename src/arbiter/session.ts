@@ -5,7 +5,7 @@ import type { Profile } from "../core/profile.ts";
 import { exitCodeForSignal } from "../core/signals.ts";
 import type { EngineHolder } from "../governance/engine-holder.ts";
 import type { ByteReader } from "../stdio/framed-reader.ts";
-import { concat } from "../stdio/line-splitter.ts";
+import { concatBytes } from "../core/bytes.ts";
 import { ServerProcess, SIGTERM_GRACE_MS, STDIN_CLOSE_GRACE_MS, type Exit } from "../stdio/server-process.ts";
 import { EventStream } from "../telemetry/events.ts";
 import { VERSION } from "../version.ts";
@@ -171,7 +171,7 @@ async function pumpOutput(reader: ByteReader, sink: FileSink, stream: Stream, sp
   const write = (parts: Uint8Array[]): Promise<unknown> | null => {
     if (parts.length === 0 || sinkBroken) return null;
     try {
-      sink.write(parts.length === 1 ? (parts[0] as Uint8Array) : concat(parts));
+      sink.write(concatBytes(parts));
       const flushed = sink.flush();
       return flushed instanceof Promise ? flushed.catch((error: unknown) => broken(error)) : null;
     } catch (error) {

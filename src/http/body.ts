@@ -1,3 +1,5 @@
+import { concatBytes } from "../core/bytes.ts";
+
 /**
  * Reading HTTP bodies without trusting their size: a body is read up to a cap and the rest is
  * counted, not kept, so a hostile server cannot grow our memory by sending more.
@@ -36,15 +38,3 @@ export function excerpt(bytes: Uint8Array, maxChars = 200): string {
   return flat.length > maxChars ? `${flat.slice(0, maxChars)}…` : flat;
 }
 
-export function concatBytes(parts: readonly Uint8Array[]): Uint8Array {
-  if (parts.length === 1) return parts[0] as Uint8Array;
-  let size = 0;
-  for (const part of parts) size += part.length;
-  const out = new Uint8Array(size);
-  let offset = 0;
-  for (const part of parts) {
-    out.set(part, offset);
-    offset += part.length;
-  }
-  return out;
-}

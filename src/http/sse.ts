@@ -1,3 +1,5 @@
+import { concatBytes } from "../core/bytes.ts";
+
 /**
  * An incremental Server-Sent Events parser over bytes (WHATWG HTML, "Parsing an event stream"):
  * lines end in CRLF, LF or CR; `data` lines are joined with LF; `id`, `retry` and `event` are
@@ -97,7 +99,7 @@ export class SseParser {
     if (this.pendingSize === 0) return { bytes: tail, size: tail.length };
     this.keep(tail);
     const size = this.pendingSize;
-    const bytes = join(this.pending);
+    const bytes = concatBytes(this.pending);
     this.pending = [];
     this.pendingSize = 0;
     return { bytes, size };
@@ -133,11 +135,11 @@ export class SseParser {
     if (this.overflow || this.dataSize + separator + size > this.maxDataBytes) {
       if (!this.overflow) {
         this.overflow = true;
-        const head = join(this.data).subarray(0, HEAD_BYTES);
+        const head = concatBytes(this.data).subarray(0, HEAD_BYTES);
         this.data = [head];
       }
       const kept = this.data[0]?.length ?? 0;
-      if (kept < HEAD_BYTES) this.data = [join([this.data[0] ?? new Uint8Array(0), value.subarray(0, HEAD_BYTES - kept)])];
+      if (kept < HEAD_BYTES) this.data = [concatBytes([this.data[0] ?? new Uint8Array(0), value.subarray(0, HEAD_BYTES - kept)])];
       this.dataSize += separator + size;
       return;
     }
@@ -149,7 +151,7 @@ export class SseParser {
   private dispatch(out: SseEvent[]): void {
     if (this.dataLines > 0) {
       if (this.overflow) out.push({ kind: "oversize", size: this.dataSize, head: this.data[0] ?? new Uint8Array(0), id: this.lastEventId });
-      else out.push({ kind: "event", data: join(this.data), event: this.event || "message", id: this.lastEventId });
+      else out.push({ kind: "event", data: concatBytes(this.data), event: this.event || "message", id: this.lastEventId });
     }
     this.resetEvent();
   }
@@ -165,15 +167,3 @@ export class SseParser {
 
 const NEWLINE = new Uint8Array([LF]);
 
-function join(parts: Uint8Array[]): Uint8Array {
-  if (parts.length === 1) return parts[0] as Uint8Array;
-  let size = 0;
-  for (const part of parts) size += part.length;
-  const out = new Uint8Array(size);
-  let offset = 0;
-  for (const part of parts) {
-    out.set(part, offset);
-    offset += part.length;
-  }
-  return out;
-}

@@ -1,5 +1,6 @@
 import { isValidId, type Message } from "../core/jsonrpc.ts";
-import { LineSplitter, MAX_LINE_BYTES, concat } from "./line-splitter.ts";
+import { concatBytes } from "../core/bytes.ts";
+import { LineSplitter, MAX_LINE_BYTES } from "./line-splitter.ts";
 import { endsInsideString, SmugglingWatch } from "./smuggling.ts";
 import { oversizeError, validateLine, type FramingError } from "./validate-line.ts";
 
@@ -102,7 +103,7 @@ export class Framer {
       return;
     }
     this.watch = null;
-    const raw = concat(watch.lines.flatMap((line, i) => (i === 0 ? [line] : [NEWLINE_BYTES, line])));
+    const raw = concatBytes(watch.lines.flatMap((line, i) => (i === 0 ? [line] : [NEWLINE_BYTES, line])));
     const id = isValidId(outcome.outer.id) ? outcome.outer.id : null;
     const looksLikeRequest = typeof outcome.outer.method === "string" && "id" in outcome.outer;
     if (outcome.kind === "multiline") {

@@ -1,6 +1,8 @@
+import { concatBytes } from "../core/bytes.ts";
+
 /**
- * Splits a byte stream into NDJSON lines. A partial line is buffered until its newline arrives
- *; a line that grows past `maxLineBytes` is discarded as it streams in, so a
+ * Splits a byte stream into NDJSON lines. A partial line is buffered until its newline arrives;
+ * a line that grows past `maxLineBytes` is discarded as it streams in, so a
  * sender can never make us buffer more than the limit. Only its head and tail are
  * kept, for the log and for recovering the request id.
  */
@@ -87,7 +89,7 @@ export class LineSplitter {
     const size = this.partialSize;
     this.partial = [];
     this.partialSize = 0;
-    const head = concat(parts.slice(0, Math.ceil(KEEP_BYTES / Math.max(1, parts[0]?.length ?? 1)) + 1)).slice(0, KEEP_BYTES);
+    const head = concatBytes(parts.slice(0, Math.ceil(KEEP_BYTES / Math.max(1, parts[0]?.length ?? 1)) + 1)).slice(0, KEEP_BYTES);
     this.discarding = { size: 0, head, tail: new Uint8Array(0) };
     for (const part of parts.slice(-2)) this.extendDiscard(part, 0);
     this.discarding.size = size;
@@ -98,11 +100,11 @@ export class LineSplitter {
     if (!state) return;
     state.size += counted;
     if (piece.length >= KEEP_BYTES) state.tail = piece.slice(-KEEP_BYTES);
-    else if (piece.length > 0) state.tail = concat([state.tail, piece]).slice(-KEEP_BYTES);
+    else if (piece.length > 0) state.tail = concatBytes([state.tail, piece]).slice(-KEEP_BYTES);
   }
 
   private takePartial(): Uint8Array {
-    const joined = this.partial.length === 1 ? (this.partial[0] as Uint8Array) : concat(this.partial);
+    const joined = concatBytes(this.partial);
     this.partial = [];
     this.partialSize = 0;
     return joined;
@@ -115,14 +117,3 @@ export class LineSplitter {
   }
 }
 
-export function concat(parts: Uint8Array[]): Uint8Array {
-  let size = 0;
-  for (const part of parts) size += part.length;
-  const out = new Uint8Array(size);
-  let offset = 0;
-  for (const part of parts) {
-    out.set(part, offset);
-    offset += part.length;
-  }
-  return out;
-}

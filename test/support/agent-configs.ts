@@ -7,27 +7,11 @@ import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, wri
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { AgentContext, ConfigFile } from "../../src/wrap/adapters/index.ts";
+import { AGENT_TYPES } from "../../src/wrap/adapters/types.ts";
 
 export const CORPUS = join(import.meta.dir, "..", "fixtures", "configs");
-export const CORPUS_AGENTS = [
-  "claude-code",
-  "claude-desktop",
-  "cursor",
-  "custom",
-  "vscode",
-  "windsurf",
-  "zed",
-  "codex",
-  "copilot",
-  "opencode",
-  "gemini",
-  "qwen",
-  "kiro",
-  "goose",
-  "cline",
-  "amp",
-  "junie",
-] as const;
+/** Every agent `wrap` knows has a corpus. */
+export const CORPUS_AGENTS = AGENT_TYPES;
 
 /** One line per entry, what a user reads in the coverage table. */
 export const summary = (files: ConfigFile[]) =>
