@@ -1,29 +1,33 @@
 /**
  * The layout rule of docs/architecture.md, held against the code: every import in `src/` goes from
- * a part to one the table lets it import (always a lower floor), and no files import each other in a
- * circle (type-only imports included: a circle of types is a circle of meaning).
+ * a part to one the table lets it import (always a lower floor), only to the files a part shows
+ * others (its face, where the table names one), and no files import each other in a circle
+ * (type-only imports included: a circle of types is a circle of meaning).
  */
 import { describe, expect, test } from "bun:test";
 import { readdirSync, readFileSync } from "node:fs";
-import { dirname, join, relative, resolve } from "node:path";
+import { basename, dirname, join, relative, resolve } from "node:path";
 
 const ROOT = resolve(import.meta.dir, "..");
 const SRC = join(ROOT, "src");
 
-type Part = { floor: number; mayImport: Set<string> };
+/** `face`: the files other parts may import; null when any file may be. */
+type Part = { floor: number; mayImport: Set<string>; face: Set<string> | null };
 
-/** The parts table: rows like "| `shim` | 4 | what | `core`, `stdio` |". */
+/** The parts table: rows like "| `shim` | 8 | what | `core`, `stdio` | any |" (a face lists files: `engine.ts`, …). */
 function partsTable(): Map<string, Part> {
   const doc = readFileSync(join(ROOT, "docs", "architecture.md"), "utf8");
   const parts = new Map<string, Part>();
   for (const line of doc.split("\n")) {
     const cells = line.split("|").map((cell) => cell.trim());
-    const name = /^`([a-z-]+)`$/.exec(cells[1] ?? "")?.[1];
+    const name = /^`([a-z/-]+)`$/.exec(cells[1] ?? "")?.[1];
     const floor = Number(cells[2]);
     if (name === undefined || !Number.isInteger(floor)) continue;
     const imports = cells[4] ?? "";
-    const mayImport = imports === "every part above" ? new Set<string>(["*"]) : new Set([...imports.matchAll(/`([a-z-]+)`/g)].map((m) => m[1] as string));
-    parts.set(name, { floor, mayImport });
+    const mayImport = imports === "every part above" ? new Set<string>(["*"]) : new Set([...imports.matchAll(/`([a-z/-]+)`/g)].map((m) => m[1] as string));
+    const faceCell = cells[5] ?? "";
+    const face = faceCell === "any file" ? null : new Set([...faceCell.matchAll(/`([a-z.-]+\.ts)`/g)].map((m) => m[1] as string));
+    parts.set(name, { floor, mayImport, face });
   }
   return parts;
 }
@@ -36,11 +40,13 @@ function sourceFiles(dir: string): string[] {
   });
 }
 
+/** The part a file belongs to: its folder under `src/`, or under `src/governance/` (governance is rooms). */
 function partOf(file: string): string {
   const rel = relative(SRC, file);
   if (rel === "cli.ts") return "cli";
   if (rel === "version.ts") return "core";
-  return rel.split("/")[0] as string;
+  const [top, room] = rel.split("/");
+  return top === "governance" ? `governance/${room}` : (top as string);
 }
 
 const IMPORT = /(?:^|\n)\s*(?:import|export)\s[^;]*?\sfrom\s+"(\.{1,2}\/[^"]+)"|import\(\s*"(\.{1,2}\/[^"]+)"\s*\)|(?:^|\n)\s*import\s+"(\.{1,2}\/[^"]+)"/g;
@@ -93,6 +99,23 @@ describe("docs/architecture.md holds for src/", () => {
     expect(broken).toEqual([]);
   });
 
+  test("a part imports another only through its face: no part reaches into the engine's gates or the service's routes", () => {
+    const inside: string[] = [];
+    for (const [file, targets] of graph) {
+      const from = partOf(file);
+      for (const target of targets) {
+        const to = partOf(target);
+        const face = parts.get(to)?.face;
+        if (to === from || !face) continue;
+        if (!face.has(basename(target))) inside.push(`${relative(ROOT, file)} -> ${relative(ROOT, target)} (not on ${to}'s face)`);
+      }
+    }
+    expect(inside).toEqual([]);
+    const engine = parts.get("governance/engine")?.face;
+    expect(engine?.has("engine.ts")).toBe(true);
+    expect(engine?.has("cedar-slices.ts")).toBe(false);
+  });
+
   test("no files import each other in a circle", () => {
     // Tarjan's strongly connected components; any component of two or more files is a circle.
     let index = 0;
@@ -133,10 +156,11 @@ describe("docs/architecture.md holds for src/", () => {
 
   test("the import scanner sees static, dynamic and re-export imports (so the rules above can fail)", () => {
     const router = graph.get(join(SRC, "shim", "router.ts")) ?? [];
-    expect(router).toContain(join(SRC, "governance", "decider.ts"));
+    expect(router).toContain(join(SRC, "governance", "decision", "decider.ts"));
     const cli = graph.get(join(SRC, "cli.ts")) ?? [];
     expect(cli.some((target) => target.startsWith(join(SRC, "commands")))).toBe(true);
-    const service = graph.get(join(SRC, "governance", "service.ts")) ?? [];
-    expect(service).toContain(join(SRC, "governance", "http-guard.ts"));
+    const service = graph.get(join(SRC, "governance", "service", "service.ts")) ?? [];
+    expect(service).toContain(join(SRC, "governance", "service", "http-guard.ts"));
+    expect(partOf(join(SRC, "governance", "approval", "slack", "message.ts"))).toBe("governance/approval");
   });
 });

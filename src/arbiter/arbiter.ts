@@ -1,9 +1,9 @@
 import { argsHash } from "../core/canonical-json.ts";
 import { taggedLog, type Logger } from "../core/log.ts";
 import type { Profile } from "../core/profile.ts";
-import type { EngineHolder } from "../governance/engine-holder.ts";
-import { approvalPrompt } from "../governance/approval-prompt.ts";
-import { decideSafely, type EvaluateInput, type Outcome } from "../governance/engine.ts";
+import type { EngineHolder } from "../governance/engine/engine-holder.ts";
+import { approvalPrompt } from "../governance/decision/approval-prompt.ts";
+import { decideSafely, type EvaluateInput, type Outcome } from "../governance/engine/engine.ts";
 import { rawForLog, type ArbiterSummary, type EventStream } from "../telemetry/events.ts";
 import { CallTable, type Call, type CallState } from "./call-table.ts";
 import type { ControlChannel } from "./control-channel.ts";

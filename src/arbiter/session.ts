@@ -3,7 +3,7 @@ import { bestEffort, EXIT, messageOf, ThoughtGateError } from "../core/errors.ts
 import { log, taggedLog } from "../core/log.ts";
 import type { Profile } from "../core/profile.ts";
 import { exitCodeForSignal } from "../core/signals.ts";
-import type { EngineHolder } from "../governance/engine-holder.ts";
+import type { EngineHolder } from "../governance/engine/engine-holder.ts";
 import type { ByteReader } from "../stdio/framed-reader.ts";
 import { concatBytes } from "../core/bytes.ts";
 import { ServerProcess, SIGTERM_GRACE_MS, STDIN_CLOSE_GRACE_MS, type Exit } from "../stdio/server-process.ts";

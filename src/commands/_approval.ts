@@ -1,9 +1,9 @@
 import { defineCommand, type ArgsDef } from "citty";
 import { EXIT, ThoughtGateError } from "../core/errors.ts";
 import { showInvisible } from "../core/visible-text.ts";
-import { APPROVAL_KEY_ENV, ENDPOINT_ENV, type TaskView } from "../governance/api.ts";
-import { ApprovalClient } from "../governance/approval-client.ts";
-import { resolveApprovalTarget } from "../governance/service-descriptor.ts";
+import { APPROVAL_KEY_ENV, ENDPOINT_ENV, type TaskView } from "../governance/wire/api.ts";
+import { ApprovalClient } from "../governance/deciders/approval-client.ts";
+import { resolveApprovalTarget } from "../governance/wire/service-descriptor.ts";
 import { isSameProcessRunning } from "../wrap/process-identity.ts";
 import { commonArgs, rejectUnknownFlags } from "./_shared.ts";
 

@@ -1,7 +1,7 @@
 import { defineCommand } from "citty";
 import { runArbiter, DECISION_TIMEOUT_MS } from "../arbiter/session.ts";
 import { usageError } from "../core/errors.ts";
-import { EngineHolder } from "../governance/engine-holder.ts";
+import { EngineHolder } from "../governance/engine/engine-holder.ts";
 import { commonArgs, eventsArg, eventsPath, givenOrAbsent, optionalDuration, profileArg, resolveProfile, runIdFromEnv, splitChildCommand } from "./_shared.ts";
 
 const args = {

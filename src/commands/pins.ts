@@ -1,11 +1,11 @@
 import { defineCommand } from "citty";
 import { EXIT, ThoughtGateError, usageError } from "../core/errors.ts";
 import { showInvisible, showInvisibleInJson } from "../core/visible-text.ts";
-import { visibleLines } from "../governance/definitions/acceptance.ts";
+import { visibleLines } from "../governance/decision/definition-acceptance.ts";
 import { KIND_WORDS, pretty } from "../governance/definitions/definition.ts";
 import { describeFinding } from "../governance/definitions/findings.ts";
 import { acceptPins, pinReport, resetPins, type DefinitionStatus, type PinChange, type ServerPins } from "../governance/definitions/pin-report.ts";
-import { EngineHolder } from "../governance/engine-holder.ts";
+import { EngineHolder } from "../governance/engine/engine-holder.ts";
 import { redactText } from "../telemetry/redact.ts";
 import { commonArgs, rejectUnknownFlags } from "./_shared.ts";
 

@@ -1,12 +1,12 @@
 import { defineCommand } from "citty";
 import { EXIT, messageOf } from "../core/errors.ts";
 import { log } from "../core/log.ts";
-import { APPROVAL_KEY_ENV, ENDPOINT_ENV, SESSION_SECRET_ENV } from "../governance/api.ts";
-import { desktopTool } from "../governance/desktop-notifier.ts";
-import { EngineHolder } from "../governance/engine-holder.ts";
-import { publishService } from "../governance/service-descriptor.ts";
-import { newSecret, startGovernanceService } from "../governance/service.ts";
-import { startServiceTracer } from "../governance/tracing.ts";
+import { APPROVAL_KEY_ENV, ENDPOINT_ENV, SESSION_SECRET_ENV } from "../governance/wire/api.ts";
+import { desktopTool } from "../governance/approval/desktop-notifier.ts";
+import { EngineHolder } from "../governance/engine/engine-holder.ts";
+import { publishService } from "../governance/wire/service-descriptor.ts";
+import { newSecret, startGovernanceService } from "../governance/service/service.ts";
+import { startServiceTracer } from "../governance/engine/tracing.ts";
 import { ownProcessStartId } from "../wrap/process-identity.ts";
 import { parsePort, commonArgs, profileArg, rejectUnknownFlags, resolveProfile } from "./_shared.ts";
 
@@ -40,7 +40,7 @@ export default defineCommand({
       cliKey,
       desktop: desktopTool(),
       alwaysAllow: async (task) =>
-        (await import("../governance/always-allow.ts")).alwaysAllow(task, { policy: () => engines.policy, reload: () => engines.reload(), env: process.env, cwd: process.cwd(), origin: `thoughtgate serve, pid ${process.pid}`, now: () => new Date() }),
+        (await import("../governance/approval/always-allow.ts")).alwaysAllow(task, { policy: () => engines.policy, reload: () => engines.reload(), env: process.env, cwd: process.cwd(), origin: `thoughtgate serve, pid ${process.pid}`, now: () => new Date() }),
       role: "serve",
       ...(tracer ? { tracer } : {}),
     });

@@ -1,6 +1,6 @@
 import { defineCommand } from "citty";
 import { runShim } from "../shim/proxy.ts";
-import { createShimDecider } from "../governance/shim-decider.ts";
+import { createShimDecider } from "../governance/deciders/shim-decider.ts";
 import { commonArgs, eventsArg, eventsPath, givenOrAbsent, optionalDuration, profileArg, resolveProfile, runIdFromEnv } from "./_shared.ts";
 import { remoteArgs, shimSides } from "./_shim-sides.ts";
 
@@ -62,7 +62,7 @@ export default defineCommand({
       readyTimeoutMs: optionalDuration(parsed["governance-ready-timeout"], "--governance-ready-timeout"),
     });
     // Traces only when the policy (or the service) asks for them: nothing of it is loaded otherwise.
-    const tracer = decider.tracing ? await (await import("../governance/tracing.ts")).startShimTracer(decider.tracing, serverId) : undefined;
+    const tracer = decider.tracing ? await (await import("../governance/engine/tracing.ts")).startShimTracer(decider.tracing, serverId) : undefined;
     return runShim({ serverId, profile, upstream: sides.upstream, agent: sides.agent, runId, eventsPath: events, decider, ...graces, ...(tracer ? { tracer } : {}) });
   },
 });

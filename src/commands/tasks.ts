@@ -2,7 +2,7 @@ import { defineCommand } from "citty";
 import { canonicalJson } from "../core/canonical-json.ts";
 import { EXIT } from "../core/errors.ts";
 import { showInvisibleInJson } from "../core/visible-text.ts";
-import type { GrantView, TaskView } from "../governance/api.ts";
+import type { GrantView, TaskView } from "../governance/wire/api.ts";
 import { callLabel, clientFrom, printable, serviceArgs } from "./_approval.ts";
 import { commonArgs, rejectUnknownFlags } from "./_shared.ts";
 

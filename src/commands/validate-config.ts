@@ -4,10 +4,10 @@ import { discoverPolicy, policyFiles, type PolicyFile } from "../core/config/dis
 import { loadConfigFile, parseConfig, type LoadedConfig } from "../core/config/load.ts";
 import { readPolicyFile } from "../core/config/read-file.ts";
 import { EXIT, messageOf } from "../core/errors.ts";
-import { EMBEDDED_DEFAULT_YAML } from "../governance/default-policy.ts";
-import { GovernanceEngine } from "../governance/engine.ts";
-import { explainPolicy } from "../governance/explain.ts";
-import { embeddedDefault, loadPolicyInForce } from "../governance/policy.ts";
+import { EMBEDDED_DEFAULT_YAML } from "../governance/engine/default-policy.ts";
+import { GovernanceEngine } from "../governance/engine/engine.ts";
+import { explainPolicy } from "../governance/engine/explain.ts";
+import { embeddedDefault, loadPolicyInForce } from "../governance/engine/policy.ts";
 import { commonArgs, rejectUnknownFlags } from "./_shared.ts";
 
 const args = {

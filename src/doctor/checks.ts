@@ -100,7 +100,7 @@ const PROBE_POLICIES = {
 async function checkCedar(): Promise<CheckBody> {
   const started = performance.now();
   // Loaded here, not at the top: a broken engine must fail this check, not the whole doctor.
-  const { loadCedar, CEDAR_WASM_PATH } = await import("../governance/cedar-wasm.ts");
+  const { loadCedar, CEDAR_WASM_PATH } = await import("../governance/engine/cedar-wasm.ts");
   const cedar = loadCedar();
   const version = cedar.getCedarVersion();
   const decide = (tool: string) => {

@@ -1,4 +1,4 @@
-import type { AskPurpose, ElicitOutcome } from "../governance/decider.ts";
+import type { AskPurpose, ElicitOutcome } from "../governance/decision/decider.ts";
 
 /** A decline that comes back faster than this was not a person reading the question: no answer. */
 export const HUMAN_MIN_ANSWER_MS = 300;

@@ -1,11 +1,11 @@
 import { errorResponse, RPC, type JsonRpcRequest, type JsonRpcResponse } from "../core/jsonrpc.ts";
 import { messageOf } from "../core/errors.ts";
 import { log as rootLog, type Logger } from "../core/log.ts";
-import { callRef, invalidGovernedParams, targetName, type AskPurpose, type DecisionContext, type Decider, type ElicitOutcome, type Verdict } from "../governance/decider.ts";
-import { definitionRefusal, type DefinitionChange, type PinPolicy } from "../governance/definitions/acceptance.ts";
+import { callRef, invalidGovernedParams, targetName, type AskPurpose, type DecisionContext, type Decider, type ElicitOutcome, type Verdict } from "../governance/decision/decider.ts";
+import { definitionRefusal, type DefinitionChange, type PinPolicy } from "../governance/decision/definition-acceptance.ts";
 import type { DefinitionKind } from "../governance/definitions/definition.ts";
-import { deniedVerdict } from "../governance/deny-error.ts";
-import { GOVERNANCE_ERROR } from "../governance/errors.ts";
+import { deniedVerdict } from "../governance/decision/deny-error.ts";
+import { GOVERNANCE_ERROR } from "../governance/decision/errors.ts";
 import type { Sink } from "../stdio/line-sink.ts";
 import type { CallAudit } from "./call-audit.ts";
 import type { DefinitionGuard } from "./definition-guard.ts";

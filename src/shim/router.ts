@@ -2,7 +2,7 @@ import { errorResponse, RPC, type JsonRpcId, type JsonRpcRequest, type JsonRpcRe
 import { messageOf } from "../core/errors.ts";
 import { taggedLog, type Logger } from "../core/log.ts";
 import type { Profile } from "../core/profile.ts";
-import { GOVERNED_METHODS, type Decider } from "../governance/decider.ts";
+import { GOVERNED_METHODS, type Decider } from "../governance/decision/decider.ts";
 import { serverIdentity } from "../governance/definitions/identity.ts";
 import type { Unit } from "../stdio/framer.ts";
 import type { Sink } from "../stdio/line-sink.ts";
@@ -20,7 +20,7 @@ import { OwnRequests } from "./own-requests.ts";
 import { pinPolicyOf } from "./pin-policy.ts";
 import { RequestTracker, type Outstanding } from "./request-tracker.ts";
 import { ResultScanner } from "./result-scanner.ts";
-import { SCAN_EVERYTHING } from "../governance/secret-policy.ts";
+import { SCAN_EVERYTHING } from "../governance/decision/secret-policy.ts";
 import { ToolCatalog } from "./tool-catalog.ts";
 
 export type { Sink };

@@ -1,6 +1,6 @@
 import { showInvisible } from "../core/visible-text.ts";
 import { pinReport } from "../governance/definitions/pin-report.ts";
-import type { PolicyEngine } from "../governance/engine.ts";
+import type { PolicyEngine } from "../governance/engine/engine.ts";
 
 /**
  * What wrap can say about pinned definitions before the agent starts: the shims read the servers'

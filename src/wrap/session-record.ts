@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, openSync, readFileSync, readSync, closeSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { stateDir } from "../core/paths.ts";
-import { SESSION_GRANT_PREFIX } from "../governance/session-grants.ts";
+import { SESSION_GRANT_PREFIX } from "../governance/approval/session-grants.ts";
 
 /**
  * One place for a wrap session's record: every shim of the session appends its events to

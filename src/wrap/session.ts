@@ -6,12 +6,12 @@ import type { JSONPath } from "jsonc-parser";
 import { bestEffort, messageOf, ThoughtGateError, usageError } from "../core/errors.ts";
 import { log } from "../core/log.ts";
 import type { Profile } from "../core/profile.ts";
-import { APPROVAL_KEY_ENV, ENDPOINT_ENV } from "../governance/env.ts";
-import { desktopTool } from "../governance/desktop-notifier.ts";
-import { EngineHolder } from "../governance/engine-holder.ts";
-import { publishService } from "../governance/service-descriptor.ts";
-import { newSecret, startGovernanceService, userAtHost, type GovernanceService } from "../governance/service.ts";
-import { startServiceTracer } from "../governance/tracing.ts";
+import { APPROVAL_KEY_ENV, ENDPOINT_ENV } from "../governance/wire/env.ts";
+import { desktopTool } from "../governance/approval/desktop-notifier.ts";
+import { EngineHolder } from "../governance/engine/engine-holder.ts";
+import { publishService } from "../governance/wire/service-descriptor.ts";
+import { newSecret, startGovernanceService, userAtHost, type GovernanceService } from "../governance/service/service.ts";
+import { startServiceTracer } from "../governance/engine/tracing.ts";
 import { remoteShimArgs } from "./remote-entry.ts";
 import { AGENT_TYPES, detectAgent, discover, isVsCodeInsiders, projectDir, renderCoverage, rewrite, type AgentContext, type AgentType, type ConfigFile, type ServerEntry, type ShimCommand } from "./adapters/index.ts";
 import { ConfigGuard, restoreAllGuards } from "./config-guard.ts";
@@ -126,7 +126,7 @@ async function governAndRun(options: WrapOptions, agent: AgentType, ctx: AgentCo
     agentCanAsk: canAsk,
     desktop,
     alwaysAllow: async (task) =>
-      (await import("../governance/always-allow.ts")).alwaysAllow(task, { policy: () => engines.policy, reload: () => engines.reload(), env: process.env, cwd: process.cwd(), origin: `wrap session ${runId}`, now: () => new Date() }),
+      (await import("../governance/approval/always-allow.ts")).alwaysAllow(task, { policy: () => engines.policy, reload: () => engines.reload(), env: process.env, cwd: process.cwd(), origin: `wrap session ${runId}`, now: () => new Date() }),
     origin: `${basename(options.command[0] ?? "the agent")} under thoughtgate wrap on ${userAtHost()}`,
     role: "wrap",
     ...(tracer ? { tracer } : {}),

@@ -1,5 +1,5 @@
 /**
- * Cedar alone: `CedarPolicies.load` and `.evaluate` from src/governance/cedar.ts, called in the
+ * Cedar alone: `CedarPolicies.load` and `.evaluate` from src/governance/engine/cedar.ts, called in the
  * bench process, each evaluation timed on its own, at each size of `CEDAR_PLAN.sizes`: against the
  * request's slice (what the gate does) and against the whole set (the baseline), in the same
  * interleaved blocks. The policy sets are generated: permits and forbids whose scopes name one tool
@@ -11,7 +11,7 @@
 import { writeFileSync } from "node:fs";
 import { cpus, loadavg } from "node:os";
 import { join } from "node:path";
-import type { CedarRequest } from "../../src/governance/cedar.ts";
+import type { CedarRequest } from "../../src/governance/engine/cedar.ts";
 import { tempDir } from "../support/harness.ts";
 import { CEDAR_PLAN, QUICK } from "./plan.ts";
 import { progress, renderTable } from "./report.ts";
@@ -134,7 +134,7 @@ export type CedarFigures = { runs: CedarRun[]; control: { wall: number[]; cpu: n
 export async function measureCedar(dir: string): Promise<CedarFigures> {
   // Imported here, not at the top: the wasm engine (tens of MB) stays out of the bench process
   // until every process measurement is done.
-  const { CedarPolicies } = await import("../../src/governance/cedar.ts");
+  const { CedarPolicies } = await import("../../src/governance/engine/cedar.ts");
   const runs: CedarRun[] = [];
   const control = { wall: [] as number[], cpu: [] as number[] };
   for (let i = 0; i < CEDAR_PLAN.warmup; i++) fixedWork();

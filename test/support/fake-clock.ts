@@ -1,4 +1,4 @@
-import type { Clock } from "../../src/governance/tasks.ts";
+import type { Clock } from "../../src/governance/approval/tasks.ts";
 
 /** A clock tests move by hand: `advance(ms)` runs every timer that falls due, in order. */
 export class FakeClock implements Clock {

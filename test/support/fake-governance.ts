@@ -3,7 +3,7 @@
  * the failures the real one never shows on cue: a service that never gets ready, an evaluate that
  * never answers, a heartbeat that says "shut down", a channel that closes. Shims reach it over its
  * channel (`/governance/channel`, a WebSocket) as they reach the real one; HTTP answers alike. It speaks the wire types of
- * src/governance/api.ts; whatever a test does not script is answered as the real service would
+ * src/governance/wire/api.ts; whatever a test does not script is answered as the real service would
  * answer a well-behaved session (forward everything, show every tool, keep running).
  */
 import type { Server, ServerWebSocket } from "bun";

@@ -1,6 +1,6 @@
 import * as v from "valibot";
 import { log } from "../../../core/log.ts";
-import type { ChangeResult, Task } from "../../tasks.ts";
+import type { ChangeResult, Task } from "../tasks.ts";
 import { APPROVE_ACTION, decidedBy, DENY_ACTION, parseButtonValue } from "./message.ts";
 import type { Posted, Workspace } from "./workspace.ts";
 import type { SlackTrouble } from "./trouble.ts";

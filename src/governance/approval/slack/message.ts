@@ -1,10 +1,9 @@
 import { showInvisible } from "../../../core/visible-text.ts";
 import { redactText } from "../../../telemetry/redact.ts";
-import { approvalPrompt } from "../../approval-prompt.ts";
-import { definitionTaskPrompt } from "../../definition-evaluation.ts";
-import { SEE_ALL_AT } from "../../evaluation.ts";
-import { formatDuration } from "../../explain.ts";
-import type { Task } from "../../tasks.ts";
+import { approvalPrompt } from "../../decision/approval-prompt.ts";
+import { formatDuration } from "../../../core/duration.ts";
+import { definitionTaskPrompt, SEE_ALL_AT } from "../task-prompt.ts";
+import type { Task } from "../tasks.ts";
 
 /**
  * The Block Kit message of one approval task (https://api.slack.com/block-kit). Everything that

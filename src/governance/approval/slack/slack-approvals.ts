@@ -1,7 +1,7 @@
 import type { SlackDestination } from "../../../core/config/schema.ts";
 import { log } from "../../../core/log.ts";
 import type { GovernanceMetrics } from "../../../telemetry/metrics.ts";
-import type { ChangeResult, Decision, Task } from "../../tasks.ts";
+import type { ChangeResult, Decision, Task } from "../tasks.ts";
 import { finishedMessage, pendingMessage } from "./message.ts";
 import { Interactions } from "./interactions.ts";
 import { ReactionPoller, REACTION_POLL_MS, type ReactionVerdict } from "./reactions.ts";

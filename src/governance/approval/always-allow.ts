@@ -1,0 +1,155 @@
+import { randomBytes } from "node:crypto";
+import { closeSync, constants, existsSync, fchmodSync, fsyncSync, mkdirSync, openSync, realpathSync, renameSync, statSync, unlinkSync, writeSync } from "node:fs";
+import { basename, dirname, join } from "node:path";
+import { isDeepStrictEqual } from "node:util";
+import { discoveryPaths } from "../../core/config/discover.ts";
+import { readPolicyFile } from "../../core/config/read-file.ts";
+import type { Rule } from "../../core/config/schema.ts";
+import { bestEffort, messageOf } from "../../core/errors.ts";
+import { INVISIBLE_CHARACTERS_SOURCE, showInvisible } from "../../core/visible-text.ts";
+import { redactText } from "../../telemetry/redact.ts";
+import { EMBEDDED_DEFAULT_YAML } from "../engine/default-policy.ts";
+import type { EvaluateInput } from "../decision/decider.ts";
+import { GovernanceEngine, type PolicyEngine } from "../engine/engine.ts";
+import type { PolicyInForce } from "../engine/policy.ts";
+import { insertRule, type RuleText } from "./policy-edit.ts";
+import { StrictestOf } from "../engine/strictest-of.ts";
+import type { Task } from "./tasks.ts";
+
+export type AlwaysAllowContext = {
+  /** The policy in force now. */
+  policy(): PolicyInForce;
+  /** Load the policy files again (the engine holder's reload); false when that failed. */
+  reload(): Promise<boolean>;
+  env: NodeJS.ProcessEnv;
+  /** The working directory discovery uses (where the user's file is looked up from). */
+  cwd: string;
+  /** Where the decision came from, for the comment: `wrap session <run id>`, `thoughtgate serve (pid N)`. */
+  origin: string;
+  now(): Date;
+};
+
+export type AlwaysResult = { ok: true; file: string; ruleId: string; note: string } | { ok: false; reason: string };
+
+const INVISIBLE = new RegExp(INVISIBLE_CHARACTERS_SOURCE, "u");
+
+/**
+ * "Always allow this tool on this server" (the approvals page): a rule in the user's policy file,
+ * `~/.config/thoughtgate/thoughtgate.yaml`, created from the embedded default when there is none.
+ * The rule goes right above the rule that asked, so every rule before it still decides first; for
+ * a Cedar rule it keeps the Cedar check and drops only the question. A project's policy file is
+ * never written, and an explicitly given one (`--thoughtgate-config`) is not the user's. Before the
+ * file is replaced, the edited policy is loaded (with the project's policy, as in force) and must
+ * forward this very call; then the running service reloads it.
+ */
+export function alwaysAllow(task: Task, ctx: AlwaysAllowContext): Promise<AlwaysResult> {
+  // One at a time: two clicks at once would each edit the same text, the second writing over the first's rule.
+  const run = writing.then(() => addRule(task, ctx));
+  writing = run.then(
+    () => undefined,
+    () => undefined,
+  );
+  return run;
+}
+
+let writing: Promise<void> = Promise.resolve();
+
+async function addRule(task: Task, ctx: AlwaysAllowContext): Promise<AlwaysResult> {
+  // One line, whatever the names hold: it is shown on the page and logged.
+  const refuse = (reason: string): AlwaysResult => ({ ok: false, reason: showInvisible(redactText(`cannot always allow ${task.serverId}.${task.name}: ${reason}`)) });
+  const policy = ctx.policy();
+  const { base, restriction } = policy;
+  if (base.origin === "flag" || base.origin === "env") {
+    return refuse(`the policy in force is ${base.file}, given ${base.origin === "flag" ? "with --thoughtgate-config" : "by $THOUGHTGATE_CONFIG"}, not your policy file; add a rule there`);
+  }
+  for (const [what, value] of [["server id", task.serverId], ["name", task.name]] as const) {
+    if (/[*?]/.test(value)) return refuse(`its ${what} holds * or ?, which a rule would read as a pattern matching other names`);
+    if (INVISIBLE.test(value)) return refuse(`its ${what} holds invisible or control characters`);
+  }
+  const input: EvaluateInput = { serverId: task.serverId, method: task.method, name: task.name, arguments: task.arguments, ...(task.annotations ? { annotations: task.annotations } : {}) };
+  const asked = base.engine.evaluate(input);
+  if (asked.kind !== "approve") {
+    return refuse(restriction ? `the approval is asked by the project's policy ${restriction.file}, which ThoughtGate never edits` : "the policy in force no longer asks about this call");
+  }
+  const rules = base.engine.config.governance.rules;
+  const index = asked.ruleId === "defaults" ? rules.length : rules.findIndex((rule, i) => (rule.id ?? `rules[${i}]`) === asked.ruleId);
+  if (index < 0) return refuse(`rule ${asked.ruleId} is not in your policy file`);
+
+  const file = base.file ?? discoveryPaths(ctx.env, ctx.cwd).user;
+  let current: string;
+  try {
+    current = base.file ? readPolicyFile(base.file) : unchangedDefault(file, ctx);
+  } catch (error) {
+    return refuse(messageOf(error));
+  }
+  const rule = ruleFor(task, rules[index], rules);
+  const comment = `Added ${ctx.now().toISOString()} by "always allow" on the approvals page (${ctx.origin}, task ${task.id}): ${task.serverId}.${task.name} runs without asking.`;
+  const edited = insertRule(current, index, rule, comment);
+  if (!edited.ok) return refuse(`${file}: ${edited.reason}`);
+
+  const target = existsSync(file) ? realpathSync(file) : file;
+  const temp = join(dirname(target), `.${basename(target)}.thoughtgate-${process.pid}-${randomBytes(4).toString("hex")}.tmp`);
+  try {
+    mkdirSync(dirname(target), { recursive: true, mode: 0o700 });
+    writeNew(temp, edited.text, existsSync(target) ? statSync(target).mode & 0o777 : 0o600);
+    const loaded = await loadAsUser(temp, ctx.env);
+    if (!sameRulesBut(loaded.config.governance.rules, rules, index)) return refuse(`${file} changed while the rule was being added; try again`);
+    const engine: PolicyEngine = restriction ? new StrictestOf(loaded, restriction.engine) : loaded;
+    const after = engine.evaluate(input);
+    if (after.kind !== "forward") return refuse(`even with the rule, ${after.kind === "deny" ? after.block.reason : after.reason}`);
+    renameSync(temp, target);
+  } catch (error) {
+    return refuse(messageOf(error));
+  } finally {
+    bestEffort(() => existsSync(temp) && unlinkSync(temp));
+  }
+  const reloaded = await ctx.reload();
+  const note = `always allowed: rule ${rule.id} added to ${file}${reloaded ? "" : " (the running service could not reload it; it applies from the next start)"}`;
+  return { ok: true, file, ruleId: rule.id, note };
+}
+
+/** No user file was in force: start from the embedded default, which applied until now, unless one has appeared meanwhile. */
+function unchangedDefault(file: string, ctx: AlwaysAllowContext): string {
+  if (existsSync(file)) throw new Error(`${file} appeared while the embedded default policy was in force; try again in a moment`);
+  return `# ThoughtGate policy (docs/governance.md). Created ${ctx.now().toISOString()} by "always allow" on the approvals page
+# (${ctx.origin}) from the embedded default policy, which applied until then.
+${EMBEDDED_DEFAULT_YAML}`;
+}
+
+/** Forward this tool on this server; a Cedar rule's check stays (only its question goes). */
+function ruleFor(task: Task, asking: Rule | undefined, rules: Rule[]): RuleText {
+  const slug = (text: string) => text.replace(/[^A-Za-z0-9_.-]/g, "_").slice(0, 40);
+  const stem = `always-allow-${slug(task.serverId)}-${slug(task.name)}`;
+  const taken = new Set(rules.map((rule, i) => rule.id ?? `rules[${i}]`));
+  let id = stem;
+  for (let n = 2; taken.has(id); n++) id = `${stem}-${n}`;
+  const common = { id, match: task.name, method: task.method, source: task.serverId };
+  if (asking?.action === "policy") return { ...common, action: "policy", ...(asking.policy_id ? { policy_id: asking.policy_id } : {}) };
+  return { ...common, action: "forward" };
+}
+
+async function loadAsUser(file: string, env: NodeJS.ProcessEnv): Promise<GovernanceEngine> {
+  const { loadConfigFile } = await import("../../core/config/load.ts");
+  const loaded = loadConfigFile({ file, origin: "user" }, env);
+  return GovernanceEngine.fromConfig(loaded.config, loaded.file);
+}
+
+/** The rules now are the ones in force with exactly one more at `index`: the file did not change under us. */
+function sameRulesBut(now: Rule[], before: Rule[], index: number): boolean {
+  return now.length === before.length + 1 && isDeepStrictEqual([...now.slice(0, index), ...now.slice(index + 1)], before);
+}
+
+/** A new file (O_EXCL, never through a link) with `mode`, written and flushed; the caller renames it into place. */
+function writeNew(path: string, text: string, mode: number): void {
+  const fd = openSync(path, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
+  try {
+    // The file keeps its mode (a new one is 0600); set after the open, which the umask filtered.
+    fchmodSync(fd, mode);
+    const bytes = Buffer.from(text, "utf8");
+    let offset = 0;
+    while (offset < bytes.length) offset += writeSync(fd, bytes, offset);
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}

@@ -1,0 +1,100 @@
+import { canonicalJson } from "../../core/canonical-json.ts";
+import { redactText } from "../../telemetry/redact.ts";
+import type { GrantView } from "../wire/api.ts";
+
+/**
+ * "Allow for this session": a person approved one call and said the same tool on the same server
+ * may run with any arguments until the session ends. The grants live in the governance service's
+ * memory only, so they end with it (a `wrap` session, or a `serve` process) and are never written
+ * anywhere a later session could find them. A grant only ever stands in for a person's approval:
+ * the service consults it where the policy asks for approval, after every deny of the gates.
+ */
+export type Grant = {
+  id: string;
+  serverId: string;
+  method: string;
+  name: string;
+  /** The task whose "allow for this session" created it. */
+  taskId: string;
+  /** The channel that decided that task (web, cli, elicitation, desktop, …). */
+  grantedBy: string;
+  createdAt: number;
+  uses: number;
+};
+
+/** At most this many grants: each is one person's decision, so a session never gets near it. */
+export const MAX_GRANTS = 1_000;
+
+export class SessionGrants {
+  private readonly grants = new Map<string, Grant>();
+  private closed = false;
+
+  /**
+   * Record a grant for the call's server, method and name (the first grant for a tool stays; a
+   * second "allow for this session" of the same tool changes nothing). Null once the session has
+   * ended or the store is full: the approval itself still counts, for that one call.
+   */
+  grant(call: { serverId: string; method: string; name: string }, taskId: string, grantedBy: string, now: number): Grant | null {
+    if (this.closed) return null;
+    const key = keyOf(call.serverId, call.method, call.name);
+    const known = this.grants.get(key);
+    if (known) return known;
+    if (this.grants.size >= MAX_GRANTS) return null;
+    const grant: Grant = { id: `grant-${taskId}`, serverId: call.serverId, method: call.method, name: call.name, taskId, grantedBy, createdAt: now, uses: 0 };
+    this.grants.set(key, grant);
+    return grant;
+  }
+
+  /** The grant that covers this call, counting the use; undefined when there is none. */
+  use(serverId: string, method: string, name: string): Grant | undefined {
+    const grant = this.grants.get(keyOf(serverId, method, name));
+    if (grant) grant.uses += 1;
+    return grant;
+  }
+
+  /** Take one back (the approvals page's "revoke"): later calls are asked about again. */
+  revoke(id: string): Grant | undefined {
+    for (const [key, grant] of this.grants) {
+      if (grant.id !== id) continue;
+      this.grants.delete(key);
+      return grant;
+    }
+    return undefined;
+  }
+
+  list(): Grant[] {
+    return [...this.grants.values()].sort((a, b) => a.createdAt - b.createdAt);
+  }
+
+  /** The session is over: every grant goes, and none can be made. */
+  close(): void {
+    this.closed = true;
+    this.grants.clear();
+  }
+
+  toView(grant: Grant): GrantView {
+    return {
+      grant_id: grant.id,
+      server_id: grant.serverId,
+      method: grant.method,
+      // What people are shown: credentials redacted, as in a task view.
+      name: redactText(grant.name),
+      task_id: grant.taskId,
+      granted_by: grant.grantedBy,
+      created_at: new Date(grant.createdAt).toISOString(),
+      uses: grant.uses,
+    };
+  }
+}
+
+/** Exact server id, method and name: no globs, so a grant never covers another tool. */
+function keyOf(serverId: string, method: string, name: string): string {
+  return canonicalJson([serverId, method, name]);
+}
+
+/** What a call a grant let through says it was approved by: `session_grant:<task id>`. */
+export function grantApprover(grant: Pick<Grant, "taskId">): string {
+  return `${SESSION_GRANT_PREFIX}${grant.taskId}`;
+}
+
+export const SESSION_GRANT_PREFIX = "session_grant:";

@@ -1,0 +1,174 @@
+import type { JsonRpcRequest } from "../../core/jsonrpc.ts";
+import type { ToolAnnotations } from "../../core/mcp-schema.ts";
+import type { DefinitionChange, PinPolicy } from "../definitions/change.ts";
+import type { TracingPlan } from "../../telemetry/tracing/start.ts";
+import type { Span } from "../../telemetry/tracing/tracer.ts";
+import type { SecretScanPolicy } from "./secret-policy.ts";
+
+/**
+ * The decision contract: the single point every governed agent→server message goes through
+ * (docs/architecture.md, decision 4). A front end (the shim) asks a `Decider`: the in-process engine
+ * (`LocalDecider`) or the governance service (`RemoteDecider`).
+ */
+/** The lists the visibility gate filters. */
+export type ListKind = "tools" | "prompts" | "resources";
+
+export type Verdict =
+  | {
+      action: "forward";
+      gate: string | null;
+      ruleId: string | null;
+      policyId?: string | null;
+      reason: string;
+      /** development: what production would have done instead. */
+      would?: "WOULD_BLOCK" | "WOULD_REQUIRE_APPROVAL";
+      autoApproved?: boolean;
+      /** The channel a human approved it through. */
+      approvedBy?: string;
+    }
+  | {
+      action: "deny";
+      gate: string;
+      ruleId: string | null;
+      policyId?: string | null;
+      reason: string;
+      /** The JSON-RPC error the agent receives. */
+      error: { code: number; message: string; data?: unknown };
+    };
+
+/**
+ * What came back from asking the agent's user: an explicit yes (for this call, or for this tool for
+ * the rest of the session), a person's no, or no answer at all
+ * (the agent answered for no one, e.g. `cancel` from an agent that cannot show a prompt): then the
+ * other approval channels still apply.
+ */
+export type ElicitOutcome = "approved" | "approved_session" | "declined" | "unanswered";
+
+/** What a person is asked through the agent: to allow a call (the default), or to accept a changed or flagged definition. */
+export type AskPurpose = "call" | "definition";
+
+export type DecisionContext = {
+  /** Aborts when the agent cancels the request (`notifications/cancelled`) or the shim shuts down. */
+  readonly signal: AbortSignal;
+  serverId: string;
+  /** The tool's annotations from the server's last tools/list, when known. */
+  annotations: ToolAnnotations | undefined;
+  /**
+   * Ask the human through the agent: an `elicitation/create` request (legacy era) or an
+   * `input_required` answer the agent retries (modern era). null when this request's client did not
+   * declare form elicitation. Rejects when `signal` aborts.
+   */
+  elicit: ((message: string, signal: AbortSignal, purpose?: AskPurpose) => Promise<ElicitOutcome>) | null;
+  /** The decider is now waiting for a human: recorded as a `pending` decision in the audit. */
+  awaitingApproval(reason: string): void;
+  /**
+   * Set when the decision is not about the call but about its target's definition, which changed
+   * since it was pinned or was flagged (docs/governance.md, "Pinned definitions"): `forward` means a
+   * person accepted the new definition (`approvedBy` says how); the call itself is decided after.
+   */
+  definitionChange?: DefinitionChange;
+  /** Tracing on: the request's span, for the gates' events (or its context, for the service's span). */
+  span?: Span | undefined;
+};
+
+export type Decider = {
+  /** Shown in `run_start.policy`. */
+  readonly policy: string;
+  /** A verdict now, or a promise of one (pending: e.g. waiting for a human). */
+  decide(request: JsonRpcRequest, context: DecisionContext): Verdict | Promise<Verdict>;
+  /** How this server's definitions are pinned (`strict`, `warn`, `off`), what severity hides one, and whether production enforces; absent = off. */
+  pinPolicy?(serverId: string): PinPolicy | Promise<PinPolicy>;
+  /** The names of a list response the agent may see; absent = no filtering. */
+  filterList?(serverId: string, kind: ListKind, names: string[]): string[] | Promise<string[]>;
+  /** Called once when the shim stops. */
+  close?(): Promise<void> | void;
+  /** Resolves when governance asks the shim to shut down (the service's shutdown flag). */
+  readonly stopRequested?: Promise<string>;
+  /** How this server's results are scanned for secrets; absent: everything, redacted (secret-policy.ts). */
+  secretScan?(serverId: string): SecretScanPolicy;
+  /** Given the router's running message counts, for the governance service's metrics. */
+  attachCounts?(counts: () => { messages: Map<string, number>; framingErrors: Map<string, number> }): void;
+  /** The MCP server's state changed, for the governance service's `thoughtgate_stdio_server_state`. */
+  serverState?(state: ServerState): void;
+  /**
+   * How the shim traces, when it does: export itself (the standalone shim's own policy has
+   * `telemetry.otlp`), or relay to the governance service (which said it traces).
+   */
+  readonly tracing?: TracingPlan | undefined;
+};
+
+/** The shim's MCP server, as `thoughtgate_stdio_server_state` reports it (docs/governance.md, Metrics). */
+export type ServerState = "starting" | "running" | "exited" | "failed";
+
+/** docs/architecture.md, decision 5: only these methods cost a decision; everything else is forwarded and audited. */
+export const GOVERNED_METHODS: ReadonlySet<string> = new Set([
+  "tools/call",
+  "resources/read",
+  "resources/subscribe",
+  "prompts/get",
+]);
+
+/**
+ * Why a governed request cannot be decided as sent, or null. What the gates decide on must be what
+ * the server receives: a tool name that is not a string (`["delete_file"]`), positional params
+ * (`["delete_file", {}]`) or arguments that are not an object would be decided as something else
+ * (the empty name) and forwarded as they are. Such a request is refused with -32602.
+ */
+export function invalidGovernedParams(request: JsonRpcRequest): string | null {
+  const params = request.params;
+  if (params === null || typeof params !== "object" || Array.isArray(params)) return `${request.method} needs its params as an object`;
+  const { name, uri, arguments: args } = params as { name?: unknown; uri?: unknown; arguments?: unknown };
+  if (request.method.startsWith("resources/")) {
+    return typeof uri === "string" ? null : `${request.method} needs params.uri as a string`;
+  }
+  if (typeof name !== "string") return `${request.method} needs params.name as a string`;
+  if (args !== undefined && (args === null || typeof args !== "object" || Array.isArray(args))) return `${request.method} needs params.arguments as an object`;
+  return null;
+}
+
+/** The name a governed request is about: tool or prompt name, resource URI. */
+export function targetName(request: JsonRpcRequest): string {
+  const params = (request.params ?? {}) as { name?: unknown; uri?: unknown };
+  const value = request.method.startsWith("resources/") ? params.uri : params.name;
+  return typeof value === "string" ? value : "";
+}
+
+/** One governed request, as every front end (shim, service, arbiter) describes it to the engine. */
+export type EvaluateInput = {
+  serverId: string;
+  /** tools/call, resources/read, resources/subscribe or prompts/get. */
+  method: string;
+  /** Tool name, prompt name or resource URI. */
+  name: string;
+  arguments: unknown;
+  /** The tool's annotations as the server listed them, when known. */
+  annotations?: ToolAnnotations;
+};
+
+/** A governed request as the engine sees it. */
+export function toInput(request: JsonRpcRequest, context: Pick<DecisionContext, "serverId" | "annotations">): EvaluateInput {
+  const params = (request.params ?? {}) as { arguments?: unknown };
+  const input: EvaluateInput = {
+    serverId: context.serverId,
+    method: request.method,
+    name: targetName(request),
+    arguments: request.method === "tools/call" ? (params.arguments ?? {}) : request.params,
+  };
+  if (context.annotations) input.annotations = context.annotations;
+  return input;
+}
+
+/** What a deny error names: the call, and the JSON-RPC id that ties it to the audit events. */
+export type CallRef = { serverId: string; method: string; name: string; correlationId: string };
+
+export function callRef(request: JsonRpcRequest, serverId: string): CallRef {
+  return { serverId, method: request.method, name: targetName(request), correlationId: String(request.id) };
+}
+
+const FORWARD_ALL: Verdict = { action: "forward", gate: null, ruleId: null, reason: "no policy loaded" };
+
+/** Forwards everything: for tests and benchmarks of the bare proxy. */
+export const forwardAll: Decider = {
+  policy: "none",
+  decide: () => FORWARD_ALL,
+};

@@ -1,0 +1,70 @@
+import { discoverPolicy, type ConfigOrigin, type Discovery } from "../../core/config/discover.ts";
+import type { LoadedConfig } from "../../core/config/load.ts";
+import { EMBEDDED_DEFAULT } from "./default-policy.ts";
+import { GovernanceEngine, type PolicyEngine } from "./engine.ts";
+import { StrictestOf } from "./strictest-of.ts";
+
+/** One policy in force: its engine, and its file (null: the embedded default). */
+export type PolicyLayer = { engine: GovernanceEngine } & ({ file: null; origin: "embedded" } | { file: string; origin: ConfigOrigin });
+
+/**
+ * What decides: `base` alone (an explicit file, the user's file or the embedded default), or
+ * `base` restricted by a project's file, the stricter decision winning (`StrictestOf`).
+ */
+export type PolicyInForce = { engine: PolicyEngine; base: PolicyLayer; restriction: PolicyLayer | null };
+
+export function embeddedDefault(): PolicyInForce {
+  const engine = new GovernanceEngine(EMBEDDED_DEFAULT, null, "embedded default policy");
+  return { engine, base: { engine, file: null, origin: "embedded" }, restriction: null };
+}
+
+/**
+ * Load the policy discovery finds (docs/governance.md, "Where the policy comes from"). The schema
+ * (valibot) and the YAML parser are imported only when there is a file to read: a shim on the
+ * embedded default never loads them. A file that is missing (when asked for), unreadable or
+ * invalid throws a CONFIG error: never a silent fallback (docs/architecture.md, decision 3).
+ */
+export async function loadPolicyInForce(discovery: Discovery, env: NodeJS.ProcessEnv = process.env): Promise<PolicyInForce> {
+  if (discovery.mode === "layered" && !discovery.user && !discovery.project) return embeddedDefault();
+  const { loadPolicy } = await import("../../core/config/load.ts");
+  const loaded = loadPolicy(discovery, env);
+  if (loaded.mode === "explicit") return single(await layer(loaded.file));
+  const base = loaded.user ? await layer(loaded.user) : embeddedDefault().base;
+  if (!loaded.project) return single(base);
+  const restriction = await layer(loaded.project);
+  return { engine: new StrictestOf(base.engine, restriction.engine), base, restriction };
+}
+
+/** `loadPolicyInForce` for `--thoughtgate-config` (or undefined) and the working directory. */
+export async function discoverAndLoad(flag: string | undefined, env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): Promise<PolicyInForce> {
+  return loadPolicyInForce(discoverPolicy(flag, env, cwd), env);
+}
+
+/** The files in force, in the order they apply (empty: the embedded default alone). */
+export function filesInForce(policy: PolicyInForce): string[] {
+  return [policy.base.file, policy.restriction?.file ?? null].filter((file): file is string => file !== null);
+}
+
+/**
+ * Which policy is in force, in words, for `run_start.policy`, banners and `validate-config
+ * --explain`: `/path/policy.yaml` (given explicitly), `user policy X`, `user policy X, restricted by
+ * project policy Y`, `embedded default policy, restricted by project policy Y`, or
+ * `embedded-default`.
+ */
+export function policyLabel(policy: PolicyInForce): string {
+  const { base, restriction } = policy;
+  if (!restriction) {
+    if (base.origin === "embedded") return "embedded-default";
+    return base.origin === "user" ? `user policy ${base.file}` : base.file;
+  }
+  const first = base.origin === "embedded" ? "embedded default policy" : `user policy ${base.file}`;
+  return `${first}, restricted by project policy ${restriction.file}`;
+}
+
+async function layer(loaded: LoadedConfig): Promise<PolicyLayer> {
+  return { engine: await GovernanceEngine.fromConfig(loaded.config, loaded.file), file: loaded.file, origin: loaded.origin };
+}
+
+function single(base: PolicyLayer): PolicyInForce {
+  return { engine: base.engine, base, restriction: null };
+}

@@ -1,0 +1,190 @@
+import type { Profile } from "../../core/profile.ts";
+import { log } from "../../core/log.ts";
+import { showInvisible } from "../../core/visible-text.ts";
+import type { GovernanceMetrics } from "../../telemetry/metrics.ts";
+import { redactText } from "../../telemetry/redact.ts";
+import { parseTraceparent } from "../../telemetry/tracing/trace-context.ts";
+import type { Attributes, Span, Tracer } from "../../telemetry/tracing/tracer.ts";
+import type { EvaluateRequest, EvaluateResponse } from "../wire/api.ts";
+import { approvalPrompt } from "../decision/approval-prompt.ts";
+import { GOVERNED_METHODS } from "../decision/decider.ts";
+import { evaluateDefinitionChange } from "./definition-evaluation.ts";
+import { denyError } from "../decision/deny-error.ts";
+import { decideSafely, type EvaluateInput, type Outcome, type PolicyEngine } from "../engine/engine.ts";
+import { GOVERNANCE_ERROR } from "../decision/errors.ts";
+import { recordGates } from "../engine/gate-trail.ts";
+import { grantApprover, type SessionGrants } from "../approval/session-grants.ts";
+import type { Task, TaskStore } from "../approval/tasks.ts";
+import { SEE_ALL_AT } from "../approval/task-prompt.ts";
+
+/** How often a shim should poll a pending task. */
+export const POLL_INTERVAL_MS = 250;
+
+
+export type EvaluationOptions = {
+  engine: () => PolicyEngine;
+  profile: Profile;
+  tasks: TaskStore;
+  /** "Allow for this session" grants: a call one covers is approved without asking anyone. */
+  grants: SessionGrants;
+  metrics: GovernanceMetrics;
+  /**
+   * False when the agent is known to answer no elicitation (a non-interactive mode such as
+   * `claude -p` or `codex exec`, which cancel or decline at once): no shim is offered elicitation,
+   * and every approval goes to the person's other channels at once.
+   */
+  agentCanAsk?: boolean;
+  /** A new task waits for a person; `elicitation` says whether the agent's shim is asking too. */
+  onPending?: (task: Task, elicitation: boolean) => void;
+  /** Piggy-backed on every answer: wrap is ending and the shim should drain. */
+  shuttingDown: () => boolean;
+  /** Tracing on: a span per decision, under the shim's span when the shim sent its `traceparent`. */
+  tracer?: Tracer;
+};
+
+/**
+ * The governance service's decision, free of HTTP: one evaluate request in, its answer out. A
+ * call that needs a human becomes an approval task; every deny carries the one deny error.
+ */
+export function createEvaluator(options: EvaluationOptions): (request: EvaluateRequest) => EvaluateResponse {
+  const { tasks, metrics } = options;
+  // The engine in force is looked up per call (a reload swaps it); a failing lookup fails closed too.
+  const current = { evaluate: (input: EvaluateInput) => options.engine().evaluate(input) };
+
+  function count(response: EvaluateResponse, request: EvaluateRequest, profile: Profile): EvaluateResponse {
+    metrics.countDecision(request.server_id, response.decision, profile);
+    log.debug(`${request.server_id} ${request.method} ${request.name}: ${response.decision} (${response.reason})`);
+    return response;
+  }
+
+  return function evaluate(request: EvaluateRequest): EvaluateResponse {
+    const tracer = options.tracer;
+    if (!tracer?.on) return respond(request, undefined);
+    const span = tracer.start("thoughtgate.evaluate", {
+      kind: "server",
+      parent: parseTraceparent(request.traceparent) ?? tracer.root,
+      attributes: { "mcp.method.name": request.method, "thoughtgate.server_id": request.server_id },
+    });
+    const response = respond(request, span);
+    span.set(responseAttributes(response));
+    span.end();
+    return response;
+  };
+
+  function respond(request: EvaluateRequest, span: Span | undefined): EvaluateResponse {
+    metrics.seen(request.server_id);
+    // The stricter profile wins: a shim may ask for enforcement, never opt out of it.
+    const profile: Profile = options.profile === "production" || request.profile === "production" ? "production" : "development";
+    const base = { gate: null, rule_id: null, policy_id: null, shutdown: options.shuttingDown() };
+    if (request.direction !== "agent_to_server" || request.message_type !== "request" || !GOVERNED_METHODS.has(request.method)) {
+      return count({ ...base, decision: "forward", reason: "not a governed method (forwarded and audited)" }, request, profile);
+    }
+    if (request.definition_change) {
+      let engine: PolicyEngine;
+      try {
+        engine = options.engine();
+      } catch {
+        return count({ ...base, decision: "deny", gate: "definitions", reason: "governance engine unavailable: the definition cannot be accepted" }, request, profile);
+      }
+      return count(evaluateDefinitionChange(request, request.definition_change, profile, engine, tasks, base, SEE_ALL_AT), request, profile);
+    }
+    // The JSON-RPC id ties the error to the shim's audit events, as in the in-process shim.
+    const correlationId = request.id === undefined || request.id === null ? Bun.randomUUIDv7() : String(request.id);
+    const call = { serverId: request.server_id, method: request.method, name: request.name, correlationId };
+    const input = {
+      serverId: request.server_id,
+      method: request.method,
+      name: request.name,
+      arguments: request.arguments,
+      ...(request.annotations ? { annotations: request.annotations } : {}),
+    };
+    const started = performance.now();
+    const outcome = decideSafely(current, input, profile);
+    recordGates(span, outcome);
+    if (ranCedar(outcome)) metrics.cedarLatency.observe({}, (performance.now() - started) / 1000);
+    if (outcome.kind === "forward") {
+      return count(
+        {
+          ...base,
+          decision: "forward",
+          gate: outcome.gate,
+          rule_id: outcome.ruleId,
+          policy_id: outcome.policyId,
+          reason: outcome.reason,
+          ...(outcome.would ? { would: outcome.would } : {}),
+          ...(outcome.autoApproved ? { auto_approved: true } : {}),
+        },
+        request,
+        profile,
+      );
+    }
+    if (outcome.kind === "deny") {
+      const { gate, ruleId, policyId, reason } = outcome.block;
+      return count({ ...base, decision: "deny", gate, rule_id: ruleId, policy_id: policyId, reason, error: denyError(outcome.block, call) }, request, profile);
+    }
+    const decided = { gate: "approval", rule_id: outcome.ruleId, policy_id: outcome.policyId };
+    const destination = outcome.workflow.destination.type;
+    // A session grant stands in for the person who made it: the call still gets its own task,
+    // approved as it is made, so the shim's protocol and the audit are those of any approval.
+    const grant = options.grants.use(request.server_id, request.method, request.name);
+    // Slack adds a channel and takes none away: the agent's user may still answer (first answer wins).
+    const elicit = !grant && options.agentCanAsk !== false && request.channels.includes("elicitation") && (destination === "any" || destination === "elicitation" || destination === "slack");
+    const created = tasks.create({
+      serverId: request.server_id,
+      method: request.method,
+      name: request.name,
+      arguments: request.arguments ?? null,
+      ...(request.annotations ? { annotations: request.annotations } : {}),
+      ruleId: outcome.ruleId,
+      workflowName: outcome.workflowName,
+      workflow: outcome.workflow,
+      reason: outcome.reason,
+    }, grant ? { approvedBy: { by: grantApprover(grant), reason: `allowed for this session (task ${grant.taskId}, by ${grant.grantedBy})` } } : { relay: elicit });
+    if (!created.ok) {
+      const reason = `too many approvals pending (${tasks.pendingCount}); denying (fail closed)`;
+      log.error(reason);
+      const block = { gate: "approval" as const, code: GOVERNANCE_ERROR.serviceUnavailable, ruleId: outcome.ruleId, policyId: outcome.policyId, reason };
+      return count({ ...base, ...decided, decision: "deny", reason, error: denyError(block, call) }, request, profile);
+    }
+    const task = created.task;
+    if (grant) log.info(showInvisible(redactText(`${task.serverId}.${task.name}: allowed for this session (grant of task ${grant.taskId}); task ${task.id}`)));
+    else {
+      log.info(showInvisible(redactText(`approval needed: task ${task.id} ${task.serverId}.${task.name} (rule ${task.ruleId ?? "-"}); thoughtgate approve ${task.id} [--session]`)));
+      options.onPending?.(task, created.relayToken !== undefined);
+    }
+    return count(
+      {
+        ...base,
+        ...decided,
+        decision: "pending_approval",
+        reason: outcome.reason,
+        task_id: task.id,
+        poll_interval_ms: POLL_INTERVAL_MS,
+        prompt: approvalPrompt(task, outcome.reason, { seeAllAt: SEE_ALL_AT }),
+        // Only the shim that asked gets the relay token, and only with elicitation to run.
+        ...(created.relayToken !== undefined ? { shim_channels: ["elicitation" as const], relay_token: created.relayToken } : {}),
+      },
+      request,
+      profile,
+    );
+  }
+}
+
+/** The decision on the service's span; the reason redacted like every text a person may read. */
+function responseAttributes(response: EvaluateResponse): Attributes {
+  const attributes: Attributes = { "thoughtgate.decision": response.decision, "thoughtgate.reason": redactText(response.reason) };
+  if (response.gate) attributes["thoughtgate.gate"] = response.gate;
+  if (response.rule_id) attributes["thoughtgate.rule_id"] = response.rule_id;
+  if (response.policy_id) attributes["thoughtgate.policy_id"] = response.policy_id;
+  if (response.task_id) attributes["thoughtgate.task_id"] = response.task_id;
+  if (response.would) attributes["thoughtgate.would"] = response.would;
+  if (response.error) attributes["error.type"] = String(response.error.code);
+  return attributes;
+}
+
+/** Whether the Cedar gate took part (for its latency histogram). */
+function ranCedar(outcome: Outcome): boolean {
+  if (outcome.kind === "deny") return outcome.block.gate === "cedar";
+  if (outcome.kind === "forward") return outcome.gate === "cedar";
+  return outcome.policyId !== null;
+}

@@ -1,0 +1,303 @@
+import * as v from "valibot";
+import { ToolAnnotationsSchema } from "../../core/mcp-schema.ts";
+import { SERVER_STATES } from "../../telemetry/metrics.ts";
+import { MAX_ATTRIBUTE_CHARS, MAX_ATTRIBUTES, MAX_EVENT_ATTRIBUTES, MAX_EVENTS, MAX_LINKS, MAX_NAME_CHARS } from "../../telemetry/tracing/recorder.ts";
+
+/**
+ * The governance service's wire format: one valibot schema per body, shared by the service
+ * (parses requests) and the shim (parses responses), so a change breaks both at compile time.
+ *
+ * Auth (docs/governance.md, Credentials): every `/governance/*` call carries `Authorization: Bearer
+ * <session secret>` (shims get it in `THOUGHTGATE_GOVERNANCE_SECRET` or wrap's secret file). The
+ * session secret asks for decisions; it decides none. A shim relays its user's elicitation answer
+ * with the task's relay token (`relay_token` of the evaluate answer). People's decisions go to
+ * `/approvals/api/*` with the page key (the approvals page: channel web) or the CLI key (`thoughtgate
+ * approve`: channel cli); the channel is the credential's, never the body's.
+ */
+export { APPROVAL_KEY_ENV, ENDPOINT_ENV, SESSION_SECRET_ENV } from "./env.ts";
+
+// Numbers first: most ids are numbers, and a union's failed first branch costs an issue object.
+const jsonRpcId = v.union([v.number(), v.string()]);
+
+
+const finding = v.object({ rule: v.string(), severity: v.picklist(["low", "medium", "high"]), path: v.string(), start: v.number(), end: v.number(), excerpt: v.string(), message: v.string() });
+
+/**
+ * A definition a person must accept before the call runs (docs/governance.md, "Pinned
+ * definitions"): sent with the evaluate request of that call; the service asks a person (a task
+ * like an approval, bound to `served_digest`) and answers `forward` once they accept.
+ */
+export const definitionChangeWire = v.object({
+  kind: v.picklist(["tool", "prompt", "resource_template"]),
+  name: v.string(),
+  status: v.picklist(["changed", "flagged"]),
+  changed: v.array(v.string()),
+  pinned_digest: v.nullable(v.string()),
+  served_digest: v.string(),
+  diff: v.string(),
+  findings: v.array(finding),
+});
+export type DefinitionChangeWire = v.InferOutput<typeof definitionChangeWire>;
+
+/** POST /governance/evaluate */
+export const evaluateRequest = v.object({
+  server_id: v.string(),
+  direction: v.picklist(["agent_to_server", "server_to_agent"]),
+  method: v.string(),
+  /** Tool name, prompt name or resource URI. */
+  name: v.string(),
+  arguments: v.optional(v.unknown()),
+  annotations: v.optional(ToolAnnotationsSchema),
+  id: v.optional(v.nullable(jsonRpcId)),
+  message_type: v.picklist(["request", "response", "notification"]),
+  profile: v.picklist(["production", "development"]),
+  /** Approval channels this shim can offer itself (e.g. the agent declared `elicitation`). */
+  channels: v.optional(v.array(v.picklist(["elicitation"])), []),
+  /** Decide whether a person accepts this changed or flagged definition, not the call. */
+  definition_change: v.optional(definitionChangeWire),
+  /** Tracing on: the W3C context of the shim's span for this decision (the service's span hangs under it). */
+  traceparent: v.optional(v.pipe(v.string(), v.maxLength(256))),
+});
+export type EvaluateRequest = v.InferOutput<typeof evaluateRequest>;
+
+const rpcError = v.object({ code: v.number(), message: v.string(), data: v.optional(v.unknown()) });
+
+export const evaluateResponse = v.object({
+  decision: v.picklist(["forward", "deny", "pending_approval"]),
+  gate: v.nullable(v.string()),
+  rule_id: v.nullable(v.string()),
+  policy_id: v.nullable(v.string()),
+  reason: v.string(),
+  /** For `deny`: the JSON-RPC error the agent receives. */
+  error: v.optional(rpcError),
+  /** `WOULD_BLOCK` / `WOULD_REQUIRE_APPROVAL` in the development profile. */
+  would: v.optional(v.picklist(["WOULD_BLOCK", "WOULD_REQUIRE_APPROVAL"])),
+  auto_approved: v.optional(v.boolean()),
+  /** For `pending_approval`: poll GET /governance/task/{task_id} at this interval. */
+  task_id: v.optional(v.string()),
+  poll_interval_ms: v.optional(v.number()),
+  /** For `pending_approval`: channels the shim should run itself (elicitation), in order. */
+  shim_channels: v.optional(v.array(v.picklist(["elicitation"]))),
+  /** Human-readable prompt for the approval ("Allow github.delete_repo with {…}?"). */
+  prompt: v.optional(v.string()),
+  /** With `shim_channels: ["elicitation"]`: the token that relays this task's elicitation answer (POST …/decision). */
+  relay_token: v.optional(v.string()),
+  shutdown: v.boolean(),
+});
+export type EvaluateResponse = v.InferOutput<typeof evaluateResponse>;
+
+/** What an approval covers: this call, this tool for the session, or this tool from now on (a policy rule). */
+export const DECISION_SCOPES = ["once", "session", "always"] as const;
+export type DecisionScope = (typeof DECISION_SCOPES)[number];
+
+export const TASK_STATUSES = ["pending", "approved", "denied", "timed_out", "expired", "cancelled"] as const;
+export type TaskStatus = (typeof TASK_STATUSES)[number];
+
+/** GET /governance/task/{id}; also the items of GET /approvals/api/tasks. Arguments are redacted; the digest is of the real call. */
+export const taskView = v.object({
+  task_id: v.string(),
+  status: v.picklist(TASK_STATUSES),
+  server_id: v.string(),
+  method: v.string(),
+  name: v.string(),
+  arguments: v.unknown(),
+  rule_id: v.nullable(v.string()),
+  workflow: v.string(),
+  reason: v.string(),
+  /** SHA-256 of (server, method, name, canonical arguments): what the approval is bound to. */
+  digest: v.string(),
+  created_at: v.string(),
+  expires_at: v.string(),
+  decided_by: v.optional(v.string()),
+  /** For `approved`: what the person allowed (`once`, `session`: this tool on this server until the session ends, `always`: a rule in their policy file). */
+  scope: v.optional(v.picklist(DECISION_SCOPES)),
+  auto_approved: v.optional(v.boolean()),
+  /** For `timed_out`: what the workflow's `on_timeout` made of it. */
+  timeout_outcome: v.optional(v.picklist(["deny", "approve"])),
+  /** A task to accept a changed or flagged definition (method `definitions/accept`): what changed, the diff, the findings. */
+  definition: v.optional(v.object({ kind: v.string(), status: v.string(), changed: v.array(v.string()), diff: v.string(), findings: v.array(finding) })),
+});
+export type TaskView = v.InferOutput<typeof taskView>;
+
+export const taskResponse = v.object({ task: taskView, shutdown: v.boolean() });
+
+/** A session grant: this server's tool (or prompt, resource) allowed with any arguments until the session ends. */
+export const grantView = v.object({
+  grant_id: v.string(),
+  server_id: v.string(),
+  method: v.string(),
+  name: v.string(),
+  /** The task whose "allow for this session" created it, and the channel that decided it. */
+  task_id: v.string(),
+  granted_by: v.string(),
+  created_at: v.string(),
+  /** How many calls it has let through since. */
+  uses: v.number(),
+});
+export type GrantView = v.InferOutput<typeof grantView>;
+
+export const tasksResponse = v.object({ tasks: v.array(taskView), grants: v.optional(v.array(grantView), []) });
+
+/**
+ * POST /approvals/api/tasks/{id} (page key or CLI key: a person on the approvals page or `thoughtgate
+ * approve|deny`); answers `taskResponse`. GET /approvals/api/tasks/{id} and GET /approvals/api/tasks
+ * answer `taskResponse` / `tasksResponse`. There is no `channel` field: the service records the
+ * channel of the key that was used (a body that still sends one is accepted and the field dropped).
+ */
+export const decisionRequest = v.object({
+  decision: v.picklist(["approve", "deny"]),
+  /** Must equal the task's digest: a decision is bound to the exact call it was shown. */
+  digest: v.string(),
+  reason: v.optional(v.string()),
+  /**
+   * For `approve`: `once` (this call, the default), `session` (this tool on this server, any
+   * arguments, until the session ends) or `always` (a rule in the user's policy file; the
+   * approvals page only). Every channel offers `once` and `session`.
+   */
+  scope: v.optional(v.picklist(DECISION_SCOPES), "once"),
+});
+export type DecisionRequest = v.InferOutput<typeof decisionRequest>;
+
+/**
+ * POST /governance/task/{id}/decision (session secret): a shim relays its user's answer to the
+ * elicitation it ran for a task it was offered; recorded as channel elicitation. Refused (401)
+ * without that task's relay token. `scope`: `once` or `session` (never `always`: only the
+ * approvals page writes the user's policy file).
+ */
+export const relayRequest = v.object({
+  ...decisionRequest.entries,
+  scope: v.optional(v.picklist(["once", "session"]), "once"),
+  relay_token: v.string(),
+});
+
+/**
+ * POST /governance/task/{id}/unanswered (session secret and the task's relay token): the
+ * elicitation the shim ran got no decision (the agent cancelled it at once, as `claude -p` does, or
+ * failed); the task stays pending and the service tells the person another way (a desktop
+ * notification). Answers `taskResponse`.
+ */
+export const unansweredRequest = v.object({ relay_token: v.string(), reason: v.optional(v.string()) });
+
+/** POST /governance/task/{id}/cancel (the agent sent notifications/cancelled); answers `taskResponse`. */
+export const cancelRequest = v.object({ reason: v.optional(v.string()) });
+
+/** POST /governance/pins: how this server's definitions are pinned; `enforce` is the stricter of the shim's and the service's profile. */
+export const pinsRequest = v.object({ server_id: v.string(), profile: v.picklist(["production", "development"]) });
+export const pinsResponse = v.object({
+  mode: v.picklist(["strict", "warn", "off"]),
+  block_severity: v.picklist(["low", "medium", "high", "none"]),
+  enforce: v.boolean(),
+  shutdown: v.boolean(),
+});
+
+/**
+ * How the policy wants this server's results scanned for secrets (secret-policy.ts). Kinds are
+ * keyed by string: a kind this shim does not know is ignored, not an error.
+ */
+export const secretScanWire = v.object({
+  scan: v.boolean(),
+  kinds: v.record(v.string(), v.object({ action: v.picklist(["redact", "detect", "off"]), replacement: v.optional(v.string()) })),
+});
+
+/** POST /governance/heartbeat; the shim also sends one on connecting, for `secrets`. */
+export const heartbeatRequest = v.object({ server_id: v.string(), pid: v.optional(v.number()) });
+export const heartbeatResponse = v.object({
+  shutdown: v.boolean(),
+  secrets: v.optional(secretScanWire),
+  /** The service traces: the shim's session span hangs under this one, and its spans go to POST /governance/spans. */
+  tracing: v.optional(v.object({ traceparent: v.pipe(v.string(), v.maxLength(256)) })),
+});
+
+/** POST /governance/filter: which names of a list response the agent may see. */
+export const filterRequest = v.object({
+  server_id: v.string(),
+  kind: v.picklist(["tools", "prompts", "resources"]),
+  names: v.array(v.string()),
+});
+export const filterResponse = v.object({ visible: v.array(v.string()), shutdown: v.boolean() });
+
+const count = v.pipe(v.number(), v.integer(), v.minValue(0));
+
+/**
+ * POST /governance/events: shims report what the service should count (metrics); answers
+ * `heartbeatResponse`. Label values are bounded by the service: known MCP methods, a few others per
+ * server, the rest counted as `other`; every value at most 128 characters.
+ */
+export const metricsReport = v.object({
+  server_id: v.string(),
+  messages: v.optional(v.array(v.object({ direction: v.string(), method: v.string(), count })), []),
+  framing_errors: v.optional(v.array(v.object({ error_type: v.string(), count })), []),
+  /** The shim's MCP server: starting, running, exited or failed (docs/governance.md, Metrics). */
+  server_state: v.optional(v.picklist(SERVER_STATES)),
+});
+
+/**
+ * The shim's channel (`GET /governance/channel`, a WebSocket opened with the session secret): each
+ * message asks what the HTTP endpoint of the same method and path would be asked, with its JSON body.
+ */
+export const channelRequest = v.object({
+  id: v.pipe(v.number(), v.integer()),
+  method: v.picklist(["GET", "POST"]),
+  path: v.pipe(v.string(), v.startsWith("/governance/")),
+  body: v.optional(v.unknown()),
+});
+export type ChannelRequest = v.InferOutput<typeof channelRequest>;
+
+/** The service's messages on a channel: the answer to request `id` (the HTTP status and JSON body), or a push. */
+export const channelAnswer = v.union([
+  v.object({ id: v.pipe(v.number(), v.integer()), status: v.pipe(v.number(), v.integer()), body: v.unknown() }),
+  v.object({ push: v.literal("shutdown") }),
+]);
+export type ChannelAnswer = v.InferOutput<typeof channelAnswer>;
+
+export const healthResponse = v.object({ status: v.literal("ok"), version: v.string(), profile: v.string() });
+
+const hex = (digits: number) => v.pipe(v.string(), v.regex(new RegExp(`^[0-9a-f]{${digits}}$`), `expected ${digits} lower-case hex digits`));
+const time = v.pipe(v.number(), v.finite());
+const attributes = (max: number) =>
+  v.pipe(
+    v.record(v.pipe(v.string(), v.maxLength(MAX_NAME_CHARS)), v.union([v.pipe(v.string(), v.maxLength(MAX_ATTRIBUTE_CHARS)), v.pipe(v.number(), v.finite()), v.boolean()])),
+    v.check((value) => Object.keys(value).length <= max, `at most ${max} attributes`),
+  );
+const spanContext = v.object({ traceId: hex(32), spanId: hex(16) });
+
+/** One finished span, as a shim records it (telemetry/tracing/tracer.ts, `SpanRecord`), within the recorder's bounds. */
+export const spanRecord = v.object({
+  ...spanContext.entries,
+  parentSpanId: v.nullable(hex(16)),
+  name: v.pipe(v.string(), v.maxLength(MAX_NAME_CHARS)),
+  kind: v.picklist(["internal", "server", "client"]),
+  startMs: time,
+  endMs: time,
+  attributes: attributes(MAX_ATTRIBUTES),
+  events: v.pipe(v.array(v.object({ name: v.pipe(v.string(), v.maxLength(MAX_NAME_CHARS)), timeMs: time, attributes: attributes(MAX_EVENT_ATTRIBUTES) })), v.maxLength(MAX_EVENTS)),
+  links: v.pipe(v.array(spanContext), v.maxLength(MAX_LINKS)),
+  status: v.object({ code: v.picklist(["unset", "error"]), message: v.optional(v.pipe(v.string(), v.maxLength(MAX_ATTRIBUTE_CHARS))) }),
+});
+
+/**
+ * POST /governance/spans (session secret): a shim of a tracing service hands over its finished
+ * spans, which the service exports with its own exporter, and what it lost since its last report
+ * (counted in `/metrics`). Answers `{shutdown}`; 404 when the service does not trace. On the shim's
+ * channel like every `/governance/*` call.
+ */
+export const spanRelay = v.object({
+  server_id: v.string(),
+  pid: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0))),
+  spans: v.pipe(v.array(spanRecord), v.maxLength(128)),
+  dropped: v.optional(v.object({ queue_full: v.optional(count), export_failed: v.optional(count), shutdown: v.optional(count) }), {}),
+});
+
+/**
+ * Any non-2xx answer: 400 bad_request (the body failed its schema, or the request has no Host
+ * header; one line), 401 unauthorized (missing or wrong secret, key or relay token), 403 forbidden
+ * (foreign Host or cross-origin POST), 404 not_found (unknown task or endpoint), 409 not_pending
+ * (already decided) or digest_mismatch (the decision names another call).
+ */
+export const errorResponse = v.object({
+  error: v.string(),
+  code: v.picklist(["bad_request", "unauthorized", "forbidden", "not_found", "not_pending", "digest_mismatch", "not_possible", "internal"]),
+});
+
+/** A JSON answer free of its transport: an HTTP response, or a message on a shim's channel. */
+export type Answer = { status: number; body: unknown };

@@ -1,0 +1,120 @@
+import { describe, expect, test } from "bun:test";
+import { parseConfig } from "../../../src/core/config/load.ts";
+import { EMBEDDED_DEFAULT } from "../../../src/governance/engine/default-policy.ts";
+import { decideSafely, GovernanceEngine, type EvaluateInput } from "../../../src/governance/engine/engine.ts";
+import { StrictestOf } from "../../../src/governance/engine/strictest-of.ts";
+
+function engine(yaml: string): GovernanceEngine {
+  const result = parseConfig(yaml, {});
+  if (!result.ok) throw new Error(result.problems.map((p) => `${p.path}: ${p.message}`).join("\n"));
+  return new GovernanceEngine(result.config, null, "test");
+}
+
+const call = (name: string, extra: Partial<EvaluateInput> = {}): EvaluateInput => ({ serverId: "gh", method: "tools/call", name, arguments: {}, ...extra });
+
+const user = engine(`schema: 1
+sources:
+  - { id: gh, expose: { mode: blocklist, tools: [secret_tool] } }
+governance:
+  defaults: { action: forward }
+  rules:
+    - { id: no-delete, match: "delete_*", action: deny }
+    - { id: ask-push, match: push, action: approve, approval: slow }
+    - { id: ask-merge, match: merge, action: approve }
+approval:
+  slow: { destination: { type: web }, timeout: 10m, on_timeout: approve }
+`);
+
+describe("a project policy restricts the user's, never loosens it", () => {
+  const hostile = engine(`schema: 1
+sources:
+  - { id: gh, expose: { mode: all } }
+governance:
+  defaults: { action: forward }
+  rules: [{ id: allow-all, match: "*", action: forward }]
+`);
+  const merged = new StrictestOf(user, hostile);
+
+  test("a forward cannot undo the user's deny or approval, nor show a hidden tool", () => {
+    expect(merged.evaluate(call("delete_repo"))).toEqual(user.evaluate(call("delete_repo")));
+    expect(merged.evaluate(call("push"))).toEqual(user.evaluate(call("push")));
+    expect(merged.evaluate(call("secret_tool"))).toMatchObject({ kind: "deny", block: { gate: "visibility" } });
+    expect(merged.visibility.filter("gh", "tools", ["secret_tool", "list"])).toEqual(["list"]);
+  });
+
+  test("where both forward, the user's decision is the one reported", () => {
+    expect(merged.evaluate(call("list"))).toEqual(user.evaluate(call("list")));
+  });
+});
+
+describe("a project policy adds restrictions", () => {
+  const strict = engine(`schema: 1
+sources:
+  - { id: gh, expose: { mode: blocklist, tools: [list_secrets] } }
+governance:
+  rules:
+    - { id: no-list, match: list, action: deny }
+    - { id: ask-push, match: push, action: approve, approval: quick }
+    - { id: ask-get, match: get, action: approve }
+    - { id: ask-merge, match: merge, action: approve, approval: cli }
+approval:
+  quick: { timeout: 30s }
+  cli: { destination: { type: cli } }
+`);
+  const merged = new StrictestOf(user, strict);
+
+  test("its deny wins, saying it came from the project policy", () => {
+    expect(merged.evaluate(call("list"))).toEqual({
+      kind: "deny",
+      block: { gate: "rules", code: -32014, ruleId: "no-list", policyId: null, reason: "project policy: rule no-list: deny" },
+    });
+    expect(merged.evaluate(call("list_secrets"))).toMatchObject({ kind: "deny", block: { gate: "visibility", reason: 'project policy: tool "list_secrets" is not exposed by source "gh"' } });
+    expect(merged.visibility.filter("gh", "tools", ["list_secrets", "secret_tool", "get"])).toEqual(["get"]);
+  });
+
+  test("its approval turns the user's forward into an approval", () => {
+    expect(merged.evaluate(call("get"))).toMatchObject({ kind: "approve", ruleId: "ask-get", reason: "project policy: rule ask-get: approval required", workflowName: "default" });
+  });
+
+  test("both ask: the stricter workflow, the shorter timeout and on_timeout deny", () => {
+    expect(merged.evaluate(call("push"))).toEqual({
+      kind: "approve",
+      ruleId: "ask-push",
+      policyId: null,
+      reason: "rule ask-push: approval required; project policy: rule ask-push: approval required",
+      workflowName: "slow + project policy quick",
+      workflow: { destination: { type: "web" }, timeout: 30_000, on_timeout: "deny" },
+    });
+  });
+
+  test("both ask: the channel both allow; two different single channels leave none, so the call is denied", () => {
+    expect(merged.evaluate(call("merge"))).toMatchObject({ kind: "approve", workflow: { destination: { type: "cli" } } });
+    const onlyWeb = engine("schema: 1\ngovernance:\n  rules: [{ id: a, match: merge, action: approve, approval: w }]\napproval: { w: { destination: { type: web } } }\n");
+    expect(new StrictestOf(onlyWeb, strict).evaluate(call("merge"))).toMatchObject({
+      kind: "deny",
+      block: { gate: "approval", code: -32007, reason: expect.stringContaining("one asks only by web and the other only by cli: no approval channel satisfies both") },
+    });
+  });
+
+  test("the embedded default restricted by a project: its destructive approval stays, the project adds its own", () => {
+    const merged = new StrictestOf(new GovernanceEngine(EMBEDDED_DEFAULT, null, "embedded"), strict);
+    expect(merged.evaluate(call("rm", { annotations: { destructiveHint: true } }))).toMatchObject({ kind: "approve", ruleId: "default-destructive" });
+    expect(decideSafely(merged, call("list"), "production")).toMatchObject({ kind: "deny", block: { ruleId: "no-list" } });
+    expect(decideSafely(merged, call("list"), "development")).toMatchObject({ kind: "forward", would: "WOULD_BLOCK" });
+  });
+});
+
+describe("pinning under a project policy", () => {
+  test("the stricter mode, the lower severity and the stricter workflow win; a project cannot loosen", () => {
+    const engine = (yaml: string) => {
+      const parsed = parseConfig(yaml, {});
+      if (!parsed.ok) throw new Error(JSON.stringify(parsed.problems));
+      return new GovernanceEngine(parsed.config, null, "test");
+    };
+    const user = engine("schema: 1\nsources: [{ id: fs, pin: warn }]\npins: { block_severity: high }\n");
+    const project = engine("schema: 1\npins: { mode: off, block_severity: medium }\n");
+    const combined = new StrictestOf(user, project);
+    expect(combined.pins("fs")).toMatchObject({ mode: "warn", blockSeverity: "medium" });
+    expect(combined.pins("other")).toMatchObject({ mode: "strict", blockSeverity: "medium" });
+  });
+});

@@ -1,0 +1,192 @@
+/**
+ * What a person's approval covers (docs/governance.md, Approvals): this call, this tool on this
+ * server for the rest of the session (a grant, made through any channel and checked before a new
+ * task is made), or always (a rule in the user's policy file, through the approvals page only);
+ * and an elicitation the agent did not answer, which leaves the task to the person's other channels.
+ */
+import { afterEach, describe, expect, test } from "bun:test";
+import * as v from "valibot";
+import { evaluateResponse, taskResponse, tasksResponse, type EvaluateRequest } from "../../../src/governance/wire/api.ts";
+import type { AlwaysResult } from "../../../src/governance/approval/always-allow.ts";
+import { findNotifyTool, type NotifyTool } from "../../../src/governance/approval/desktop-notifier.ts";
+import { GovernanceEngine } from "../../../src/governance/engine/engine.ts";
+import { startGovernanceService } from "../../../src/governance/service/service.ts";
+import type { Task } from "../../../src/governance/approval/tasks.ts";
+import { fakeNotifySend } from "../../support/fake-notify.ts";
+import { waitFor } from "../../support/harness.ts";
+
+const SESSION = "s".repeat(64);
+const PAGE = "p".repeat(64);
+const CLI = "c".repeat(64);
+
+const engine = new GovernanceEngine(
+  {
+    schema: 1,
+    sources: [],
+    governance: {
+      defaults: { action: "forward" },
+      rules: [
+        { id: "deletes", match: "delete_*", method: "tools/call", action: "approve" },
+        { id: "agent-only", match: "ask_agent", method: "tools/call", action: "approve", approval: "agent" },
+      ],
+    },
+    approval: { agent: { destination: { type: "elicitation" }, timeout: 60_000, on_timeout: "deny" } },
+    pins: { mode: "strict", block_severity: "high" },
+  },
+  null,
+  "test",
+);
+
+const stops: Array<() => Promise<void> | void> = [];
+afterEach(async () => {
+  for (const stop of stops.splice(0).reverse()) await stop();
+});
+
+function start(options: { alwaysAllow?: (task: Task) => Promise<AlwaysResult>; agentCanAsk?: boolean; desktop?: NotifyTool } = {}) {
+  const service = startGovernanceService({
+    engine,
+    profile: "production",
+    sessionSecret: SESSION,
+    pageKey: PAGE,
+    cliKey: CLI,
+    port: 0,
+    ...(options.alwaysAllow ? { alwaysAllow: options.alwaysAllow } : {}),
+    ...(options.agentCanAsk === false ? { agentCanAsk: false } : {}),
+    ...(options.desktop ? { desktop: options.desktop } : {}),
+  });
+  stops.push(() => service.stop());
+  const call = async (path: string, key: string, body?: unknown) =>
+    fetch(`${service.url}${path}`, {
+      method: body === undefined ? "GET" : "POST",
+      headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+  const evaluate = async (request: Partial<EvaluateRequest>) => {
+    const response = await call("/governance/evaluate", SESSION, { server_id: "gh", direction: "agent_to_server", method: "tools/call", name: "delete_repo", arguments: {}, message_type: "request", profile: "production", ...request });
+    return v.parse(evaluateResponse, await response.json());
+  };
+  const task = async (id: string) => v.parse(taskResponse, await (await call(`/governance/task/${id}`, SESSION)).json()).task;
+  const decide = async (id: string, key: string, body: Record<string, unknown>) => call(`/approvals/api/tasks/${id}`, key, { digest: (await task(id)).digest, ...body });
+  const overview = async () => v.parse(tasksResponse, await (await call("/approvals/api/tasks", PAGE)).json());
+  return { service, call, evaluate, task, decide, overview };
+}
+
+describe("allow for this session", () => {
+  test("from any person's channel: later calls of the same tool on the same server, with any arguments, are approved by the grant, and say so", async () => {
+    const s = start();
+    const first = await s.evaluate({ arguments: { repo: "a" } });
+    const decided = await s.decide(first.task_id ?? "", CLI, { decision: "approve", scope: "session" });
+    expect(v.parse(taskResponse, await decided.json()).task).toMatchObject({ status: "approved", decided_by: "cli", scope: "session" });
+
+    const later = await s.evaluate({ arguments: { repo: "b", force: true } });
+    // The call keeps the shim's protocol (a task to poll), approved as it is made, and no one is asked.
+    expect(later).toMatchObject({ decision: "pending_approval", rule_id: "deletes" });
+    expect(later.shim_channels).toBeUndefined();
+    expect(await s.task(later.task_id ?? "")).toMatchObject({ status: "approved", decided_by: `session_grant:${first.task_id}`, reason: `allowed for this session (task ${first.task_id}, by cli)` });
+
+    // Not another tool, not another server, not the same tool elsewhere.
+    const others = [await s.evaluate({ name: "delete_branch" }), await s.evaluate({ server_id: "gl" })];
+    for (const other of others) expect((await s.task(other.task_id ?? "")).status).toBe("pending");
+
+    expect((await s.overview()).grants).toEqual([
+      { grant_id: `grant-${first.task_id}`, server_id: "gh", method: "tools/call", name: "delete_repo", task_id: first.task_id ?? "", granted_by: "cli", created_at: expect.any(String), uses: 1 },
+    ]);
+  });
+
+  test("an elicitation answer relayed with scope session makes a grant; a revoked grant asks again", async () => {
+    const s = start();
+    const offered = await s.evaluate({ channels: ["elicitation"] });
+    const relayed = await s.call(`/governance/task/${offered.task_id}/decision`, SESSION, { decision: "approve", scope: "session", digest: (await s.task(offered.task_id ?? "")).digest, relay_token: offered.relay_token });
+    expect(v.parse(taskResponse, await relayed.json()).task).toMatchObject({ decided_by: "elicitation", scope: "session" });
+    expect((await s.task((await s.evaluate({})).task_id ?? "")).decided_by).toBe(`session_grant:${offered.task_id}`);
+
+    const revoked = await s.call(`/approvals/api/grants/grant-${offered.task_id}/revoke`, PAGE, {});
+    expect(revoked.status).toBe(200);
+    expect((await s.task((await s.evaluate({})).task_id ?? "")).status).toBe("pending");
+    expect((await s.call(`/approvals/api/grants/grant-${offered.task_id}/revoke`, PAGE, {})).status).toBe(404);
+  });
+
+  test("a deny or a once approval makes no grant, and no grant outlives the service", async () => {
+    const s = start();
+    await s.decide((await s.evaluate({})).task_id ?? "", PAGE, { decision: "approve" });
+    await s.decide((await s.evaluate({ name: "delete_tag" })).task_id ?? "", PAGE, { decision: "deny", scope: "session" });
+    expect((await s.overview()).grants).toEqual([]);
+    await s.decide((await s.evaluate({})).task_id ?? "", PAGE, { decision: "approve", scope: "session" });
+    expect(s.service.grants.list()).toHaveLength(1);
+    await s.service.stop();
+    expect(s.service.grants.list()).toEqual([]);
+    expect(s.service.grants.grant({ serverId: "gh", method: "tools/call", name: "x" }, "t", "web", 0)).toBeNull();
+  });
+});
+
+describe("always allow", () => {
+  test("only the approvals page may ask, and the call is approved only once the rule is written", async () => {
+    const written: string[] = [];
+    const s = start({ alwaysAllow: async (task) => (written.push(task.id), { ok: true, file: "/x/thoughtgate.yaml", ruleId: "always-allow-gh-delete_repo", note: "always allowed: rule r added to /x" }) });
+    const id = (await s.evaluate({})).task_id ?? "";
+    const byCli = await s.decide(id, CLI, { decision: "approve", scope: "always" });
+    expect([byCli.status, ((await byCli.json()) as { error: string }).error]).toEqual([403, expect.stringContaining("only the approvals page")]);
+    expect(written).toEqual([]);
+    const byPage = await s.decide(id, PAGE, { decision: "approve", scope: "always" });
+    expect(v.parse(taskResponse, await byPage.json()).task).toMatchObject({ status: "approved", decided_by: "web", scope: "always", reason: "always allowed: rule r added to /x" });
+    expect(written).toEqual([id]);
+    // The relay never carries `always`.
+    const offered = await s.evaluate({ channels: ["elicitation"] });
+    const relayed = await s.call(`/governance/task/${offered.task_id}/decision`, SESSION, { decision: "approve", scope: "always", digest: (await s.task(offered.task_id ?? "")).digest, relay_token: offered.relay_token });
+    expect(relayed.status).toBe(400);
+  });
+
+  test("a rule that cannot be written leaves the task pending and says why", async () => {
+    const s = start({ alwaysAllow: async () => ({ ok: false, reason: "cannot always allow gh.delete_repo: the approval is asked by the project's policy /p/thoughtgate.yaml" }) });
+    const id = (await s.evaluate({})).task_id ?? "";
+    const refused = await s.decide(id, PAGE, { decision: "approve", scope: "always" });
+    expect([refused.status, await refused.json()]).toEqual([409, { code: "not_possible", error: expect.stringContaining("project's policy") }]);
+    expect((await s.task(id)).status).toBe("pending");
+    const noWriter = start();
+    const other = (await noWriter.evaluate({})).task_id ?? "";
+    expect((await noWriter.decide(other, PAGE, { decision: "approve", scope: "always" })).status).toBe(409);
+  });
+});
+
+describe("where the agent cannot ask", () => {
+  test("agentCanAsk false: no shim is offered elicitation, even when it says it could", async () => {
+    const s = start({ agentCanAsk: false });
+    const answer = await s.evaluate({ channels: ["elicitation"] });
+    expect([answer.decision, answer.shim_channels, answer.relay_token]).toEqual(["pending_approval", undefined, undefined]);
+  });
+
+  test("a desktop notification names the call and the page without its key; its actions decide as desktop", async () => {
+    using notify = fakeNotifySend();
+    const s = start({ desktop: findNotifyTool({ ...process.env, ...notify.env }, "linux") ?? undefined });
+    const id = (await s.evaluate({ name: "delete_repo" })).task_id ?? "";
+    const [shown] = await waitFor(() => (notify.notifications().length === 1 ? notify.notifications() : null), "the notification");
+    expect(shown).toMatchObject({ waiting: true, title: "ThoughtGate: allow gh.delete_repo?" });
+    expect(shown?.body).toContain(`Task ${id}, rule deletes.`);
+    expect(shown?.body).toContain(`${s.service.url}/approvals (open the link thoughtgate printed`);
+    expect(shown?.body).toContain(`thoughtgate approve ${id} [--session]`);
+    expect(shown?.args.join(" ")).not.toContain(PAGE);
+    expect(shown?.args.join(" ")).not.toContain(CLI);
+    expect(shown?.args).toEqual(expect.arrayContaining(["--action=once=Allow once", "--action=session=Allow for this session", "--action=deny=Deny"]));
+
+    await notify.click(shown?.pid ?? 0, "session");
+    await waitFor(async () => (await s.task(id)).status === "approved", "the click to decide");
+    expect(await s.task(id)).toMatchObject({ decided_by: "desktop", scope: "session" });
+    // A workflow that asks only through the agent is never announced on the desktop.
+    await s.evaluate({ name: "ask_agent" });
+    const decidedElsewhere = (await s.evaluate({ name: "delete_tag" })).task_id ?? "";
+    const second = await waitFor(() => notify.notifications().find((n) => n.title.includes("delete_tag")), "the second notification");
+    await s.decide(decidedElsewhere, PAGE, { decision: "deny" });
+    // Decided on the page: the notification is withdrawn (SIGINT, which notify-send answers by closing it).
+    await waitFor(() => notify.ended(second.pid) === "signal", "the notification to be withdrawn");
+    expect(notify.notifications().map((n) => n.title)).toEqual(["ThoughtGate: allow gh.delete_repo?", "ThoughtGate: allow gh.delete_tag?"]);
+  });
+
+  test("the shim says the agent's prompt went unanswered: only with the task's relay token, and the task waits on", async () => {
+    const s = start();
+    const asked = await s.evaluate({ channels: ["elicitation"] });
+    const refused = await s.call(`/governance/task/${asked.task_id}/unanswered`, SESSION, { relay_token: "0".repeat(64) });
+    expect(refused.status).toBe(401);
+    const told = await s.call(`/governance/task/${asked.task_id}/unanswered`, SESSION, { relay_token: asked.relay_token, reason: "cancel" });
+    expect(v.parse(taskResponse, await told.json()).task.status).toBe("pending");
+  });
+});
