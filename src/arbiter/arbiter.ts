@@ -1,3 +1,4 @@
+import { recordedArguments } from "../telemetry/recorded-arguments.ts";
 import { argsHash } from "../core/canonical-json.ts";
 import { taggedLog, type Logger } from "../core/log.ts";
 import type { Profile } from "../core/profile.ts";
@@ -269,6 +270,7 @@ export class Arbiter {
   private audited(call: Call): { callId: string; argsHash: string } {
     if (call.audit) return call.audit;
     const audit = { callId: Bun.randomUUIDv7(), argsHash: argsHash(call.args) };
+    const recorded = this.options.engines.engine.auditArguments() ? { arguments: recordedArguments(call.args) } : {};
     call.audit = audit;
     call.args = null;
     this.options.events.emit("tool_call_start", {
@@ -276,6 +278,7 @@ export class Arbiter {
       request_id: call.id,
       tool: call.tool,
       args_hash: audit.argsHash,
+      ...recorded,
       ...(call.action === null ? {} : { action: call.action }),
       requires_policy: call.requiresPolicy,
     });

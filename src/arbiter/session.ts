@@ -9,6 +9,8 @@ import { concatBytes } from "../core/bytes.ts";
 import { ServerProcess, SIGTERM_GRACE_MS, STDIN_CLOSE_GRACE_MS, type Exit } from "../stdio/server-process.ts";
 import { EventStream } from "../telemetry/events.ts";
 import { VERSION } from "../version.ts";
+import { projectRoot } from "../core/project.ts";
+import { redactArgv } from "../telemetry/redact-argv.ts";
 import { Arbiter, emptySummary } from "./arbiter.ts";
 import { ControlChannel } from "./control-channel.ts";
 import { EventSplitter, type Piece } from "./event-splitter.ts";
@@ -65,6 +67,9 @@ export async function runArbiter(options: ArbiterSessionOptions): Promise<number
     server_command: options.command,
     policy: options.engines.label,
     version: VERSION,
+    // The child is the agent: its command line, and the project it works in.
+    agent_command: redactArgv(options.command),
+    project: projectRoot(process.cwd()),
   });
   const spawned = ServerProcess.spawn(options.command, process.env, { pipeStderr: true });
   if (!(spawned instanceof ServerProcess)) {

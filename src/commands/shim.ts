@@ -1,5 +1,6 @@
 import { defineCommand } from "citty";
 import { runShim } from "../shim/proxy.ts";
+import { runIdentity } from "../shim/run-identity.ts";
 import { createShimDecider } from "../governance/deciders/shim-decider.ts";
 import { commonArgs, eventsArg, eventsPath, givenOrAbsent, optionalDuration, profileArg, resolveProfile, runIdFromEnv } from "./_shared.ts";
 import { remoteArgs, shimSides } from "./_shim-sides.ts";
@@ -63,6 +64,7 @@ export default defineCommand({
     });
     // Traces only when the policy (or the service) asks for them: nothing of it is loaded otherwise.
     const tracer = decider.tracing ? await (await import("../governance/engine/tracing.ts")).startShimTracer(decider.tracing, serverId) : undefined;
-    return runShim({ serverId, profile, upstream: sides.upstream, agent: sides.agent, runId, eventsPath: events, decider, ...graces, ...(tracer ? { tracer } : {}) });
+    const identity = events === null ? undefined : runIdentity({ env: process.env, cwd: process.cwd(), parentPid: process.ppid });
+    return runShim({ serverId, profile, upstream: sides.upstream, agent: sides.agent, runId, identity, eventsPath: events, decider, ...graces, ...(tracer ? { tracer } : {}) });
   },
 });

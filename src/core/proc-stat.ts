@@ -55,3 +55,17 @@ export function isProcessRunning(pid: number): boolean {
   if (process.platform === "linux") return isRunning(readProcStat(pid));
   return bestEffort(() => process.kill(pid, 0));
 }
+
+/**
+ * A process's command line from `/proc/<pid>/cmdline` (Linux only); null elsewhere, when the
+ * process is gone, or when it is not ours to read.
+ */
+export function readProcCmdline(pid: number): string[] | null {
+  try {
+    const words = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0");
+    if (words.at(-1) === "") words.pop();
+    return words.length > 0 ? words : null;
+  } catch {
+    return null;
+  }
+}

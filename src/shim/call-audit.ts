@@ -6,6 +6,7 @@ import { targetName, type Verdict } from "../governance/decision/decider.ts";
 import type { FramingError } from "../stdio/validate-line.ts";
 import { rawForLog, type CallStatus, type EventStream, type Summary } from "../telemetry/events.ts";
 import { redactText } from "../telemetry/redact.ts";
+import { recordedArguments } from "../telemetry/recorded-arguments.ts";
 import type { Outstanding, RequestTracker } from "./request-tracker.ts";
 
 export type Direction = "agent_to_server" | "server_to_agent";
@@ -48,6 +49,8 @@ export class CallAudit {
   constructor(
     private readonly events: EventStream,
     private readonly log: Logger,
+    /** Whether the record keeps each call's arguments (redacted) beside their hash: the user's `audit.arguments`. */
+    private readonly recordArguments: () => boolean = () => true,
   ) {}
 
   message(direction: Direction, message: Message): void {
@@ -67,7 +70,13 @@ export class CallAudit {
     const args = (request.params as { arguments?: unknown } | undefined)?.arguments;
     entry.call = { callId: audited ? Bun.randomUUIDv7() : "", tool: targetName(request), argsHash: audited ? argsHash(args) : "" };
     if (audited) {
-      this.events.emit("tool_call_start", { call_id: entry.call.callId, request_id: request.id, tool: entry.call.tool, args_hash: entry.call.argsHash });
+      this.events.emit("tool_call_start", {
+        call_id: entry.call.callId,
+        request_id: request.id,
+        tool: entry.call.tool,
+        args_hash: entry.call.argsHash,
+        ...(this.recordArguments() ? { arguments: recordedArguments(args) } : {}),
+      });
     }
   }
 
@@ -104,7 +113,10 @@ export class CallAudit {
     if (entry.call) {
       this.events.emit("tool_call_decision", { call_id: entry.call.callId, tool: entry.call.tool, ...fields });
     } else {
-      this.events.emit("method_decision", { request_id: entry.id, method: request.method, name, ...fields });
+      // prompts/get carries arguments; a resource's request has only its URI (`name`, redacted).
+      const args = (request.params as { arguments?: unknown } | undefined)?.arguments;
+      const recorded = args !== undefined && this.recordArguments() ? { arguments: recordedArguments(args) } : {};
+      this.events.emit("method_decision", { request_id: entry.id, method: request.method, name, ...recorded, ...fields });
     }
   }
 

@@ -9,6 +9,7 @@ import { collectWhenIdle } from "../core/idle-collector.ts";
 import { Router } from "./router.ts";
 import { StdioAgent, type AgentSide } from "./stdio-agent.ts";
 import type { Upstream } from "./upstream.ts";
+import type { RunIdentity } from "./run-identity.ts";
 
 export { MAX_PENDING_DECISIONS, SENDER_UNREAD_LIMIT_BYTES } from "./pump.ts";
 export const ORPHAN_TIMEOUT_MS = 300_000;
@@ -21,6 +22,8 @@ export type ShimOptions = {
   /** The agent: on our stdio unless given (`shim --listen`). */
   agent?: (onGone: (reason: string) => void) => AgentSide;
   runId: string;
+  /** Which session, agent and project this run is (run-identity.ts), for `run_start`. */
+  identity?: RunIdentity;
   eventsPath: string | null;
   decider: Decider;
   orphanTimeoutMs?: number;
@@ -54,6 +57,8 @@ export async function runShim(options: ShimOptions): Promise<number> {
     ...(upstream.url === undefined ? {} : { server_url: upstream.url }),
     policy: options.decider.policy,
     version: VERSION,
+    ...(options.identity?.agentCommand ? { agent_command: options.identity.agentCommand } : {}),
+    ...(options.identity ? { project: options.identity.project } : {}),
   });
 
   const tracing = options.tracer?.on ? await startTracing(options, options.tracer) : null;

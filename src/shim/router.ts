@@ -72,7 +72,7 @@ export class Router {
     this.toServer = options.toServer;
     this.serverUnavailable = options.serverUnavailable ?? "the MCP server is not running";
     this.log = taggedLog(options.serverId);
-    this.audit = new CallAudit(options.events, this.log);
+    this.audit = new CallAudit(options.events, this.log, () => options.decider.auditArguments?.() ?? true);
     this.own = new OwnRequests(options.toAgent, () => this.toServer);
     this.catalog = new ToolCatalog(this.log);
     this.listChanges = new ListChanges(options.toAgent, (id) => this.agentRequests.has(id));

@@ -4,6 +4,7 @@ import type { Profile } from "../core/profile.ts";
 import { log } from "../core/log.ts";
 import { messageOf, ThoughtGateError } from "../core/errors.ts";
 import { redactText } from "./redact.ts";
+import { showInvisibleInJson } from "../core/visible-text.ts";
 
 /**
  * The audit event stream (docs/events.md): one JSON object per line, appended to a file, never to
@@ -26,6 +27,10 @@ export type EventFields = {
     server_url?: string;
     policy: string;
     version: string;
+    /** The agent's command line, redacted (src/telemetry/redact-argv.ts); absent when it cannot be known. */
+    agent_command?: string[];
+    /** The project the agent works in (src/core/project.ts). */
+    project?: string;
   };
   server_state: {
     state: "running" | "failed_to_start" | "exited" | "terminated" | "closed";
@@ -40,13 +45,15 @@ export type EventFields = {
     request_id: string | number;
     tool: string;
     args_hash: string;
+    /** The arguments as a person is shown them (redacted, long strings cut in the middle); absent with `audit.arguments: hash`. */
+    arguments?: unknown;
     /** arbiter: the `tool.request`'s `action`, and whether the child waits for our decision. */
     action?: string;
     requires_policy?: boolean;
   };
   tool_call_decision: { call_id: string; tool: string } & DecisionFields;
   /** A decision on a governed method other than tools/call (resources/read, prompts/get…). */
-  method_decision: { request_id: string | number; method: string; name: string } & DecisionFields;
+  method_decision: { request_id: string | number; method: string; name: string; arguments?: unknown } & DecisionFields;
   /** A tools/prompts/resources list on its way to the agent: what the server sent, what the agent got. */
   list_result: { request_id: string | number; method: string; upstream_count: number; returned_count: number };
   /** A tool (prompt, resource template) seen for the first time under this server's identity: its definition is pinned. */
@@ -231,7 +238,9 @@ export class EventStream {
   emit<T extends EventType>(type: T, fields: EventFields[T]): void {
     if (this.path === null) return;
     this.seq += 1;
-    const body = JSON.stringify(fields);
+    // Arguments come from the agent: their invisible characters are written as JSON escapes
+    // (the same value, src/core/visible-text.ts), so no reader of the file meets them raw.
+    const body = "arguments" in fields ? showInvisibleInJson(JSON.stringify(fields)) : JSON.stringify(fields);
     const head = `{"v":${EVENT_SCHEMA_VERSION},"type":"${type}","ts":"${this.timestamp()}",${this.fixed},"seq":${this.seq}`;
     this.queue.push(body === "{}" ? `${head}}\n` : `${head},${body.slice(1)}\n`);
     if (!this.flushScheduled) {

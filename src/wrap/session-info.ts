@@ -4,49 +4,33 @@
  * wrap (and so every shim it starts) uses, after an upgrade mid-session; the next wrap reads it to
  * keep the binaries running wraps still name.
  */
-import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import * as v from "valibot";
-import { stateDir } from "../core/paths.ts";
+import { readSessionInfo, SESSION_INFO_FILE, sessionsDir, type SessionInfo } from "../core/session-file.ts";
 import { isSameProcessRunning, ownProcessStartId } from "./process-identity.ts";
 import { prunePins, shimBinary } from "./shim-path.ts";
 import { TARGET, VERSION } from "../version.ts";
 
-export const SESSION_INFO_FILE = "wrap.json";
+export { SESSION_INFO_FILE, type SessionInfo };
 
-const SessionInfo = v.object({
-  version: v.string(),
-  target: v.string(),
-  pid: v.pipe(v.number(), v.integer()),
-  /** processStartId of the wrap, so a reused pid is not mistaken for it. */
-  startId: v.nullable(v.string()),
-  /** The binary wrap ran as, and the one the agent configs name for the shims (shim-path.ts). */
-  binary: v.string(),
-  shim: v.string(),
-  startedAt: v.string(),
-});
-export type SessionInfo = v.InferOutput<typeof SessionInfo>;
+/** What the session is: the agent's command line (redacted) and its project, for the shims' `run_start`. */
+export type SessionIdentity = { agentCommand: string[]; project: string };
 
-export function writeSessionInfo(sessionDir: string, paths: { binary: string; shim: string }): SessionInfo {
-  const info: SessionInfo = { version: VERSION, target: TARGET, pid: process.pid, startId: ownProcessStartId(), ...paths, startedAt: new Date().toISOString() };
+export function writeSessionInfo(sessionDir: string, paths: { binary: string; shim: string }, identity?: SessionIdentity): SessionInfo {
+  const info: SessionInfo = { version: VERSION, target: TARGET, pid: process.pid, startId: ownProcessStartId(), ...paths, startedAt: new Date().toISOString(), ...identity };
   writeFileSync(join(sessionDir, SESSION_INFO_FILE), `${JSON.stringify(info, null, 2)}\n`, { mode: 0o600 });
   return info;
 }
 
 /** Sessions whose wrap is still running, each with its run id. */
 export function runningWraps(env: NodeJS.ProcessEnv = process.env): Array<SessionInfo & { runId: string }> {
-  const sessions = join(stateDir(env), "sessions");
+  const sessions = sessionsDir(env);
   if (!existsSync(sessions)) return [];
   const running: Array<SessionInfo & { runId: string }> = [];
   for (const runId of readdirSync(sessions)) {
-    let parsed: v.SafeParseResult<typeof SessionInfo>;
-    try {
-      parsed = v.safeParse(SessionInfo, JSON.parse(readFileSync(join(sessions, runId, SESSION_INFO_FILE), "utf8")));
-    } catch {
-      // A session from before wrap.json existed, or not a session directory.
-      continue;
-    }
-    if (parsed.success && isSameProcessRunning(parsed.output.pid, parsed.output.startId)) running.push({ ...parsed.output, runId });
+    // null: a session from before wrap.json existed, or not a session directory.
+    const info = readSessionInfo(join(sessions, runId));
+    if (info && isSameProcessRunning(info.pid, info.startId)) running.push({ ...info, runId });
   }
   return running;
 }
@@ -56,11 +40,11 @@ export function runningWraps(env: NodeJS.ProcessEnv = process.env): Array<Sessio
  * shims: the session's pin (shim-path.ts), recorded before it is made so that another wrap pruning
  * pins at the same moment keeps it. Pins no running wrap names are removed.
  */
-export function recordSessionBinary(sessionDir: string, env: NodeJS.ProcessEnv = process.env): string {
+export function recordSessionBinary(sessionDir: string, identity: SessionIdentity, env: NodeJS.ProcessEnv = process.env): string {
   const planned = shimBinary({ env, create: false });
-  writeSessionInfo(sessionDir, { binary: planned.source, shim: planned.path });
+  writeSessionInfo(sessionDir, { binary: planned.source, shim: planned.path }, identity);
   const shim = shimBinary({ env });
-  if (shim.path !== planned.path) writeSessionInfo(sessionDir, { binary: shim.source, shim: shim.path });
+  if (shim.path !== planned.path) writeSessionInfo(sessionDir, { binary: shim.source, shim: shim.path }, identity);
   prunePins(() => new Set(runningWraps(env).map((session) => session.shim)), env);
   return shim.path;
 }

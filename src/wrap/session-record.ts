@@ -2,6 +2,10 @@ import { existsSync, mkdirSync, openSync, readFileSync, readSync, closeSync, sta
 import { join } from "node:path";
 import { stateDir } from "../core/paths.ts";
 import { SESSION_GRANT_PREFIX } from "../governance/approval/session-grants.ts";
+import { briefArguments } from "../core/brief-arguments.ts";
+import { showInvisible } from "../core/visible-text.ts";
+import { PERSON_CHANNELS, type LogCall } from "../record/log-call.ts";
+import { redact, redactText } from "../telemetry/redact.ts";
 
 /**
  * One place for a wrap session's record: every shim of the session appends its events to
@@ -38,8 +42,6 @@ export type SessionSummary = {
 
 export type Event = Record<string, unknown>;
 
-/** The channels through which a person decides; anything else that approved was a rule. */
-const PERSON_CHANNELS: ReadonlySet<string> = new Set(["web", "cli", "elicitation", "desktop", "slack", "terminal"]);
 
 export function readEvents(path: string): Event[] {
   if (!existsSync(path)) return [];
@@ -107,6 +109,44 @@ export function summarize(events: Event[]): SessionSummary {
     }
   }
   return summary;
+}
+
+/** How many denied (and approved) calls the summary names before "and N more". */
+const LISTED_CALLS = 20;
+/** Room for a listed call's arguments and reason. */
+const LISTED_ARGUMENTS_CHARS = 60;
+const LISTED_REASON_CHARS = 80;
+
+/**
+ * The calls a person will want to look at after the session: the denied ones, and the ones a
+ * person approved (tool, short redacted arguments, who decided, the reason).
+ */
+export function renderDecidedCalls(calls: LogCall[], sessionId: string): string {
+  const denied = calls.filter((call) => call.outcome === "denied");
+  const approved = calls.filter((call) => call.decision === "forward" && call.decided_by !== null && PERSON_CHANNELS.has(call.decided_by.channel));
+  const lines: string[] = [];
+  const list = (title: string, chosen: LogCall[]) => {
+    if (chosen.length === 0) return;
+    lines.push(`  ${title}`);
+    for (const call of chosen.slice(0, LISTED_CALLS)) lines.push(`    ${describeCall(call)}`);
+    if (chosen.length > LISTED_CALLS) lines.push(`    … and ${chosen.length - LISTED_CALLS} more`);
+  };
+  list("denied:", denied);
+  list("approved by a person:", approved);
+  lines.push(`  every call: thoughtgate log --session ${sessionId}`);
+  return lines.join("\n");
+}
+
+function describeCall(call: LogCall): string {
+  const args = call.arguments === null ? "(arguments not recorded)" : briefArguments(redact(call.arguments), LISTED_ARGUMENTS_CHARS).text;
+  const by = call.decided_by ? `${call.decided_by.channel}${call.decided_by.who ? ` ${call.decided_by.who}` : ""}` : (call.gate ?? "governance");
+  const words = call.person_reason ?? call.reason;
+  const reason = words ? `: ${shorten(redactText(words).replace(/\s+/g, " "), LISTED_REASON_CHARS)}` : "";
+  return showInvisible(`${call.server}.${redactText(call.tool)} ${args} by ${by}${reason}`);
+}
+
+function shorten(text: string, room: number): string {
+  return text.length <= room ? text : `${text.slice(0, room - 1)}…`;
 }
 
 export function renderSummary(summary: SessionSummary, eventsPath: string): string {

@@ -24,9 +24,12 @@ import { checkCoverage } from "./coverage-gate.ts";
 import { drainShims } from "./drain.ts";
 import { ownProcessStartId } from "./process-identity.ts";
 import { repairStale } from "./repair.ts";
-import { createSessionDir, describeDecision, followEvents, readEvents, renderSummary, summarize } from "./session-record.ts";
+import { createSessionDir, describeDecision, followEvents, readEvents, renderDecidedCalls, renderSummary, summarize } from "./session-record.ts";
+import { callsOfFile } from "../record/session-calls.ts";
 import { recordSessionBinary } from "./session-info.ts";
 import { pinsSummary } from "./pins-summary.ts";
+import { projectRoot } from "../core/project.ts";
+import { redactArgv } from "../telemetry/redact-argv.ts";
 import { shimBinary } from "./shim-path.ts";
 
 /** How long shims get to drain after the agent exits. */
@@ -135,7 +138,8 @@ async function governAndRun(options: WrapOptions, agent: AgentType, ctx: AgentCo
   const cli = publishCliAccess(service.url, cliKey);
   const record = createSessionDir(runId);
   // The shims run a pin of this binary, not the install's path (shim-path.ts: upgrades, npx caches).
-  const binary = recordSessionBinary(record.dir);
+  // What the session is, for its shims' run_start and `thoughtgate log` (docs/events.md).
+  const binary = recordSessionBinary(record.dir, { agentCommand: redactArgv(options.command), project: projectRoot(ctx.cwd) });
   // The shims' secret goes in the session directory (0600), not in the agent's config: a project
   // config (.mcp.json, .vscode/mcp.json) may be shared or committed while the session runs.
   const secretFile = join(record.dir, "secret");
@@ -214,7 +218,7 @@ async function governAndRun(options: WrapOptions, agent: AgentType, ctx: AgentCo
     process.off("exit", onExit);
     process.off("uncaughtException", onUncaught);
   }
-  options.say(renderSummary(summarize(readEvents(record.events)), record.events));
+  options.say(`${renderSummary(summarize(readEvents(record.events)), record.events)}\n${renderDecidedCalls(callsOfFile(record.events, runId), runId)}`);
   return exitCode;
 }
 

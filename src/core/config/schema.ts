@@ -231,6 +231,12 @@ export const configSchema = v.pipe(
     ),
     secrets: v.optional(secretsSchema),
     telemetry: v.optional(strict({ otlp: v.optional(otlpSchema) })),
+    /**
+     * What the audit records of each call (docs/events.md): `arguments: redacted` (the default:
+     * the arguments as a person is shown them, beside their hash) or `hash` (the hash only).
+     * Read from the user's policy only (strictest-of.ts).
+     */
+    audit: v.optional(strict({ arguments: v.optional(oneOf(["redacted", "hash"] as const), "redacted") })),
   }),
 );
 

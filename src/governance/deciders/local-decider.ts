@@ -51,6 +51,10 @@ export class LocalDecider implements Decider {
     return this.engines.engine.secretScan(serverId);
   }
 
+  auditArguments(): boolean {
+    return this.engines.engine.auditArguments();
+  }
+
   /** The verdict of a forward outcome; an outcome the engine shares (frozen: a rule's) gets one shared verdict. */
   private forwardVerdict(outcome: Extract<Outcome, { kind: "forward" }>): Verdict {
     const shared = Object.isFrozen(outcome);

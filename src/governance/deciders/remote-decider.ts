@@ -65,6 +65,8 @@ export class RemoteDecider implements Decider {
   private reporting: Promise<void> = Promise.resolve();
   /** The service's answer for this server, refreshed with every heartbeat; until then, scan everything. */
   private secrets: SecretScanPolicy = SCAN_EVERYTHING;
+  /** Until the service says otherwise, the record keeps hashes only: the user may have asked for that. */
+  private recordArguments = false;
 
   private readonly log: Logger;
   /** What waiting on an approval task (task-wait.ts) asks of this decider. */
@@ -185,6 +187,10 @@ export class RemoteDecider implements Decider {
     return this.secrets;
   }
 
+  auditArguments(): boolean {
+    return this.recordArguments;
+  }
+
   attachCounts(counts: () => { messages: MessageCounts; framingErrors: MessageCounts }): void {
     this.counts = counts;
   }
@@ -253,6 +259,7 @@ export class RemoteDecider implements Decider {
       for (const [kind, setting] of Object.entries(answer.secrets.kinds)) if (isSecretKind(kind)) kinds[kind] = setting;
       this.secrets = { scan: answer.secrets.scan, kinds };
     }
+    if (answer.audit_arguments) this.recordArguments = answer.audit_arguments === "redacted";
     // A service that traces says so, with the span this shim's session span hangs under (its first
     // heartbeat comes before the shim starts, so the shim knows before its first message).
     const parent = this.tracing ? null : parseTraceparent(answer.tracing?.traceparent);

@@ -86,6 +86,11 @@ export type Decider = {
   readonly stopRequested?: Promise<string>;
   /** How this server's results are scanned for secrets; absent: everything, redacted (secret-policy.ts). */
   secretScan?(serverId: string): SecretScanPolicy;
+  /**
+   * Whether the audit records each call's arguments (redacted) beside their hash: the user's
+   * `audit.arguments` (docs/events.md); absent: recorded.
+   */
+  auditArguments?(): boolean;
   /** Given the router's running message counts, for the governance service's metrics. */
   attachCounts?(counts: () => { messages: Map<string, number>; framingErrors: Map<string, number> }): void;
   /** The MCP server's state changed, for the governance service's `thoughtgate_stdio_server_state`. */

@@ -43,6 +43,8 @@ export interface PolicyEngine {
   pins(serverId: string): PinSettings;
   /** How results from this server are scanned for secrets (secret-policy.ts). */
   secretScan(serverId: string): SecretScanPolicy;
+  /** Whether the audit records calls' arguments (redacted) beside their hash (`audit.arguments`). */
+  auditArguments(): boolean;
 }
 
 /**
@@ -75,6 +77,10 @@ export class GovernanceEngine implements PolicyEngine {
 
   secretScan(serverId: string): SecretScanPolicy {
     return secretScanOf(this.config.secrets, serverId);
+  }
+
+  auditArguments(): boolean {
+    return this.config.audit?.arguments !== "hash";
   }
 
   evaluate(input: EvaluateInput): EngineDecision {

@@ -70,6 +70,14 @@ export class StrictestOf implements PolicyEngine {
     return stricterScan(this.base.secretScan(serverId), this.restriction.secretScan(serverId));
   }
 
+  /**
+   * The user's own setting only: a project's policy (a cloned repository's) must not be able to
+   * take the arguments out of the user's record of what the agent did there.
+   */
+  auditArguments(): boolean {
+    return this.base.auditArguments();
+  }
+
   private bothApprove(first: Approval, second: Approval): EngineDecision {
     const reason = `${first.reason}; ${this.attributed(second.reason)}`;
     const destination = narrower(first.workflow.destination, second.workflow.destination);

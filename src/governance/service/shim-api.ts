@@ -84,7 +84,8 @@ export function shimApi(options: ShimApiOptions): ShimApi {
       metrics.seen(parsed.value.server_id);
       // The server's secret scanning settings ride on the heartbeat (the shim asks once before its first message).
       const tracing = options.tracing ? { tracing: { traceparent: options.tracing.traceparent } } : {};
-      return answer({ shutdown: shutdown(), secrets: options.engine().secretScan(parsed.value.server_id), ...tracing });
+      const engine = options.engine();
+      return answer({ shutdown: shutdown(), secrets: engine.secretScan(parsed.value.server_id), audit_arguments: engine.auditArguments() ? "redacted" : "hash", ...tracing });
     }
     if (path === "/governance/filter" && method === "POST") {
       const parsed = parseValue(body, filterRequest);

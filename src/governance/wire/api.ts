@@ -204,6 +204,8 @@ export const heartbeatRequest = v.object({ server_id: v.string(), pid: v.optiona
 export const heartbeatResponse = v.object({
   shutdown: v.boolean(),
   secrets: v.optional(secretScanWire),
+  /** What the audit records of a call's arguments (`audit.arguments` of the user's policy). */
+  audit_arguments: v.optional(v.picklist(["redacted", "hash"])),
   /** The service traces: the shim's session span hangs under this one, and its spans go to POST /governance/spans. */
   tracing: v.optional(v.object({ traceparent: v.pipe(v.string(), v.maxLength(256)) })),
 });

@@ -1,0 +1,395 @@
+/**
+ * The index `thoughtgate log` keeps beside the record (`<state dir>/log-index.sqlite`, Bun's
+ * `bun:sqlite`), so a question over months of calls is not a scan of every file. The JSONL files
+ * stay the record: the index is only ever built from them, is brought up to date with what they
+ * gained before every answer, and is never trusted blindly (docs/events.md, "The index"):
+ *
+ * - a file it indexed that no longer starts with the bytes it read, or ends before where it
+ *   stopped, is indexed again from its start; a file gone from disk loses its rows;
+ * - every row carries a checksum of the call it holds, checked on every row an answer reads;
+ * - its call count must match its own per-file counts when it opens;
+ * - any error SQLite reports (a damaged or foreign file) and any failed check throws it away and
+ *   builds it again from the record, then answers.
+ *
+ * Several `log`s (a `--follow` beside a query, a wrap summary) may update it at once: SQLite's
+ * locking (WAL, a write transaction per batch that re-reads where the file was left) keeps each
+ * batch whole and never indexes a line twice. A longer file than most: the checks, the build and
+ * the queries share one connection and one recovery path.
+ */
+import { Database } from "bun:sqlite";
+import { closeSync, mkdirSync, openSync, readSync, rmSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { messageOf, ThoughtGateError } from "../core/errors.ts";
+import { log } from "../core/log.ts";
+import { stateDir } from "../core/paths.ts";
+import { CallAssembler, type RunInfo } from "./call-assembler.ts";
+import { whereOf, type LogFilter } from "./log-filter.ts";
+import type { LogCall } from "./log-call.ts";
+import { recordFiles, type RecordFile } from "./record-files.ts";
+
+export const INDEX_FILE = "log-index.sqlite";
+/** Bumped whenever the tables or what a row holds change: an index of another version is rebuilt. */
+const SCHEMA_VERSION = "1";
+/** Bytes of a record file read per batch (one write transaction each). */
+const CHUNK_BYTES = 8 * 1024 * 1024;
+/** The start of a file the index remembers, to notice a file replaced by another. */
+const HEAD_BYTES = 4096;
+/** The bytes just before where indexing stopped, to notice a file cut or rewritten there. */
+const TAIL_BYTES = 64;
+/** How long a writer waits for another before giving up (SQLite's busy timeout). */
+const BUSY_MS = 10_000;
+
+const SCHEMA = `
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE files (id INTEGER PRIMARY KEY, path TEXT NOT NULL UNIQUE, session TEXT, size INTEGER NOT NULL, mtime REAL NOT NULL,
+  head_len INTEGER NOT NULL, head TEXT NOT NULL, tail TEXT NOT NULL, calls INTEGER NOT NULL, newest INTEGER NOT NULL);
+CREATE TABLE runs (file_id INTEGER NOT NULL, run_id TEXT NOT NULL, server TEXT NOT NULL, agent_command TEXT, project TEXT, PRIMARY KEY (file_id, run_id, server));
+CREATE TABLE calls (id INTEGER PRIMARY KEY, file_id INTEGER NOT NULL, call_id TEXT NOT NULL, ts INTEGER NOT NULL, session TEXT, server TEXT NOT NULL,
+  tool TEXT NOT NULL, agent TEXT, project TEXT, decision TEXT, outcome TEXT NOT NULL, asked INTEGER NOT NULL, person INTEGER NOT NULL, status TEXT,
+  doc TEXT NOT NULL, crc INTEGER NOT NULL, UNIQUE (file_id, call_id));
+CREATE INDEX calls_ts ON calls (ts);
+CREATE INDEX calls_server_ts ON calls (server, ts);
+CREATE INDEX calls_session_ts ON calls (session, ts);
+CREATE INDEX calls_id ON calls (call_id);
+`;
+
+/** A check of the index failed: it is rebuilt. */
+class IndexDamaged extends Error {}
+
+type FileRow = { id: number; path: string; size: number; mtime: number; head_len: number; head: string; tail: string; calls: number };
+
+export type UpdateResult = { files: number; bytes: number; calls: number; rebuilt: string | null };
+
+export class RecordIndex {
+  private db: Database;
+  /** Why the index was rebuilt during this process's use of it, if it was. */
+  private rebuiltBecause: string | null = null;
+
+  private constructor(
+    readonly path: string,
+    private readonly env: NodeJS.ProcessEnv,
+  ) {
+    this.db = this.openChecked();
+  }
+
+  /** The index of this user's record, checked, ready to update. */
+  static open(env: NodeJS.ProcessEnv = process.env, path = join(stateDir(env), INDEX_FILE)): RecordIndex {
+    try {
+      return new RecordIndex(path, env);
+    } catch (error) {
+      throw new ThoughtGateError("IO", `cannot open the log index ${path}: ${messageOf(error)}`);
+    }
+  }
+
+  close(): void {
+    this.db.close();
+  }
+
+  /** Index what the record gained since the last time (every file, or those given). */
+  update(files: RecordFile[] = recordFiles(this.env)): UpdateResult {
+    return this.guarded(() => {
+      const result: UpdateResult = { files: 0, bytes: 0, calls: 0, rebuilt: null };
+      const known = new Map((this.db.query("SELECT id, path, size, mtime, head_len, head, tail, calls FROM files").all() as FileRow[]).map((row) => [row.path, row]));
+      for (const file of files) {
+        const row = known.get(file.path);
+        known.delete(file.path);
+        if (row && row.size === file.size && row.mtime === file.mtimeMs) continue;
+        const indexed = this.indexFile(file, row);
+        if (indexed.bytes > 0) result.files += 1;
+        result.bytes += indexed.bytes;
+        result.calls += indexed.calls;
+      }
+      // Files no longer on disk (removed by hand, or pruned by another log): their rows go too.
+      for (const gone of known.values()) this.forgetFile(gone.id);
+      result.rebuilt = this.rebuiltBecause;
+      return result;
+    });
+  }
+
+  /** The newest calls matching `filter` (at most `limit`), and how many match in all. */
+  query(filter: LogFilter, limit: number): { calls: LogCall[]; total: number } {
+    return this.guarded(() => {
+      const where = whereOf(filter);
+      const rows = this.db.query(`SELECT doc, crc FROM calls ${where.sql} ORDER BY ts DESC, id DESC LIMIT ?`).all(...where.values, limit) as Array<{ doc: string; crc: number }>;
+      const total = rows.length < limit ? rows.length : (this.db.query(`SELECT count(*) AS n FROM calls ${where.sql}`).get(...where.values) as { n: number }).n;
+      return { calls: rows.map(checked), total };
+    });
+  }
+
+  /** Calls whose id is `id` or starts with it (so a long id can be given in part), newest first. */
+  find(id: string, limit = 2): LogCall[] {
+    return this.guarded(() => {
+      const rows = this.db.query("SELECT doc, crc FROM calls WHERE call_id >= ? AND call_id < ? ORDER BY ts DESC LIMIT ?").all(id, `${id}\uffff`, limit) as Array<{ doc: string; crc: number }>;
+      return rows.map(checked);
+    });
+  }
+
+  /** Files whose newest event is older than `cutoff` (ms since the epoch), with their session. */
+  filesOlderThan(cutoff: number): Array<{ path: string; session: string | null; calls: number }> {
+    return this.guarded(() => this.db.query("SELECT path, session, calls FROM files WHERE newest < ? ORDER BY newest").all(cutoff) as Array<{ path: string; session: string | null; calls: number }>);
+  }
+
+  /** Drop the rows of files removed from the record. */
+  forget(paths: string[]): void {
+    this.guarded(() => {
+      for (const path of paths) {
+        const row = this.db.query("SELECT id FROM files WHERE path = ?").get(path) as { id: number } | null;
+        if (row) this.forgetFile(row.id);
+      }
+    });
+  }
+
+  /** How far each file is indexed (bytes), by path. */
+  indexedSizes(): Map<string, number> {
+    return this.guarded(() => new Map((this.db.query("SELECT path, size FROM files").all() as Array<{ path: string; size: number }>).map((row) => [row.path, row.size])));
+  }
+
+  /** A call of a file as the index holds it (for a follower continuing past the index). */
+  loadCall(path: string, callId: string): LogCall | null {
+    return this.guarded(() => {
+      const found = this.db.query("SELECT c.doc, c.crc FROM calls c JOIN files f ON f.id = c.file_id WHERE f.path = ? AND c.call_id = ?").get(path, callId) as { doc: string; crc: number } | null;
+      return found ? checked(found) : null;
+    });
+  }
+
+  /** What a run's `run_start` said, as the index holds it. */
+  loadRun(path: string, runId: string, server: string): RunInfo | null {
+    return this.guarded(() => {
+      const found = this.db.query("SELECT r.agent_command, r.project FROM runs r JOIN files f ON f.id = r.file_id WHERE f.path = ? AND r.run_id = ? AND r.server = ?").get(path, runId, server) as RunRow | null;
+      return found ? runInfo(found) : null;
+    });
+  }
+
+  /** Why the index was rebuilt while this process used it (damaged, another version, deleted), or null. */
+  get rebuilt(): string | null {
+    return this.rebuiltBecause;
+  }
+
+  /** Run `step`; if SQLite or a check says the index is damaged, rebuild it from the record and run it again. */
+  private guarded<T>(step: () => T): T {
+    try {
+      return step();
+    } catch (error) {
+      if (!isDamage(error) || this.rebuiltBecause !== null) throw error;
+      this.rebuild(`it was damaged (${messageOf(error)})`);
+      return step();
+    }
+  }
+
+  private rebuild(why: string): void {
+    log.warn(`the log index ${this.path} is rebuilt from the record: ${why}`);
+    this.rebuiltBecause = why;
+    try {
+      this.db.close();
+    } catch {
+      // A damaged file may refuse to close cleanly: it is deleted next.
+    }
+    this.db = this.create();
+    this.update();
+  }
+
+  /** Open the index, or make it; an index that fails a check is made again. */
+  private openChecked(): Database {
+    mkdirSync(dirname(this.path), { recursive: true, mode: 0o700 });
+    let db: Database | null = null;
+    try {
+      db = new Database(this.path, { create: true });
+      configure(db);
+      const tables = db.query("SELECT count(*) AS n FROM sqlite_master WHERE type = 'table' AND name = 'meta'").get() as { n: number };
+      if (tables.n === 0) {
+        db.close();
+        return this.create();
+      }
+      const version = db.query("SELECT value FROM meta WHERE key = 'version'").get() as { value: string } | null;
+      if (version?.value !== SCHEMA_VERSION) throw new IndexDamaged(`it was made by another version (${version?.value ?? "none"})`);
+      const counts = db.query("SELECT (SELECT count(*) FROM calls) AS rows, (SELECT coalesce(sum(calls), 0) FROM files) AS counted").get() as { rows: number; counted: number };
+      if (counts.rows !== counts.counted) throw new IndexDamaged(`it holds ${counts.rows} calls where its files add up to ${counts.counted}`);
+      return db;
+    } catch (error) {
+      if (!isDamage(error)) throw error;
+      try {
+        db?.close();
+      } catch {
+        // As above: it is deleted next.
+      }
+      const why = error instanceof IndexDamaged ? error.message : `it was damaged (${messageOf(error)})`;
+      log.warn(`the log index ${this.path} is rebuilt from the record: ${why}`);
+      this.rebuiltBecause = why;
+      return this.create();
+    }
+  }
+
+  /** A new, empty index in place of whatever was there (its WAL and shared-memory files too). */
+  private create(): Database {
+    for (const suffix of ["", "-wal", "-shm", "-journal"]) rmSync(`${this.path}${suffix}`, { force: true });
+    const db = new Database(this.path, { create: true });
+    configure(db);
+    db.transaction(() => {
+      db.run(SCHEMA);
+      db.run("INSERT INTO meta (key, value) VALUES ('version', ?)", [SCHEMA_VERSION]);
+    })();
+    return db;
+  }
+
+  private forgetFile(id: number): void {
+    this.db.transaction(() => {
+      this.db.run("DELETE FROM calls WHERE file_id = ?", [id]);
+      this.db.run("DELETE FROM runs WHERE file_id = ?", [id]);
+      this.db.run("DELETE FROM files WHERE id = ?", [id]);
+    })();
+  }
+
+  /** Index `file` from where the index left it (its start, when it no longer matches what was read). */
+  private indexFile(file: RecordFile, known: FileRow | undefined): { bytes: number; calls: number } {
+    let fd: number;
+    try {
+      fd = openSync(file.path, "r");
+    } catch {
+      // Removed between the walk and now: the next update forgets it.
+      return { bytes: 0, calls: 0 };
+    }
+    try {
+      if (known && !sameStart(fd, known)) this.forgetFile(known.id);
+      let bytes = 0;
+      let calls = 0;
+      for (;;) {
+        const batch = this.db.transaction(() => this.indexBatch(fd, file))();
+        bytes += batch.bytes;
+        calls += batch.calls;
+        if (!batch.more) return { bytes, calls };
+      }
+    } finally {
+      closeSync(fd);
+    }
+  }
+
+  /**
+   * One batch, inside a write transaction: where the file was left is read again here, so two
+   * processes updating at once never index the same bytes twice.
+   */
+  private indexBatch(fd: number, file: RecordFile): { bytes: number; calls: number; more: boolean } {
+    const row = this.db.query("SELECT id, path, size, mtime, head_len, head, tail, calls FROM files WHERE path = ?").get(file.path) as FileRow | null;
+    if (row && !sameStart(fd, row)) {
+      this.forgetFile(row.id);
+      return { bytes: 0, calls: 0, more: true };
+    }
+    const from = row?.size ?? 0;
+    const fileId = row?.id ?? (this.db.query("INSERT INTO files (path, session, size, mtime, head_len, head, tail, calls, newest) VALUES (?, ?, 0, 0, 0, '', '', 0, 0) RETURNING id").get(file.path, file.session) as { id: number }).id;
+    const chunk = readWholeLines(fd, from);
+    const assembler = new CallAssembler({
+      session: file.session,
+      fileKey: file.path,
+      loadCall: (id) => {
+        const found = this.db.query("SELECT doc, crc FROM calls WHERE file_id = ? AND call_id = ?").get(fileId, id) as { doc: string; crc: number } | null;
+        return found ? checked(found) : null;
+      },
+      loadRun: (runId, server) => {
+        const found = this.db.query("SELECT agent_command, project FROM runs WHERE file_id = ? AND run_id = ? AND server = ?").get(fileId, runId, server) as RunRow | null;
+        return found ? runInfo(found) : null;
+      },
+    });
+    let newest = 0;
+    for (const line of chunk.text.split("\n")) {
+      if (line === "") continue;
+      let event: Record<string, unknown>;
+      try {
+        event = JSON.parse(line) as Record<string, unknown>;
+      } catch {
+        // A line cut short by a crash: the rest of the record still counts.
+        continue;
+      }
+      if (event === null || typeof event !== "object") continue;
+      assembler.add(event);
+      const ts = typeof event.ts === "string" ? Date.parse(event.ts) : Number.NaN;
+      if (ts > newest) newest = ts;
+    }
+    const insertRun = this.db.query("INSERT OR REPLACE INTO runs (file_id, run_id, server, agent_command, project) VALUES (?, ?, ?, ?, ?)");
+    for (const run of assembler.runs.values()) insertRun.run(fileId, run.runId, run.server, run.agentCommand === null ? null : JSON.stringify(run.agentCommand), run.project);
+    const upsert = this.db.query(`INSERT INTO calls (file_id, call_id, ts, session, server, tool, agent, project, decision, outcome, asked, person, status, doc, crc)
+      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+      ON CONFLICT (file_id, call_id) DO UPDATE SET ts = excluded.ts, tool = excluded.tool, agent = excluded.agent, project = excluded.project, decision = excluded.decision,
+        outcome = excluded.outcome, asked = excluded.asked, person = excluded.person, status = excluded.status, doc = excluded.doc, crc = excluded.crc`);
+    for (const call of assembler.changed.values()) {
+      const doc = JSON.stringify(call);
+      const person = call.outcome === "approved" ? 1 : 0;
+      upsert.run(fileId, call.call_id, Date.parse(call.time) || 0, call.session, call.server, call.tool, call.agent, call.project, call.decision, call.outcome, call.asked ? 1 : 0, person, call.status, doc, crc(doc));
+    }
+    const to = from + chunk.bytes;
+    const head = fingerprint(fd, 0, Math.min(HEAD_BYTES, to));
+    const tail = fingerprint(fd, Math.max(0, to - TAIL_BYTES), to);
+    this.db.run("UPDATE files SET size = ?, mtime = ?, head_len = ?, head = ?, tail = ?, calls = calls + ?, newest = max(newest, ?) WHERE id = ?", [
+      to,
+      to >= file.size ? file.mtimeMs : 0,
+      Math.min(HEAD_BYTES, to),
+      head,
+      tail,
+      assembler.created,
+      newest,
+      fileId,
+    ]);
+    return { bytes: chunk.bytes, calls: assembler.changed.size, more: chunk.more };
+  }
+}
+
+type RunRow = { agent_command: string | null; project: string | null };
+
+function runInfo(row: RunRow): RunInfo {
+  return { agentCommand: row.agent_command === null ? null : (JSON.parse(row.agent_command) as string[]), project: row.project };
+}
+
+function configure(db: Database): void {
+  db.run(`PRAGMA busy_timeout = ${BUSY_MS}`);
+  db.run("PRAGMA journal_mode = WAL");
+  // The index can always be rebuilt from the record: an fsync per batch buys nothing.
+  db.run("PRAGMA synchronous = NORMAL");
+}
+
+/** A row's call, once its checksum says it is the call that was written. */
+function checked(row: { doc: string; crc: number }): LogCall {
+  if (crc(row.doc) !== row.crc) throw new IndexDamaged("a row does not match its checksum");
+  return JSON.parse(row.doc) as LogCall;
+}
+
+function crc(text: string): number {
+  return Bun.hash.crc32(text);
+}
+
+/** SQLite's own errors (a damaged file, not a database) and our failed checks mean: rebuild. */
+function isDamage(error: unknown): boolean {
+  if (error instanceof IndexDamaged) return true;
+  if (!(error instanceof Error)) return false;
+  const code = (error as { code?: unknown }).code;
+  return error.name === "SQLiteError" && typeof code === "string" && /^SQLITE_(CORRUPT|NOTADB|FORMAT|ERROR|MISMATCH|SCHEMA|RANGE|CANTOPEN|IOERR)/.test(code);
+}
+
+/** The file still starts with what was indexed, and has the bytes where indexing stopped. */
+function sameStart(fd: number, row: FileRow): boolean {
+  if (row.size === 0) return true;
+  return fingerprint(fd, 0, row.head_len) === row.head && fingerprint(fd, Math.max(0, row.size - TAIL_BYTES), row.size) === row.tail;
+}
+
+function fingerprint(fd: number, from: number, to: number): string {
+  const buffer = Buffer.alloc(Math.max(0, to - from));
+  const read = buffer.length === 0 ? 0 : readSync(fd, buffer, 0, buffer.length, from);
+  if (read !== buffer.length) return "short";
+  return Bun.hash(buffer).toString(16);
+}
+
+/**
+ * The whole lines from `from` on, up to a batch's worth: a last line still being written waits for
+ * the next update. A line longer than a batch (at most 10 MiB plus its envelope) is read whole.
+ */
+function readWholeLines(fd: number, from: number): { text: string; bytes: number; more: boolean } {
+  let size = CHUNK_BYTES;
+  for (;;) {
+    const buffer = Buffer.alloc(size);
+    const read = readSync(fd, buffer, 0, size, from);
+    const end = buffer.subarray(0, read).lastIndexOf(0x0a);
+    if (end === -1) {
+      if (read < size) return { text: "", bytes: 0, more: false };
+      size *= 2;
+      continue;
+    }
+    return { text: buffer.toString("utf8", 0, end + 1), bytes: end + 1, more: read === size };
+  }
+}
