@@ -6,12 +6,15 @@ export type Event = Record<string, unknown>;
 /** What a run's `run_start` said: the agent and the project of every call of that run. */
 export type RunInfo = { agentCommand: string[] | null; project: string | null };
 
+/** A call as assembled so far, and the byte offsets in its file of the lines it was made from. */
+export type Assembled = { call: LogCall; lines: number[] };
+
 /** Where the events come from, and how to find what an earlier pass over the file assembled. */
 export type AssemblySource = {
   session: string | null;
   /** A stable name of the file, for the ids of calls that have none in the record. */
   fileKey: string;
-  loadCall(callId: string): LogCall | null;
+  loadCall(callId: string): Assembled | null;
   loadRun(runId: string, server: string): RunInfo | null;
 };
 
@@ -24,6 +27,10 @@ export type AssemblySource = {
 export class CallAssembler {
   /** Calls made or changed in this batch. */
   readonly changed = new Map<string, LogCall>();
+  /** The lines (byte offsets in the file) each call of `changed` was made from, earlier batches' included. */
+  readonly lines = new Map<string, number[]>();
+  /** The offset of the event being added (-1: not known). */
+  private offset = -1;
   /** Runs whose `run_start` came in this batch. */
   readonly runs = new Map<string, RunInfo & { runId: string; server: string }>();
 
@@ -31,8 +38,15 @@ export class CallAssembler {
 
   /** Calls made in this batch that no earlier batch had (the index counts them per file). */
   created = 0;
+  private readonly createdIds = new Set<string>();
 
-  add(event: Event): void {
+  /** Whether the call was first seen in this batch. */
+  isNew(callId: string): boolean {
+    return this.createdIds.has(callId);
+  }
+
+  add(event: Event, offset = -1): void {
+    this.offset = offset;
     switch (event.type) {
       case "run_start":
         this.runs.set(runKey(event), {
@@ -50,7 +64,7 @@ export class CallAssembler {
         // No call id in the record: one from the event's place (its run, server, seq and time).
         const place = `${this.source.fileKey}\u0000${String(event.run_id)}\u0000${String(event.server_id)}\u0000${String(event.seq)}\u0000${String(event.ts)}`;
         const id = `m-${Bun.hash(place).toString(16).padStart(16, "0")}`;
-        const call = this.changed.get(id) ?? this.source.loadCall(id) ?? this.blank(event, id);
+        const call = this.known(id) ?? this.blank(event, id);
         call.method = str(event.method) ?? "";
         call.tool = str(event.name) ?? "";
         call.arguments = event.arguments ?? null;
@@ -82,7 +96,7 @@ export class CallAssembler {
   private start(event: Event): void {
     const id = str(event.call_id);
     if (id === null) return;
-    const call = this.changed.get(id) ?? this.source.loadCall(id) ?? this.blank(event, id);
+    const call = this.known(id) ?? this.blank(event, id);
     call.time = str(event.ts) ?? call.time;
     call.tool = str(event.tool) ?? call.tool;
     call.args_hash = str(event.args_hash);
@@ -93,7 +107,7 @@ export class CallAssembler {
   /** The call an event names, from this batch, the index, or new (its start was lost: a cut record). */
   private call(event: Event): LogCall {
     const id = str(event.call_id) ?? "";
-    const call = this.changed.get(id) ?? this.source.loadCall(id) ?? this.blank(event, id);
+    const call = this.known(id) ?? this.blank(event, id);
     if (call.tool === "") call.tool = str(event.tool) ?? "";
     return call;
   }
@@ -101,7 +115,7 @@ export class CallAssembler {
   private decide(call: LogCall, event: Event): void {
     const decision = event.decision === "forward" || event.decision === "deny" || event.decision === "pending" ? event.decision : null;
     const time = str(event.ts) ?? call.time;
-    call.trail = [...call.trail, { time, decision: decision ?? "unknown", gate: str(event.gate), rule_id: str(event.rule_id), reason: str(event.reason) }];
+    call.trail.push({ time, decision: decision ?? "unknown", gate: str(event.gate), rule_id: str(event.rule_id), reason: str(event.reason) });
     if (decision === "pending") {
       call.asked = true;
       // A decision already recorded stays (a pending cannot come after it).
@@ -121,6 +135,7 @@ export class CallAssembler {
 
   private blank(event: Event, id: string): LogCall {
     this.created += 1;
+    this.createdIds.add(id);
     const run = this.runs.get(runKey(event)) ?? this.source.loadRun(str(event.run_id) ?? "", str(event.server_id) ?? "");
     const agentCommand = run?.agentCommand ?? null;
     return {
@@ -154,9 +169,23 @@ export class CallAssembler {
     };
   }
 
+  /** A call of this batch, or of an earlier one (with the lines it was made from). */
+  private known(id: string): LogCall | null {
+    const here = this.changed.get(id);
+    if (here) return here;
+    const earlier = this.source.loadCall(id);
+    if (!earlier) return null;
+    this.lines.set(id, [...earlier.lines]);
+    return earlier.call;
+  }
+
   private touch(call: LogCall): void {
     call.outcome = outcomeOf(call);
     this.changed.set(call.call_id, call);
+    if (this.offset < 0) return;
+    const lines = this.lines.get(call.call_id);
+    if (!lines) this.lines.set(call.call_id, [this.offset]);
+    else if (lines.at(-1) !== this.offset) lines.push(this.offset);
   }
 }
 

@@ -2,7 +2,7 @@ import { Database } from "bun:sqlite";
 import { closeSync, openSync, readSync } from "node:fs";
 import { CallAssembler, type AssemblySource } from "./call-assembler.ts";
 import { whereOf, type LogFilter } from "./log-filter.ts";
-import type { LogCall } from "./log-call.ts";
+import { approvedByPerson, type LogCall } from "./log-call.ts";
 import { recordFiles, type RecordFile } from "./record-files.ts";
 import type { RecordIndex } from "./record-index.ts";
 
@@ -66,7 +66,7 @@ export function followCalls(options: { index: RecordIndex; filter: LogFilter; on
     }
     if (ended.length === 0) return;
     for (const call of ended) {
-      insert.run(Date.parse(call.time) || 0, call.session, call.server, call.tool, call.agent, call.project, call.decision, call.outcome, call.asked ? 1 : 0, call.outcome === "approved" ? 1 : 0, call.status, JSON.stringify(call));
+      insert.run(Date.parse(call.time) || 0, call.session, call.server, call.tool, call.agent, call.project, call.decision, call.outcome, call.asked ? 1 : 0, approvedByPerson(call) ? 1 : 0, call.status, JSON.stringify(call));
     }
     const matching = select.all(...where.values) as Array<{ doc: string }>;
     matcher.run("DELETE FROM calls");

@@ -68,6 +68,11 @@ export function outcomeOf(call: Pick<LogCall, "decision" | "status" | "decided_b
   if (call.decision === "deny" || call.status === "denied") return "denied";
   if (call.status !== null && ERROR_STATUSES.has(call.status)) return "errored";
   if (call.status === "cancelled" || call.status === "input_required") return call.status;
-  if (call.decision === "forward") return call.decided_by && PERSON_CHANNELS.has(call.decided_by.channel) ? "approved" : "forwarded";
+  if (call.decision === "forward") return approvedByPerson(call) ? "approved" : "forwarded";
   return call.status === "ok" ? "forwarded" : "pending";
+}
+
+/** A person let it through (on the page, with `thoughtgate approve`, in the agent's form, …), whatever happened after. */
+export function approvedByPerson(call: Pick<LogCall, "decision" | "decided_by">): boolean {
+  return call.decision === "forward" && call.decided_by !== null && PERSON_CHANNELS.has(call.decided_by.channel);
 }

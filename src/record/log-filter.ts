@@ -41,8 +41,16 @@ export function parsePointInTime(text: string, flag: string, now = Date.now()): 
   throw usageError(`${flag}: expected a duration like 2h or 7d, or a date like 2026-11-01 or 2026-11-01T14:30, got ${JSON.stringify(text)}`);
 }
 
-/** The SQL condition and its values for a filter, over the index's `calls` table (record-index.ts). */
-export function whereOf(filter: LogFilter): { sql: string; values: Array<string | number> } {
+/**
+ * Where a filter finds what it asks about: the index keeps a call's session, agent and project
+ * with its file and run (record-index.ts); a follower's table in memory keeps them with the call.
+ */
+export type FilterColumns = { session: (test: string) => string; agent: (test: string) => string; project: (test: string) => string };
+
+export const FLAT_COLUMNS: FilterColumns = { session: (test) => test.replaceAll("$", "session"), agent: (test) => test.replaceAll("$", "agent"), project: (test) => test.replaceAll("$", "project") };
+
+/** The SQL condition and its values for a filter, over a `calls` table with `columns` for where a call ran. */
+export function whereOf(filter: LogFilter, columns: FilterColumns = FLAT_COLUMNS): { sql: string; values: Array<string | number> } {
   const clauses: string[] = [];
   const values: Array<string | number> = [];
   if (filter.since !== undefined) {
@@ -62,21 +70,21 @@ export function whereOf(filter: LogFilter): { sql: string; values: Array<string 
     values.push(filter.tool);
   }
   if (filter.agent !== undefined) {
-    clauses.push("agent GLOB ?");
+    clauses.push(columns.agent("$ GLOB ?"));
     values.push(filter.agent);
   }
   if (filter.project !== undefined) {
     if (filter.project.includes("/")) {
-      clauses.push("project = ?");
+      clauses.push(columns.project("$ = ?"));
       values.push(filter.project.replace(/(.)\/+$/, "$1"));
     } else {
       // A folder name: the project's last path component.
-      clauses.push("(project = ? OR substr(project, -length(?) - 1) = '/' || ?)");
+      clauses.push(columns.project("($ = ? OR substr($, -length(?) - 1) = '/' || ?)"));
       values.push(filter.project, filter.project, filter.project);
     }
   }
   if (filter.session !== undefined) {
-    clauses.push("substr(session, 1, length(?)) = ?");
+    clauses.push(columns.session("substr($, 1, length(?)) = ?"));
     values.push(filter.session, filter.session);
   }
   if (filter.decisions && filter.decisions.length > 0) {
@@ -90,6 +98,6 @@ const DECISION_SQL: Record<DecisionFilter, string> = {
   forwarded: "decision = 'forward'",
   denied: "decision = 'deny'",
   asked: "asked = 1",
-  approved: "outcome = 'approved' OR (decision = 'forward' AND person = 1)",
+  approved: "person = 1",
   errored: "status IN ('error', 'server_unavailable', 'no_response')",
 };

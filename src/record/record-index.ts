@@ -4,34 +4,36 @@
  * stay the record: the index is only ever built from them, is brought up to date with what they
  * gained before every answer, and is never trusted blindly (docs/events.md, "The index"):
  *
+ * - it keeps only what a question selects on (time, server, tool, decision, outcome; session,
+ *   agent and project with the call's file and run) and where in the record each call's lines
+ *   are: every call an answer shows is assembled again from those lines of the record, and must
+ *   agree with the row that selected it;
  * - a file it indexed that no longer starts with the bytes it read, or ends before where it
  *   stopped, is indexed again from its start; a file gone from disk loses its rows;
- * - every row carries a checksum of the call it holds, checked on every row an answer reads;
  * - its call count must match its own per-file counts when it opens;
  * - any error SQLite reports (a damaged or foreign file) and any failed check throws it away and
  *   builds it again from the record, then answers.
  *
  * Several `log`s (a `--follow` beside a query, a wrap summary) may update it at once: SQLite's
  * locking (WAL, a write transaction per batch that re-reads where the file was left) keeps each
- * batch whole and never indexes a line twice. A longer file than most: the checks, the build and
- * the queries share one connection and one recovery path.
+ * batch whole and never indexes a line twice. A longer file than most (about 350 lines): the checks,
+ * the build and the queries share one connection and one recovery path.
  */
 import { Database } from "bun:sqlite";
-import { closeSync, mkdirSync, openSync, readSync, rmSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { mkdirSync, rmSync } from "node:fs";
+import { basename, dirname, join } from "node:path";
 import { messageOf, ThoughtGateError } from "../core/errors.ts";
 import { log } from "../core/log.ts";
 import { stateDir } from "../core/paths.ts";
-import { CallAssembler, type RunInfo } from "./call-assembler.ts";
-import { whereOf, type LogFilter } from "./log-filter.ts";
-import type { LogCall } from "./log-call.ts";
+import { CallAssembler, type Assembled, type RunInfo } from "./call-assembler.ts";
+import { whereOf, type FilterColumns, type LogFilter } from "./log-filter.ts";
+import { approvedByPerson, type LogCall } from "./log-call.ts";
+import { callFromLines, closeSync, fingerprint, openRecord, readWholeLines } from "./record-lines.ts";
 import { recordFiles, type RecordFile } from "./record-files.ts";
 
 export const INDEX_FILE = "log-index.sqlite";
 /** Bumped whenever the tables or what a row holds change: an index of another version is rebuilt. */
-const SCHEMA_VERSION = "1";
-/** Bytes of a record file read per batch (one write transaction each). */
-const CHUNK_BYTES = 8 * 1024 * 1024;
+const SCHEMA_VERSION = "2";
 /** The start of a file the index remembers, to notice a file replaced by another. */
 const HEAD_BYTES = 4096;
 /** The bytes just before where indexing stopped, to notice a file cut or rewritten there. */
@@ -43,13 +45,13 @@ const SCHEMA = `
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE files (id INTEGER PRIMARY KEY, path TEXT NOT NULL UNIQUE, session TEXT, size INTEGER NOT NULL, mtime REAL NOT NULL,
   head_len INTEGER NOT NULL, head TEXT NOT NULL, tail TEXT NOT NULL, calls INTEGER NOT NULL, newest INTEGER NOT NULL);
-CREATE TABLE runs (file_id INTEGER NOT NULL, run_id TEXT NOT NULL, server TEXT NOT NULL, agent_command TEXT, project TEXT, PRIMARY KEY (file_id, run_id, server));
-CREATE TABLE calls (id INTEGER PRIMARY KEY, file_id INTEGER NOT NULL, call_id TEXT NOT NULL, ts INTEGER NOT NULL, session TEXT, server TEXT NOT NULL,
-  tool TEXT NOT NULL, agent TEXT, project TEXT, decision TEXT, outcome TEXT NOT NULL, asked INTEGER NOT NULL, person INTEGER NOT NULL, status TEXT,
-  doc TEXT NOT NULL, crc INTEGER NOT NULL, UNIQUE (file_id, call_id));
+CREATE TABLE runs (id INTEGER PRIMARY KEY, file_id INTEGER NOT NULL, run_id TEXT NOT NULL, server TEXT NOT NULL, agent TEXT, agent_command TEXT, project TEXT,
+  UNIQUE (file_id, run_id, server));
+CREATE TABLE calls (id INTEGER PRIMARY KEY, file_id INTEGER NOT NULL, run INTEGER, call_id TEXT NOT NULL, ts INTEGER NOT NULL, server TEXT NOT NULL,
+  tool TEXT NOT NULL, decision TEXT, outcome TEXT NOT NULL, asked INTEGER NOT NULL, person INTEGER NOT NULL, status TEXT, lines TEXT NOT NULL);
 CREATE INDEX calls_ts ON calls (ts);
 CREATE INDEX calls_server_ts ON calls (server, ts);
-CREATE INDEX calls_session_ts ON calls (session, ts);
+CREATE INDEX calls_file_ts ON calls (file_id, ts);
 CREATE INDEX calls_id ON calls (call_id);
 `;
 
@@ -57,6 +59,18 @@ CREATE INDEX calls_id ON calls (call_id);
 class IndexDamaged extends Error {}
 
 type FileRow = { id: number; path: string; size: number; mtime: number; head_len: number; head: string; tail: string; calls: number };
+/** A call's row as a question selects it, with where its lines are. */
+type CallRow = { call_id: string; ts: number; server: string; tool: string; outcome: string; lines: string; file_id: number; path: string; session: string | null };
+type RunRow = { agent_command: string | null; project: string | null };
+
+/** In the index, where a call ran is kept with its file (session) and its run (agent, project). */
+const INDEX_COLUMNS: FilterColumns = {
+  session: (test) => `file_id IN (SELECT id FROM files WHERE ${test.replaceAll("$", "session")})`,
+  agent: (test) => `run IN (SELECT id FROM runs WHERE ${test.replaceAll("$", "agent")})`,
+  project: (test) => `run IN (SELECT id FROM runs WHERE ${test.replaceAll("$", "project")})`,
+};
+
+const CALL_ROW = "SELECT c.call_id, c.ts, c.server, c.tool, c.outcome, c.lines, c.file_id, f.path, f.session FROM calls c JOIN files f ON f.id = c.file_id";
 
 export type UpdateResult = { files: number; bytes: number; calls: number; rebuilt: string | null };
 
@@ -85,6 +99,11 @@ export class RecordIndex {
     this.db.close();
   }
 
+  /** Why the index was rebuilt while this process used it (damaged, another version, deleted), or null. */
+  get rebuilt(): string | null {
+    return this.rebuiltBecause;
+  }
+
   /** Index what the record gained since the last time (every file, or those given). */
   update(files: RecordFile[] = recordFiles(this.env)): UpdateResult {
     return this.guarded(() => {
@@ -109,18 +128,36 @@ export class RecordIndex {
   /** The newest calls matching `filter` (at most `limit`), and how many match in all. */
   query(filter: LogFilter, limit: number): { calls: LogCall[]; total: number } {
     return this.guarded(() => {
-      const where = whereOf(filter);
-      const rows = this.db.query(`SELECT doc, crc FROM calls ${where.sql} ORDER BY ts DESC, id DESC LIMIT ?`).all(...where.values, limit) as Array<{ doc: string; crc: number }>;
+      const where = whereOf(filter, INDEX_COLUMNS);
+      const rows = this.db.query(`${CALL_ROW} WHERE c.id IN (SELECT id FROM calls ${where.sql} ORDER BY ts DESC, id DESC LIMIT ?) ORDER BY c.ts DESC, c.id DESC`).all(...where.values, limit) as CallRow[];
       const total = rows.length < limit ? rows.length : (this.db.query(`SELECT count(*) AS n FROM calls ${where.sql}`).get(...where.values) as { n: number }).n;
-      return { calls: rows.map(checked), total };
+      return { calls: this.fromRecord(rows), total };
     });
   }
 
   /** Calls whose id is `id` or starts with it (so a long id can be given in part), newest first. */
   find(id: string, limit = 2): LogCall[] {
+    return this.guarded(() => this.fromRecord(this.db.query(`${CALL_ROW} WHERE c.call_id >= ? AND c.call_id < ? ORDER BY c.ts DESC LIMIT ?`).all(id, `${id}\uffff`, limit) as CallRow[]));
+  }
+
+  /** How far each file is indexed (bytes), by path. */
+  indexedSizes(): Map<string, number> {
+    return this.guarded(() => new Map((this.db.query("SELECT path, size FROM files").all() as Array<{ path: string; size: number }>).map((row) => [row.path, row.size])));
+  }
+
+  /** A call of a file as the record has it, found through the index (for a follower continuing past the index). */
+  loadCall(path: string, callId: string): Assembled | null {
     return this.guarded(() => {
-      const rows = this.db.query("SELECT doc, crc FROM calls WHERE call_id >= ? AND call_id < ? ORDER BY ts DESC LIMIT ?").all(id, `${id}\uffff`, limit) as Array<{ doc: string; crc: number }>;
-      return rows.map(checked);
+      const row = this.db.query(`${CALL_ROW} WHERE f.path = ? AND c.call_id = ?`).get(path, callId) as CallRow | null;
+      return row ? this.assemble(row) : null;
+    });
+  }
+
+  /** What a run's `run_start` said, as the index holds it. */
+  loadRun(path: string, runId: string, server: string): RunInfo | null {
+    return this.guarded(() => {
+      const found = this.db.query("SELECT r.agent_command, r.project FROM runs r JOIN files f ON f.id = r.file_id WHERE f.path = ? AND r.run_id = ? AND r.server = ?").get(path, runId, server) as RunRow | null;
+      return found ? runInfo(found) : null;
     });
   }
 
@@ -139,30 +176,31 @@ export class RecordIndex {
     });
   }
 
-  /** How far each file is indexed (bytes), by path. */
-  indexedSizes(): Map<string, number> {
-    return this.guarded(() => new Map((this.db.query("SELECT path, size FROM files").all() as Array<{ path: string; size: number }>).map((row) => [row.path, row.size])));
-  }
-
-  /** A call of a file as the index holds it (for a follower continuing past the index). */
-  loadCall(path: string, callId: string): LogCall | null {
-    return this.guarded(() => {
-      const found = this.db.query("SELECT c.doc, c.crc FROM calls c JOIN files f ON f.id = c.file_id WHERE f.path = ? AND c.call_id = ?").get(path, callId) as { doc: string; crc: number } | null;
-      return found ? checked(found) : null;
+  /** The calls of `rows`, each assembled again from its lines in the record and checked against its row. */
+  private fromRecord(rows: CallRow[]): LogCall[] {
+    return rows.map((row) => {
+      const assembled = this.assemble(row);
+      const call = assembled?.call;
+      if (!call || call.server !== row.server || call.tool !== row.tool || call.outcome !== row.outcome || (Date.parse(call.time) || 0) !== row.ts) {
+        throw new IndexDamaged(`call ${row.call_id} is not in ${row.path} as indexed`);
+      }
+      return call;
     });
   }
 
-  /** What a run's `run_start` said, as the index holds it. */
-  loadRun(path: string, runId: string, server: string): RunInfo | null {
-    return this.guarded(() => {
-      const found = this.db.query("SELECT r.agent_command, r.project FROM runs r JOIN files f ON f.id = r.file_id WHERE f.path = ? AND r.run_id = ? AND r.server = ?").get(path, runId, server) as RunRow | null;
-      return found ? runInfo(found) : null;
-    });
-  }
-
-  /** Why the index was rebuilt while this process used it (damaged, another version, deleted), or null. */
-  get rebuilt(): string | null {
-    return this.rebuiltBecause;
+  private assemble(row: CallRow): Assembled | null {
+    const fd = openRecord(row.path);
+    if (fd === null) return null;
+    try {
+      const runs = this.db.query("SELECT agent_command, project FROM runs WHERE file_id = ? AND run_id = ? AND server = ?");
+      const loadRun = (runId: string, server: string) => {
+        const found = runs.get(row.file_id, runId, server) as RunRow | null;
+        return found ? runInfo(found) : null;
+      };
+      return callFromLines(fd, row.lines.split(",").map(Number), { path: row.path, session: row.session, callId: row.call_id, loadRun });
+    } finally {
+      closeSync(fd);
+    }
   }
 
   /** Run `step`; if SQLite or a check says the index is damaged, rebuild it from the record and run it again. */
@@ -171,7 +209,8 @@ export class RecordIndex {
       return step();
     } catch (error) {
       if (!isDamage(error) || this.rebuiltBecause !== null) throw error;
-      this.rebuild(`it was damaged (${messageOf(error)})`);
+      const why = error instanceof IndexDamaged ? error.message : `it was damaged (${messageOf(error)})`;
+      this.rebuild(why);
       return step();
     }
   }
@@ -195,11 +234,14 @@ export class RecordIndex {
     try {
       db = new Database(this.path, { create: true });
       configure(db);
-      const tables = db.query("SELECT count(*) AS n FROM sqlite_master WHERE type = 'table' AND name = 'meta'").get() as { n: number };
-      if (tables.n === 0) {
-        db.close();
-        return this.create();
-      }
+      const opened = db;
+      // Made here if new: in a write transaction, so several logs starting at once make it once.
+      opened.transaction(() => {
+        const tables = opened.query("SELECT count(*) AS n FROM sqlite_master WHERE type = 'table' AND name = 'meta'").get() as { n: number };
+        if (tables.n > 0) return;
+        opened.run(SCHEMA);
+        opened.run("INSERT INTO meta (key, value) VALUES ('version', ?)", [SCHEMA_VERSION]);
+      }).immediate();
       const version = db.query("SELECT value FROM meta WHERE key = 'version'").get() as { value: string } | null;
       if (version?.value !== SCHEMA_VERSION) throw new IndexDamaged(`it was made by another version (${version?.value ?? "none"})`);
       const counts = db.query("SELECT (SELECT count(*) FROM calls) AS rows, (SELECT coalesce(sum(calls), 0) FROM files) AS counted").get() as { rows: number; counted: number };
@@ -219,7 +261,7 @@ export class RecordIndex {
     }
   }
 
-  /** A new, empty index in place of whatever was there (its WAL and shared-memory files too). */
+  /** A new, empty index in place of a damaged one (its WAL and shared-memory files too). */
   private create(): Database {
     for (const suffix of ["", "-wal", "-shm", "-journal"]) rmSync(`${this.path}${suffix}`, { force: true });
     const db = new Database(this.path, { create: true });
@@ -227,7 +269,7 @@ export class RecordIndex {
     db.transaction(() => {
       db.run(SCHEMA);
       db.run("INSERT INTO meta (key, value) VALUES ('version', ?)", [SCHEMA_VERSION]);
-    })();
+    }).immediate();
     return db;
   }
 
@@ -241,19 +283,15 @@ export class RecordIndex {
 
   /** Index `file` from where the index left it (its start, when it no longer matches what was read). */
   private indexFile(file: RecordFile, known: FileRow | undefined): { bytes: number; calls: number } {
-    let fd: number;
-    try {
-      fd = openSync(file.path, "r");
-    } catch {
-      // Removed between the walk and now: the next update forgets it.
-      return { bytes: 0, calls: 0 };
-    }
+    // Removed between the walk and now: the next update forgets it.
+    const fd = openRecord(file.path);
+    if (fd === null) return { bytes: 0, calls: 0 };
     try {
       if (known && !sameStart(fd, known)) this.forgetFile(known.id);
       let bytes = 0;
       let calls = 0;
       for (;;) {
-        const batch = this.db.transaction(() => this.indexBatch(fd, file))();
+        const batch = this.db.transaction(() => this.indexBatch(fd, file)).immediate();
         bytes += batch.bytes;
         calls += batch.calls;
         if (!batch.more) return { bytes, calls };
@@ -276,20 +314,26 @@ export class RecordIndex {
     const from = row?.size ?? 0;
     const fileId = row?.id ?? (this.db.query("INSERT INTO files (path, session, size, mtime, head_len, head, tail, calls, newest) VALUES (?, ?, 0, 0, 0, '', '', 0, 0) RETURNING id").get(file.path, file.session) as { id: number }).id;
     const chunk = readWholeLines(fd, from);
+    const runs = this.db.query("SELECT agent_command, project FROM runs WHERE file_id = ? AND run_id = ? AND server = ?");
+    const loadRun = (runId: string, server: string) => {
+      const found = runs.get(fileId, runId, server) as RunRow | null;
+      return found ? runInfo(found) : null;
+    };
+    const earlier = this.db.query(`${CALL_ROW} WHERE c.file_id = ? AND c.call_id = ?`);
     const assembler = new CallAssembler({
       session: file.session,
       fileKey: file.path,
       loadCall: (id) => {
-        const found = this.db.query("SELECT doc, crc FROM calls WHERE file_id = ? AND call_id = ?").get(fileId, id) as { doc: string; crc: number } | null;
-        return found ? checked(found) : null;
+        const found = earlier.get(fileId, id) as CallRow | null;
+        return found ? callFromLines(fd, found.lines.split(",").map(Number), { path: file.path, session: file.session, callId: id, loadRun }) : null;
       },
-      loadRun: (runId, server) => {
-        const found = this.db.query("SELECT agent_command, project FROM runs WHERE file_id = ? AND run_id = ? AND server = ?").get(fileId, runId, server) as RunRow | null;
-        return found ? runInfo(found) : null;
-      },
+      loadRun,
     });
     let newest = 0;
+    let offset = from;
     for (const line of chunk.text.split("\n")) {
+      const at = offset;
+      offset += Buffer.byteLength(line) + 1;
       if (line === "") continue;
       let event: Record<string, unknown>;
       try {
@@ -299,30 +343,35 @@ export class RecordIndex {
         continue;
       }
       if (event === null || typeof event !== "object") continue;
-      assembler.add(event);
+      assembler.add(event, at);
       const ts = typeof event.ts === "string" ? Date.parse(event.ts) : Number.NaN;
       if (ts > newest) newest = ts;
     }
-    const insertRun = this.db.query("INSERT OR REPLACE INTO runs (file_id, run_id, server, agent_command, project) VALUES (?, ?, ?, ?, ?)");
-    for (const run of assembler.runs.values()) insertRun.run(fileId, run.runId, run.server, run.agentCommand === null ? null : JSON.stringify(run.agentCommand), run.project);
-    const upsert = this.db.query(`INSERT INTO calls (file_id, call_id, ts, session, server, tool, agent, project, decision, outcome, asked, person, status, doc, crc)
-      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-      ON CONFLICT (file_id, call_id) DO UPDATE SET ts = excluded.ts, tool = excluded.tool, agent = excluded.agent, project = excluded.project, decision = excluded.decision,
-        outcome = excluded.outcome, asked = excluded.asked, person = excluded.person, status = excluded.status, doc = excluded.doc, crc = excluded.crc`);
+    const insertRun = this.db.query("INSERT OR REPLACE INTO runs (file_id, run_id, server, agent, agent_command, project) VALUES (?, ?, ?, ?, ?, ?)");
+    for (const run of assembler.runs.values()) {
+      insertRun.run(fileId, run.runId, run.server, run.agentCommand?.[0] ? basename(run.agentCommand[0]) : null, run.agentCommand === null ? null : JSON.stringify(run.agentCommand), run.project);
+    }
+    const runOf = this.db.query("SELECT id FROM runs WHERE file_id = ? AND run_id = ? AND server = ?");
+    const insert = this.db.query("INSERT INTO calls (file_id, run, call_id, ts, server, tool, decision, outcome, asked, person, status, lines) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+    const change = this.db.query("UPDATE calls SET ts = ?, tool = ?, decision = ?, outcome = ?, asked = ?, person = ?, status = ?, lines = ? WHERE file_id = ? AND call_id = ?");
     for (const call of assembler.changed.values()) {
-      const doc = JSON.stringify(call);
-      const person = call.outcome === "approved" ? 1 : 0;
-      upsert.run(fileId, call.call_id, Date.parse(call.time) || 0, call.session, call.server, call.tool, call.agent, call.project, call.decision, call.outcome, call.asked ? 1 : 0, person, call.status, doc, crc(doc));
+      const lines = (assembler.lines.get(call.call_id) ?? []).join(",");
+      const ts = Date.parse(call.time) || 0;
+      const person = approvedByPerson(call) ? 1 : 0;
+      if (assembler.isNew(call.call_id)) {
+        const run = runOf.get(fileId, call.run_id, call.server) as { id: number } | null;
+        insert.run(fileId, run?.id ?? null, call.call_id, ts, call.server, call.tool, call.decision, call.outcome, call.asked ? 1 : 0, person, call.status, lines);
+      } else {
+        change.run(ts, call.tool, call.decision, call.outcome, call.asked ? 1 : 0, person, call.status, lines, fileId, call.call_id);
+      }
     }
     const to = from + chunk.bytes;
-    const head = fingerprint(fd, 0, Math.min(HEAD_BYTES, to));
-    const tail = fingerprint(fd, Math.max(0, to - TAIL_BYTES), to);
     this.db.run("UPDATE files SET size = ?, mtime = ?, head_len = ?, head = ?, tail = ?, calls = calls + ?, newest = max(newest, ?) WHERE id = ?", [
       to,
       to >= file.size ? file.mtimeMs : 0,
       Math.min(HEAD_BYTES, to),
-      head,
-      tail,
+      fingerprint(fd, 0, Math.min(HEAD_BYTES, to)),
+      fingerprint(fd, Math.max(0, to - TAIL_BYTES), to),
       assembler.created,
       newest,
       fileId,
@@ -330,8 +379,6 @@ export class RecordIndex {
     return { bytes: chunk.bytes, calls: assembler.changed.size, more: chunk.more };
   }
 }
-
-type RunRow = { agent_command: string | null; project: string | null };
 
 function runInfo(row: RunRow): RunInfo {
   return { agentCommand: row.agent_command === null ? null : (JSON.parse(row.agent_command) as string[]), project: row.project };
@@ -344,52 +391,16 @@ function configure(db: Database): void {
   db.run("PRAGMA synchronous = NORMAL");
 }
 
-/** A row's call, once its checksum says it is the call that was written. */
-function checked(row: { doc: string; crc: number }): LogCall {
-  if (crc(row.doc) !== row.crc) throw new IndexDamaged("a row does not match its checksum");
-  return JSON.parse(row.doc) as LogCall;
-}
-
-function crc(text: string): number {
-  return Bun.hash.crc32(text);
-}
-
 /** SQLite's own errors (a damaged file, not a database) and our failed checks mean: rebuild. */
 function isDamage(error: unknown): boolean {
   if (error instanceof IndexDamaged) return true;
   if (!(error instanceof Error)) return false;
   const code = (error as { code?: unknown }).code;
-  return error.name === "SQLiteError" && typeof code === "string" && /^SQLITE_(CORRUPT|NOTADB|FORMAT|ERROR|MISMATCH|SCHEMA|RANGE|CANTOPEN|IOERR)/.test(code);
+  return error.name === "SQLiteError" && typeof code === "string" && /^SQLITE_(CORRUPT|NOTADB|FORMAT|ERROR|MISMATCH|SCHEMA|RANGE)/.test(code);
 }
 
 /** The file still starts with what was indexed, and has the bytes where indexing stopped. */
 function sameStart(fd: number, row: FileRow): boolean {
   if (row.size === 0) return true;
   return fingerprint(fd, 0, row.head_len) === row.head && fingerprint(fd, Math.max(0, row.size - TAIL_BYTES), row.size) === row.tail;
-}
-
-function fingerprint(fd: number, from: number, to: number): string {
-  const buffer = Buffer.alloc(Math.max(0, to - from));
-  const read = buffer.length === 0 ? 0 : readSync(fd, buffer, 0, buffer.length, from);
-  if (read !== buffer.length) return "short";
-  return Bun.hash(buffer).toString(16);
-}
-
-/**
- * The whole lines from `from` on, up to a batch's worth: a last line still being written waits for
- * the next update. A line longer than a batch (at most 10 MiB plus its envelope) is read whole.
- */
-function readWholeLines(fd: number, from: number): { text: string; bytes: number; more: boolean } {
-  let size = CHUNK_BYTES;
-  for (;;) {
-    const buffer = Buffer.alloc(size);
-    const read = readSync(fd, buffer, 0, size, from);
-    const end = buffer.subarray(0, read).lastIndexOf(0x0a);
-    if (end === -1) {
-      if (read < size) return { text: "", bytes: 0, more: false };
-      size *= 2;
-      continue;
-    }
-    return { text: buffer.toString("utf8", 0, end + 1), bytes: end + 1, more: read === size };
-  }
 }

@@ -4,7 +4,7 @@ import { stateDir } from "../core/paths.ts";
 import { SESSION_GRANT_PREFIX } from "../governance/approval/session-grants.ts";
 import { briefArguments } from "../core/brief-arguments.ts";
 import { showInvisible } from "../core/visible-text.ts";
-import { PERSON_CHANNELS, type LogCall } from "../record/log-call.ts";
+import { approvedByPerson, PERSON_CHANNELS, type LogCall } from "../record/log-call.ts";
 import { redact, redactText } from "../telemetry/redact.ts";
 
 /**
@@ -123,7 +123,7 @@ const LISTED_REASON_CHARS = 80;
  */
 export function renderDecidedCalls(calls: LogCall[], sessionId: string): string {
   const denied = calls.filter((call) => call.outcome === "denied");
-  const approved = calls.filter((call) => call.decision === "forward" && call.decided_by !== null && PERSON_CHANNELS.has(call.decided_by.channel));
+  const approved = calls.filter(approvedByPerson);
   const lines: string[] = [];
   const list = (title: string, chosen: LogCall[]) => {
     if (chosen.length === 0) return;
