@@ -11,10 +11,11 @@ export const QUICK = process.argv.includes("--quick");
  * Phases: `remote`; `shim` (latency, throughput, start-up and memory of the proxies); `startup`,
  * `memory` and `throughput` (one part of `shim` each, throughput without the latency blocks);
  * `governed` (the governance section without Cedar alone); `pins` (pinned definitions); `secrets`
- * (secret scanning); `cedar` (one Cedar evaluation, sliced and whole, at 50 and 5,000 policies).
+ * (secret scanning); `cedar` (one Cedar evaluation, sliced and whole, at 50 and 5,000 policies); `log` (the
+ * audit's cost with arguments recorded, and `thoughtgate log` over a million recorded calls).
  */
 export const ONLY = process.argv.includes("--only") ? (process.argv[process.argv.indexOf("--only") + 1] ?? null) : null;
-export const PHASES = ["remote", "shim", "startup", "memory", "throughput", "governed", "pins", "secrets", "cedar"] as const;
+export const PHASES = ["remote", "shim", "startup", "memory", "throughput", "governed", "pins", "secrets", "cedar", "log"] as const;
 if (ONLY !== null && !(PHASES as readonly string[]).includes(ONLY)) throw new Error(`--only: unknown phase ${JSON.stringify(ONLY)} (one of ${PHASES.join(", ")})`);
 export const PLAN = QUICK
   ? { warmup: 200, iterations: 1_000, blocks: 10, pipelined: 10_000, throughputRounds: 2, spawns: 5, versionRuns: 10 }
@@ -63,6 +64,13 @@ export const ARBITER_PLAN = QUICK ? { decisions: 2_000, blocks: 4, warmup: 200 }
 export const SECRETS_PLAN = QUICK
   ? { small: 1_000, big: 10, blocks: 5, warmupSmall: 200, warmupBig: 2 }
   : { small: 5_000, big: 40, blocks: 10, warmupSmall: 1_000, warmupBig: 3 };
+/**
+ * The readable record (log.ts): audited calls per configuration and shape, in blocks, after a
+ * warm-up; the record `log` is asked over (sessions × calls each: a million), and its warm runs.
+ */
+export const LOG_PLAN = QUICK
+  ? { calls: 1_000, blocks: 5, warmup: 200, sessions: 20, callsPerSession: 5_000, warmRuns: 5 }
+  : { calls: 5_000, blocks: 10, warmup: 1_000, sessions: 200, callsPerSession: 5_000, warmRuns: 10 };
 /** The line size of the big results: the largest the shim accepts (its 10 MiB cap), less the newline. */
 export const BIG_RESULT_BYTES = 10 * 1024 * 1024 - 1;
 export const CONCURRENT_PROXIES = 5;

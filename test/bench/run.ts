@@ -25,6 +25,7 @@ import { measurePins, type PinsFigures } from "./pins.ts";
 import { measureRewrite } from "./wrap-rewrite.ts";
 import { measureSecrets, secretsRows } from "./secrets.ts";
 import { measureScanner, scannerRows, type ScannerFigures } from "./secret-scan.ts";
+import { logRows, measureLog, type LogFigures } from "./log.ts";
 import {
   ARBITER_PLAN,
   CEDAR_PLAN,
@@ -159,6 +160,30 @@ function secretsSection(figures: Awaited<ReturnType<typeof measureSecrets>>, sca
   return ["## Secret scanning", "", SECRETS_NOTE, "", renderTable(secretsRows(figures)), "", renderTable(scannerRows(scanner))];
 }
 
+const LOG_NOTE =
+  "- audit: tools/call through `thoughtgate shim --server-id bench --events FILE --thoughtgate-config FILE`, FILE `audit: { arguments: hash }` (the hash-only audit, baseline) or `schema: 1` (arguments recorded, redacted: the default), one session each, interleaved in blocks; CPU per call from /proc around every block. log: `thoughtgate log --since 30d --server srv3` through the binary over a record written by test/bench/log-records.ts (sessions of 5,000 calls each over 60 days, ten servers, a tenth denied); the first run builds the index, the warm runs answer from it (and must answer the same), the last after one more session was appended";
+
+function logSection(figures: LogFigures): string[] {
+  return ["## The readable record (`thoughtgate log`)", "", LOG_NOTE, "", renderTable(logRows(figures)), "", `- the answer's last line: ${figures.answer}`];
+}
+
+/** `--only log`: the record's phase alone, for working on it. */
+async function onlyLog(): Promise<void> {
+  requireBinary();
+  using work = tempDir("thoughtgate-bench-");
+  const runId = Bun.randomUUIDv7();
+  const server = [process.execPath, join(import.meta.dir, "bench-server.ts"), `--bench-run=${runId}`];
+  const loadAtStart = loadavg()[0] ?? 0;
+  const figures = await measureLog(server, work.path, runId, childEnv());
+  const leftovers = processesWith(runId);
+  for (const pid of leftovers) process.kill(pid, "SIGKILL");
+  const cpu = cpus();
+  const machine = `${cpu.length} cores (${cpu[0]?.model.trim() ?? "unknown CPU"}), Linux ${release()}, bun ${Bun.version}`;
+  const load = `1-minute load average ${loadAtStart.toFixed(2)} at the start, ${(loadavg()[0] ?? 0).toFixed(2)} at the end`;
+  console.log([`# thoughtgate benchmark: the readable record only${QUICK ? " (--quick)" : ""}`, "", `- date: ${new Date().toISOString()}`, `- machine: ${machine}; ${load}`, `- binary: dist/thoughtgate from ${sourceRevision()}`, "", ...logSection(figures)].join("\n"));
+  if (leftovers.length > 0) process.exitCode = 1;
+}
+
 /** `--only secrets`: the secret scanning phase alone, for working on it. */
 async function onlySecrets(): Promise<void> {
   requireBinary();
@@ -207,7 +232,7 @@ async function main(): Promise<void> {
     return;
   }
 
-  if (ONLY !== null && ONLY !== "remote" && ONLY !== "secrets") {
+  if (ONLY !== null && ONLY !== "remote" && ONLY !== "secrets" && ONLY !== "log") {
     const sections = ONLY === "governed" ? await governedOnly(server, relay, work.path, runId, env) : renderTable((await measureShimPhase(configs, env, partsOf(ONLY))).rows);
     const leftovers = processesWith(runId);
     for (const pid of leftovers) process.kill(pid, "SIGKILL");
@@ -264,6 +289,7 @@ async function main(): Promise<void> {
   const governed = await measureGoverned(server, work.path, runId, writePolicySet(work.path), env);
   const secrets = await measureSecrets(server, work.path, runId, env);
   const scanner = measureScanner();
+  const logFigures = await measureLog(server, work.path, runId, env);
   // Last: it loads Cedar's wasm into the bench process itself.
   const cedar = await measureCedar(work.path);
 
@@ -313,6 +339,8 @@ async function main(): Promise<void> {
       "",
       ...secretsSection(secrets, scanner),
       "",
+      ...logSection(logFigures),
+      "",
       "## Wrap",
       "",
       `- start-up: \`thoughtgate wrap --agent-type custom --config-path mcp.json -- AGENT\` (three stdio servers, ${count(launch.configs[0]?.bytes ?? 0)} bytes) and \`thoughtgate wrap --agent-type claude-code -- AGENT\` (the 1 MB ~/.claude.json below) with the embedded default policy, against AGENT alone; AGENT: compiled \`test/bench/launch-agent.ts\`, which writes a line to the bench's pipe first thing and exits; ${WRAP_PLAN.launches} launches per configuration after one uncounted round, interleaved`,
@@ -349,5 +377,6 @@ async function main(): Promise<void> {
 
 // plan.ts refuses a phase it does not know.
 if (ONLY === "secrets") await onlySecrets();
+else if (ONLY === "log") await onlyLog();
 else if (ONLY === "cedar") await runCedarAlone();
 else await main();
