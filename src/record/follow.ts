@@ -1,13 +1,81 @@
 import { Database } from "bun:sqlite";
-import { closeSync, openSync, readSync } from "node:fs";
 import { CallAssembler, type AssemblySource } from "./call-assembler.ts";
 import { whereOf, type LogFilter } from "./log-filter.ts";
 import { approvedByPerson, type LogCall } from "./log-call.ts";
-import { recordFiles, type RecordFile } from "./record-files.ts";
+import { recordFiles } from "./record-files.ts";
 import type { RecordIndex } from "./record-index.ts";
+import { closeSync, openRecord, readWholeLines } from "./record-lines.ts";
 
 /** How often the record is looked at for new lines: a call shows well within a second of its end. */
 export const FOLLOW_POLL_MS = 200;
+
+/**
+ * One record file read as it grows: each `poll` reads the whole lines it gained and returns the
+ * calls that ended since (each once). Calls that began before `from` are found through `source`.
+ */
+export class FileTail {
+  private readonly assembler: CallAssembler;
+  private readonly shown = new Set<string>();
+
+  constructor(
+    private readonly path: string,
+    private offset: number,
+    source: AssemblySource,
+  ) {
+    this.assembler = new CallAssembler(source);
+  }
+
+  poll(): LogCall[] {
+    const fd = openRecord(this.path);
+    if (fd === null) return [];
+    const ended: LogCall[] = [];
+    try {
+      for (;;) {
+        const chunk = readWholeLines(fd, this.offset);
+        if (chunk.bytes === 0) break;
+        this.offset += chunk.bytes;
+        for (const line of chunk.text.split("\n")) {
+          if (line === "") continue;
+          try {
+            const event = JSON.parse(line) as Record<string, unknown>;
+            if (event !== null && typeof event === "object") this.assembler.add(event);
+          } catch {
+            // A line cut short: skipped, as the index does.
+          }
+        }
+        if (!chunk.more) break;
+      }
+    } finally {
+      closeSync(fd);
+    }
+    for (const call of this.assembler.changed.values()) {
+      if (call.ended === null || this.shown.has(call.call_id)) continue;
+      this.shown.add(call.call_id);
+      ended.push(call);
+    }
+    // What was shown will not change again: it need not be kept.
+    for (const call of ended) this.assembler.changed.delete(call.call_id);
+    return ended;
+  }
+}
+
+/**
+ * Every call of one record file as it ends, from its start, until `stop()` (which reads what is
+ * left first): what the audit export sends on (audit-export.ts).
+ */
+export function tailCalls(path: string, session: string | null, onCall: (call: LogCall) => void, intervalMs = FOLLOW_POLL_MS): { stop(): void } {
+  const tail = new FileTail(path, 0, { session, fileKey: path, loadCall: () => null, loadRun: () => null });
+  const poll = () => {
+    for (const call of tail.poll()) onCall(call);
+  };
+  const timer = setInterval(poll, intervalMs);
+  return {
+    stop() {
+      clearInterval(timer);
+      poll();
+    },
+  };
+}
 
 /**
  * `thoughtgate log --follow`: every call matching `filter` that ends from now on, as it ends, in
@@ -19,8 +87,7 @@ export const FOLLOW_POLL_MS = 200;
  */
 export function followCalls(options: { index: RecordIndex; filter: LogFilter; onCall: (call: LogCall) => void; env?: NodeJS.ProcessEnv; intervalMs?: number }): { stop(): void } {
   const offsets = options.index.indexedSizes();
-  const assemblers = new Map<string, CallAssembler>();
-  const shown = new Set<string>();
+  const tails = new Map<string, FileTail>();
   const matcher = new Database(":memory:");
   matcher.run(
     "CREATE TABLE calls (id INTEGER PRIMARY KEY, ts INTEGER, session TEXT, server TEXT, tool TEXT, agent TEXT, project TEXT, decision TEXT, outcome TEXT, asked INTEGER, person INTEGER, status TEXT, doc TEXT)",
@@ -29,40 +96,18 @@ export function followCalls(options: { index: RecordIndex; filter: LogFilter; on
   const insert = matcher.query("INSERT INTO calls (ts, session, server, tool, agent, project, decision, outcome, asked, person, status, doc) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
   const select = matcher.query(`SELECT doc FROM calls ${where.sql} ORDER BY ts, id`);
 
-  const assemblerOf = (file: RecordFile): CallAssembler => {
-    let assembler = assemblers.get(file.path);
-    if (!assembler) {
-      const source: AssemblySource = { session: file.session, fileKey: file.path, loadCall: (id) => options.index.loadCall(file.path, id), loadRun: (runId, server) => options.index.loadRun(file.path, runId, server) };
-      assembler = new CallAssembler(source);
-      assemblers.set(file.path, assembler);
-    }
-    return assembler;
-  };
-
   const poll = () => {
     const ended: LogCall[] = [];
     for (const file of recordFiles(options.env)) {
       const from = offsets.get(file.path) ?? 0;
-      if (file.size <= from) continue;
-      const lines = readLinesFrom(file.path, from);
-      if (lines.bytes === 0) continue;
-      offsets.set(file.path, from + lines.bytes);
-      const assembler = assemblerOf(file);
-      for (const line of lines.text.split("\n")) {
-        if (line === "") continue;
-        try {
-          const event = JSON.parse(line) as Record<string, unknown>;
-          if (event !== null && typeof event === "object") assembler.add(event);
-        } catch {
-          // A line cut short: skipped, as the index does.
-        }
+      let tail = tails.get(file.path);
+      if (!tail) {
+        if (file.size <= from) continue;
+        const path = file.path;
+        tail = new FileTail(path, from, { session: file.session, fileKey: path, loadCall: (id) => options.index.loadCall(path, id), loadRun: (runId, server) => options.index.loadRun(path, runId, server) });
+        tails.set(path, tail);
       }
-      for (const call of assembler.changed.values()) {
-        if (call.ended !== null && !shown.has(call.call_id)) {
-          shown.add(call.call_id);
-          ended.push(call);
-        }
-      }
+      ended.push(...tail.poll());
     }
     if (ended.length === 0) return;
     for (const call of ended) {
@@ -80,30 +125,4 @@ export function followCalls(options: { index: RecordIndex; filter: LogFilter; on
       matcher.close();
     },
   };
-}
-
-/** The whole lines of `path` from `from` on (a line still being written waits for the next poll). */
-function readLinesFrom(path: string, from: number): { text: string; bytes: number } {
-  let fd: number;
-  try {
-    fd = openSync(path, "r");
-  } catch {
-    return { text: "", bytes: 0 };
-  }
-  try {
-    const chunks: Buffer[] = [];
-    let offset = from;
-    for (;;) {
-      const buffer = Buffer.alloc(1024 * 1024);
-      const read = readSync(fd, buffer, 0, buffer.length, offset);
-      if (read === 0) break;
-      chunks.push(buffer.subarray(0, read));
-      offset += read;
-    }
-    const all = Buffer.concat(chunks);
-    const end = all.lastIndexOf(0x0a);
-    return end === -1 ? { text: "", bytes: 0 } : { text: all.toString("utf8", 0, end + 1), bytes: end + 1 };
-  } finally {
-    closeSync(fd);
-  }
 }

@@ -128,6 +128,9 @@ class LabelBudget {
  * Shims report message and framing counts through POST /governance/events; decisions, approvals
  * and heartbeats are counted by the service itself.
  */
+/** What the audit's OTLP logs export delivered and lost (src/record/otlp-logs.ts). */
+export type AuditStats = { exported: number; dropped: { queue_full: number; export_failed: number; shutdown: number } };
+
 export class GovernanceMetrics {
   readonly messages = new Counter("thoughtgate_stdio_messages_total", "JSON-RPC messages seen by shims");
   readonly decisions = new Counter("thoughtgate_stdio_governance_decisions_total", "Governance decisions by outcome");
@@ -164,6 +167,16 @@ export class GovernanceMetrics {
     "thoughtgate_trace_spans_dropped_total",
     "Spans lost: queue_full (bounded queue), export_failed (collector down or refusing), shutdown (still queued at exit); a shim's own losses included",
     () => DROP_REASONS.map((reason) => ({ labels: { reason }, value: this.traceStats().dropped[reason] })),
+  );
+  /** The session's audit export to OTLP logs, when on (docs/governance.md, "The audit in your log pipeline"). */
+  private auditStats: () => AuditStats = () => ({ exported: 0, dropped: { queue_full: 0, export_failed: 0, shutdown: 0 } });
+  private readonly auditExported = new Counter("thoughtgate_audit_records_exported_total", "Calls of the session's record the OTLP logs exporter delivered", () => [
+    { labels: {}, value: this.auditStats().exported },
+  ]);
+  private readonly auditDropped = new Counter(
+    "thoughtgate_audit_records_dropped_total",
+    "Calls not delivered as OTLP log records: queue_full (bounded queue), export_failed (collector down or refusing), shutdown (still queued at exit); the local record keeps them all",
+    () => (["queue_full", "export_failed", "shutdown"] as const).map((reason) => ({ labels: { reason }, value: this.auditStats().dropped[reason] })),
   );
   private readonly activeServers = new Gauge("thoughtgate_stdio_active_servers", "Servers whose shim was heard from recently", () => [
     { labels: {}, value: this.activeServerIds().length },
@@ -219,6 +232,10 @@ export class GovernanceMetrics {
     this.traceStats = stats;
   }
 
+  watchAuditExport(stats: () => AuditStats): void {
+    this.auditStats = stats;
+  }
+
   activeServerIds(): string[] {
     const since = this.now() - ACTIVE_SERVER_WINDOW_MS;
     return [...this.lastSeen].filter(([, at]) => at >= since).map(([id]) => id);
@@ -237,6 +254,8 @@ export class GovernanceMetrics {
       this.slackErrors,
       this.spansExported,
       this.spansDropped,
+      this.auditExported,
+      this.auditDropped,
     ]);
   }
 }

@@ -142,6 +142,10 @@ async function governAndRun(options: WrapOptions, agent: AgentType, ctx: AgentCo
   const binary = recordSessionBinary(record.dir, { agentCommand: redactArgv(options.command), project: projectRoot(ctx.cwd) });
   // The shims' secret goes in the session directory (0600), not in the agent's config: a project
   // config (.mcp.json, .vscode/mcp.json) may be shared or committed while the session runs.
+  // The team's log pipeline gets the session's calls when the user's policy names a collector.
+  const otlp = engines.policy.base.engine.config.telemetry?.otlp;
+  const auditExport = otlp ? await (await import("../record/audit-export.ts")).startAuditExport({ eventsPath: record.events, session: runId, otlp }) : null;
+  if (auditExport) service.metrics.watchAuditExport(() => auditExport.stats());
   const secretFile = join(record.dir, "secret");
   writeFileSync(secretFile, sessionSecret, { mode: 0o600 });
   options.say(
@@ -150,7 +154,7 @@ async function governAndRun(options: WrapOptions, agent: AgentType, ctx: AgentCo
       `thoughtgate: governance service ${service.url}; approvals page (keep it private) ${service.approvalsUrl}`,
       cli.howTo,
       ...(canAsk ? [] : [`thoughtgate: ${options.command[0] ? basename(options.command[0]) : agent} in this mode answers no approval prompt itself: approvals go to the page, thoughtgate approve${desktop ? " and a desktop notification" : ""}`]),
-      `thoughtgate: session record ${record.events}`,
+      `thoughtgate: session record ${record.events}${auditExport ? ` (sent on as OTLP logs to ${auditExport.url})` : ""}`,
     ].join("\n"),
   );
 
@@ -207,6 +211,7 @@ async function governAndRun(options: WrapOptions, agent: AgentType, ctx: AgentCo
     const drained = await drainShims({ eventsPath: record.events, runId, profile: options.profile, timeoutMs: SHIM_DRAIN_MS, killGraceMs: END_KILL_GRACE_MS });
     if (drained.serversEnded > 0) options.say(`thoughtgate: ended ${drained.serversEnded} MCP server process group(s) left running after their shim`);
     follower?.stop();
+    await auditExport?.stop();
     if (options.restore) restoreEverything();
     else {
       for (const guard of guards) guard.release();

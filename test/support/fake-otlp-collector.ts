@@ -1,6 +1,7 @@
 /**
- * A loopback OpenTelemetry collector for tests: an OTLP/HTTP trace receiver (POST /v1/traces) on
- * port 0 that decodes what ThoughtGate's exporter sends. `@opentelemetry/exporter-trace-otlp-http`
+ * A loopback OpenTelemetry collector for tests: an OTLP/HTTP trace and log receiver (POST /v1/traces,
+ * POST /v1/logs) on port 0 that decodes what ThoughtGate's exporters send (the logs exporter is
+ * `@opentelemetry/exporter-logs-otlp-http`, the same OTLP/JSON). `@opentelemetry/exporter-trace-otlp-http`
  * sends `Content-Type: application/json` (OTLP/JSON: the protobuf JSON mapping with the OTLP
  * exceptions: trace and span ids as hex, enums as integers, 64-bit integers as strings or numbers),
  * optionally gzipped; anything else is refused with 415, and a body that does not decode with 400,
@@ -28,12 +29,24 @@ export type DecodedSpan = {
   scope: { name: string; version?: string };
 };
 export type Received = { headers: Record<string, string>; contentType: string; spans: DecodedSpan[] };
+export type DecodedLog = {
+  timeNs: bigint;
+  severityNumber: number;
+  severityText: string;
+  eventName: string | null;
+  body: Value;
+  attributes: Record<string, Value>;
+  resource: Record<string, Value>;
+  scope: { name: string; version?: string };
+};
 
 const KINDS = ["unspecified", "internal", "server", "client", "producer", "consumer"] as const;
 const STATUS = ["unset", "ok", "error"] as const;
 
 export class FakeOtlpCollector {
   readonly requests: Received[] = [];
+  /** Every log record received, in order. */
+  readonly logs: DecodedLog[] = [];
   readonly problems: string[] = [];
   /** When set, every export is answered with this HTTP status instead of 200. */
   failWith: number | null = null;
@@ -63,14 +76,21 @@ export class FakeOtlpCollector {
     return this.spans;
   }
 
+  /** Wait until the log records received satisfy `ready`. */
+  async untilLogs(ready: (logs: DecodedLog[]) => boolean, what: string, timeoutMs = 20_000): Promise<DecodedLog[]> {
+    await waitFor(() => ready(this.logs) || this.problems.length > 0, what, timeoutMs);
+    if (this.problems.length > 0) throw new Error(`the collector could not decode what it got: ${this.problems.join("; ")}`);
+    return this.logs;
+  }
+
   async stop(): Promise<void> {
     await this.server.stop(true);
   }
 
   private async receive(request: Request): Promise<Response> {
     const path = new URL(request.url).pathname;
-    if (request.method !== "POST" || path !== "/v1/traces") {
-      this.problems.push(`${request.method} ${path}: not the OTLP/HTTP traces path`);
+    if (request.method !== "POST" || (path !== "/v1/traces" && path !== "/v1/logs")) {
+      this.problems.push(`${request.method} ${path}: not the OTLP/HTTP traces or logs path`);
       return new Response("not found", { status: 404 });
     }
     const contentType = request.headers.get("content-type") ?? "";
@@ -80,6 +100,16 @@ export class FakeOtlpCollector {
     }
     let bytes = new Uint8Array(await request.arrayBuffer());
     if (request.headers.get("content-encoding") === "gzip") bytes = new Uint8Array(gunzipSync(bytes));
+    if (path === "/v1/logs") {
+      try {
+        this.logs.push(...decodeLogsRequest(JSON.parse(new TextDecoder().decode(bytes))));
+      } catch (error) {
+        this.problems.push(`undecodable logs export: ${error instanceof Error ? error.message : String(error)}`);
+        return new Response("bad request", { status: 400 });
+      }
+      if (this.failWith !== null) return new Response("failing on purpose", { status: this.failWith });
+      return Response.json({ partialSuccess: {} });
+    }
     let spans: DecodedSpan[];
     try {
       spans = decodeTraceRequest(JSON.parse(new TextDecoder().decode(bytes)));
@@ -91,6 +121,32 @@ export class FakeOtlpCollector {
     if (this.failWith !== null) return new Response("failing on purpose", { status: this.failWith });
     return Response.json({ partialSuccess: {} });
   }
+}
+
+/** ExportLogsServiceRequest (opentelemetry/proto/collector/logs/v1) in its OTLP/JSON form. */
+export function decodeLogsRequest(body: unknown): DecodedLog[] {
+  const out: DecodedLog[] = [];
+  for (const resourceLogs of list(field(body, "resourceLogs"), "resourceLogs")) {
+    const resource = keyValues(optional(field(resourceLogs, "resource"), "attributes"), "resource.attributes");
+    for (const scopeLogs of list(field(resourceLogs, "scopeLogs"), "scopeLogs")) {
+      const scopeField = field(scopeLogs, "scope");
+      const scope = { name: text(field(scopeField, "name"), "scope.name"), ...(optional(scopeField, "version") === undefined ? {} : { version: text(field(scopeField, "version"), "scope.version") }) };
+      for (const record of list(field(scopeLogs, "logRecords"), "logRecords")) {
+        const eventName = optional(record, "eventName");
+        out.push({
+          timeNs: nanos(field(record, "timeUnixNano"), "timeUnixNano"),
+          severityNumber: integer(optional(record, "severityNumber") ?? 0, "severityNumber"),
+          severityText: text(optional(record, "severityText") ?? "", "severityText"),
+          eventName: eventName === undefined || eventName === "" ? null : text(eventName, "eventName"),
+          body: optional(record, "body") === undefined ? null : anyValue(field(record, "body"), "body"),
+          attributes: keyValues(optional(record, "attributes"), "attributes"),
+          resource,
+          scope,
+        });
+      }
+    }
+  }
+  return out;
 }
 
 /** ExportTraceServiceRequest (opentelemetry/proto/collector/trace/v1) in its OTLP/JSON form. */

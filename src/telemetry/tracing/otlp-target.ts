@@ -4,8 +4,10 @@ import { ThoughtGateError } from "../../core/errors.ts";
 /** `telemetry.otlp` of the user's policy (core/config/schema.ts). */
 export type OtlpSettings = { endpoint?: string | undefined; headers?: Record<string, string> | undefined };
 
-const TRACES_PATH = "v1/traces";
 const DEFAULT_BASE = "http://localhost:4318/";
+
+/** The OTLP signals ThoughtGate exports: spans, and the audit's calls as log records. */
+export type Signal = "traces" | "logs";
 
 /**
  * Where spans are posted, as the OpenTelemetry exporter specification says, the policy's value
@@ -18,15 +20,25 @@ const DEFAULT_BASE = "http://localhost:4318/";
  * headers usually carry the collector's API key: neither goes over the network in clear text.
  */
 export function tracesUrl(settings: OtlpSettings, env: NodeJS.ProcessEnv): { url: string; from: string } {
+  return signalUrl("traces", settings, env);
+}
+
+/**
+ * The same for any signal: `/v1/logs` and OTEL_EXPORTER_OTLP_LOGS_ENDPOINT for the audit's log
+ * records (docs/governance.md, "The audit in your log pipeline"), by the same rules.
+ */
+export function signalUrl(signal: Signal, settings: OtlpSettings, env: NodeJS.ProcessEnv): { url: string; from: string } {
+  const path = `v1/${signal}`;
+  const specific = `OTEL_EXPORTER_OTLP_${signal.toUpperCase()}_ENDPOINT`;
   const given = settings.endpoint !== undefined
-    ? { value: withTracesPath(settings.endpoint), from: "telemetry.otlp.endpoint" }
-    : nonEmpty(env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT)
-      ? { value: (env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT as string).trim(), from: "$OTEL_EXPORTER_OTLP_TRACES_ENDPOINT" }
+    ? { value: withPath(settings.endpoint, path), from: "telemetry.otlp.endpoint" }
+    : nonEmpty(env[specific])
+      ? { value: (env[specific] as string).trim(), from: `$${specific}` }
       : nonEmpty(env.OTEL_EXPORTER_OTLP_ENDPOINT)
-        ? { value: withTracesPath((env.OTEL_EXPORTER_OTLP_ENDPOINT as string).trim()), from: "$OTEL_EXPORTER_OTLP_ENDPOINT" }
-        : { value: `${DEFAULT_BASE}${TRACES_PATH}`, from: "the OTLP default" };
+        ? { value: withPath((env.OTEL_EXPORTER_OTLP_ENDPOINT as string).trim(), path), from: "$OTEL_EXPORTER_OTLP_ENDPOINT" }
+        : { value: `${DEFAULT_BASE}${path}`, from: "the OTLP default" };
   if (!isSafeSlackUrl(given.value)) {
-    throw new ThoughtGateError("CONFIG", `${given.from}: OTLP traces go only to an https:// URL, or http:// to 127.0.0.1, [::1] or localhost, without user:password@ (got ${describe(given.value)})`);
+    throw new ThoughtGateError("CONFIG", `${given.from}: OTLP ${signal} go only to an https:// URL, or http:// to 127.0.0.1, [::1] or localhost, without user:password@ (got ${describe(given.value)})`);
   }
   return { url: given.value, from: given.from };
 }
@@ -36,18 +48,18 @@ export function tracesUrl(settings: OtlpSettings, env: NodeJS.ProcessEnv): { url
  * alongside protobuf; gRPC is another port and protocol altogether, so asking for it is an error
  * rather than spans sent where nothing understands them.
  */
-export function checkProtocol(env: NodeJS.ProcessEnv): void {
-  for (const name of ["OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "OTEL_EXPORTER_OTLP_PROTOCOL"]) {
+export function checkProtocol(env: NodeJS.ProcessEnv, signal: Signal = "traces"): void {
+  for (const name of [`OTEL_EXPORTER_OTLP_${signal.toUpperCase()}_PROTOCOL`, "OTEL_EXPORTER_OTLP_PROTOCOL"]) {
     const value = env[name]?.trim();
     if (value === undefined || value === "") continue;
     if (value === "http/json" || value === "http/protobuf") return;
-    throw new ThoughtGateError("CONFIG", `$${name}=${value}: ThoughtGate exports OTLP traces over HTTP (http/json); use the collector's OTLP/HTTP endpoint (port 4318) and unset it or set http/json`);
+    throw new ThoughtGateError("CONFIG", `$${name}=${value}: ThoughtGate exports OTLP ${signal} over HTTP (http/json); use the collector's OTLP/HTTP endpoint (port 4318) and unset it or set http/json`);
   }
 }
 
-function withTracesPath(base: string): string {
+function withPath(base: string, path: string): string {
   const trimmed = base.replace(/\/+$/, "");
-  return trimmed.endsWith(`/${TRACES_PATH}`) ? trimmed : `${trimmed}/${TRACES_PATH}`;
+  return trimmed.endsWith(`/${path}`) ? trimmed : `${trimmed}/${path}`;
 }
 
 function nonEmpty(value: string | undefined): boolean {
