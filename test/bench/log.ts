@@ -16,6 +16,7 @@ import { BINARY } from "../support/harness.ts";
 import { BenchClient, type Call } from "./bench-client.ts";
 import { INITIALIZE, LOG_PLAN } from "./plan.ts";
 import { writeRecord } from "./log-records.ts";
+import { measureCollectorDown, type ExportFigures } from "./audit-export.ts";
 import { cpuMs, median, ms, percentile, perSecond, progress, signedMs, verdict, type Row } from "./report.ts";
 
 type AuditConfig = "hash only" | "arguments";
@@ -30,6 +31,7 @@ export type LogFigures = {
   warmMs: number[];
   appended: { calls: number; ms: number };
   answer: string;
+  collector: ExportFigures;
 };
 
 const CALLS: Record<Shape, Call> = {
@@ -39,6 +41,7 @@ const CALLS: Record<Shape, Call> = {
 
 export async function measureLog(server: string[], dir: string, runId: string, env: Record<string, string>): Promise<LogFigures> {
   const audit = await measureAudit(server, dir, runId, env);
+  const collector = await measureCollectorDown(server, dir, runId, env);
   const home = join(dir, `log-home-${runId}`);
   mkdirSync(home, { recursive: true });
   progress(`log: writing a record of ${LOG_PLAN.sessions * LOG_PLAN.callsPerSession} calls`);
@@ -67,6 +70,7 @@ export async function measureLog(server: string[], dir: string, runId: string, e
     warmMs: warm,
     appended: { calls: more.calls, ms: appended.ms },
     answer: answer.split("\n").at(-2) ?? "",
+    collector,
   };
 }
 
@@ -122,6 +126,21 @@ export function logRows(figures: LogFigures): Row[] {
       { figure: `shim CPU per call, ${shape} arguments`, config: "arguments recorded", value: ms(cpuArgs), baseline: ms(cpuHash), delta: signedMs(cpuArgs - cpuHash), target: "", result: "" },
     );
   }
+  const up = figures.collector.wall.get("collector up") ?? [];
+  const down = figures.collector.wall.get("collector down") ?? [];
+  rows.push(
+    { figure: "governed tools/call through wrap p50, audit exported", config: "collector down", value: ms(median(down)), baseline: ms(median(up)), delta: signedMs(median(down) - median(up)), target: "", result: "" },
+    { figure: "governed tools/call through wrap p99, audit exported", config: "collector down", value: ms(percentile(down, 0.99)), baseline: ms(percentile(up, 0.99)), delta: signedMs(percentile(down, 0.99) - percentile(up, 0.99)), target: "", result: "" },
+    {
+      figure: `records counted as not exported (/metrics), of ${figures.collector.calls.toLocaleString("en-US")} calls`,
+      config: "collector down",
+      value: figures.collector.counted ? figures.collector.counted.dropped.toLocaleString("en-US") : "unknown",
+      baseline: "",
+      delta: "",
+      target: `${figures.collector.calls.toLocaleString("en-US")}`,
+      result: verdict((figures.collector.counted?.dropped ?? 0) >= figures.collector.calls && (figures.collector.counted?.exported ?? 1) === 0),
+    },
+  );
   const warm = median(figures.warmMs);
   const worst = Math.max(...figures.warmMs);
   rows.push(

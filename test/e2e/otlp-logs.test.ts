@@ -71,7 +71,7 @@ describe("the audit as OTLP logs", () => {
       const recorded = await logJson(box, session);
       expect(recorded.length).toBe(3);
       const logs = await collector.untilLogs((logs) => logs.length >= 3, "three log records");
-      expect(logs.map((log) => log.attributes["thoughtgate.call_id"]).toSorted()).toEqual(recorded.map((call) => call.call_id).toSorted());
+      expect(logs.map((log) => String(log.attributes["thoughtgate.call_id"])).toSorted()).toEqual(recorded.map((call) => String(call.call_id)).toSorted());
       for (const log of logs) {
         expect(log.resource).toMatchObject({
           "service.name": "thoughtgate",
