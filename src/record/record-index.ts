@@ -14,7 +14,7 @@
  * - any error SQLite reports (a damaged or foreign file) and any failed check throws it away and
  *   builds it again from the record, then answers.
  *
- * Several `log`s (a `--follow` beside a query, a wrap summary) may update it at once: SQLite's
+ * Several `log`s (a `--follow` beside a query, two terminals asking) may update it at once: SQLite's
  * locking (WAL, a write transaction per batch that re-reads where the file was left) keeps each
  * batch whole and never indexes a line twice. A longer file than most (about 400 lines): the checks,
  * the build and the queries share one connection and one recovery path.
