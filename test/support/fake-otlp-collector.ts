@@ -125,39 +125,35 @@ export class FakeOtlpCollector {
 
 /** ExportLogsServiceRequest (opentelemetry/proto/collector/logs/v1) in its OTLP/JSON form. */
 export function decodeLogsRequest(body: unknown): DecodedLog[] {
-  const out: DecodedLog[] = [];
-  for (const resourceLogs of list(field(body, "resourceLogs"), "resourceLogs")) {
-    const resource = keyValues(optional(field(resourceLogs, "resource"), "attributes"), "resource.attributes");
-    for (const scopeLogs of list(field(resourceLogs, "scopeLogs"), "scopeLogs")) {
-      const scopeField = field(scopeLogs, "scope");
-      const scope = { name: text(field(scopeField, "name"), "scope.name"), ...(optional(scopeField, "version") === undefined ? {} : { version: text(field(scopeField, "version"), "scope.version") }) };
-      for (const record of list(field(scopeLogs, "logRecords"), "logRecords")) {
-        const eventName = optional(record, "eventName");
-        out.push({
-          timeNs: nanos(field(record, "timeUnixNano"), "timeUnixNano"),
-          severityNumber: integer(optional(record, "severityNumber") ?? 0, "severityNumber"),
-          severityText: text(optional(record, "severityText") ?? "", "severityText"),
-          eventName: eventName === undefined || eventName === "" ? null : text(eventName, "eventName"),
-          body: optional(record, "body") === undefined ? null : anyValue(field(record, "body"), "body"),
-          attributes: keyValues(optional(record, "attributes"), "attributes"),
-          resource,
-          scope,
-        });
-      }
-    }
-  }
-  return out;
+  return eachItem(body, ["resourceLogs", "scopeLogs", "logRecords"], (record, resource, scope) => {
+    const eventName = optional(record, "eventName");
+    return {
+      timeNs: nanos(field(record, "timeUnixNano"), "timeUnixNano"),
+      severityNumber: integer(optional(record, "severityNumber") ?? 0, "severityNumber"),
+      severityText: text(optional(record, "severityText") ?? "", "severityText"),
+      eventName: eventName === undefined || eventName === "" ? null : text(eventName, "eventName"),
+      body: optional(record, "body") === undefined ? null : anyValue(field(record, "body"), "body"),
+      attributes: keyValues(optional(record, "attributes"), "attributes"),
+      resource,
+      scope,
+    };
+  });
 }
 
 /** ExportTraceServiceRequest (opentelemetry/proto/collector/trace/v1) in its OTLP/JSON form. */
 export function decodeTraceRequest(body: unknown): DecodedSpan[] {
-  const out: DecodedSpan[] = [];
-  for (const resourceSpans of list(field(body, "resourceSpans"), "resourceSpans")) {
-    const resource = keyValues(optional(field(resourceSpans, "resource"), "attributes"), "resource.attributes");
-    for (const scopeSpans of list(field(resourceSpans, "scopeSpans"), "scopeSpans")) {
-      const scopeField = field(scopeSpans, "scope");
+  return eachItem(body, ["resourceSpans", "scopeSpans", "spans"], decodeSpan);
+}
+
+/** Every item of an export request (resource → scope → item), decoded with its resource and scope. */
+function eachItem<T>(body: unknown, [resources, scopes, items]: [string, string, string], decode: (item: unknown, resource: Record<string, Value>, scope: DecodedSpan["scope"]) => T): T[] {
+  const out: T[] = [];
+  for (const resourceItems of list(field(body, resources), resources)) {
+    const resource = keyValues(optional(field(resourceItems, "resource"), "attributes"), "resource.attributes");
+    for (const scopeItems of list(field(resourceItems, scopes), scopes)) {
+      const scopeField = field(scopeItems, "scope");
       const scope = { name: text(field(scopeField, "name"), "scope.name"), ...(optional(scopeField, "version") === undefined ? {} : { version: text(field(scopeField, "version"), "scope.version") }) };
-      for (const span of list(field(scopeSpans, "spans"), "spans")) out.push(decodeSpan(span, resource, scope));
+      for (const item of list(field(scopeItems, items), items)) out.push(decode(item, resource, scope));
     }
   }
   return out;
