@@ -23,7 +23,7 @@ export default defineCommand({
   meta: { name: "wrap", description: "Govern an agent: route its MCP servers through ThoughtGate while it runs" },
   args,
   async run({ rawArgs, args: parsed }) {
-    const { child } = splitChildCommand(rawArgs.filter((arg) => arg !== "--no-restore"), args, "wrap");
+    const { child } = splitChildCommand(rawArgs, args, "wrap");
     const agentType = givenOrAbsent(parsed["agent-type"], "--agent-type");
     const configPath = givenOrAbsent(parsed["config-path"], "--config-path");
     const policyFile = givenOrAbsent(parsed["thoughtgate-config"], "--thoughtgate-config");

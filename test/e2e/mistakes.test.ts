@@ -22,6 +22,7 @@ describe("a mistyped command line: exit 2, the line that was meant, and the help
       "wrap runs the agent's command after --: did you mean `thoughtgate wrap --profile development -- claude -p 'fix the bug'`?",
       "run `thoughtgate wrap --help` for usage",
     ],
+    [["wrap", "--no-restore", "claude"], "wrap runs the agent's command after --: did you mean `thoughtgate wrap --no-restore -- claude`?", "run `thoughtgate wrap --help` for usage"],
     [["shim", "npx", "-y", "server"], "shim runs the MCP server's command after --: did you mean `thoughtgate shim -- npx -y server`?", "run `thoughtgate shim --help` for usage"],
     [["inspect", "node", "server.js"], "inspect runs the MCP server's command after --: did you mean `thoughtgate inspect -- node server.js`?", "run `thoughtgate inspect --help` for usage"],
     [["wrap", "--dryrun", "--", "claude"], 'unknown flag --dryrun (did you mean "--dry-run"?)', "run `thoughtgate wrap --help` for usage"],
