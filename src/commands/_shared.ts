@@ -5,6 +5,7 @@ import { stateDir } from "../core/paths.ts";
 import { isProfile, PROFILES, type Profile } from "../core/profile.ts";
 import { usageError } from "../core/errors.ts";
 import { didYouMean } from "../core/suggest.ts";
+import { showInvisible } from "../core/visible-text.ts";
 
 /** Flags several commands share. */
 export const commonArgs = {
@@ -134,16 +135,20 @@ export function rejectUnknownFlags(rawArgs: string[], args: ArgsDef): void {
     if (!arg.startsWith("-") || arg === "-") continue;
     const name = arg.replace(/^--?/, "").split("=")[0] ?? "";
     const flag = arg.split("=")[0] ?? arg;
-    if (!known.has(name)) throw usageError(`unknown flag ${flag}${didYouMean(flag.startsWith("--") ? flag : `--${name}`, suggestible)}`);
+    if (!known.has(name)) throw usageError(`unknown flag ${showInvisible(flag)}${didYouMean(flag.startsWith("--") ? flag : `--${name}`, suggestible)}`);
   }
   const positional = rawArgs.filter((arg, i) => !arg.startsWith("-") && !isFlagValue(rawArgs, i, args));
   const positionalAllowed = Object.values(args).some((def) => def.type === "positional");
   if (positional.length > 0 && !positionalAllowed) throw usageError(`unexpected argument ${JSON.stringify(positional[0])}`);
 }
 
-/** A word as a POSIX shell reads it back: quoted only when it has to be. */
+/**
+ * A word as a POSIX shell reads it back, quoted only when it has to be; control and invisible
+ * characters shown as escapes (src/core/visible-text.ts), so an echoed argument cannot drive the
+ * terminal.
+ */
 export function shellWord(word: string): string {
-  return /^[A-Za-z0-9_@%+=:,./-]+$/.test(word) ? word : `'${word.replaceAll("'", `'\\''`)}'`;
+  return showInvisible(/^[A-Za-z0-9_@%+=:,./-]+$/.test(word) ? word : `'${word.replaceAll("'", `'\\''`)}'`);
 }
 
 function isFlagValue(rawArgs: string[], index: number, args: ArgsDef): boolean {

@@ -1,6 +1,7 @@
 import type { CommandDef, SubCommandsDef } from "citty";
 import { usageError, type ThoughtGateError } from "../core/errors.ts";
 import { closest } from "../core/suggest.ts";
+import { showInvisible } from "../core/visible-text.ts";
 import { detectAgent } from "../wrap/adapters/detect.ts";
 import { shellWord } from "./_shared.ts";
 
@@ -10,15 +11,16 @@ import { shellWord } from "./_shared.ts";
  * claude -p hi`), the `wrap` line that governs it. Loaded only on this error path.
  */
 export function unknownCommand(word: string, rest: readonly string[], commands: readonly string[]): ThoughtGateError {
-  if (word.startsWith("-")) return usageError(`unknown flag ${word}: thoughtgate takes --help or --version, or a command first`);
+  const shown = showInvisible(JSON.stringify(word));
+  if (word.startsWith("-")) return usageError(`unknown flag ${showInvisible(word)}: thoughtgate takes --help or --version, or a command first`);
   const visible = commands.filter((name) => !name.startsWith("__"));
   const meant = closest(word, visible);
-  if (meant !== null) return usageError(`unknown command ${JSON.stringify(word)}: did you mean \`thoughtgate ${meant}\`?`);
+  if (meant !== null) return usageError(`unknown command ${shown}: did you mean \`thoughtgate ${meant}\`?`);
   if (detectAgent([word]) !== null) {
     const line = ["thoughtgate", "wrap", "--", word, ...rest].map(shellWord).join(" ");
-    return usageError(`unknown command ${JSON.stringify(word)}: to govern that agent, did you mean \`${line}\`?`);
+    return usageError(`unknown command ${shown}: to govern that agent, did you mean \`${line}\`?`);
   }
-  return usageError(`unknown command ${JSON.stringify(word)}; the commands: ${visible.join(", ")}`);
+  return usageError(`unknown command ${shown}; the commands: ${visible.join(", ")}`);
 }
 
 /** For a command with commands of its own (`auth list|login|logout`): the usage error when none or an unknown one is given. */
@@ -30,5 +32,5 @@ export async function unknownSubcommand(parent: string, command: CommandDef, res
   if (word === undefined || word.startsWith("-")) return usageError(`${parent} needs one of: ${names.join(", ")}`);
   if (names.includes(word)) return null;
   const meant = closest(word, names);
-  return usageError(`unknown command ${JSON.stringify(`${parent} ${word}`)}${meant === null ? `; ${parent} has: ${names.join(", ")}` : `: did you mean \`thoughtgate ${parent} ${meant}\`?`}`);
+  return usageError(`unknown command ${showInvisible(JSON.stringify(`${parent} ${word}`))}${meant === null ? `; ${parent} has: ${names.join(", ")}` : `: did you mean \`thoughtgate ${parent} ${meant}\`?`}`);
 }

@@ -1,6 +1,7 @@
 import { defineCommand } from "citty";
 import { discoverPolicy, policyFiles } from "../core/config/discover.ts";
 import { EXIT } from "../core/errors.ts";
+import { showInvisible } from "../core/visible-text.ts";
 import { EMBEDDED_DEFAULT_YAML } from "../governance/engine/default-policy.ts";
 import { explainPolicy } from "../governance/engine/explain.ts";
 import { checkPolicyFile, embeddedDefault, loadPolicyInForce } from "../governance/engine/policy.ts";
@@ -23,7 +24,8 @@ export default defineCommand({
     rejectUnknownFlags(rawArgs, args);
     const out: string[] = [];
     const code = await validate(parsed.path, parsed.explain === true, out);
-    await Bun.write(Bun.stdout, `${out.join("\n")}\n`);
+    // A project's policy comes with the repository: its keys and values are shown escaped (src/core/visible-text.ts).
+    await Bun.write(Bun.stdout, `${out.join("\n").split("\n").map(showInvisible).join("\n")}\n`);
     return code;
   },
 });

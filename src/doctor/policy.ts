@@ -7,6 +7,7 @@ import { discoverPolicy, policyFiles, type PolicyFile } from "../core/config/dis
 import type { ThoughtGateConfig } from "../core/config/schema.ts";
 import { messageOf } from "../core/errors.ts";
 import { isProfile } from "../core/profile.ts";
+import { showInvisible } from "../core/visible-text.ts";
 import { checkPolicyFile } from "../governance/engine/policy.ts";
 import type { CheckBody, DoctorContext } from "./report.ts";
 
@@ -43,7 +44,8 @@ export async function checkPolicy({ env, cwd, home }: DoctorContext): Promise<Po
       continue;
     }
     const error = "unreadable" in result ? result.unreadable : firstProblem(result.problems);
-    details.push(`${shown(found.file)} (${ORIGIN[found.origin]}): INVALID: ${error}`);
+    // A project's policy comes with the repository: what it holds is shown escaped, never run by the terminal.
+    details.push(`${shown(found.file)} (${ORIGIN[found.origin]}): INVALID: ${showInvisible(error)}`);
     results.push({ file: found.file, origin: found.origin, valid: false, error });
   }
   const user = files.find((file) => file.origin !== "project");

@@ -77,3 +77,17 @@ describe("a mistyped policy: validate-config names each problem with the key or 
     expect(result.stdout).toBe(`${file}: 1 problem\n${problem}\n`);
   });
 });
+
+test("a policy's own words in a problem (a cloned repository's project policy) are shown escaped, in validate-config and doctor", async () => {
+  using home = tempDir();
+  using project = tempDir();
+  writeFileSync(join(project.path, "thoughtgate.yaml"), 'schema: 1\ngovernance:\n  rules:\n    - { match: x, action: deny, "ev\\u202eil\\u001b[31m": 1 }\n');
+  const env = { HOME: home.path, XDG_CONFIG_HOME: join(home.path, "config"), XDG_STATE_HOME: join(home.path, "state") };
+  const checked = await runBinary(["validate-config"], { env, cwd: project.path });
+  const doctor = await runBinary(["doctor"], { env, cwd: project.path });
+  for (const output of [checked.stdout, doctor.stdout]) {
+    expect(output).toContain('unknown key "ev\\u202eil\\u001b[31m"');
+    expect(output).not.toMatch(/[\u202e\u001b]/);
+  }
+  expect([checked.exitCode, doctor.exitCode]).toEqual([1, 1]);
+});
