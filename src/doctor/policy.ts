@@ -3,7 +3,7 @@
  * files discovery finds, and from where), whether each is valid (the first problem in one line:
  * an invalid policy stops them, fail closed), and the profile in force.
  */
-import { discoverPolicy, policyFiles, type PolicyFile } from "../core/config/discover.ts";
+import { discoverPolicy, discoveryPaths, policyFiles, type PolicyFile } from "../core/config/discover.ts";
 import type { ThoughtGateConfig } from "../core/config/schema.ts";
 import { messageOf } from "../core/errors.ts";
 import { isProfile } from "../core/profile.ts";
@@ -50,7 +50,7 @@ export async function checkPolicy({ env, cwd, home }: DoctorContext): Promise<Po
   }
   const user = files.find((file) => file.origin !== "project");
   const project = files.find((file) => file.origin === "project");
-  if (!user) details.unshift(`no ~/.config/thoughtgate/thoughtgate.yaml: ${EMBEDDED}`);
+  if (!user) details.unshift(`no ${shown(discoveryPaths(env, cwd).user)}: ${EMBEDDED}`);
   details.push(profile.line);
   const data = { files: results, embedded: !user, profile: profile.value };
   const invalid = results.filter((result) => !result.valid);
