@@ -1,6 +1,7 @@
 import { defineCommand } from "citty";
 import { runShim } from "../shim/proxy.ts";
 import { createShimDecider } from "../governance/deciders/shim-decider.ts";
+import { findSession, type SessionLookup } from "../governance/deciders/session.ts";
 import { commonArgs, eventsArg, eventsPath, givenOrAbsent, optionalDuration, profileArg, resolveProfile, runIdFromEnv } from "./_shared.ts";
 import { remoteArgs, shimSides } from "./_shim-sides.ts";
 
@@ -43,11 +44,19 @@ export default defineCommand({
   args,
   async run({ rawArgs, args: parsed }) {
     // Every flag is checked before anything starts: a given-but-empty value is an error, never "absent".
-    const profile = resolveProfile(parsed.profile);
+    const flagProfile = parsed.profile === undefined ? undefined : resolveProfile(parsed.profile);
     const sides = await shimSides(rawArgs, args, parsed, givenOrAbsent(parsed["server-id"], "--server-id"));
     const { serverId } = sides;
-    const runId = runIdFromEnv();
-    const events = eventsPath(parsed.events, { runId, serverId });
+    // A flag that says how to govern (a service, a policy file) is the user's own set-up, outside
+    // any session; otherwise the shim belongs to the wrap session that started its agent, if any
+    // (docs/architecture.md, "How a shim finds its session"), and that session decides, records and
+    // sets the profile, whatever the environment says.
+    const told = parsed["governance-endpoint"] !== undefined || parsed["governance-secret-file"] !== undefined || parsed["thoughtgate-config"] !== undefined;
+    const lookup: SessionLookup = told ? { kind: "none" } : await findSession();
+    const session = lookup.kind === "joined" ? lookup.session : undefined;
+    const profile = flagProfile ?? session?.profile ?? resolveProfile(undefined);
+    const runId = session?.id ?? runIdFromEnv();
+    const events = parsed.events === undefined && session ? session.events : eventsPath(parsed.events, { runId, serverId });
     const graces = {
       orphanTimeoutMs: optionalDuration(parsed["orphan-timeout"], "--orphan-timeout"),
       stdinCloseGraceMs: optionalDuration(parsed["stdin-close-grace"], "--stdin-close-grace"),
@@ -60,6 +69,7 @@ export default defineCommand({
       secretFile: parsed["governance-secret-file"],
       configFlag: givenOrAbsent(parsed["thoughtgate-config"], "--thoughtgate-config"),
       readyTimeoutMs: optionalDuration(parsed["governance-ready-timeout"], "--governance-ready-timeout"),
+      session: lookup,
     });
     // Traces only when the policy (or the service) asks for them: nothing of it is loaded otherwise.
     const tracer = decider.tracing ? await (await import("../governance/engine/tracing.ts")).startShimTracer(decider.tracing, serverId) : undefined;

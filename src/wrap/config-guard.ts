@@ -23,7 +23,7 @@ import { backupPathFor, createBackup, readBackup, removeBackup } from "./backup.
 import { realConfigPath } from "./config-path.ts";
 import { findRecord, patchRecord, putRecord, removeRecord } from "./journal.ts";
 import { acquireLock, lockPathFor, type FileLock } from "./lock.ts";
-import { ownProcessStartId, isSameProcessRunning } from "./process-identity.ts";
+import { ownProcessStartId, isSameProcessRunning } from "../core/process-identity.ts";
 import { manualRestoreHint, putBack, sha256OfBytes, type PutBackKind } from "./put-back.ts";
 import { kindOf, lstatOrThrow, readOwnFile, refusal } from "../core/safe-open.ts";
 

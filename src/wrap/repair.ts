@@ -14,7 +14,7 @@ import { activeGuardFor } from "./config-guard.ts";
 import { realConfigPath } from "./config-path.ts";
 import { findRecord, readJournal, type JournalRecord } from "./journal.ts";
 import { lockedError, lockPathFor, tryLock } from "./lock.ts";
-import { isSameProcessRunning } from "./process-identity.ts";
+import { isSameProcessRunning } from "../core/process-identity.ts";
 import { manualRestoreHint, planPutBack, putBack, type PutBackKind } from "./put-back.ts";
 
 export type RepairOutcome =

@@ -22,10 +22,11 @@ import { agentCanAsk } from "./agent-modes.ts";
 import { commandLineConfigs, type CommandLineConfigs } from "./agent-args.ts";
 import { checkCoverage } from "./coverage-gate.ts";
 import { drainShims } from "./drain.ts";
-import { ownProcessStartId } from "./process-identity.ts";
+import { ownProcessStartId } from "../core/process-identity.ts";
 import { repairStale } from "./repair.ts";
 import { createSessionDir, describeDecision, followEvents, readEvents, renderSummary, summarize } from "./session-record.ts";
-import { recordSessionBinary } from "./session-info.ts";
+import { startSessionInfo } from "./session-info.ts";
+import { SESSION_ENV } from "../governance/wire/session.ts";
 import { pinsSummary } from "./pins-summary.ts";
 import { shimBinary } from "./shim-path.ts";
 
@@ -134,12 +135,14 @@ async function governAndRun(options: WrapOptions, agent: AgentType, ctx: AgentCo
   engines.watch();
   const cli = publishCliAccess(service.url, cliKey);
   const record = createSessionDir(runId);
-  // The shims run a pin of this binary, not the install's path (shim-path.ts: upgrades, npx caches).
-  const binary = recordSessionBinary(record.dir);
   // The shims' secret goes in the session directory (0600), not in the agent's config: a project
   // config (.mcp.json, .vscode/mcp.json) may be shared or committed while the session runs.
   const secretFile = join(record.dir, "secret");
   writeFileSync(secretFile, sessionSecret, { mode: 0o600 });
+  // The session's descriptor, before anything can start a shim: shims find the session by it.
+  const info = startSessionInfo({ runId, endpoint: service.url, profile: options.profile, agent: { type: agent, command: options.command }, cwd: process.cwd() });
+  // The shims run a pin of this binary, not the install's path (shim-path.ts: upgrades, npx caches).
+  const binary = info.shim;
   options.say(
     [
       `thoughtgate: policy ${engines.files.length > 0 ? engines.label : "embedded default (read-only tools forwarded, destructive tools need approval)"}, profile ${options.profile}`,
@@ -161,6 +164,7 @@ async function governAndRun(options: WrapOptions, agent: AgentType, ctx: AgentCo
   };
   const onExit = () => {
     restoreEverything();
+    info.end();
     cli.unpublish();
     bestEffort(() => rmSync(secretFile, { force: true }));
   };
@@ -177,6 +181,7 @@ async function governAndRun(options: WrapOptions, agent: AgentType, ctx: AgentCo
   } catch (error) {
     restoreEverything();
     await stop(service, engines);
+    info.end();
     cli.unpublish();
     rmSync(secretFile, { force: true });
     process.off("exit", onExit);
@@ -196,7 +201,8 @@ async function governAndRun(options: WrapOptions, agent: AgentType, ctx: AgentCo
 
   let exitCode: number;
   try {
-    exitCode = await runAgent(given.rewrittenCommand(shimFor, record.dir), options.say);
+    // The agent carries the session: its shims find it there (governance/deciders/session.ts).
+    exitCode = await runAgent({ command: given.rewrittenCommand(shimFor, record.dir), env: { [SESSION_ENV]: runId }, onStart: (pid) => info.agentStarted(pid) }, options.say);
   } finally {
     // Tell the shims to drain, give them time, then put the configs back.
     service.setShutdown();
@@ -209,6 +215,7 @@ async function governAndRun(options: WrapOptions, agent: AgentType, ctx: AgentCo
       if (guards.length > 0) options.say("thoughtgate: --no-restore: configs stay rewritten; `thoughtgate unwrap --all` puts them back");
     }
     await stop(service, engines);
+    info.end();
     cli.unpublish();
     rmSync(secretFile, { force: true });
     process.off("exit", onExit);

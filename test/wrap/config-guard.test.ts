@@ -6,7 +6,7 @@ import { log } from "../../src/core/log.ts";
 import { journalPath } from "../../src/core/paths.ts";
 import { ConfigGuard, restoreAllGuards } from "../../src/wrap/config-guard.ts";
 import { readJournal } from "../../src/wrap/journal.ts";
-import { ownProcessStartId } from "../../src/wrap/process-identity.ts";
+import { ownProcessStartId } from "../../src/core/process-identity.ts";
 import { sha256OfBytes } from "../../src/wrap/put-back.ts";
 import { agentEdit, rewriteSample, SAMPLE_JSONC } from "../support/config-rewrite.ts";
 import { killHard, startHolder } from "../support/guard-holder.ts";

@@ -3,7 +3,7 @@ import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { journalPath } from "../../src/core/paths.ts";
 import { patchRecord, readJournal } from "../../src/wrap/journal.ts";
-import { processStartId } from "../../src/wrap/process-identity.ts";
+import { processStartId } from "../../src/core/process-identity.ts";
 import { repair, repairStale } from "../../src/wrap/repair.ts";
 import { agentEdit, SAMPLE_JSONC, useSampleConfig } from "../support/config-rewrite.ts";
 import { killHard, runFixture, startHolder } from "../support/guard-holder.ts";

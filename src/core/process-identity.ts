@@ -4,7 +4,7 @@
  * `unwrap` forever).
  */
 import { readFileSync } from "node:fs";
-import { isRunning, readProcStat } from "../core/proc-stat.ts";
+import { isRunning, readProcStat } from "./proc-stat.ts";
 
 /**
  * An opaque start stamp for a running process, or null when there is no such process (or only its
