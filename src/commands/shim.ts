@@ -4,6 +4,12 @@ import { createShimDecider } from "../governance/deciders/shim-decider.ts";
 import { findSession, type SessionLookup } from "../governance/deciders/session.ts";
 import { commonArgs, eventsArg, eventsPath, givenOrAbsent, optionalDuration, profileArg, resolveProfile, runIdFromEnv } from "./_shared.ts";
 import { remoteArgs, shimSides } from "./_shim-sides.ts";
+import { replaceProcess } from "../core/exec.ts";
+import { messageOf } from "../core/errors.ts";
+import { TARGET, VERSION } from "../version.ts";
+
+/** Set on a shim that became its session's binary, so a binary that still is not the session's version stops there. */
+const BECAME = "THOUGHTGATE_SESSION_BINARY";
 
 const args = {
   "server-id": { type: "string", description: "Name of this server in logs and events (default: the command's basename, or the URL's host)" },
@@ -52,7 +58,7 @@ export default defineCommand({
     // (docs/architecture.md, "How a shim finds its session"), and that session decides, records and
     // sets the profile, whatever the environment says.
     const told = parsed["governance-endpoint"] !== undefined || parsed["governance-secret-file"] !== undefined || parsed["thoughtgate-config"] !== undefined;
-    const lookup: SessionLookup = told ? { kind: "none" } : await findSession();
+    const lookup: SessionLookup = told ? { kind: "none" } : sessionBinary(await findSession());
     const session = lookup.kind === "joined" ? lookup.session : undefined;
     const profile = flagProfile ?? session?.profile ?? resolveProfile(undefined);
     const runId = session?.id ?? runIdFromEnv();
@@ -76,3 +82,22 @@ export default defineCommand({
     return runShim({ serverId, profile, upstream: sides.upstream, agent: sides.agent, runId, eventsPath: events, decider, ...graces, ...(tracer ? { tracer } : {}) });
   },
 });
+
+/**
+ * A session on another version of thoughtgate than this binary (the shim path was made another
+ * version's by a later wrap or enroll: shim-path.ts): become the session's own binary, with the same
+ * arguments, so the shim speaks its service's version. Returns only when nothing needs to change;
+ * a session whose binary cannot be run is an ended session to this shim.
+ */
+function sessionBinary(lookup: SessionLookup): SessionLookup {
+  if (lookup.kind !== "joined") return lookup;
+  const { session } = lookup;
+  if (session.version === VERSION && session.target === TARGET) return lookup;
+  const ended = (why: string): SessionLookup => ({ kind: "ended", id: session.id, via: session.via, why: `session ${session.id} runs thoughtgate ${session.version} (${session.target}) and this shim is ${VERSION} (${TARGET}): ${why}` });
+  if (process.env[BECAME] === session.shim) return ended(`${session.shim} is not that version`);
+  try {
+    return replaceProcess(session.shim, [session.shim, ...process.argv.slice(2)], { ...process.env, [BECAME]: session.shim });
+  } catch (error) {
+    return ended(`its binary ${session.shim} cannot be run (${messageOf(error)})`);
+  }
+}

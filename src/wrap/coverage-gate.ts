@@ -29,7 +29,8 @@ export function checkCoverage(files: readonly ConfigFile[], options: CoverageOpt
     if (why !== null) throw new ThoughtGateError("CONFIG", `${named}: ${why} (given by --config-path)`);
   }
   const unusable = files.filter((file) => file.exists && file.problems.length > 0);
-  const governed = files.flatMap((file) => file.entries).filter((entry) => entry.governed);
+  // An entry that runs through thoughtgate already (enrolled, another wrap's) is governed too.
+  const governed = files.flatMap((file) => file.entries).filter((entry) => entry.governed || entry.status === "wrapped");
   const reasons: string[] = [];
   for (const file of unusable) reasons.push(`${file.path} ${file.problems[0]}: its MCP servers would run ungoverned`);
   // A server the config turns off is not reached; one shadowed by another scope's entry neither.

@@ -60,7 +60,10 @@ export type EntryStatus =
    * HTTP are `governed`: rewritten into `thoughtgate shim --url` (see `ServerEntry.remote`).
    */
   | "remote"
-  /** Already runs `thoughtgate shim`: wrapping it again would nest shims. */
+  /**
+   * Already runs this thoughtgate's shim in the form wrap writes (enrolled, or rewritten by another
+   * wrap of the agent): governed, nothing to rewrite (src/wrap/shim-entry.ts).
+   */
   | "wrapped"
   /** An extension decides the command (a Zed or Gemini CLI extension), or it runs inside the agent (a goose builtin). */
   | "extension"
