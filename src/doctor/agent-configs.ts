@@ -91,6 +91,7 @@ const LEFT_ALONE_WORDS: Record<LeftAloneStatus, string> = {
   wrapped: "already wrapped",
   extension: "run by an extension",
   invalid: "cannot be started",
+  refused: "started where wrap cannot rewrite them",
   "file-problem": "in a file wrap will not edit",
 };
 

@@ -2,6 +2,7 @@ import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type { JSONPath } from "jsonc-parser";
 import { customPath, selfAndParents } from "./config-dirs.ts";
+import { pluginServers } from "./claude-plugins.ts";
 import { standardEntry } from "./entry-fields.ts";
 import { applyPrecedence, disable, entriesOfMap, openConfigFile, readMapFile, stringList, type Adapter } from "./shared.ts";
 import type { AgentContext, ConfigFile } from "./types.ts";
@@ -19,6 +20,8 @@ import type { AgentContext, ConfigFile } from "./types.ts";
  * subdirectory also picks up `.mcp.json` and `projects[...]` of the parent directories, so those
  * are read (and governed) too: an entry the agent never starts costs nothing, one it starts
  * without the shim would be a hole. `${VAR}` and `${VAR:-default}` are expanded in every scope.
+ * Plugins enabled in a settings file start the MCP servers they declare, which wrap does not
+ * rewrite: they are listed as refused (claude-plugins.ts).
  */
 export const claudeCode: Adapter = {
   agent: "claude-code",
@@ -58,7 +61,7 @@ export const claudeCode: Adapter = {
     const toggledOff = new Set(values[2] === undefined ? [] : (stringList(values[2]) ?? []));
     for (const entry of [...userFile.entries, ...projectEntries]) if (toggledOff.has(entry.name)) disable(entry, "disabledMcpServers");
     applyPrecedence([...localEntries, ...projectEntries, ...userEntries]);
-    return [userFile, ...projectFiles];
+    return [userFile, ...projectFiles, ...pluginServers(ctx, claudeConfigDir(ctx) ?? join(ctx.home, ".claude"))];
   },
 };
 

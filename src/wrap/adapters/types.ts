@@ -69,6 +69,11 @@ export type EntryStatus =
   | "extension"
   /** Not a server the agent could start (no command, args not strings, ...). */
   | "invalid"
+  /**
+   * Started by the agent from somewhere wrap does not rewrite (a Claude Code plugin): wrap stops
+   * before the agent starts unless `--allow-ungoverned`.
+   */
+  | "refused"
   /** The file it is in cannot be edited safely (see the file's `problems`), so nothing in it is. */
   | "file-problem";
 
@@ -93,9 +98,11 @@ export type EntryLayout = {
   at: string[];
   /** The command's key: a string, or (without `args`) a list holding the command and its args. */
   command: string;
-  /** The args list's key; absent when `command` is a `[command, ...args]` list. */
+  /** The args list's key; absent when `command` is a `[command, ...args]` list or a whole command line. */
   args?: string;
   env: string;
+  /** `command` holds the whole command line as one string (Gemini CLI's `mcp.serverCommand`: command-line.ts). */
+  line?: true;
 };
 
 export const STANDARD_LAYOUT: EntryLayout = { at: [], command: "command", args: "args", env: "env" };
@@ -128,6 +135,8 @@ export type ServerEntry = {
    * governed: if the agent's precedence is not what we think, nothing runs around the shim.
    */
   shadowedBy?: { scope: ConfigScope; file: string };
+  /** The command line as written, when the entry is one string (`layout.line`). */
+  line?: string;
   /** Zed only: `command` as a string with sibling `args`/`env` (flat), or `command: {path, args, env}` (nested). */
   form?: "flat" | "nested";
   /**
