@@ -63,13 +63,14 @@ export function startSessionInfo(start: SessionStart, env: NodeJS.ProcessEnv = p
   const live = () => (running ??= runningWraps(env));
   prunePins(() => new Set(live().map((session) => session.shim)), env);
   pruneSessionPids((runId) => live().some((session) => session.runId === runId), env);
-  const forget = [indexSessionPid(process.pid, start.runId, env)];
+  const dir = sessionPaths(start.runId, env).dir;
+  const forget = [indexSessionPid(process.pid, dir, env)];
   return {
     shim: descriptor.shim,
     agentStarted(pid) {
       descriptor = { ...descriptor, agent: { ...start.agent, pid, startId: processStartId(pid) } };
       writeSessionDescriptor(path, descriptor);
-      forget.push(indexSessionPid(pid, start.runId, env));
+      forget.push(indexSessionPid(pid, dir, env));
     },
     end() {
       for (const unindex of forget.splice(0)) unindex();

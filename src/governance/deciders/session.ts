@@ -57,14 +57,14 @@ export async function findSession(env: NodeJS.ProcessEnv = process.env, pid: num
   if (named !== undefined) {
     const id = named.trim();
     if (!isSessionId(id)) return { kind: "ended", id: named, via: "environment", why: `$${SESSION_ENV} is ${JSON.stringify(named)}, which names no thoughtgate wrap session` };
-    return (await open(id, "environment", null, env)) ?? { kind: "none" };
+    return (await open(id, "environment", null, sessionPaths(id, env))) ?? { kind: "none" };
   }
   const index = indexedSessionPids(env);
   if (index.size === 0) return { kind: "none" };
   for (const ancestor of ancestorsOf(pid)) {
-    const id = index.get(ancestor);
-    if (id === undefined) continue;
-    const found = await open(id, "ancestry", ancestor, env);
+    const indexed = index.get(ancestor);
+    if (indexed === undefined) continue;
+    const found = await open(indexed.runId, "ancestry", ancestor, sessionPaths(indexed.runId, env, indexed.dir));
     if (found) return found;
   }
   return { kind: "none" };
@@ -74,8 +74,7 @@ export async function findSession(env: NodeJS.ProcessEnv = process.env, pid: num
  * The session `id`, or null when `ancestor` (found in the index) is not in fact its wrap or agent
  * (the pid was reused, or the index entry is left over).
  */
-async function open(id: string, via: Session["via"], ancestor: number | null, env: NodeJS.ProcessEnv): Promise<SessionLookup | null> {
-  const paths = sessionPaths(id, env);
+async function open(id: string, via: Session["via"], ancestor: number | null, paths: ReturnType<typeof sessionPaths>): Promise<SessionLookup | null> {
   // Loaded only here: a shim that belongs to no session never pays for the schema library.
   const { readSessionDescriptor } = await import("../wire/session-descriptor.ts");
   const read = readSessionDescriptor(paths.descriptor);

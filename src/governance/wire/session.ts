@@ -7,13 +7,16 @@
  *
  * `<state dir>/sessions/<run id>/`: `wrap.json` (the descriptor: session-descriptor.ts), `secret`
  * (the shims' session secret, 0600), `events.jsonl` (the session's record).
- * `<state dir>/session-pids/<pid>`: the run id of the session whose wrap or agent has that pid.
+ * `~/.local/state/thoughtgate/session-pids/<pid>`: the directory of the session whose wrap or agent
+ * has that pid. Under the home directory whatever `XDG_STATE_HOME` says: an agent that passes its
+ * servers only a few variables (Codex) passes HOME but not XDG_STATE_HOME.
  *
  * No valibot here: a shim that belongs to no session reads nothing more than this file's one
  * directory listing.
  */
 import { mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
-import { join } from "node:path";
+import { homedir } from "node:os";
+import { basename, isAbsolute, join } from "node:path";
 import { bestEffort } from "../../core/errors.ts";
 import { writeFileAtomic } from "../../core/atomic-write.ts";
 import { stateDir } from "../../core/paths.ts";
@@ -34,31 +37,30 @@ export function sessionsDir(env: NodeJS.ProcessEnv = process.env): string {
   return join(stateDir(env), "sessions");
 }
 
-/** A session's directory and the files in it. */
-export function sessionPaths(runId: string, env: NodeJS.ProcessEnv = process.env): { dir: string; descriptor: string; secret: string; events: string } {
-  const dir = join(sessionsDir(env), runId);
+/** A session's directory (by default the one under this environment's state directory) and the files in it. */
+export function sessionPaths(runId: string, env: NodeJS.ProcessEnv = process.env, dir: string = join(sessionsDir(env), runId)): { dir: string; descriptor: string; secret: string; events: string } {
   return { dir, descriptor: join(dir, SESSION_FILES.descriptor), secret: join(dir, SESSION_FILES.secret), events: join(dir, SESSION_FILES.events) };
 }
 
 function pidIndexDir(env: NodeJS.ProcessEnv): string {
-  return join(stateDir(env), "session-pids");
+  return join(env.HOME || homedir(), ".local", "state", "thoughtgate", "session-pids");
 }
 
-/** Record that `pid` (a wrap, or the agent it launched) belongs to session `runId`; the returned function forgets it. */
-export function indexSessionPid(pid: number, runId: string, env: NodeJS.ProcessEnv = process.env): () => void {
+/** Record that `pid` (a wrap, or the agent it launched) belongs to the session in `sessionDir`; the returned function forgets it. */
+export function indexSessionPid(pid: number, sessionDir: string, env: NodeJS.ProcessEnv = process.env): () => void {
   const dir = pidIndexDir(env);
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   const path = join(dir, String(pid));
-  writeFileAtomic(path, `${runId}\n`, { mode: 0o600 });
+  writeFileAtomic(path, `${sessionDir}\n`, { mode: 0o600 });
   return () => void bestEffort(() => rmSync(path, { force: true }));
 }
 
 /**
- * The indexed pids and their run ids: empty (one failed directory listing) when no wrap runs. An
- * entry may be stale (its wrap was killed): the descriptor's pids and start stamps decide.
+ * The indexed pids and their sessions' directories: empty (one failed directory listing) when no
+ * wrap runs. An entry may be stale (its wrap was killed): the descriptor's pids and start stamps decide.
  */
-export function indexedSessionPids(env: NodeJS.ProcessEnv = process.env): Map<number, string> {
-  const found = new Map<number, string>();
+export function indexedSessionPids(env: NodeJS.ProcessEnv = process.env): Map<number, { runId: string; dir: string }> {
+  const found = new Map<number, { runId: string; dir: string }>();
   let names: string[];
   try {
     names = readdirSync(pidIndexDir(env));
@@ -67,17 +69,17 @@ export function indexedSessionPids(env: NodeJS.ProcessEnv = process.env): Map<nu
   }
   for (const name of names) {
     if (!/^\d+$/.test(name)) continue;
-    let runId = "";
+    let dir = "";
     // Removed by its wrap while we looked: not a session any more.
-    bestEffort(() => (runId = readFileSync(join(pidIndexDir(env), name), "utf8").trim()));
-    if (isSessionId(runId)) found.set(Number(name), runId);
+    bestEffort(() => (dir = readFileSync(join(pidIndexDir(env), name), "utf8").trim()));
+    if (isAbsolute(dir) && isSessionId(basename(dir))) found.set(Number(name), { runId: basename(dir), dir });
   }
   return found;
 }
 
 /** Remove index entries of sessions `isLive` says are over (what a killed wrap left). */
 export function pruneSessionPids(isLive: (runId: string) => boolean, env: NodeJS.ProcessEnv = process.env): void {
-  for (const [pid, runId] of indexedSessionPids(env)) {
+  for (const [pid, { runId }] of indexedSessionPids(env)) {
     if (!isLive(runId)) bestEffort(() => rmSync(join(pidIndexDir(env), String(pid)), { force: true }));
   }
 }

@@ -4,6 +4,7 @@ import type { JSONPath } from "jsonc-parser";
 import { customPath, selfAndParents } from "./config-dirs.ts";
 import { pluginServers } from "./claude-plugins.ts";
 import { standardEntry } from "./entry-fields.ts";
+import { propertiesOf } from "./jsonc.ts";
 import { applyPrecedence, disable, entriesOfMap, openConfigFile, readMapFile, stringList, type Adapter } from "./shared.ts";
 import type { AgentContext, ConfigFile } from "./types.ts";
 
@@ -38,6 +39,7 @@ export const claudeCode: Adapter = {
       ["projects", cwd, "disabledMcpjsonServers"],
       ["projects", cwd, "disabledMcpServers"],
       ...dirs.map((dir) => ["projects", dir, "mcpServers"]),
+      ...(options.everyProject ? [["projects"]] : []),
     ];
     const { file: userFile, values } = openConfigFile("claude-code", userPath, "user", paths);
     const spec = { agent: "claude-code", file: userPath, syntax: "claude-code", ctx } as const;
@@ -45,6 +47,11 @@ export const claudeCode: Adapter = {
     const localEntries = dirs.flatMap((dir, i) =>
       entriesOfMap(userFile, values[i + 3], { ...spec, scope: "local", mapPath: ["projects", dir, "mcpServers"] }, standardEntry),
     );
+    const projects = options.everyProject ? values[dirs.length + 3] : undefined;
+    for (const [dir, project] of projects?.node.type === "object" ? propertiesOf(projects.node).props : []) {
+      const servers = dirs.includes(dir) || project.type !== "object" ? undefined : propertiesOf(project).props.get("mcpServers");
+      if (servers) localEntries.push(...entriesOfMap(userFile, { base: projects?.base ?? 0, node: servers }, { ...spec, scope: "local", mapPath: ["projects", dir, "mcpServers"] }, standardEntry));
+    }
     userFile.entries = [...userEntries, ...localEntries];
 
     const projectFiles = dirs

@@ -38,6 +38,11 @@ export type DiscoverOptions = {
   configPath?: string;
   /** VS Code Insiders keeps its user profile in `Code - Insiders` instead of `Code`. */
   insiders?: boolean;
+  /**
+   * Claude Code: the local entries of every project in `~/.claude.json`, not only those of the
+   * working directory and its parents (`enroll`: every later run, wherever it starts, reads them).
+   */
+  everyProject?: boolean;
 };
 
 /**

@@ -97,9 +97,17 @@ describe("findSession", () => {
     using _ = dir;
     // This test process stands for the wrap, a child of it for the shim.
     writeDescriptor(env, ID, process.pid);
-    indexSessionPid(process.pid, ID, env);
+    indexSessionPid(process.pid, sessionPaths(ID, env).dir, env);
     const child = await childLookup(env);
     expect(child).toMatchObject({ kind: "joined", session: { id: ID, via: "ancestry" } });
+  });
+
+  test("no variable and no XDG_STATE_HOME (Codex passes servers HOME, not it): still the session wrap indexed under another state directory", async () => {
+    const { dir, env } = state();
+    using _ = dir;
+    writeDescriptor(env, ID, process.pid);
+    indexSessionPid(process.pid, sessionPaths(ID, env).dir, env);
+    expect(await childLookup({ HOME: env.HOME })).toMatchObject({ kind: "joined", session: { id: ID, via: "ancestry", dir: sessionPaths(ID, env).dir } });
   });
 
   test("no variable: the session whose agent is an ancestor, after its wrap was killed: ended", async () => {
@@ -108,7 +116,7 @@ describe("findSession", () => {
     const gone = await deadPid();
     // This test process stands for the agent whose wrap died, a child of it for the shim.
     writeDescriptor(env, ID, gone, process.pid);
-    indexSessionPid(process.pid, ID, env);
+    indexSessionPid(process.pid, sessionPaths(ID, env).dir, env);
     expect(await childLookup(env)).toMatchObject({ kind: "ended", id: ID, via: "ancestry" });
   });
 
@@ -116,7 +124,7 @@ describe("findSession", () => {
     const { dir, env } = state();
     using _ = dir;
     writeDescriptor(env, ID, await deadPid());
-    indexSessionPid(process.pid, ID, env);
+    indexSessionPid(process.pid, sessionPaths(ID, env).dir, env);
     expect(await childLookup(env)).toEqual({ kind: "none" });
   });
 });
