@@ -10,6 +10,7 @@
 import { ADAPTERS, AGENT_TYPES, type AgentContext, type AgentType, type ConfigFile, type ServerEntry } from "./adapters/index.ts";
 import { ConfigGuard, type RestoreResult } from "./config-guard.ts";
 import { enrollHolder } from "./holders.ts";
+import { realConfigPath } from "./config-path.ts";
 import { readJournal } from "./journal.ts";
 import { planConfigs, shareConfigs, type Shared } from "./share-configs.ts";
 import { stableShim } from "./shim-path.ts";
@@ -92,4 +93,15 @@ export function unenroll(agent: AgentType): RestoreResult[] {
 export function enrolledAgents(): AgentType[] {
   const agents = new Set(readJournal().flatMap((record) => record.holders.flatMap((holder) => (holder.kind === "enroll" ? [holder.agent] : []))));
   return ENROLLABLE.filter((agent) => agents.has(agent));
+}
+
+/**
+ * Servers in `agent`'s enrolled files that do not run through thoughtgate: added since the
+ * enrollment (the agent's own `mcp add`), so a plain run starts them ungoverned until the next
+ * enroll or wrap rewrites them.
+ */
+export function addedSinceEnroll(agent: AgentType, files: readonly ConfigFile[]): Array<{ name: string; file: string }> {
+  const enrolled = new Set(enrolledFiles(agent));
+  if (enrolled.size === 0) return [];
+  return files.filter((file) => enrolled.has(realConfigPath(file.path))).flatMap((file) => file.entries.filter((entry) => entry.governed).map((entry) => ({ name: entry.name, file: file.path })));
 }

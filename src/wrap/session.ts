@@ -14,6 +14,7 @@ import { startServiceTracer } from "../governance/engine/tracing.ts";
 import { AGENT_TYPES, detectAgent, isVsCodeInsiders, projectDir, renderCoverage, rewrite, type AgentContext, type AgentType } from "./adapters/index.ts";
 import { restoreAllGuards } from "./config-guard.ts";
 import { wrapHolder } from "./holders.ts";
+import { addedSinceEnroll } from "./enroll.ts";
 import { planConfigs, shareConfigs, type PlanOptions } from "./share-configs.ts";
 import { runAgent } from "./agent-process.ts";
 import { agentCanAsk } from "./agent-modes.ts";
@@ -95,6 +96,10 @@ async function governAndRun(options: WrapOptions, agent: AgentType, ctx: AgentCo
   const coverage = { agent, configPath: options.configPath === undefined ? undefined : resolve(ctx.cwd, options.configPath), allowUngoverned: options.allowUngoverned === true };
   const warning = checkCoverage([...first.files, ...first.given], coverage);
   if (warning) options.say(warning);
+  const added = addedSinceEnroll(agent, first.files);
+  if (added.length > 0 && !options.dryRun) {
+    options.say(`thoughtgate: added since ${agent} was enrolled, so far started ungoverned by a plain run: ${added.map((entry) => entry.name).join(", ")}; governed from now on (the file stays enrolled)`);
+  }
 
   if (options.dryRun) {
     const print = options.print ?? options.say;
