@@ -19,6 +19,8 @@ const subCommands = {
   deny: () => import("./commands/deny.ts").then((m) => m.default),
   "validate-config": () => import("./commands/validate-config.ts").then((m) => m.default),
   unwrap: () => import("./commands/unwrap.ts").then((m) => m.default),
+  enroll: () => import("./commands/enroll.ts").then((m) => m.enroll),
+  unenroll: () => import("./commands/enroll.ts").then((m) => m.unenroll),
   arbiter: () => import("./commands/arbiter.ts").then((m) => m.default),
   auth: () => import("./commands/auth.ts").then((m) => m.default),
   pins: () => import("./commands/pins.ts").then((m) => m.default),

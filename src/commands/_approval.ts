@@ -4,7 +4,7 @@ import { showInvisible } from "../core/visible-text.ts";
 import { APPROVAL_KEY_ENV, ENDPOINT_ENV, type TaskView } from "../governance/wire/api.ts";
 import { ApprovalClient } from "../governance/deciders/approval-client.ts";
 import { resolveApprovalTarget } from "../governance/wire/service-descriptor.ts";
-import { isSameProcessRunning } from "../wrap/process-identity.ts";
+import { isSameProcessRunning } from "../core/process-identity.ts";
 import { commonArgs, rejectUnknownFlags } from "./_shared.ts";
 
 /** Where the running service is; without them, the one running `wrap` or `serve` is found. */

@@ -7,7 +7,7 @@ import { EngineHolder } from "../governance/engine/engine-holder.ts";
 import { publishService } from "../governance/wire/service-descriptor.ts";
 import { newSecret, startGovernanceService } from "../governance/service/service.ts";
 import { startServiceTracer } from "../governance/engine/tracing.ts";
-import { ownProcessStartId } from "../wrap/process-identity.ts";
+import { ownProcessStartId } from "../core/process-identity.ts";
 import { parsePort, commonArgs, profileArg, rejectUnknownFlags, resolveProfile } from "./_shared.ts";
 
 const args = {

@@ -2,8 +2,15 @@ import { defineCommand } from "citty";
 import { runShim } from "../shim/proxy.ts";
 import { runIdentity } from "../shim/run-identity.ts";
 import { createShimDecider } from "../governance/deciders/shim-decider.ts";
+import { findSession, type SessionLookup } from "../governance/deciders/session.ts";
 import { commonArgs, eventsArg, eventsPath, givenOrAbsent, optionalDuration, profileArg, resolveProfile, runIdFromEnv } from "./_shared.ts";
 import { remoteArgs, shimSides } from "./_shim-sides.ts";
+import { replaceProcess } from "../core/exec.ts";
+import { messageOf } from "../core/errors.ts";
+import { TARGET, VERSION } from "../version.ts";
+
+/** Set on a shim that became its session's binary, so a binary that still is not the session's version stops there. */
+const BECAME = "THOUGHTGATE_SESSION_BINARY";
 
 const args = {
   "server-id": { type: "string", description: "Name of this server in logs and events (default: the command's basename, or the URL's host)" },
@@ -44,11 +51,19 @@ export default defineCommand({
   args,
   async run({ rawArgs, args: parsed }) {
     // Every flag is checked before anything starts: a given-but-empty value is an error, never "absent".
-    const profile = resolveProfile(parsed.profile);
+    const flagProfile = parsed.profile === undefined ? undefined : resolveProfile(parsed.profile);
     const sides = await shimSides(rawArgs, args, parsed, givenOrAbsent(parsed["server-id"], "--server-id"));
     const { serverId } = sides;
-    const runId = runIdFromEnv();
-    const events = eventsPath(parsed.events, { runId, serverId });
+    // A flag that says how to govern (a service, a policy file) is the user's own set-up, outside
+    // any session; otherwise the shim belongs to the wrap session that started its agent, if any
+    // (docs/architecture.md, "How a shim finds its session"), and that session decides, records and
+    // sets the profile, whatever the environment says.
+    const told = parsed["governance-endpoint"] !== undefined || parsed["governance-secret-file"] !== undefined || parsed["thoughtgate-config"] !== undefined;
+    const lookup: SessionLookup = told ? { kind: "none" } : sessionBinary(await findSession());
+    const session = lookup.kind === "joined" ? lookup.session : undefined;
+    const profile = flagProfile ?? session?.profile ?? resolveProfile(undefined);
+    const runId = session?.id ?? runIdFromEnv();
+    const events = parsed.events === undefined && session ? session.events : eventsPath(parsed.events, { runId, serverId });
     const graces = {
       orphanTimeoutMs: optionalDuration(parsed["orphan-timeout"], "--orphan-timeout"),
       stdinCloseGraceMs: optionalDuration(parsed["stdin-close-grace"], "--stdin-close-grace"),
@@ -61,10 +76,30 @@ export default defineCommand({
       secretFile: parsed["governance-secret-file"],
       configFlag: givenOrAbsent(parsed["thoughtgate-config"], "--thoughtgate-config"),
       readyTimeoutMs: optionalDuration(parsed["governance-ready-timeout"], "--governance-ready-timeout"),
+      session: lookup,
     });
     // Traces only when the policy (or the service) asks for them: nothing of it is loaded otherwise.
     const tracer = decider.tracing ? await (await import("../governance/engine/tracing.ts")).startShimTracer(decider.tracing, serverId) : undefined;
-    const identity = events === null ? undefined : runIdentity({ env: process.env, cwd: process.cwd(), parentPid: process.ppid });
+    const identity = events === null ? undefined : runIdentity({ session, cwd: process.cwd(), parentPid: process.ppid });
     return runShim({ serverId, profile, upstream: sides.upstream, agent: sides.agent, runId, identity, eventsPath: events, decider, ...graces, ...(tracer ? { tracer } : {}) });
   },
 });
+
+/**
+ * A session on another version of thoughtgate than this binary (the shim path was made another
+ * version's by a later wrap or enroll: shim-path.ts): become the session's own binary, with the same
+ * arguments, so the shim speaks its service's version. Returns only when nothing needs to change;
+ * a session whose binary cannot be run is an ended session to this shim.
+ */
+function sessionBinary(lookup: SessionLookup): SessionLookup {
+  if (lookup.kind !== "joined") return lookup;
+  const { session } = lookup;
+  if (session.version === VERSION && session.target === TARGET) return lookup;
+  const ended = (why: string): SessionLookup => ({ kind: "ended", id: session.id, via: session.via, why: `session ${session.id} runs thoughtgate ${session.version} (${session.target}) and this shim is ${VERSION} (${TARGET}): ${why}` });
+  if (process.env[BECAME] === session.shim) return ended(`${session.shim} is not that version`);
+  try {
+    return replaceProcess(session.shim, [session.shim, ...process.argv.slice(2)], { ...process.env, [BECAME]: session.shim });
+  } catch (error) {
+    return ended(`its binary ${session.shim} cannot be run (${messageOf(error)})`);
+  }
+}

@@ -51,6 +51,8 @@ function render(outcome: RepairOutcome): string[] {
     }
     case "refused":
       return [`refused ${outcome.configPath}: ${outcome.reason}`];
+    case "enrolled":
+      return [`${outcome.configPath} stays rewritten: it is enrolled (${outcome.agentType}); \`thoughtgate unenroll\` puts it back`];
     case "failed":
       return [`FAILED ${outcome.configPath}: ${outcome.reason}`];
     case "orphan-backup":

@@ -1,57 +1,29 @@
 /**
- * A wrap session's descriptor, `<state dir>/sessions/<run id>/wrap.json`, written when the session
- * starts: which thoughtgate it runs (doctor, the next wrap keeping the binaries running wraps still
- * name) and what the session is (the agent's command line, redacted, and the project directory),
- * which its shims record in their `run_start` (docs/events.md). One schema for every reader: wrap,
- * doctor, and the shim finding its session. Fields added later are optional: an older session's
- * file still reads.
+ * Where a `thoughtgate wrap` session keeps its files: `<state dir>/sessions/<run id>/` holds
+ * `wrap.json` (the descriptor: session-descriptor.ts), `secret` (the shims' session secret, 0600)
+ * and `events.jsonl` (the session's record). Read by the shims that join the session
+ * (governance/wire/session.ts), by wrap and doctor, and by `thoughtgate log` walking the record.
+ *
+ * No valibot here: a shim that belongs to no session reads nothing more than one directory listing.
  */
-import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import * as v from "valibot";
 import { stateDir } from "./paths.ts";
 
-export const SESSION_INFO_FILE = "wrap.json";
+export const SESSION_FILES = { descriptor: "wrap.json", secret: "secret", events: "events.jsonl" } as const;
 
-export const SessionInfo = v.object({
-  version: v.string(),
-  target: v.string(),
-  pid: v.pipe(v.number(), v.integer()),
-  /** processStartId of the wrap, so a reused pid is not mistaken for it. */
-  startId: v.nullable(v.string()),
-  /** The binary wrap ran as, and the one the agent configs name for the shims (shim-path.ts). */
-  binary: v.string(),
-  shim: v.string(),
-  startedAt: v.string(),
-  /** The agent's command line, redacted (src/telemetry/redact-argv.ts). */
-  agentCommand: v.optional(v.array(v.string())),
-  /** The project the agent was started in (src/core/project.ts). */
-  project: v.optional(v.string()),
-});
-export type SessionInfo = v.InferOutput<typeof SessionInfo>;
+/** A run id as wrap makes it (a UUID, lower-case): nothing else names a session directory, so none can point elsewhere. */
+const SESSION_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+export function isSessionId(text: string): boolean {
+  return SESSION_ID.test(text);
+}
 
 /** Every wrap session's folder: `<state dir>/sessions`. */
 export function sessionsDir(env: NodeJS.ProcessEnv = process.env): string {
   return join(stateDir(env), "sessions");
 }
 
-/** A session id names a folder: only what a run id (a UUID) is made of, so it cannot point elsewhere. */
-export function isSessionId(id: string): boolean {
-  return /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/.test(id) && !id.includes("..");
-}
-
-/** The session's descriptor, or null when there is none (not a session, or one from before wrap.json) or it does not parse. */
-export function readSessionInfo(sessionDir: string): SessionInfo | null {
-  let text: string;
-  try {
-    text = readFileSync(join(sessionDir, SESSION_INFO_FILE), "utf8");
-  } catch {
-    return null;
-  }
-  try {
-    const parsed = v.safeParse(SessionInfo, JSON.parse(text));
-    return parsed.success ? parsed.output : null;
-  } catch {
-    return null;
-  }
+/** A session's directory (by default the one under this environment's state directory) and the files in it. */
+export function sessionPaths(runId: string, env: NodeJS.ProcessEnv = process.env, dir: string = join(sessionsDir(env), runId)): { dir: string; descriptor: string; secret: string; events: string } {
+  return { dir, descriptor: join(dir, SESSION_FILES.descriptor), secret: join(dir, SESSION_FILES.secret), events: join(dir, SESSION_FILES.events) };
 }

@@ -5,7 +5,9 @@
  * is a warning here, never a crash.
  */
 import { messageOf } from "../core/errors.ts";
-import { ADAPTERS, AGENT_TYPES, discover, type AgentContext, type AgentType, type ConfigFile, type ConfigScope, type DiscoverOptions, type EntryStatus } from "../wrap/adapters/index.ts";
+import { planConfigs } from "../wrap/share-configs.ts";
+import { shimPath } from "../wrap/shim-path.ts";
+import { ADAPTERS, AGENT_TYPES, type AgentContext, type AgentType, type ConfigFile, type ConfigScope, type DiscoverOptions, type EntryStatus } from "../wrap/adapters/index.ts";
 import type { CheckBody } from "./report.ts";
 
 /** Why `wrap` would leave an entry alone: every status but `governed`. */
@@ -52,7 +54,8 @@ function agentConfigReport(agent: AgentType, ctx: AgentContext): AgentConfigRepo
   const report: AgentConfigReport = { agent, label: ADAPTERS[agent].label, files: [], governed: 0, disabled: 0, leftAlone: {} };
   let files: ConfigFile[];
   try {
-    files = uniqueByPath((DISCOVERIES[agent] ?? [{}]).flatMap((options) => discover(agent, ctx, options)));
+    // As wrap reads them: entries that run this thoughtgate's shim already (enrolled) are known as such.
+    files = uniqueByPath((DISCOVERIES[agent] ?? [{}]).flatMap((options) => planConfigs({ agent, ctx, discover: options, binary: shimPath(ctx.env) }).files));
   } catch (error) {
     // Discovery reports a bad file as a problem; an exception is a bug in one adapter, and the
     // other agents are still worth reporting.
@@ -62,7 +65,8 @@ function agentConfigReport(agent: AgentType, ctx: AgentContext): AgentConfigRepo
   for (const file of files) {
     const fileReport: ConfigFileReport = { path: file.path, scope: file.scope, exists: file.exists, governed: 0, disabled: 0, leftAlone: {}, problems: file.problems, warnings: file.warnings };
     for (const { status, disabled } of file.entries) {
-      if (status === "governed") {
+      // Running through thoughtgate already (enrolled) is governed too.
+      if (status === "governed" || status === "wrapped") {
         fileReport.governed += 1;
         report.governed += 1;
         if (disabled !== undefined) {
@@ -88,9 +92,10 @@ function uniqueByPath(files: ConfigFile[]): ConfigFile[] {
 
 const LEFT_ALONE_WORDS: Record<LeftAloneStatus, string> = {
   remote: "remote",
-  wrapped: "already wrapped",
+  wrapped: "running through thoughtgate already (enrolled, or a running wrap's)",
   extension: "run by an extension",
   invalid: "cannot be started",
+  refused: "started where wrap cannot rewrite them",
   "file-problem": "in a file wrap will not edit",
 };
 

@@ -3,13 +3,13 @@
  * of throwing; an unexpected exception inside a check is that check failing (fail closed), never a
  * crash of the whole report. Rendering lives in `src/commands/doctor.ts`.
  */
-import { existsSync, realpathSync } from "node:fs";
+import { realpathSync } from "node:fs";
 import { homedir } from "node:os";
 import { messageOf } from "../core/errors.ts";
-import { journalPath } from "../core/paths.ts";
 import { TARGET, VERSION } from "../version.ts";
 import { checkAgentConfigs } from "./agent-configs.ts";
 import { checkApprovalChannels } from "./approval-channels.ts";
+import { checkEnrollment, checkWrapJournal } from "./enrollment.ts";
 import { checkPolicy, type PolicyFound } from "./policy.ts";
 import { checkRunningWraps, npmInstall } from "./upgrade.ts";
 import type { CheckBody, CheckResult, DoctorContext, DoctorReport } from "./report.ts";
@@ -30,6 +30,7 @@ export async function runDoctor(context: DoctorContext = currentContext()): Prom
     await guarded("agent-configs", "agent configs", () => checkAgentConfigs(context)),
     await guarded("policy", "policy", async () => (policy = await checkPolicy(context)).body),
     await guarded("wrap-journal", "wrap journal", () => checkWrapJournal(context)),
+    await guarded("enrolled-agents", "enrolled agents", () => checkEnrollment(context)),
     await guarded("running-wraps", "running wraps", () => checkRunningWraps(context)),
     bind,
     await guarded("approval-channels", "approval channels", () =>
@@ -65,23 +66,6 @@ function checkBinary({ env, execPath }: DoctorContext): CheckBody {
     summary: compiled ? `${execPath} (${VERSION}, ${TARGET})` : `${Bun.main} (${VERSION}, ${TARGET})`,
     details,
     data: { path: execPath, version: VERSION, target: TARGET, compiled, onPath, shadowed, ...npm.data },
-  };
-}
-
-const UNWRAP_ALL = "thoughtgate unwrap --all";
-
-function checkWrapJournal({ env }: DoctorContext): CheckBody {
-  const path = journalPath(env);
-  if (!existsSync(path)) return { status: "pass", summary: "none left over", details: [], data: { path, exists: false } };
-  // A journal outlives its wrap only when the wrap was killed before restoring the agent configs.
-  return {
-    status: "fail",
-    summary: `left over at ${path}`,
-    details: [
-      "a wrap is running, or one ended without restoring the agent configs it rewrote",
-      `fix: run \`${UNWRAP_ALL}\` to restore them (it leaves a running wrap's configs to that wrap; add --dry-run to see the changes first)`,
-    ],
-    data: { path, exists: true, fix: UNWRAP_ALL },
   };
 }
 

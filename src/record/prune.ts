@@ -1,7 +1,9 @@
 import { readdirSync, rmdirSync, rmSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { bestEffort } from "../core/errors.ts";
-import { readSessionInfo } from "../core/session-file.ts";
+import { isSameProcessRunning } from "../core/process-identity.ts";
+import { readSessionDescriptor } from "../core/session-descriptor.ts";
+import { SESSION_FILES } from "../core/session-file.ts";
 import type { RecordIndex } from "./record-index.ts";
 
 export type PruneResult = { files: number; calls: number; kept: string[] };
@@ -21,8 +23,8 @@ export function pruneRecord(index: RecordIndex, cutoff: number): PruneResult {
   for (const file of index.filesOlderThan(cutoff)) {
     if (file.session !== null) {
       const dir = dirname(file.path);
-      const info = readSessionInfo(dir);
-      if (info && isAlive(info.pid)) {
+      const read = readSessionDescriptor(join(dir, SESSION_FILES.descriptor));
+      if (read.ok && isSameProcessRunning(read.descriptor.pid, read.descriptor.startId)) {
         kept.push(file.path);
         continue;
       }
@@ -45,15 +47,5 @@ function entries(dir: string): string[] {
     return readdirSync(join(dir));
   } catch {
     return ["?"];
-  }
-}
-
-/** Whether a process with this pid exists (a reused pid keeps a session: the safe side). */
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as { code?: string }).code === "EPERM";
   }
 }

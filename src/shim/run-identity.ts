@@ -1,7 +1,5 @@
-import { join } from "node:path";
 import { readProcCmdline } from "../core/proc-stat.ts";
 import { projectRoot } from "../core/project.ts";
-import { isSessionId, readSessionInfo, sessionsDir } from "../core/session-file.ts";
 import { redactArgv } from "../telemetry/redact-argv.ts";
 
 /** Which session a shim's run belongs to, the agent that started it and its project (`run_start`, docs/events.md). */
@@ -14,20 +12,19 @@ export type RunIdentity = {
   project: string;
 };
 
+/** What the session the shim joined says of itself (src/governance/deciders/session.ts finds it). */
+export type JoinedSession = { id: string; agent: { command: string[] }; project: string };
+
 /**
- * The one answer to "which session is this shim in, and what agent and project": every caller asks
- * here, never re-derives it. A shim is in a session when the run id its environment names
- * (`$THOUGHTGATE_SESSION`, or the `$THOUGHTGATE_RUN_ID` wrap sets on each rewritten entry) has a
- * session folder with its `wrap.json`; that file says the agent's command and the project. A shim
- * in no session records the process that started it (its parent, on Linux) as the agent, and its
- * own working directory's project root (src/core/project.ts).
+ * What a shim records of its run. A shim in a wrap session (found once, at its start, by
+ * `findSession`: the one answer to "which session") records the session's agent and project; a
+ * shim in no session records the process that started it (its parent, on Linux) as the agent, and
+ * its own working directory's project root (src/core/project.ts).
  */
-export function runIdentity(options: { env: NodeJS.ProcessEnv; cwd: string; parentPid: number }): RunIdentity {
-  const id = options.env.THOUGHTGATE_SESSION || options.env.THOUGHTGATE_RUN_ID;
-  if (id && isSessionId(id)) {
-    const info = readSessionInfo(join(sessionsDir(options.env), id));
-    if (info) return { session: id, agentCommand: info.agentCommand ?? null, project: info.project ?? projectRoot(options.cwd) };
-  }
+export function runIdentity(options: { session: JoinedSession | undefined; cwd: string; parentPid: number }): RunIdentity {
+  const { session } = options;
+  // wrap wrote the agent's command line redacted (src/wrap/session-info.ts).
+  if (session) return { session: session.id, agentCommand: session.agent.command, project: session.project };
   const parent = readProcCmdline(options.parentPid);
   return { session: null, agentCommand: parent ? redactArgv(parent) : null, project: projectRoot(options.cwd) };
 }

@@ -7,19 +7,29 @@ const AGENT_STOP_GRACE_MS = 5_000;
 /** The exit code of an agent that could not be started (what a shell reports for a missing command). */
 export const AGENT_NOT_STARTED = 127;
 
+export type AgentLaunch = {
+  command: string[];
+  /** Added to wrap's own environment (with `THOUGHTGATE_ACTIVE=1`): the session's variable. */
+  env: Record<string, string>;
+  /** Called with the agent's pid as soon as it runs. */
+  onStart?: (pid: number) => void;
+};
+
 /**
- * Run the agent with our stdio and `THOUGHTGATE_ACTIVE=1`; its exit code is ours (128+n for a
- * signal). SIGTERM and SIGHUP to wrap are passed on; Ctrl+C already reaches the agent from the
- * terminal (same foreground process group), so SIGINT is passed on only without a terminal.
+ * Run the agent with our stdio, `THOUGHTGATE_ACTIVE=1` and `launch.env`; its exit code is ours
+ * (128+n for a signal). SIGTERM and SIGHUP to wrap are passed on; Ctrl+C already reaches the agent
+ * from the terminal (same foreground process group), so SIGINT is passed on only without a terminal.
  */
-export async function runAgent(command: string[], say: (text: string) => void): Promise<number> {
+export async function runAgent(launch: AgentLaunch, say: (text: string) => void): Promise<number> {
+  const { command } = launch;
   let agent: ReturnType<typeof Bun.spawn>;
   try {
-    agent = Bun.spawn(command, { stdin: "inherit", stdout: "inherit", stderr: "inherit", env: { ...process.env, THOUGHTGATE_ACTIVE: "1" } });
+    agent = Bun.spawn(command, { stdin: "inherit", stdout: "inherit", stderr: "inherit", env: { ...process.env, ...launch.env, THOUGHTGATE_ACTIVE: "1" } });
   } catch (error) {
     say(`thoughtgate: cannot start ${JSON.stringify(command[0])}: ${messageOf(error)}`);
     return AGENT_NOT_STARTED;
   }
+  launch.onStart?.(agent.pid);
   let killTimer: ReturnType<typeof setTimeout> | null = null;
   const pass = (signal: NodeJS.Signals) => () => {
     say(`thoughtgate: ${signal}: stopping the agent, then restoring its config`);

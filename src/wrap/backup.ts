@@ -9,7 +9,7 @@
 import { closeSync, fchmodSync, fsyncSync, unlinkSync } from "node:fs";
 import { dirname } from "node:path";
 import { bestEffort, messageOf, ThoughtGateError } from "../core/errors.ts";
-import { fsyncDirectory, keepOwner, writeAll } from "../core/atomic-write.ts";
+import { fsyncDirectory, keepOwner, writeAll, writeFileAtomic } from "../core/atomic-write.ts";
 import { createExclusive, readOwnFile, readRegularFile } from "../core/safe-open.ts";
 
 export function backupPathFor(configPath: string): string {
@@ -46,6 +46,15 @@ export function createBackup(configPath: string): BackupResult {
     throw new ThoughtGateError("IO", `cannot back up ${configPath} to ${backupPath}: ${messageOf(error)}; the config was not changed`, { cause: error });
   }
   return { ok: true, backupPath, original };
+}
+
+/**
+ * Replace an existing backup with `bytes` (a shared config rebased: config-guard.ts), atomically,
+ * keeping its mode; the caller holds the config's lock. Read back before it counts.
+ */
+export function replaceBackup(backupPath: string, bytes: Buffer): void {
+  writeFileAtomic(backupPath, bytes);
+  if (!readOwnFile(backupPath, "the backup")?.equals(bytes)) throw new ThoughtGateError("IO", `cannot replace the backup ${backupPath}: it did not read back the same bytes`);
 }
 
 /** The backup's bytes; a backup that is missing, a symlink or not a regular file is an IO error naming it. */

@@ -1,11 +1,22 @@
 /**
- * `ConfigGuard`: everything wrap does to one agent config, made safe: lock, backup, journal, atomic rewrite, restore on every exit path.
+ * `ConfigGuard`: one holder's share of one agent config, made safe. A rewritten entry names a server,
+ * never a session, so every wrap of the agent (and `enroll`) writes the same entries, and the config
+ * is shared: the journal records who keeps it rewritten (journal.ts, `holders`), and the last to let
+ * go puts it back.
  *
- *   acquire()  lock `<config>.thoughtgate-lock` → repair what a dead wrap left → journal record →
- *              backup, verified
- *   write()    journal the SHA-256 and owned paths first, then replace the file atomically
- *   restore()  the backup's bytes if the file is still what wrap wrote, else only the owned entries;
- *              then forget the record and the backup and unlock. Idempotent, never throws.
+ *   share()    with the config's lock: forget holders whose wrap is gone (putting the file back when
+ *              none is left), then either join (nothing new to rewrite), or back the file up,
+ *              verified, and rewrite it, or, when another holder already rewrote it and the agent
+ *              added servers since, rebase: the backup becomes the file as it would be restored now
+ *              (the agent's changes in it), and the new entries are rewritten too.
+ *   restore()  let go: the last holder puts the backup's bytes back if the file is still what was
+ *              written, else only the owned entries; then forgets the record and the backup.
+ *              Idempotent, never throws.
+ *   release()  let go without putting back (`wrap --no-restore`): the holder stays in the journal,
+ *              dead once this process ends, for `unwrap` or the next wrap.
+ *
+ * Every change to configs and holders happens under `withConfigsLock` (lock.ts), so two wraps
+ * starting at once rewrite one after the other, each seeing what the other wrote.
  *
  * The config path is resolved once, here (config-path.ts): a user's config that is a symlink into a
  * dotfiles repository is worked on through its real file, with the lock and the backup beside that
@@ -19,12 +30,12 @@ import { bestEffort, messageOf, ThoughtGateError } from "../core/errors.ts";
 import { log } from "../core/log.ts";
 import { journalPath } from "../core/paths.ts";
 import { writeFileAtomic } from "../core/atomic-write.ts";
-import { backupPathFor, createBackup, readBackup, removeBackup } from "./backup.ts";
+import { backupPathFor, createBackup, readBackup, removeBackup, replaceBackup } from "./backup.ts";
 import { realConfigPath } from "./config-path.ts";
-import { findRecord, patchRecord, putRecord, removeRecord } from "./journal.ts";
-import { acquireLock, lockPathFor, type FileLock } from "./lock.ts";
-import { ownProcessStartId, isSameProcessRunning } from "./process-identity.ts";
-import { manualRestoreHint, putBack, sha256OfBytes, type PutBackKind } from "./put-back.ts";
+import { findRecord, patchRecord, putRecord, removeRecord, type Holder, type JournalRecord } from "./journal.ts";
+import { describeHolders, isHolderAlive, isSameHolder } from "./holders.ts";
+import { acquireLock, lockPathFor, withConfigsLock } from "./lock.ts";
+import { checkedBackup, manualRestoreHint, planPutBack, putBack, sha256OfBytes, type PutBackKind } from "./put-back.ts";
 import { kindOf, lstatOrThrow, readOwnFile, refusal } from "../core/safe-open.ts";
 
 export type ConfigGuardOptions = {
@@ -32,20 +43,27 @@ export type ConfigGuardOptions = {
   configPath: string;
   /** Which adapter rewrote it ("zed", "claude-code", …), recorded for `unwrap`'s report. */
   agentType: string;
+  /** Who this share is for: a wrap session, or `enroll`. */
+  holder: Holder;
   /** The journal file (default `journalPath()`); tests point it elsewhere. */
   journal?: string;
 };
 
+/** What `share` did: rewrote the file (first, or the servers added since), or joined the holders of a file already rewritten. */
+export type ShareOutcome = "rewritten" | "joined";
+
 export type RestoreResult =
   | { status: "restored"; configPath: string; kind: PutBackKind }
-  /** Never acquired, or already restored or released. */
+  /** Others still hold it (another wrap, `enroll`): it stays rewritten for them. */
+  | { status: "kept"; configPath: string; holders: string }
+  /** Never shared, or already let go. */
   | { status: "nothing"; configPath: string }
   /** Logged already, with the backup path and how to restore by hand; the journal record stays for `unwrap`. */
   | { status: "failed"; configPath: string; backupPath: string; error: string };
 
-type State = "idle" | "acquired" | "written" | "done";
+type State = "idle" | "shared" | "done";
 
-/** Guards holding a lock in this process, for `restoreAllGuards()`. */
+/** Guards sharing a config in this process, for `restoreAllGuards()`. */
 const active = new Set<ConfigGuard>();
 
 export class ConfigGuard {
@@ -53,97 +71,66 @@ export class ConfigGuard {
   readonly backupPath: string;
   readonly lockPath: string;
   readonly agentType: string;
+  readonly holder: Holder;
   readonly #journal: string;
   #state: State = "idle";
-  #lock: FileLock | undefined;
+  /** The backup's bytes as this guard wrote or checked them: a backup swapped during the session is never what goes back. */
   #original: Buffer | undefined;
-  #rewrittenSha256: string | null = null;
-  #owned: JSONPath[] = [];
 
   constructor(options: ConfigGuardOptions) {
     this.configPath = realConfigPath(options.configPath);
     this.backupPath = backupPathFor(this.configPath);
     this.lockPath = lockPathFor(this.configPath);
     this.agentType = options.agentType;
+    this.holder = options.holder;
     this.#journal = options.journal ?? journalPath();
   }
 
-  /** The config's bytes as backed up: a rewrite must start from exactly these. */
-  get original(): Buffer {
-    if (!this.#original) throw new Error(`ConfigGuard(${this.configPath}): acquire() first`);
-    return this.#original;
-  }
-
-  get originalText(): string {
-    return this.original.toString("utf8");
-  }
-
   /**
-   * Lock, repair a rewrite a dead wrap left behind, record, back up. Throws `LOCKED` when another
-   * live wrap has the file, `CONFIG` for a left-over backup nothing explains, `IO` otherwise; on any
-   * failure nothing is left locked, recorded or backed up.
+   * Share the config, whose text must still be `expected` (what the rewrite was computed from), and
+   * write `rewritten` over it when it differs. Throws `LOCKED` when something outside this
+   * mechanism holds the config's lock (an older thoughtgate's wrap), `CONFIG` when the file changed
+   * since it was read or a left-over backup nothing explains is in the way, `IO` otherwise; on any
+   * failure this holder is not recorded and the file is as it was.
    */
-  acquire(): void {
-    if (this.#state !== "idle") throw new Error(`ConfigGuard(${this.configPath}): acquire() called twice`);
-    const lock = acquireLock(this.lockPath, { subject: this.configPath });
-    let recorded = false;
-    try {
-      this.#repairLeftOver();
-      putRecord(
-        {
-          configPath: this.configPath,
-          backupPath: this.backupPath,
-          agentType: this.agentType,
-          owned: [],
-          rewrittenSha256: null,
-          pid: process.pid,
-          pidStart: ownProcessStartId(),
-          startedAt: new Date().toISOString(),
-        },
-        this.#journal,
-      );
-      recorded = true;
-      const backup = createBackup(this.configPath);
-      // #repairLeftOver cleared the way under our lock; only something outside wrap could have raced us.
-      if (!backup.ok) throw new ThoughtGateError("CONFIG", `${backup.backupPath} appeared while wrap was backing up ${this.configPath}; remove it and try again`);
-      this.#original = backup.original;
-    } catch (error) {
-      if (recorded) bestEffort(() => removeRecord(this.configPath, this.#journal));
-      lock.release();
-      throw error;
-    }
-    this.#lock = lock;
-    this.#state = "acquired";
-    active.add(this);
+  share(expected: string, rewritten: { text: string; owned: JSONPath[] }): ShareOutcome {
+    if (this.#state !== "idle") throw new Error(`ConfigGuard(${this.configPath}): share() called twice`);
+    return withConfigsLock(() => {
+      const lock = acquireLock(this.lockPath, { subject: this.configPath });
+      try {
+        const record = this.#liveRecord();
+        const current = readOwnFile(this.configPath, "the config") ?? Buffer.alloc(0);
+        if (current.toString("utf8") !== expected) throw new ThoughtGateError("CONFIG", `${this.configPath} changed while wrap was reading it; run wrap again`);
+        const outcome = this.#write(record, current, rewritten);
+        this.#state = "shared";
+        active.add(this);
+        return outcome;
+      } finally {
+        lock.release();
+      }
+    });
   }
 
-  /**
-   * Replace the config with `rewrittenText`. `owned` are the JSON paths of the entries the rewrite
-   * changed or added (what `restoreOwnedKeys` puts back). The journal learns both before the file
-   * changes, so a crash right after the rename is still repairable.
-   */
-  write(rewrittenText: string, owned: JSONPath[]): void {
-    if (this.#state !== "acquired" && this.#state !== "written") throw new Error(`ConfigGuard(${this.configPath}): write() needs acquire() first`);
-    const bytes = Buffer.from(rewrittenText, "utf8");
-    const sha = sha256OfBytes(bytes);
-    patchRecord(this.configPath, { rewrittenSha256: sha, owned }, this.#journal);
-    this.#rewrittenSha256 = sha;
-    this.#owned = owned;
-    this.#state = "written";
-    writeFileAtomic(this.configPath, bytes);
-  }
-
-  /** Put the config back and let go of it. Idempotent and never throws. */
+  /** Let go; the last holder puts the config back. Idempotent and never throws. */
   restore(): RestoreResult {
-    if (this.#state === "idle" || this.#state === "done") return { status: "nothing", configPath: this.configPath };
+    if (this.#state !== "shared") return { status: "nothing", configPath: this.configPath };
+    return this.leave();
+  }
+
+  /**
+   * Let go of a share this holder has in the journal, whether or not this guard made it
+   * (`unenroll` lets go of what `enroll` shared). Never throws.
+   */
+  leave(): RestoreResult {
     try {
-      // The original bytes come from memory: the backup on disk is only for a wrap that died.
-      const kind = putBack(
-        { configPath: this.configPath, backupPath: this.backupPath, rewrittenSha256: this.#rewrittenSha256, agentType: this.agentType, owned: this.#owned, original: this.#original },
-        this.#journal,
-      );
-      log.debug(`restored ${this.configPath} (${kind})`);
-      return { status: "restored", configPath: this.configPath, kind };
+      return withConfigsLock(() => {
+        const lock = acquireLock(this.lockPath, { subject: this.configPath, waitMs: 5_000 });
+        try {
+          return this.#letGo();
+        } finally {
+          lock.release();
+        }
+      });
     } catch (error) {
       log.error(`could not restore ${this.configPath}: ${messageOf(error)}; ${manualRestoreHint(this.configPath, this.backupPath)}`);
       return { status: "failed", configPath: this.configPath, backupPath: this.backupPath, error: messageOf(error) };
@@ -153,11 +140,11 @@ export class ConfigGuard {
   }
 
   /**
-   * Unlock without restoring (`wrap --no-restore`): the rewritten config, its backup and its journal
-   * record stay, so `thoughtgate unwrap` (or the next wrap) can still put it back once this process ends.
+   * Let go without restoring (`wrap --no-restore`): the rewritten config, its backup and this
+   * holder's record stay, so `thoughtgate unwrap` (or the next wrap) puts it back once this process ends.
    */
   release(): void {
-    if (this.#state === "idle" || this.#state === "done") return;
+    if (this.#state !== "shared") return;
     this.#finish();
   }
 
@@ -165,37 +152,97 @@ export class ConfigGuard {
     this.restore();
   }
 
-  /** Whether this guard holds its lock now. */
+  /** Whether this guard shares its config now. */
   get held(): boolean {
-    return this.#state === "acquired" || this.#state === "written";
+    return this.#state === "shared";
   }
 
   #finish(): void {
     this.#state = "done";
     active.delete(this);
-    this.#lock?.release();
-    this.#lock = undefined;
   }
 
-  /** With the lock held: put back what a dead wrap left rewritten, and clear a harmless left-over backup. */
-  #repairLeftOver(): void {
+  /**
+   * With the lock held: the journal's record with only live holders, having put back a config no
+   * live holder keeps rewritten (a dead wrap's), and cleared a harmless left-over backup.
+   */
+  #liveRecord(): JournalRecord | undefined {
     const record = findRecord(this.configPath, this.#journal);
     if (record) {
-      if (record.pid !== process.pid && isSameProcessRunning(record.pid, record.pidStart)) {
-        throw new ThoughtGateError(
-          "LOCKED",
-          `${this.configPath} is being wrapped by pid ${record.pid} (${record.agentType}, since ${record.startedAt}, per the wrap journal ${this.#journal}), which is still running; let it finish or stop it`,
-        );
+      const live = record.holders.filter(isHolderAlive);
+      if (live.length > 0) {
+        if (live.length < record.holders.length) patchRecord(this.configPath, { holders: live }, this.#journal);
+        return { ...record, holders: live };
       }
-      log.warn(`${this.configPath} was left by a wrap (pid ${record.pid}, ${record.agentType}, started ${record.startedAt}) that ended without restoring it; restoring it first`);
+      log.warn(`${this.configPath} was left rewritten by ${describeHolders(record.holders)}, which ended without restoring it; restoring it first`);
       const kind = putBack(record, this.#journal);
       log.info(`restored ${this.configPath} (${kind})`);
     }
+    this.#clearLeftOverBackup();
+    return undefined;
+  }
+
+  #write(record: JournalRecord | undefined, current: Buffer, rewritten: { text: string; owned: JSONPath[] }): ShareOutcome {
+    const bytes = Buffer.from(rewritten.text, "utf8");
+    const holders = [...(record?.holders.filter((h) => !isSameHolder(h, this.holder)) ?? []), this.holder];
+    if (bytes.equals(current)) {
+      if (record) {
+        patchRecord(this.configPath, { holders }, this.#journal);
+        this.#original = checkedBackup(record);
+      }
+      return "joined";
+    }
+    const sha = sha256OfBytes(bytes);
+    if (!record) {
+      putRecord({ configPath: this.configPath, backupPath: this.backupPath, agentType: this.agentType, owned: [], rewrittenSha256: null, backupSha256: null, holders }, this.#journal);
+      try {
+        const backup = createBackup(this.configPath);
+        // #liveRecord cleared the way under our lock; only something outside wrap could have raced us.
+        if (!backup.ok) throw new ThoughtGateError("CONFIG", `${backup.backupPath} appeared while wrap was backing up ${this.configPath}; remove it and try again`);
+        if (!backup.original.equals(current)) throw new ThoughtGateError("CONFIG", `${this.configPath} changed while wrap was backing it up; run wrap again`);
+        this.#original = backup.original;
+        // The journal learns the rewrite before the file changes, so a crash right after the rename is still repairable.
+        patchRecord(this.configPath, { rewrittenSha256: sha, owned: rewritten.owned, backupSha256: sha256OfBytes(backup.original) }, this.#journal);
+      } catch (error) {
+        bestEffort(() => removeRecord(this.configPath, this.#journal));
+        if (this.#original) bestEffort(() => removeBackup(this.backupPath));
+        throw error;
+      }
+      writeFileAtomic(this.configPath, bytes);
+      return "rewritten";
+    }
+    // Already rewritten by another holder, and the agent has added servers since: the backup becomes
+    // the file as it would be put back now, so the last restore keeps the agent's changes and gives
+    // its new servers back as it wrote them. Backup first, then the journal, then the file: a crash
+    // between any two still restores to exactly that.
+    const base = planPutBack({ ...record, original: checkedBackup(record) }).restored ?? current;
+    replaceBackup(this.backupPath, base);
+    this.#original = base;
+    const owned = unionOfPaths(record.owned, rewritten.owned);
+    patchRecord(this.configPath, { rewrittenSha256: sha, owned, backupSha256: sha256OfBytes(base), holders }, this.#journal);
+    writeFileAtomic(this.configPath, bytes);
+    return "rewritten";
+  }
+
+  #letGo(): RestoreResult {
+    const record = findRecord(this.configPath, this.#journal);
+    if (!record || !record.holders.some((h) => isSameHolder(h, this.holder))) return { status: "nothing", configPath: this.configPath };
+    const others = record.holders.filter((h) => !isSameHolder(h, this.holder) && isHolderAlive(h));
+    if (others.length > 0) {
+      patchRecord(this.configPath, { holders: others }, this.#journal);
+      return { status: "kept", configPath: this.configPath, holders: describeHolders(others) };
+    }
+    const original = this.#original && record.backupSha256 === sha256OfBytes(this.#original) ? this.#original : undefined;
+    const kind = putBack({ ...record, original: original ?? checkedBackup(record) }, this.#journal);
+    log.debug(`restored ${this.configPath} (${kind})`);
+    return { status: "restored", configPath: this.configPath, kind };
+  }
+
+  /** A backup with no record: a crash between forgetting the record and removing the backup (then it equals the config), or something wrap cannot vouch for. */
+  #clearLeftOverBackup(): void {
     const there = lstatOrThrow(this.backupPath, "the backup");
     if (!there) return;
     if (!there.isFile()) throw refusal(this.backupPath, "the backup", `is ${kindOf(there)}, not a regular file`);
-    // A backup with no record: a crash between forgetting the record and removing the backup (then
-    // it equals the config), or something wrap cannot vouch for — never overwritten silently.
     if (readBackup(this.backupPath).equals(readOwnFile(this.configPath, "the config") ?? Buffer.alloc(0))) {
       log.info(`removing ${this.backupPath}: a left-over backup identical to the config`);
       removeBackup(this.backupPath);
@@ -208,15 +255,21 @@ export class ConfigGuard {
   }
 }
 
+function unionOfPaths(a: readonly JSONPath[], b: readonly JSONPath[]): JSONPath[] {
+  const key = (path: JSONPath) => JSON.stringify(path);
+  const seen = new Set(a.map(key));
+  return [...a, ...b.filter((path) => !seen.has(key(path)))];
+}
+
 /**
- * Restore every guard of this process that still holds its config. Synchronous, never throws: meant
- * for `process.on("exit")`, signal handlers and `uncaughtException`, in any order and any number of times.
+ * Let go of every config this process shares. Synchronous, never throws: meant for
+ * `process.on("exit")`, signal handlers and `uncaughtException`, in any order and any number of times.
  */
 export function restoreAllGuards(): RestoreResult[] {
   return [...active].map((guard) => guard.restore());
 }
 
-/** The guard of this process that holds `configPath`, if any (so `unwrap` in-process defers to it). */
+/** The guard of this process that shares `configPath`, if any (so `unwrap` in-process defers to it). */
 export function activeGuardFor(configPath: string): ConfigGuard | undefined {
   const real = realConfigPath(configPath);
   return [...active].find((guard) => guard.configPath === real);

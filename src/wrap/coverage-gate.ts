@@ -29,12 +29,15 @@ export function checkCoverage(files: readonly ConfigFile[], options: CoverageOpt
     if (why !== null) throw new ThoughtGateError("CONFIG", `${named}: ${why} (given by --config-path)`);
   }
   const unusable = files.filter((file) => file.exists && file.problems.length > 0);
-  const governed = files.flatMap((file) => file.entries).filter((entry) => entry.governed);
+  // An entry that runs through thoughtgate already (enrolled, another wrap's) is governed too.
+  const governed = files.flatMap((file) => file.entries).filter((entry) => entry.governed || entry.status === "wrapped");
   const reasons: string[] = [];
   for (const file of unusable) reasons.push(`${file.path} ${file.problems[0]}: its MCP servers would run ungoverned`);
   // A server the config turns off is not reached; one shadowed by another scope's entry neither.
   const remote = files.flatMap((file) => file.entries).filter((entry) => entry.status === "remote" && entry.disabled === undefined && !entry.shadowedBy);
   if (remote.length > 0) reasons.push(`the remote server${remote.length === 1 ? "" : "s"} ${remote.map((entry) => `"${entry.name}"`).join(", ")} would run ungoverned (see the table above)`);
+  const unseen = files.flatMap((file) => file.entries).filter((entry) => entry.status === "refused");
+  for (const entry of unseen) reasons.push(`"${entry.name}" (${entry.file}) is ${entry.reason ?? "started where wrap cannot rewrite it"}`);
   if (governed.length === 0) reasons.push(`no MCP server of ${options.agent} can be governed (see the table above)`);
   if (reasons.length === 0) return null;
   if (options.allowUngoverned) return `thoughtgate: warning: --allow-ungoverned: ${reasons.join("; ")}`;

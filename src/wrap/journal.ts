@@ -1,6 +1,7 @@
 /**
- * The wrap journal (`journalPath()`): one record per config a wrap has backed up and may have
- * rewritten, so `unwrap` (or the next `wrap`) can put it back after `kill -9` or a reboot. Every
+ * The wrap journal (`journalPath()`): one record per config ThoughtGate has backed up and may have
+ * rewritten, with who keeps it rewritten (the wraps using it, `enroll`), so the last of them to let
+ * go puts it back, and `unwrap` (or the next `wrap`) can after `kill -9` or a reboot. Every
  * update is read → change → atomic write under the journal's own lock, so two wraps of different
  * files never lose each other's records. An empty journal is removed: its presence alone means
  * "something is (or was left) wrapped" to `thoughtgate doctor`. The journal, its lock and its temp
@@ -20,6 +21,25 @@ const JOURNAL_LOCK_WAIT_MS = 5_000;
 
 const jsonPathSchema = v.array(v.union([v.string(), v.number()]));
 
+/**
+ * Who keeps a config rewritten: each running wrap whose session uses it (its pid and start stamp,
+ * so a reused pid is not taken for it), and `enroll` (for good, until `unenroll`). The config is put
+ * back when the last one lets go; a wrap that died holds nothing (repair.ts).
+ */
+export const holderSchema = v.variant("kind", [
+  v.object({
+    kind: v.literal("wrap"),
+    pid: v.pipe(v.number(), v.integer()),
+    pidStart: v.nullable(v.string()),
+    startedAt: v.string(),
+    runId: v.string(),
+  }),
+  /** `thoughtgate enroll <agent>`: the agent's config stays rewritten until `unenroll`. */
+  v.object({ kind: v.literal("enroll"), agent: v.string(), since: v.string() }),
+]);
+
+export type Holder = v.InferOutput<typeof holderSchema>;
+
 export const journalRecordSchema = v.object({
   /** Absolute path of the config, the record's key. */
   configPath: v.string(),
@@ -29,15 +49,32 @@ export const journalRecordSchema = v.object({
   owned: v.array(jsonPathSchema),
   /** SHA-256 (hex) of the text wrap wrote; null while the config is backed up but not yet rewritten. */
   rewrittenSha256: v.nullable(v.pipe(v.string(), v.regex(/^[0-9a-f]{64}$/))),
-  /** The wrap process, and its start stamp (`processStartId`) so a reused pid is not taken for it. */
-  pid: v.pipe(v.number(), v.integer()),
-  pidStart: v.nullable(v.string()),
-  startedAt: v.string(),
+  /** SHA-256 of the backup's bytes: a backup changed behind the journal's back is never put back. */
+  backupSha256: v.nullable(v.pipe(v.string(), v.regex(/^[0-9a-f]{64}$/))),
+  holders: v.array(holderSchema),
 });
 
 export type JournalRecord = v.InferOutput<typeof journalRecordSchema>;
 
-const journalSchema = v.object({ version: v.literal(1), records: v.array(journalRecordSchema) });
+/** The first journal: one wrap per config, named by its pid. Read so a config it left is still repaired. */
+const firstRecordSchema = v.pipe(
+  v.object({
+    configPath: v.string(),
+    backupPath: v.string(),
+    agentType: v.string(),
+    owned: v.array(jsonPathSchema),
+    rewrittenSha256: v.nullable(v.pipe(v.string(), v.regex(/^[0-9a-f]{64}$/))),
+    pid: v.pipe(v.number(), v.integer()),
+    pidStart: v.nullable(v.string()),
+    startedAt: v.string(),
+  }),
+  v.transform(({ pid, pidStart, startedAt, ...rest }): JournalRecord => ({ ...rest, backupSha256: null, holders: [{ kind: "wrap", pid, pidStart, startedAt, runId: "" }] })),
+);
+
+const journalSchema = v.union([
+  v.object({ version: v.literal(2), records: v.array(journalRecordSchema) }),
+  v.object({ version: v.literal(1), records: v.array(firstRecordSchema) }),
+]);
 
 export function readJournal(path: string = journalPath()): JournalRecord[] {
   const bytes = readOwnFile(path, "the wrap journal");
@@ -79,7 +116,7 @@ export function updateJournal(change: (records: JournalRecord[]) => JournalRecor
   try {
     const records = change(readJournal(path));
     if (records.length > 0) {
-      writeFileAtomic(path, `${JSON.stringify({ version: 1, records }, null, 2)}\n`, { mode: 0o600 });
+      writeFileAtomic(path, `${JSON.stringify({ version: 2, records }, null, 2)}\n`, { mode: 0o600 });
     } else if (existsSync(path)) {
       unlinkSync(path);
       fsyncDirectory(dirname(path));

@@ -11,9 +11,11 @@
  * pid is read from the locked fd, never by path.
  */
 import { dlopen, FFIType, read, type Pointer } from "bun:ffi";
-import { closeSync, constants, fstatSync, ftruncateSync, lstatSync, readSync, unlinkSync, writeSync } from "node:fs";
+import { closeSync, constants, fstatSync, ftruncateSync, lstatSync, mkdirSync, readSync, unlinkSync, writeSync } from "node:fs";
+import { join } from "node:path";
 import { bestEffort, messageOf, ThoughtGateError } from "../core/errors.ts";
 import { log } from "../core/log.ts";
+import { stateDir } from "../core/paths.ts";
 import { openOwnFile } from "../core/safe-open.ts";
 
 // Same values in Linux and macOS <sys/file.h>.
@@ -163,5 +165,29 @@ function holderPid(fd: number): number | null {
     return /^\d+$/.test(text) ? Number(text) : null;
   } catch {
     return null;
+  }
+}
+
+/** How long a wrap waits for another's changes to configs (each takes well under a second). */
+const CONFIGS_LOCK_WAIT_MS = 30_000;
+let configsLockDepth = 0;
+
+/**
+ * Run `change` holding `<state dir>/configs.lock`: every change ThoughtGate makes to agent configs
+ * and to who holds them (a wrap sharing or letting go, enroll, unwrap) happens under it, one at a
+ * time, so two wraps started at once rewrite in turn, the second seeing what the first wrote.
+ * Re-entrant within this process.
+ */
+export function withConfigsLock<T>(change: () => T, env: NodeJS.ProcessEnv = process.env): T {
+  if (configsLockDepth > 0) return change();
+  const dir = stateDir(env);
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const lock = acquireLock(join(dir, "configs.lock"), { subject: "agent configs", busy: "being changed", waitMs: CONFIGS_LOCK_WAIT_MS, removeOnRelease: false });
+  configsLockDepth += 1;
+  try {
+    return change();
+  } finally {
+    configsLockDepth -= 1;
+    lock.release();
   }
 }

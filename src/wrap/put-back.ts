@@ -5,7 +5,7 @@
  * through it, and the restore fails with the way to do it by hand.
  */
 import type { JSONPath } from "jsonc-parser";
-import { messageOf } from "../core/errors.ts";
+import { messageOf, ThoughtGateError } from "../core/errors.ts";
 import { log } from "../core/log.ts";
 import { writeFileAtomic } from "../core/atomic-write.ts";
 import { readBackup, removeBackup } from "./backup.ts";
@@ -32,7 +32,7 @@ export type PutBackPlan = {
 };
 
 /** `agentType` tells the config's format (JSONC, TOML, YAML) for putting back only the owned keys. */
-export type PutBackInput = Pick<JournalRecord, "configPath" | "backupPath" | "rewrittenSha256" | "agentType"> & { owned: JSONPath[] };
+export type PutBackInput = Pick<JournalRecord, "configPath" | "backupPath" | "rewrittenSha256" | "agentType"> & { owned: JSONPath[]; backupSha256?: string | null };
 
 /**
  * `original`: the bytes a live guard backed up, kept in memory, so a backup file tampered with
@@ -41,7 +41,7 @@ export type PutBackInput = Pick<JournalRecord, "configPath" | "backupPath" | "re
 export function planPutBack(input: PutBackInput & { original?: Buffer | undefined }): PutBackPlan {
   const current = readOwnFile(input.configPath, "to restore", "it was a regular file when wrap backed it up");
   if (input.rewrittenSha256 === null) return { kind: "never-rewritten", current, restored: null };
-  const backup = input.original ?? readBackup(input.backupPath);
+  const backup = input.original ?? checkedBackup(input) ?? Buffer.alloc(0);
   if (current === null) return { kind: "backup", current, restored: backup };
   if (current.equals(backup)) return { kind: "unchanged", current, restored: null };
   if (sha256OfBytes(current) === input.rewrittenSha256) return { kind: "backup", current, restored: backup };
@@ -69,6 +69,19 @@ export function putBack(input: PutBackInput & { original?: Buffer | undefined },
     log.warn(`restored ${input.configPath}, but could not clear its journal record or backup: ${messageOf(error)}; \`thoughtgate unwrap\` tidies up once this process has ended`);
   }
   return plan.kind;
+}
+
+/**
+ * The backup's bytes, checked against the digest the journal holds (a backup changed behind the
+ * journal's back is not put back); undefined while nothing was rewritten yet.
+ */
+export function checkedBackup(record: Pick<PutBackInput, "backupPath" | "backupSha256" | "rewrittenSha256">): Buffer | undefined {
+  if (record.rewrittenSha256 === null) return undefined;
+  const bytes = readBackup(record.backupPath);
+  if (record.backupSha256 !== undefined && record.backupSha256 !== null && sha256OfBytes(bytes) !== record.backupSha256) {
+    throw new ThoughtGateError("CONFIG", `${record.backupPath} is not the backup the wrap journal recorded (it changed since); it was not put back`);
+  }
+  return bytes;
 }
 
 /** Hex SHA-256 of bytes as they are on disk (what the journal's `rewrittenSha256` holds). */

@@ -1,9 +1,9 @@
 /**
- * Repair after a wrap that never restored (`kill -9`, a power cut): `thoughtgate unwrap`, and the
+ * Repair after wraps that never restored (`kill -9`, a power cut): `thoughtgate unwrap`, and the
  * first thing `wrap` does (EC: "the next wrap notices a stale rewrite and repairs it first"). A
- * record is only touched when its wrap is gone — same pid *and* same start stamp, so a reused pid
- * does not pass for it — and its config's lock can be taken. The one exception is this very
- * process: a config it holds itself is restored through its own guard.
+ * config is put back only when every wrap that used it is gone — same pid *and* same start stamp,
+ * so a reused pid does not pass for one — and it is not enrolled. The one exception is this very
+ * process: a config it shares itself is let go through its own guard.
  */
 import { lstatSync } from "node:fs";
 import { createTwoFilesPatch } from "diff";
@@ -12,17 +12,19 @@ import { journalPath } from "../core/paths.ts";
 import { backupPathFor } from "./backup.ts";
 import { activeGuardFor } from "./config-guard.ts";
 import { realConfigPath } from "./config-path.ts";
-import { findRecord, readJournal, type JournalRecord } from "./journal.ts";
-import { lockedError, lockPathFor, tryLock } from "./lock.ts";
-import { isSameProcessRunning } from "./process-identity.ts";
+import { describeHolders, isHolderAlive, isSameHolder } from "./holders.ts";
+import { findRecord, patchRecord, readJournal, type JournalRecord } from "./journal.ts";
+import { lockedError, lockPathFor, tryLock, withConfigsLock } from "./lock.ts";
 import { manualRestoreHint, planPutBack, putBack, type PutBackKind } from "./put-back.ts";
 
 export type RepairOutcome =
   | { status: "restored"; configPath: string; kind: PutBackKind; agentType: string; pid: number }
   /** `--dry-run`: what would happen, with a unified diff of the config now → after (empty when nothing changes). */
   | { status: "would-restore"; configPath: string; kind: PutBackKind; agentType: string; pid: number; diff: string }
-  /** Its wrap is still running (or something holds the config's lock). */
+  /** A wrap using it is still running (or something holds the config's lock). */
   | { status: "refused"; configPath: string; reason: string }
+  /** Enrolled: it stays rewritten until `thoughtgate unenroll` (wraps that died no longer count). */
+  | { status: "enrolled"; configPath: string; agentType: string }
   | { status: "failed"; configPath: string; backupPath: string; reason: string }
   /** Asked for one config: no journal record, yet a backup next to it (made by something wrap cannot vouch for). */
   | { status: "orphan-backup"; configPath: string; backupPath: string };
@@ -48,55 +50,65 @@ export function repair(options: RepairOptions = {}): RepairOutcome[] {
 }
 
 /**
- * For `wrap` at start: repair what dead wraps left; records of wraps still running are theirs and
- * are skipped without a word (they are not a problem, just another session).
+ * For `wrap` at start: repair what dead wraps left; configs still in use (another session,
+ * enroll) are theirs and are skipped without a word.
  */
 export function repairStale(options: Pick<RepairOptions, "journal"> = {}): RepairOutcome[] {
-  return repair(options).filter((outcome) => outcome.status !== "refused");
+  return repair(options).filter((outcome) => outcome.status !== "refused" && outcome.status !== "enrolled");
 }
 
 function repairRecord(record: JournalRecord, journal: string, dryRun: boolean): RepairOutcome | undefined {
   const { configPath } = record;
   const own = activeGuardFor(configPath);
-  if (own && record.pid === process.pid) {
+  if (own && record.holders.some((holder) => isSameHolder(holder, own.holder))) {
     if (dryRun) return preview(record);
     const result = own.restore();
     if (result.status === "failed") return { status: "failed", configPath, backupPath: result.backupPath, reason: result.error };
-    return { status: "restored", configPath, kind: result.status === "restored" ? result.kind : "unchanged", agentType: record.agentType, pid: record.pid };
+    if (result.status === "kept") return { status: "refused", configPath, reason: `${configPath} is also used by ${result.holders}, which keeps it rewritten` };
+    return { status: "restored", configPath, kind: result.status === "restored" ? result.kind : "unchanged", agentType: record.agentType, pid: process.pid };
   }
-  // The lock first: a live wrap holds it, so this is what refuses a running session (and it keeps a
-  // new wrap from starting on this file while we restore it).
-  let attempt: ReturnType<typeof tryLock>;
-  try {
-    attempt = tryLock(lockPathFor(configPath));
-  } catch (error) {
-    return { status: "failed", configPath, backupPath: record.backupPath, reason: `${messageOf(error)}; ${manualRestoreHint(configPath, record.backupPath)}` };
-  }
-  if (!attempt.ok) return { status: "refused", configPath, reason: lockedError(lockPathFor(configPath), configPath, attempt.holderPid).message };
-  try {
-    // Re-read under the lock: another unwrap may have finished this one meanwhile.
-    const current = findRecord(configPath, journal);
-    if (!current) return undefined;
-    if (current.pid !== process.pid && isSameProcessRunning(current.pid, current.pidStart)) {
-      return {
-        status: "refused",
-        configPath,
-        reason: `${configPath} was rewritten by wrap pid ${current.pid} (${current.agentType}, since ${current.startedAt}), which is still running; it restores the file when it exits — stop it (Ctrl+C in its terminal, or kill ${current.pid}) instead of unwrapping under it`,
-      };
+  return withConfigsLock(() => {
+    // The config's lock: a wrap of an earlier thoughtgate holds it for its whole session.
+    let attempt: ReturnType<typeof tryLock>;
+    try {
+      attempt = tryLock(lockPathFor(configPath));
+    } catch (error) {
+      return { status: "failed", configPath, backupPath: record.backupPath, reason: `${messageOf(error)}; ${manualRestoreHint(configPath, record.backupPath)}` };
     }
-    if (dryRun) return preview(current);
-    const kind = putBack(current, journal);
-    return { status: "restored", configPath, kind, agentType: current.agentType, pid: current.pid };
-  } catch (error) {
-    return { status: "failed", configPath, backupPath: record.backupPath, reason: `${messageOf(error)}; ${manualRestoreHint(configPath, record.backupPath)}` };
-  } finally {
-    attempt.lock.release();
-  }
+    if (!attempt.ok) return { status: "refused", configPath, reason: lockedError(lockPathFor(configPath), configPath, attempt.holderPid).message };
+    try {
+      // Re-read under the locks: another unwrap may have finished this one meanwhile.
+      const current = findRecord(configPath, journal);
+      if (!current) return undefined;
+      const live = current.holders.filter(isHolderAlive);
+      const dead = current.holders.find((holder) => holder.kind === "wrap" && !isHolderAlive(holder));
+      const pid = dead?.kind === "wrap" ? dead.pid : 0;
+      const wraps = live.filter((holder) => holder.kind === "wrap");
+      if (wraps.length > 0) {
+        return {
+          status: "refused",
+          configPath,
+          reason: `${configPath} is in use by ${describeHolders(wraps)} (${current.agentType}), still running; the last of them restores it when it exits — stop it (Ctrl+C in its terminal, or kill ${wraps.map((h) => (h.kind === "wrap" ? h.pid : "")).join(" ")}) instead of unwrapping under it`,
+        };
+      }
+      if (live.length > 0) {
+        if (!dryRun && live.length < current.holders.length) patchRecord(configPath, { holders: live }, journal);
+        return { status: "enrolled", configPath, agentType: current.agentType };
+      }
+      if (dryRun) return preview(current, pid);
+      const kind = putBack(current, journal);
+      return { status: "restored", configPath, kind, agentType: current.agentType, pid };
+    } catch (error) {
+      return { status: "failed", configPath, backupPath: record.backupPath, reason: `${messageOf(error)}; ${manualRestoreHint(configPath, record.backupPath)}` };
+    } finally {
+      attempt.lock.release();
+    }
+  });
 }
 
-function preview(record: JournalRecord): RepairOutcome {
+function preview(record: JournalRecord, pid = process.pid): RepairOutcome {
   const plan = planPutBack(record);
   const before = plan.current?.toString("utf8") ?? "";
   const diff = plan.restored ? createTwoFilesPatch(record.configPath, record.configPath, before, plan.restored.toString("utf8"), "now", "after unwrap") : "";
-  return { status: "would-restore", configPath: record.configPath, kind: plan.kind, agentType: record.agentType, pid: record.pid, diff };
+  return { status: "would-restore", configPath: record.configPath, kind: plan.kind, agentType: record.agentType, pid, diff };
 }

@@ -1,50 +1,97 @@
 /**
- * Which thoughtgate a wrap session runs: `<state dir>/sessions/<run id>/wrap.json`, written when the
- * session starts. `doctor` reads it to tell that the installed binary is not the one a running
- * wrap (and so every shim it starts) uses, after an upgrade mid-session; the next wrap reads it to
- * keep the binaries running wraps still name.
+ * A wrap session's descriptor (core/session-descriptor.ts), from wrap's side: written
+ * when the session starts, before any shim can look for it, and again once the agent runs (with
+ * its pid); read by `doctor` (which wraps run, on which version) and by the next wrap (which pinned
+ * binaries are still in use). The wrap's pid, and then the agent's, are indexed so a shim whose
+ * agent passes it no environment finds the session among its ancestors (wire/session.ts).
  */
-import { existsSync, readdirSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
-import { readSessionInfo, SESSION_INFO_FILE, sessionsDir, type SessionInfo } from "../core/session-file.ts";
-import { isSameProcessRunning, ownProcessStartId } from "./process-identity.ts";
+import { isSameProcessRunning, ownProcessStartId, processStartId } from "../core/process-identity.ts";
+import type { Profile } from "../core/profile.ts";
+import { projectRoot } from "../core/project.ts";
+import { readSessionDescriptor, writeSessionDescriptor, type SessionDescriptor } from "../core/session-descriptor.ts";
+import { sessionPaths, sessionsDir, SESSION_FILES } from "../core/session-file.ts";
+import { indexSessionPid, pruneSessionPids } from "../governance/wire/session.ts";
 import { prunePins, shimBinary } from "./shim-path.ts";
+import { redactArgv } from "../telemetry/redact-argv.ts";
 import { TARGET, VERSION } from "../version.ts";
 
-export { SESSION_INFO_FILE, type SessionInfo };
+export type SessionStart = {
+  runId: string;
+  endpoint: string;
+  profile: Profile;
+  agent: { type: string; command: string[] };
+  cwd: string;
+};
 
-/** What the session is: the agent's command line (redacted) and its project, for the shims' `run_start`. */
-export type SessionIdentity = { agentCommand: string[]; project: string };
+export type SessionInfo = {
+  /** What the shims of this session run when theirs is another version (shim-path.ts: the session's pin). */
+  shim: string;
+  /** Record the agent's pid once it runs (so its shims find the session through their ancestry too). */
+  agentStarted(pid: number): void;
+  /** Forget the pids: the session is over. Idempotent. */
+  end(): void;
+};
 
-export function writeSessionInfo(sessionDir: string, paths: { binary: string; shim: string }, identity?: SessionIdentity): SessionInfo {
-  const info: SessionInfo = { version: VERSION, target: TARGET, pid: process.pid, startId: ownProcessStartId(), ...paths, startedAt: new Date().toISOString(), ...identity };
-  writeFileSync(join(sessionDir, SESSION_INFO_FILE), `${JSON.stringify(info, null, 2)}\n`, { mode: 0o600 });
-  return info;
+/**
+ * Write the session's descriptor and index wrap's pid; the session's pin of this binary is
+ * recorded before it is made, so another wrap pruning pins at the same moment keeps it.
+ */
+export function startSessionInfo(start: SessionStart, env: NodeJS.ProcessEnv = process.env): SessionInfo {
+  const path = sessionPaths(start.runId, env).descriptor;
+  const planned = shimBinary({ env, create: false });
+  const agent = { type: start.agent.type, command: redactArgv(start.agent.command) };
+  let descriptor: SessionDescriptor = {
+    version: VERSION,
+    target: TARGET,
+    pid: process.pid,
+    startId: ownProcessStartId(),
+    binary: planned.source,
+    shim: planned.path,
+    startedAt: new Date().toISOString(),
+    endpoint: start.endpoint,
+    profile: start.profile,
+    // The command line redacted before it is written: the descriptor is read back into every record.
+    agent: { ...agent, pid: null, startId: null },
+    cwd: start.cwd,
+    project: projectRoot(start.cwd),
+  };
+  writeSessionDescriptor(path, descriptor);
+  const pinned = shimBinary({ env });
+  if (pinned.path !== planned.path) {
+    descriptor = { ...descriptor, binary: pinned.source, shim: pinned.path };
+    writeSessionDescriptor(path, descriptor);
+  }
+  let running: Array<SessionDescriptor & { runId: string }> | undefined;
+  const live = () => (running ??= runningWraps(env));
+  prunePins(() => new Set(live().map((session) => session.shim)), env);
+  pruneSessionPids((runId) => live().some((session) => session.runId === runId), env);
+  const dir = sessionPaths(start.runId, env).dir;
+  const forget = [indexSessionPid(process.pid, dir, env)];
+  return {
+    shim: descriptor.shim,
+    agentStarted(pid) {
+      descriptor = { ...descriptor, agent: { ...agent, pid, startId: processStartId(pid) } };
+      writeSessionDescriptor(path, descriptor);
+      forget.push(indexSessionPid(pid, dir, env));
+    },
+    end() {
+      for (const unindex of forget.splice(0)) unindex();
+    },
+  };
 }
 
 /** Sessions whose wrap is still running, each with its run id. */
-export function runningWraps(env: NodeJS.ProcessEnv = process.env): Array<SessionInfo & { runId: string }> {
-  const sessions = sessionsDir(env);
-  if (!existsSync(sessions)) return [];
-  const running: Array<SessionInfo & { runId: string }> = [];
-  for (const runId of readdirSync(sessions)) {
-    // null: a session from before wrap.json existed, or not a session directory.
-    const info = readSessionInfo(join(sessions, runId));
-    if (info && isSameProcessRunning(info.pid, info.startId)) running.push({ ...info, runId });
+export function runningWraps(env: NodeJS.ProcessEnv = process.env): Array<SessionDescriptor & { runId: string }> {
+  const dir = sessionsDir(env);
+  if (!existsSync(dir)) return [];
+  const running: Array<SessionDescriptor & { runId: string }> = [];
+  for (const runId of readdirSync(dir)) {
+    // A session from before wrap.json existed, or not a session directory: skipped.
+    if (!existsSync(join(dir, runId, SESSION_FILES.descriptor))) continue;
+    const read = readSessionDescriptor(sessionPaths(runId, env).descriptor);
+    if (read.ok && isSameProcessRunning(read.descriptor.pid, read.descriptor.startId)) running.push({ ...read.descriptor, runId });
   }
   return running;
-}
-
-/**
- * Record this session in `sessionDir` and return the path the agent configs are to name for the
- * shims: the session's pin (shim-path.ts), recorded before it is made so that another wrap pruning
- * pins at the same moment keeps it. Pins no running wrap names are removed.
- */
-export function recordSessionBinary(sessionDir: string, identity: SessionIdentity, env: NodeJS.ProcessEnv = process.env): string {
-  const planned = shimBinary({ env, create: false });
-  writeSessionInfo(sessionDir, { binary: planned.source, shim: planned.path }, identity);
-  const shim = shimBinary({ env });
-  if (shim.path !== planned.path) writeSessionInfo(sessionDir, { binary: shim.source, shim: shim.path }, identity);
-  prunePins(() => new Set(runningWraps(env).map((session) => session.shim)), env);
-  return shim.path;
 }

@@ -2,8 +2,7 @@ import { rmSync, writeFileSync } from "node:fs";
 import { basename, join, resolve } from "node:path";
 import { homedir } from "node:os";
 import { createTwoFilesPatch } from "diff";
-import type { JSONPath } from "jsonc-parser";
-import { bestEffort, messageOf, ThoughtGateError, usageError } from "../core/errors.ts";
+import { bestEffort, messageOf, usageError } from "../core/errors.ts";
 import { log } from "../core/log.ts";
 import type { Profile } from "../core/profile.ts";
 import { APPROVAL_KEY_ENV, ENDPOINT_ENV } from "../governance/wire/env.ts";
@@ -12,25 +11,24 @@ import { EngineHolder } from "../governance/engine/engine-holder.ts";
 import { publishService } from "../governance/wire/service-descriptor.ts";
 import { newSecret, startGovernanceService, userAtHost, type GovernanceService } from "../governance/service/service.ts";
 import { startServiceTracer } from "../governance/engine/tracing.ts";
-import { remoteShimArgs } from "./remote-entry.ts";
-import { AGENT_TYPES, detectAgent, discover, isVsCodeInsiders, projectDir, renderCoverage, rewrite, type AgentContext, type AgentType, type ConfigFile, type ServerEntry, type ShimCommand } from "./adapters/index.ts";
-import { ConfigGuard, restoreAllGuards } from "./config-guard.ts";
-import { realConfigPath } from "./config-path.ts";
-import { lockedError, lockPathFor, tryLock } from "./lock.ts";
+import { AGENT_TYPES, detectAgent, isVsCodeInsiders, projectDir, renderCoverage, rewrite, type AgentContext, type AgentType } from "./adapters/index.ts";
+import { restoreAllGuards } from "./config-guard.ts";
+import { wrapHolder } from "./holders.ts";
+import { addedSinceEnroll } from "./enroll.ts";
+import { planConfigs, shareConfigs, type PlanOptions } from "./share-configs.ts";
 import { runAgent } from "./agent-process.ts";
 import { agentCanAsk } from "./agent-modes.ts";
 import { commandLineConfigs, type CommandLineConfigs } from "./agent-args.ts";
 import { checkCoverage } from "./coverage-gate.ts";
 import { drainShims } from "./drain.ts";
-import { ownProcessStartId } from "./process-identity.ts";
+import { ownProcessStartId } from "../core/process-identity.ts";
 import { repairStale } from "./repair.ts";
 import { createSessionDir, describeDecision, followEvents, readEvents, renderDecidedCalls, renderSummary, summarize } from "./session-record.ts";
 import { callsOfFile } from "../record/session-calls.ts";
-import { recordSessionBinary } from "./session-info.ts";
+import { startSessionInfo } from "./session-info.ts";
+import { SESSION_ENV } from "../governance/wire/session.ts";
 import { pinsSummary } from "./pins-summary.ts";
-import { projectRoot } from "../core/project.ts";
-import { redactArgv } from "../telemetry/redact-argv.ts";
-import { shimBinary } from "./shim-path.ts";
+import { stableShim } from "./shim-path.ts";
 
 /** How long shims get to drain after the agent exits. */
 const SHIM_DRAIN_MS = 10_000;
@@ -76,35 +74,39 @@ export async function runWrap(options: WrapOptions): Promise<number> {
   if (!options.dryRun) {
     for (const outcome of repairStale()) options.say(`thoughtgate: repaired ${outcome.configPath}, left rewritten by an earlier wrap (${outcome.status})`);
   }
-  const files = discover(agent, ctx, { ...(options.configPath ? { configPath: options.configPath } : {}), insiders: isVsCodeInsiders(options.command) });
-  // A file whose entries already run a shim may be another wrap's, still running:
-  // that is the lock error, not "nothing to govern".
-  for (const file of files) {
-    if (!file.entries.some((entry) => entry.status === "wrapped")) continue;
-    const lockPath = lockPathFor(realConfigPath(file.path));
-    const held = tryLock(lockPath);
-    if (!held.ok) throw lockedError(lockPath, file.path, held.holderPid);
-    held.lock.release();
-  }
   const given = commandLineConfigs(agent, options.command, ctx);
   try {
-    return await governAndRun(options, agent, ctx, files, given);
+    return await governAndRun(options, agent, ctx, given);
   } finally {
     given.dispose();
   }
 }
 
-async function governAndRun(options: WrapOptions, agent: AgentType, ctx: AgentContext, files: ConfigFile[], given: CommandLineConfigs): Promise<number> {
-  options.say(`thoughtgate: ${agent} MCP servers\n${renderCoverage([...files, ...given.files], ctx)}`);
-  const warning = checkCoverage([...files, ...given.files], { agent, configPath: options.configPath === undefined ? undefined : resolve(ctx.cwd, options.configPath), allowUngoverned: options.allowUngoverned === true });
+async function governAndRun(options: WrapOptions, agent: AgentType, ctx: AgentContext, given: CommandLineConfigs): Promise<number> {
+  // Every entry names the shim path, the same for every session (shim-path.ts); made this binary
+  // before the configs are read, so entries another wrap or enroll wrote are known as ours.
+  const planning: PlanOptions = {
+    agent,
+    ctx,
+    discover: { ...(options.configPath ? { configPath: options.configPath } : {}), insiders: isVsCodeInsiders(options.command) },
+    binary: stableShim({ create: !options.dryRun }).path,
+    given: given.files,
+  };
+  const first = planConfigs(planning);
+  options.say(`thoughtgate: ${agent} MCP servers\n${renderCoverage([...first.files, ...first.given], ctx)}`);
+  const coverage = { agent, configPath: options.configPath === undefined ? undefined : resolve(ctx.cwd, options.configPath), allowUngoverned: options.allowUngoverned === true };
+  const warning = checkCoverage([...first.files, ...first.given], coverage);
   if (warning) options.say(warning);
-  const toRewrite = files.filter((file) => file.entries.some((entry) => entry.governed));
+  const added = addedSinceEnroll(agent, first.files);
+  if (added.length > 0 && !options.dryRun) {
+    options.say(`thoughtgate: added since ${agent} was enrolled, so far started ungoverned by a plain run: ${added.map((entry) => entry.name).join(", ")}; governed from now on (the file stays enrolled)`);
+  }
 
   if (options.dryRun) {
-    const shimFor = shimCommand(shimBinary({ create: false }).path, options.profile, "http://127.0.0.1:<port>", { secretFile: "<session dir>/secret", runId: "<run id>", events: "<session record>" });
     const print = options.print ?? options.say;
-    for (const file of [...toRewrite, ...given.files]) {
-      const { text } = rewrite(file.text, file.entries, shimFor);
+    for (const file of [...first.files, ...first.given]) {
+      if (!file.entries.some((entry) => entry.governed)) continue;
+      const { text } = rewrite(file.text, file.entries, first.shimFor);
       print(createTwoFilesPatch(file.path, file.path, file.text, text, "current", "while wrapped"));
     }
     options.say("thoughtgate: --dry-run: nothing was changed");
@@ -137,9 +139,6 @@ async function governAndRun(options: WrapOptions, agent: AgentType, ctx: AgentCo
   engines.watch();
   const cli = publishCliAccess(service.url, cliKey);
   const record = createSessionDir(runId);
-  // The shims run a pin of this binary, not the install's path (shim-path.ts: upgrades, npx caches).
-  // What the session is, for its shims' run_start and `thoughtgate log` (docs/events.md).
-  const binary = recordSessionBinary(record.dir, { agentCommand: redactArgv(options.command), project: projectRoot(ctx.cwd) });
   // The shims' secret goes in the session directory (0600), not in the agent's config: a project
   // config (.mcp.json, .vscode/mcp.json) may be shared or committed while the session runs.
   // The team's log pipeline gets the session's calls when the user's policy names a collector.
@@ -148,6 +147,8 @@ async function governAndRun(options: WrapOptions, agent: AgentType, ctx: AgentCo
   if (auditExport) service.metrics.watchAuditExport(() => auditExport.stats());
   const secretFile = join(record.dir, "secret");
   writeFileSync(secretFile, sessionSecret, { mode: 0o600 });
+  // The session's descriptor, before anything can start a shim: shims find the session by it.
+  const info = startSessionInfo({ runId, endpoint: service.url, profile: options.profile, agent: { type: agent, command: options.command }, cwd: ctx.cwd });
   options.say(
     [
       `thoughtgate: policy ${engines.files.length > 0 ? engines.label : "embedded default (read-only tools forwarded, destructive tools need approval)"}, profile ${options.profile}`,
@@ -158,17 +159,16 @@ async function governAndRun(options: WrapOptions, agent: AgentType, ctx: AgentCo
     ].join("\n"),
   );
 
-  const guards: ConfigGuard[] = [];
-  const governedIds: string[] = [];
-  const shimFor = recordingIds(shimCommand(binary, options.profile, service.url, { secretFile, runId, events: record.events }), governedIds);
   const restoreEverything = () => {
     if (!options.restore) return;
     for (const result of restoreAllGuards()) {
       if (result.status === "restored") options.say(`thoughtgate: restored ${result.configPath} (${result.kind === "backup" ? "byte-identical" : "kept the agent's own changes"})`);
+      if (result.status === "kept") options.say(`thoughtgate: left ${result.configPath} rewritten for ${result.holders}`);
     }
   };
   const onExit = () => {
     restoreEverything();
+    info.end();
     cli.unpublish();
     bestEffort(() => rmSync(secretFile, { force: true }));
   };
@@ -180,19 +180,23 @@ async function governAndRun(options: WrapOptions, agent: AgentType, ctx: AgentCo
   process.on("exit", onExit);
   process.on("uncaughtException", onUncaught);
 
+  let shared: ReturnType<typeof shareConfigs>;
   try {
-    for (const file of toRewrite) guards.push(rewriteFile(file, agent, shimFor));
+    // Read again under the configs lock: another wrap may have rewritten (or restored) them meanwhile.
+    shared = shareConfigs(planning, wrapHolder(runId), (plan) => void checkCoverage([...plan.files, ...plan.given], coverage));
   } catch (error) {
     restoreEverything();
     await stop(service, engines);
+    info.end();
     cli.unpublish();
     rmSync(secretFile, { force: true });
     process.off("exit", onExit);
     process.off("uncaughtException", onUncaught);
     throw error;
   }
+  const { plan } = shared;
 
-  const pins = pinsSummary(governedIds, engines.engine);
+  const pins = pinsSummary(plan.serverIds, engines.engine);
   if (pins) options.say(pins);
 
   const follower = options.showDecisions
@@ -204,7 +208,8 @@ async function governAndRun(options: WrapOptions, agent: AgentType, ctx: AgentCo
 
   let exitCode: number;
   try {
-    exitCode = await runAgent(given.rewrittenCommand(shimFor, record.dir), options.say);
+    // The agent carries the session: its shims find it there (governance/deciders/session.ts).
+    exitCode = await runAgent({ command: given.rewrittenCommand(plan.shimFor, record.dir), env: { [SESSION_ENV]: runId }, onStart: (pid) => info.agentStarted(pid) }, options.say);
   } finally {
     // Tell the shims to drain, give them time, then put the configs back.
     service.setShutdown();
@@ -214,10 +219,11 @@ async function governAndRun(options: WrapOptions, agent: AgentType, ctx: AgentCo
     await auditExport?.stop();
     if (options.restore) restoreEverything();
     else {
-      for (const guard of guards) guard.release();
-      if (guards.length > 0) options.say("thoughtgate: --no-restore: configs stay rewritten; `thoughtgate unwrap --all` puts them back");
+      for (const { guard } of shared.shared) guard.release();
+      if (shared.shared.length > 0) options.say("thoughtgate: --no-restore: configs stay rewritten; `thoughtgate unwrap --all` puts them back");
     }
     await stop(service, engines);
+    info.end();
     cli.unpublish();
     rmSync(secretFile, { force: true });
     process.off("exit", onExit);
@@ -242,52 +248,6 @@ function publishCliAccess(endpoint: string, cliKey: string): { howTo: string; un
       unpublish: () => {},
     };
   }
-}
-
-function rewriteFile(file: ConfigFile, agent: AgentType, shimFor: (entry: ServerEntry) => ShimCommand): ConfigGuard {
-  const guard = new ConfigGuard({ configPath: file.path, agentType: agent });
-  guard.acquire();
-  // Rewrite exactly the bytes that were backed up: if the file changed since discovery, stop.
-  if (guard.originalText !== file.text) {
-    guard.restore();
-    throw new ThoughtGateError("CONFIG", `${file.path} changed while wrap was reading it; run wrap again`);
-  }
-  const { text, owned } = rewrite(file.text, file.entries, shimFor);
-  guard.write(text, owned as JSONPath[]);
-  return guard;
-}
-
-/** The shim each governed entry runs: this binary, the entry's server id, the session's service. */
-export function shimCommand(binary: string, profile: Profile, endpoint: string, session: { secretFile: string; runId: string; events: string }) {
-  const ids = new Map<string, number>();
-  return (entry: ServerEntry): ShimCommand => {
-    // Server ids must be unique in one session: the same name in two scopes gets the scope added.
-    const base = entry.name;
-    const seen = ids.get(base) ?? 0;
-    ids.set(base, seen + 1);
-    const serverId = seen === 0 ? base : `${base}@${entry.scope}`;
-    const common = ["shim", "--server-id", serverId, "--governance-endpoint", endpoint, "--governance-secret-file", session.secretFile, "--profile", profile, "--events", session.events];
-    if (entry.remote) {
-      const remote = remoteShimArgs(entry.remote);
-      return { command: binary, args: [...common, ...remote.args], env: { THOUGHTGATE_RUN_ID: session.runId, ...remote.env } };
-    }
-    return {
-      command: binary,
-      // The original command and args exactly as written (unexpanded `${VAR}`s stay references).
-      args: [...common, "--", entry.command ?? "", ...entry.args],
-      env: { THOUGHTGATE_RUN_ID: session.runId },
-    };
-  };
-}
-
-/** The server ids the rewritten entries got (for the pins summary). */
-function recordingIds(shimFor: (entry: ServerEntry) => ShimCommand, ids: string[]): (entry: ServerEntry) => ShimCommand {
-  return (entry) => {
-    const command = shimFor(entry);
-    const id = command.args[command.args.indexOf("--server-id") + 1];
-    if (id !== undefined && !ids.includes(id)) ids.push(id);
-    return command;
-  };
 }
 
 async function stop(service: GovernanceService, engines: EngineHolder): Promise<void> {

@@ -1,19 +1,25 @@
 /**
- * Which path `wrap` writes into agent configs as the shim's command.
+ * Which thoughtgate the agent configs name, and which one a session's shims run.
  *
  * Not the path this binary was started from: that may be an npx cache (`~/.npm/_npx/<hash>/…`,
  * emptied by `npm cache clean` or the next `npx thoughtgate@latest`), a Homebrew keg that `brew
- * upgrade` deletes, or a file that `npm install -g` or install.sh replaces mid-session with another
- * version than the governance service the shims talk to. Instead, a hard link to this very binary,
- * kept in ThoughtGate's state directory and named by version, target and file identity:
- * `~/.local/state/thoughtgate/bin/<version>-<target>-<id>/thoughtgate`. Every shim the session
- * starts, even hours later, runs wrap's own version, and no upgrade or cache clean-up can leave a
- * config pointing at nothing (README, "Which thoughtgate the agent configs name").
+ * upgrade` deletes, or a file that `npm install -g` or install.sh replaces with another version.
+ * Two files in ThoughtGate's state directory instead (README, "Which thoughtgate the agent configs
+ * name"):
  *
- * A link costs no space while the install keeps the file; a pin no running wrap names is removed by
- * the next wrap. Where a link is impossible (another file system; a file another user owns, under
- * Linux's fs.protected_hardlinks), an ephemeral install (npx and the like) is copied; any other
- * keeps its own path, as before.
+ * - The shim path, `~/.local/state/thoughtgate/bin/thoughtgate`: what every rewritten entry names,
+ *   for every session and for `enroll`, since entries outlive sessions. Each wrap and each enroll
+ *   makes it this binary (a hard link, else a copy, renamed into place), so it never names nothing,
+ *   and a shim running it keeps its file (its inode) when the next one replaces it.
+ * - The session's pin, `bin/<version>-<target>-<id>/thoughtgate`, a hard link to wrap's own binary,
+ *   named in the session's descriptor: a shim that finds its session on another version than its own
+ *   (another wrap, of another version, made the shim path its binary meanwhile) becomes the pin
+ *   (commands/shim.ts), so every shim of a session speaks its service's version. A pin no running
+ *   wrap names is removed by the next wrap.
+ *
+ * A link costs no space while the install keeps the file. Where a link is impossible (another file
+ * system; a file another user owns, under Linux's fs.protected_hardlinks), the shim path is a copy,
+ * and a pin is a copy only of an ephemeral install (npx and the like): any other keeps its own path.
  */
 import { copyFileSync, linkSync, mkdirSync, readdirSync, realpathSync, renameSync, rmSync, statSync, type Stats } from "node:fs";
 import { tmpdir } from "node:os";
@@ -36,6 +42,66 @@ export type ShimBinary = {
 
 export function pinsDir(env: NodeJS.ProcessEnv = process.env): string {
   return join(stateDir(env), "bin");
+}
+
+/** The file every rewritten entry names. */
+export function shimPath(env: NodeJS.ProcessEnv = process.env): string {
+  return join(pinsDir(env), SHIM_NAME);
+}
+
+const SHIM_NAME = "thoughtgate";
+
+/**
+ * Make the shim path this binary (create: false only computes it). Never throws: where it cannot be
+ * made, the entries name this binary as it is, with a warning when that is in a cache.
+ */
+export function stableShim({
+  execPath = process.execPath,
+  env = process.env,
+  create = true,
+  compiled = Bun.main.startsWith("/$bunfs/"),
+}: { execPath?: string; env?: NodeJS.ProcessEnv; create?: boolean; compiled?: boolean } = {}): ShimBinary {
+  const source = realpathSync(execPath);
+  if (!compiled) return { path: source, source, how: "as-is" };
+  const path = shimPath(env);
+  if (!create) return { path, source, how: "linked" };
+  try {
+    const stats = statSync(source);
+    const existing = statSync(path, { throwIfNoEntry: false });
+    if (existing && existing.ino === stats.ino && existing.dev === stats.dev) return { path, source, how: "linked" };
+    mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+    const staged = `${path}.${process.pid}.tmp`;
+    rmSync(staged, { force: true });
+    let how: ShimBinary["how"] = "linked";
+    try {
+      linkSync(source, staged);
+    } catch {
+      copyFileSync(source, staged);
+      how = "copied";
+    }
+    // Renamed into place: a config never names a half-written file, and a shim running the old one keeps it.
+    renameSync(staged, path);
+    return { path, source, how };
+  } catch (error) {
+    return fallback(source, error);
+  }
+}
+
+/**
+ * The files that are this thoughtgate for the purpose of "does this entry run our shim": this
+ * binary and the shim path, by device and inode (what a path names after links are resolved).
+ */
+export function shimFiles(execPath: string = process.execPath, env: NodeJS.ProcessEnv = process.env): Set<string> {
+  const files = new Set<string>();
+  for (const path of [execPath, shimPath(env)]) {
+    const stats = statSync(path, { throwIfNoEntry: false });
+    if (stats?.isFile()) files.add(fileIdentity(stats));
+  }
+  return files;
+}
+
+export function fileIdentity(stats: Pick<Stats, "dev" | "ino">): string {
+  return `${stats.dev}:${stats.ino}`;
 }
 
 /**
@@ -127,6 +193,8 @@ export function prunePins(keep: () => ReadonlySet<string>, env: NodeJS.ProcessEn
   }
   let kept: ReadonlySet<string> | undefined;
   for (const name of names) {
+    // The shim path is no pin: entries that outlive every session name it.
+    if (name === SHIM_NAME || name.startsWith(`${SHIM_NAME}.`)) continue;
     const dir = join(pinsDir(env), name);
     try {
       if (nowMs - statSync(dir).mtimeMs < PIN_GRACE_MS) continue;

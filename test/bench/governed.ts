@@ -1,7 +1,10 @@
 /**
  * Governed `tools/call`: the bench server behind `thoughtgate shim` with a policy, decided by the
- * engine inside the shim (`--thoughtgate-config`) or by `thoughtgate serve` over the shim's channel (a loopback WebSocket)
- * (`--governance-endpoint`), next to the server reached directly. The policy forwards `echo` by
+ * engine inside the shim (`--thoughtgate-config`) or by `thoughtgate serve` over the shim's channel (a loopback WebSocket),
+ * found two ways: `--governance-endpoint` on the shim's command line (shim+service, the form wrap
+ * wrote into agent configs before entries carried no session) and a session the shim looks up
+ * (shim+session: the entry wrap writes now, `THOUGHTGATE_SESSION` naming a session whose descriptor
+ * names the service), next to the server reached directly. Start-up is timed for the three. The policy forwards `echo` by
  * its first rule and denies what no rule takes, so every call answered with a result went through
  * the rules gate to `forward` (the client fails the run on any error response it checks). Its
  * second rule sends every other tool to Cedar, so the engine loads the bench's 50 policies, as a
@@ -9,12 +12,14 @@
  * lives for this phase only; its RSS is read once idle, once after the runs and once more when it has been quiet, and a second
  * service with the rules alone is started briefly for its idle RSS.
  */
-import { writeFileSync } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { BINARY } from "../support/harness.ts";
 import { ServeProcess } from "../support/serve.ts";
-import { measureSessions } from "./measure.ts";
-import { GOVERNED_PIPELINED, MEMORY_SETTLE_MS, type Config, type ConfigName, type SessionFigures } from "./plan.ts";
+import { processStartId } from "../../src/core/process-identity.ts";
+import { sessionPaths } from "../../src/core/session-file.ts";
+import { measureSessions, measureStartup } from "./measure.ts";
+import { GOVERNED_PIPELINED, MEMORY_SETTLE_MS, PLAN, type Config, type ConfigName, type SessionFigures } from "./plan.ts";
 import { progress, residentKb } from "./report.ts";
 
 const RULES = `schema: 1
@@ -35,6 +40,8 @@ export type ServiceMemory = { rulesOnlyIdleRssKb: number; idleRssKb: number; aft
 
 export type GovernedFigures = {
   sessions: Map<ConfigName, SessionFigures>;
+  /** spawn → initialize response: direct, shim+service, shim+session. */
+  startup: Map<ConfigName, number[]>;
   service: ServiceMemory;
   /** The service's `thoughtgate_stdio_governance_decisions_total`, summed by decision. */
   decisions: Map<string, number>;
@@ -63,6 +70,7 @@ export async function measureGoverned(
 
   // No audit: these rows price the decision; the audit's own cost is the shim+events row above.
   const shim = [BINARY, "shim", "--server-id", "bench", "--events", "none"];
+  const sessionEnv = sessionFor(service, dir, runId);
   const configs: Config[] = [
     { name: "direct", command: () => server },
     { name: "shim+engine", command: () => [...shim, "--thoughtgate-config", policy, "--", ...server] },
@@ -71,15 +79,50 @@ export async function measureGoverned(
       command: () => [...shim, "--governance-endpoint", service.endpoint, "--", ...server],
       env: { THOUGHTGATE_GOVERNANCE_SECRET: service.secret },
     },
+    { name: "shim+session", command: () => [...shim, "--", ...server], env: sessionEnv },
   ];
-  progress("governed tools/call: direct, shim with the engine in-process, shim asking thoughtgate serve");
+  progress("governed tools/call: direct, shim with the engine in-process, shim asking thoughtgate serve (by its endpoint flag, and as a session's shim)");
   const sessions = await measureSessions(configs, env, { sequential: true, ping: false, unbounded: false, pipelined: GOVERNED_PIPELINED });
+  progress(`start-up of a governed shim: ${PLAN.spawns} spawns of direct, shim+service and shim+session`);
+  const startup = await measureStartup(configs.filter((config) => config.name !== "shim+engine"), env);
   const afterRssKb = residentKb(service.proc.pid);
   // As for the shims: what the service keeps once it has been quiet (it collects after a second).
   await Bun.sleep(MEMORY_SETTLE_MS);
   const settledRssKb = residentKb(service.proc.pid);
   const decisions = await decisionCounts(service);
-  return { sessions, service: { rulesOnlyIdleRssKb, idleRssKb, afterRssKb, settledRssKb }, decisions };
+  return { sessions, startup, service: { rulesOnlyIdleRssKb, idleRssKb, afterRssKb, settledRssKb }, decisions };
+}
+
+/**
+ * A wrap session in a state directory of the bench's own, whose service is `serve`: what a shim in
+ * wrap's entry form looks up at its start (src/governance/deciders/session.ts). Its pid is serve's,
+ * which stands for the wrap process; the session's version is this binary's, so no shim execs.
+ */
+function sessionFor(service: ServeProcess, dir: string, runId: string): Record<string, string> {
+  const state = join(dir, `session-state-${runId}`);
+  const env = { XDG_STATE_HOME: state };
+  const id = Bun.randomUUIDv7();
+  const paths = sessionPaths(id, env);
+  mkdirSync(paths.dir, { recursive: true });
+  writeFileSync(paths.secret, service.secret, { mode: 0o600 });
+  const version = /^thoughtgate (\S+) \((\S+)\)/.exec(Bun.spawnSync([BINARY, "--version"]).stdout.toString());
+  const pid = service.proc.pid;
+  const descriptor = {
+    version: version?.[1] ?? "",
+    target: version?.[2] ?? "",
+    pid,
+    startId: processStartId(pid),
+    binary: BINARY,
+    shim: BINARY,
+    startedAt: new Date().toISOString(),
+    endpoint: service.endpoint,
+    profile: "production",
+    agent: { type: "custom", command: ["bench"], pid: null, startId: null },
+    cwd: dir,
+    project: dir,
+  };
+  writeFileSync(paths.descriptor, JSON.stringify(descriptor), { mode: 0o600 });
+  return { ...env, THOUGHTGATE_SESSION: id };
 }
 
 async function idleServiceRss(policy: string, env: Record<string, string>): Promise<number> {

@@ -20,7 +20,7 @@ function get<K extends string, T>(map: Map<K, T>, name: K): T {
 }
 
 /** The proxies the targets apply to; the relay is only a reference. */
-const JUDGED: ReadonlySet<ConfigName> = new Set(["shim", "shim+events", "shim+engine", "shim+service"]);
+const JUDGED: ReadonlySet<ConfigName> = new Set(["shim", "shim+events", "shim+engine", "shim+service", "shim+session"]);
 
 /** Percentile `q` of each configuration against direct's; `targetAddedMs` null: no target for this figure. */
 /** The row a baseline configuration gets: its own value, nothing to compare. */

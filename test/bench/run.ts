@@ -45,7 +45,7 @@ import {
 } from "./plan.ts";
 import { median, progress, renderTable, residentKb, type Row } from "./report.ts";
 import { measureFramingChecks, renderFramingChecks } from "./framing-checks.ts";
-import { arbiterRows, binaryRows, cedarRows, decisionRateRows, latencyRows, serviceMemoryRows, throughputRows, wrapRows } from "./rows.ts";
+import { arbiterRows, binaryRows, cedarRows, decisionRateRows, latencyRows, serviceMemoryRows, startupRows, throughputRows, wrapRows } from "./rows.ts";
 
 function configurations(server: string[], relay: string, parseRelay: string, eventsDir: string): Config[] {
   const shim = [BINARY, "shim", "--server-id", "bench"];
@@ -106,6 +106,7 @@ function governanceRows(governed: GovernedFigures, cedar: CedarFigures | null, r
     ...latencyRows("governed tools/call round trip p50", calls, 0.5, null),
     ...latencyRows("governed tools/call round trip p99", calls, 0.99, GOVERNANCE_TARGET.addedP99Ms),
     ...throughputRows(`governed pipelined tools/call, ≤ ${PIPELINE_WINDOW} in flight`, pickRuns(governed.sessions, "windowed"), "direct", null),
+    ...startupRows(governed.startup),
     ...decisionRateRows(`decisions by the service, pipelined, ≤ ${PIPELINE_WINDOW} in flight`, pickRuns(governed.sessions, "windowed"), "shim+service", GOVERNANCE_TARGET.decisionsPerSecond),
     ...(cedar ? cedarRows(cedar) : []),
     ...serviceMemoryRows(governed.service, relayIdleRssKb),
@@ -329,7 +330,7 @@ async function main(): Promise<void> {
       "",
       "## Governance",
       "",
-      `- governed sessions: a policy file whose first rule, \`ok\`, forwards \`echo\`, whose second sends every other tool to the ${CEDAR_PLAN.policies} Cedar policies below (so the engine loads them), and whose default denies; shim+engine: \`thoughtgate shim --server-id bench --thoughtgate-config FILE\` (the engine in the shim); shim+service: \`thoughtgate shim --server-id bench --governance-endpoint URL\` asking \`thoughtgate serve --thoughtgate-config FILE\` over its channel (one loopback WebSocket per shim)`,
+      `- governed sessions: a policy file whose first rule, \`ok\`, forwards \`echo\`, whose second sends every other tool to the ${CEDAR_PLAN.policies} Cedar policies below (so the engine loads them), and whose default denies; shim+engine: \`thoughtgate shim --server-id bench --thoughtgate-config FILE\` (the engine in the shim); shim+service: \`thoughtgate shim --server-id bench --governance-endpoint URL\` asking \`thoughtgate serve --thoughtgate-config FILE\` over its channel (one loopback WebSocket per shim); shim+session: \`thoughtgate shim --server-id bench -- SERVER\` (the entry wrap writes) with THOUGHTGATE_SESSION naming a session whose descriptor names that service (its lookup paid once, at start); start-up of these two against direct, ${PLAN.spawns} spawns each, interleaved`,
       `- plan: ${count(PLAN.iterations)} sequential tools/call per latency figure after ${count(PLAN.warmup)} warm-up, in ${PLAN.blocks} interleaved blocks; median of ${PLAN.throughputRounds} × ${count(GOVERNED_PIPELINED)} pipelined tools/call with at most ${PIPELINE_WINDOW} unanswered; Cedar: \`CedarPolicies.evaluate\` in the bench process, against the request's slice and against the whole set in ${CEDAR_PLAN.blocks} interleaved blocks after ${count(CEDAR_PLAN.warmup)} warm-up, ${CEDAR_PLAN.sizes.map((size) => `${count(size.evaluations)} and ${count(size.fullEvaluations)} evaluations at ${count(size.policies)} policies`).join(", ")}; service RSS is VmRSS, its baseline the relay's idle RSS`,
       "",
       renderTable(governance),

@@ -14,7 +14,7 @@ import { join } from "node:path";
 import type { JSONPath } from "jsonc-parser";
 import { discover, rewrite, type AgentContext, type ServerEntry, type ShimCommand } from "../../src/wrap/adapters/index.ts";
 import { restoreOwnedKeys } from "../../src/wrap/merge-owned-keys.ts";
-import { shimCommand } from "../../src/wrap/session.ts";
+import { shimCommandFor } from "../../src/wrap/shim-entry.ts";
 import { agentSaves, claudeJson, claudeJsonText, GOVERNED_SERVERS, USER_SERVERS, type ClaudeJson } from "./claude-json.ts";
 import { WRAP_PLAN } from "./plan.ts";
 
@@ -32,10 +32,9 @@ export type RewriteFigures = {
   restoreMs: number[];
 };
 
-/** `runWrap`'s shim command for an entry (src/wrap/session.ts `shimCommand`), with this session's paths. */
-/** The shim command wrap itself writes (src/wrap/session.ts), for a session in `sessionDir`. */
-function shimFor(binary: string, sessionDir: string): (entry: ServerEntry) => ShimCommand {
-  return shimCommand(binary, "production", "http://127.0.0.1:40123", { secretFile: join(sessionDir, "secret"), runId: Bun.randomUUIDv7(), events: join(sessionDir, "events.jsonl") });
+/** The shim command wrap itself writes (src/wrap/shim-entry.ts): the entry names its server, no session. */
+function shimFor(binary: string): (entry: ServerEntry) => ShimCommand {
+  return (entry) => shimCommandFor(binary, entry.name, entry);
 }
 
 function timed<T>(work: () => T): [T, number] {
@@ -66,7 +65,7 @@ export function measureRewrite(dir: string, binary: string): RewriteFigures {
   for (let i = 0; i <= WRAP_PLAN.rewrites; i++) {
     const original = claudeJsonText(config, 1000 + i);
     writeFileSync(configPath, original);
-    const session = shimFor(binary, join(dir, `session-${i}`));
+    const session = shimFor(binary);
     const [files, discoverMs] = timed(() => discover("claude-code", ctx));
     const [rewrites, rewriteMs] = timed(() =>
       files.filter((file) => file.entries.some((entry) => entry.governed)).map((file) => ({ file, ...rewrite(file.text, file.entries, session) })),

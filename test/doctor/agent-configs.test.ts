@@ -97,22 +97,22 @@ test("a config that does not parse is a warning, not a crash; the other agents a
   const cursor = join(home.path, ".cursor", "mcp.json");
   write(cursor, '{ "mcpServers": { "github": ');
   write(join(cwd, ".mcp.json"), JSON.stringify({ mcpServers: { memory: { command: "npx", args: ["-y", "@modelcontextprotocol/server-memory"] } } }));
-  // Left over from a wrap that was killed: already runs the shim, so wrap leaves it alone.
+  // Looks like a shim, but /usr/local/bin/thoughtgate is not this thoughtgate: wrap would govern it like any server.
   const windsurf = join(home.path, ".codeium", "windsurf", "mcp_config.json");
   write(windsurf, JSON.stringify({ mcpServers: { fs: { command: "/usr/local/bin/thoughtgate", args: ["shim", "--", "npx", "server-filesystem"] } } }));
   const check = checkAgentConfigs({ home: home.path, cwd, env: { HOME: home.path }, platform: "linux" });
 
   expect(check.status).toBe("warn");
   // The project's .mcp.json is Claude Code's and Copilot CLI's.
-  expect(check.summary).toBe("4 config files of 4 agents: 2 servers wrap would govern, 1 left alone; 1 warning");
+  expect(check.summary).toBe("4 config files of 4 agents: 3 servers wrap would govern, 0 left alone; 1 warning");
   expect(existing(check.data).map(({ agent, governed, leftAlone, problems }) => ({ agent, governed, leftAlone, problems }))).toEqual([
     { agent: "claude-code", governed: 1, leftAlone: {}, problems: [] },
     { agent: "cursor", governed: 0, leftAlone: {}, problems: [expect.stringMatching(/^does not parse \(line 1, column \d+: /)] },
-    { agent: "windsurf", governed: 0, leftAlone: { wrapped: 1 }, problems: [] },
+    { agent: "windsurf", governed: 1, leftAlone: {}, problems: [] },
     { agent: "copilot", governed: 1, leftAlone: {}, problems: [] },
   ]);
   expect(check.details).toContain(`  warning: ${cursor} ${(existing(check.data)[1]?.problems ?? [])[0]}; wrap leaves it untouched`);
-  expect(check.details).toContain(`  ${windsurf} (user): 0 servers to govern, 1 left alone (1 already wrapped)`);
+  expect(check.details).toContain(`  ${windsurf} (user): 1 server to govern`);
 });
 
 test("a config path that is a directory is a warning about that file", () => {

@@ -2,7 +2,7 @@ import { expect, test } from "bun:test";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { checkRunningWraps, npmInstall } from "../../src/doctor/upgrade.ts";
-import { processStartId } from "../../src/wrap/process-identity.ts";
+import { processStartId } from "../../src/core/process-identity.ts";
 import { tempDir } from "../support/harness.ts";
 import { TARGET, VERSION } from "../../src/version.ts";
 

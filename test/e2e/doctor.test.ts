@@ -34,6 +34,7 @@ test("a healthy install: every check passes, and it lists the agent configs that
     ["agent-configs", "info"],
     ["policy", "pass"],
     ["wrap-journal", "pass"],
+    ["enrolled-agents", "pass"],
     ["running-wraps", "pass"],
     ["governance-bind", "pass"],
     ["approval-channels", "pass"],
@@ -47,12 +48,20 @@ test("a healthy install: every check passes, and it lists the agent configs that
   expect(report.checks.find((c) => c.id === "governance-bind")?.data.port).toBeGreaterThan(0);
 });
 
-test("a left-over wrap journal fails the report with exit 1 and says what to do", async () => {
+/** A journal record for `config`, held by `holders`. */
+function journal(home: string, config: string, holders: unknown[]) {
+  const record = { configPath: config, backupPath: `${config}.thoughtgate-backup`, agentType: "claude-code", owned: [["mcpServers", "a"]], rewrittenSha256: "0".repeat(64), backupSha256: null, holders };
+  write(join(home, "state", "thoughtgate", "journal.json"), JSON.stringify({ version: 2, records: [record] }));
+}
+
+test("a config left rewritten by a wrap that is gone fails the report with exit 1 and says what to do", async () => {
   using home = tempDir();
-  touch(join(home.path, "state", "thoughtgate", "journal.json"));
+  const config = join(home.path, ".claude.json");
+  journal(home.path, config, [{ kind: "wrap", pid: 999_999_999, pidStart: null, startedAt: "2026-11-28T10:00:00Z", runId: "x" }]);
   const { code, stdout } = await doctor([], home.path, home.path);
   expect(code).toBe(1);
-  expect(stdout).toMatch(/^FAIL  wrap journal +left over at .*journal\.json$/m);
+  expect(stdout).toMatch(/^FAIL  wrap journal +1 config left rewritten by a wrap that ended without restoring$/m);
+  expect(stdout).toContain(`left rewritten: ${config}`);
   expect(stdout).toMatch(/^ +fix: run `thoughtgate unwrap --all`/m);
   expect(stdout).toMatch(/^ok    cedar engine +cedar \d+\.\d+\.\d+ evaluates policies/m);
   expect(stdout.trimEnd().split("\n").at(-1)).toBe("failed: wrap journal");
@@ -75,6 +84,23 @@ test("agent configs: servers wrap would govern or leave alone; a config that doe
   expect(stdout).toMatch(/^ +Claude Code: 2 servers to govern, 1 left alone \(1 remote\)$/m);
   expect(stdout).toContain(`warning: ${cursor} does not parse (line 1, column `);
   expect(stdout.trimEnd().split("\n").at(-1)).toBe("no check failed; warnings: agent configs");
+});
+
+test("enrolled agents: which are, and a server added since (ungoverned in a plain run) is a warning naming the fix", async () => {
+  using home = tempDir();
+  const config = join(home.path, ".claude.json");
+  // The entry the enrollment wrote runs a shim; `later` was added since, with the agent's own `mcp add`.
+  const shim = join(home.path, "state", "thoughtgate", "bin", "thoughtgate");
+  mkdirSync(dirname(shim), { recursive: true });
+  Bun.spawnSync(["ln", requireBinary(), shim]);
+  write(config, JSON.stringify({ mcpServers: { a: { command: shim, args: ["shim", "--server-id", "a", "--", "npx", "a"] }, later: { command: "npx", args: ["later"] } } }));
+  journal(home.path, config, [{ kind: "enroll", agent: "claude-code", since: "2026-11-28T10:00:00Z" }]);
+  const { code, stdout } = await doctor([], home.path, home.path);
+  expect(code).toBe(0);
+  expect(stdout).toMatch(/^ok    wrap journal +none left over \(1 config in use by a running wrap or an enrollment\)$/m);
+  expect(stdout).toMatch(/^warn  enrolled agents +claude-code; 1 server added since run ungoverned$/m);
+  expect(stdout).toContain(`ungoverned: later in ${config}, added since; \`thoughtgate enroll claude-code\` (or a wrap) governs it`);
+  expect(stdout).toMatch(/Claude Code: 2 servers to govern$/m);
 });
 
 test("doctor rejects flags it does not know", async () => {

@@ -30,15 +30,14 @@ test("kill -9 of a wrap holding the config: `unwrap --all` restores it byte for 
   expect(await unwrap()).toMatchObject({ code: 0, stdout: `nothing to restore: the wrap journal (${journalPath()}) has no records\n` });
 });
 
-test("unwrap refuses the file of a wrap that is still running (the binary's flock sees its lock), then repairs it once it is killed", async () => {
+test("unwrap refuses the file of a wrap that is still running (the journal names it), then repairs it once it is killed", async () => {
   const holder = await startHolder(sample.config);
   const rewritten = readFileSync(sample.config, "utf8");
   try {
     const refused = await unwrap("--config-path", sample.config);
     expect(refused.code).toBe(1);
-    expect(refused.stdout).toStartWith(`refused ${sample.config}: ${sample.config} is being wrapped by pid ${holder.pid}`);
+    expect(refused.stdout).toStartWith(`refused ${sample.config}: ${sample.config} is in use by wrap pid ${holder.pid} (custom), still running`);
     expect(readFileSync(sample.config, "utf8")).toBe(rewritten);
-    expect(readFileSync(`${sample.config}.thoughtgate-lock`, "utf8")).toBe(`${holder.pid}\n`);
   } finally {
     await killHard(holder);
   }

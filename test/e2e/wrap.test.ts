@@ -7,7 +7,7 @@ import { afterEach, describe, expect, setDefaultTimeout, test } from "bun:test";
 import type { Subprocess } from "bun";
 import { existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { EVERYTHING_SERVER, fixture, isAlive, requireBinary, tempDir, waitFor } from "../support/harness.ts";
+import { EVERYTHING_SERVER, fixture, isAlive, readEvents, requireBinary, tempDir, waitFor } from "../support/harness.ts";
 
 setDefaultTimeout(60_000);
 requireBinary();
@@ -73,10 +73,11 @@ describe("thoughtgate wrap", () => {
     const seen = report(files.report);
     expect(seen?.thoughtgateActive).toBe("1");
     // The agent started the rewritten entry: this binary's shim in front of the original command,
-    // through the session's pin of the binary (a hard link in the state directory: shim-path.ts).
-    expect(seen?.command).toMatch(/\/thoughtgate\/bin\/[^/]+\/thoughtgate$/);
+    // through the shim path (a hard link in the state directory: shim-path.ts), and nothing of the
+    // session: no endpoint, secret or record (the shim finds its session from the agent).
+    expect(seen?.command).toMatch(/\/thoughtgate\/bin\/thoughtgate$/);
     expect(statSync(seen?.command).ino).toBe(statSync(requireBinary()).ino);
-    expect(seen?.args).toEqual(expect.arrayContaining(["shim", "--server-id", "everything", "--", ...EVERYTHING_SERVER]));
+    expect(seen?.args).toEqual(["shim", "--server-id", "everything", "--", ...EVERYTHING_SERVER]);
     expect(seen?.results.echo).toEqual({ ok: [{ type: "text", text: "Echo: hi" }] });
     expect(seen?.results["get-env"]).toMatchObject({ code: -32014, data: { rule_id: "no-env" } });
     expect(readFileSync(files.config, "utf8")).toBe(files.original);
@@ -135,16 +136,35 @@ describe("thoughtgate wrap", () => {
     expect(readFileSync(files.config, "utf8")).toBe(files.original);
   });
 
-  test("a second wrap of the same config exits with the lock error", async () => {
+  test("two wraps of one config at once: both run and exit with their agent's code, each record holds its own calls, a plain run meanwhile joins neither, the config comes back byte for byte", async () => {
     using dir = tempDir();
     const files = setup(dir.path);
-    const first = wrap(files, ["--wait"]);
-    await waitFor(() => report(files.report)?.state === "ready", "the first agent to be ready");
-    const second = Bun.spawnSync([requireBinary(), "wrap", "--agent-type", "custom", "--config-path", files.config, "--", "true"]);
-    expect({ code: second.exitCode, err: second.stderr.toString() }).toMatchObject({ code: 1, err: expect.stringContaining(`is being wrapped by pid ${first.proc.pid}`) });
-    first.proc.kill("SIGTERM");
-    await first.exit;
+    const reportOf = (name: string) => ({ ...files, report: join(dir.path, `${name}.json`) });
+    // Started together: their rewrites take turns under the configs lock, the second joining the first's.
+    const first = wrap(reportOf("first"), ["--call", 'echo:{"message":"first"}', "--wait", "--exit", "3"]);
+    const second = wrap(reportOf("second"), ["--call", 'get-sum:{"a":1,"b":2}', "--wait", "--exit", "4"]);
+    for (const name of ["first", "second"]) await waitFor(() => report(join(dir.path, `${name}.json`))?.state === "ready", `the ${name} agent to be ready`);
+    // A plain run of the agent meanwhile, reading the same (rewritten) config.
+    const plain = Bun.spawn(fixture("wrap-agent-fixture.ts", files.config, join(dir.path, "plain.json"), "--call", "get-tiny-image"), { stdin: "ignore", stdout: "ignore", stderr: "pipe" });
+    expect(await plain.exited).toBe(0);
+    expect(report(join(dir.path, "plain.json"))?.results["get-tiny-image"]).toMatchObject({ ok: expect.any(Array) });
+    process.kill(report(join(dir.path, "first.json"))?.pid, "SIGTERM");
+    expect(await first.exit).toBe(3);
+    // The second session still uses it.
+    expect(readFileSync(files.config, "utf8")).toContain('"shim"');
+    process.kill(report(join(dir.path, "second.json"))?.pid, "SIGTERM");
+    expect(await second.exit).toBe(4);
+
+    const recordOf = (run: Wrap) => /session record (\S+)/.exec(run.stderr())?.[1] ?? "missing";
+    const tools = (path: string) => readEvents(path).filter((event) => event.type === "tool_call_start").map((event) => event.tool);
+    expect({ first: tools(recordOf(first)), second: tools(recordOf(second)) }).toEqual({ first: ["echo"], second: ["get-sum"] });
+    // The plain run's shim governed on its own: its audit is its own, under the state directory.
+    const own = new Bun.Glob("**/*.jsonl").scanSync({ cwd: join(process.env.HOME ?? "", ".local", "state", "thoughtgate", "runs"), absolute: true });
+    expect([...own].flatMap(tools)).toContain("get-tiny-image");
     expect(readFileSync(files.config, "utf8")).toBe(files.original);
+    for (const suffix of [".thoughtgate-backup", ".thoughtgate-lock"]) expect(existsSync(files.config + suffix)).toBe(false);
+    expect(second.stderr()).toContain(`restored ${files.config} (byte-identical)`);
+    expect(first.stderr()).toContain(`left ${files.config} rewritten for wrap pid ${second.proc.pid}`);
   });
 
   test("--dry-run prints the rewrite as a diff on stdout (the tables on stderr) and changes nothing", () => {

@@ -15,7 +15,7 @@ function home() {
   const dir = tempDir("thoughtgate-index-");
   dirs.push(dir);
   const env = { HOME: dir.path, XDG_STATE_HOME: dir.path };
-  const session = join(dir.path, "thoughtgate", "sessions", "s1");
+  const session = join(dir.path, "thoughtgate", "sessions", "0190e4b2-7a1c-7000-8000-000000000001");
   mkdirSync(session, { recursive: true });
   return { env, events: join(session, "events.jsonl"), index: join(dir.path, "thoughtgate", INDEX_FILE), state: dir.path };
 }

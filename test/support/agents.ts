@@ -339,6 +339,40 @@ export function opencode(sandbox: AgentSandbox, options: AgentOptions & { scope:
   };
 }
 
+// --- Gemini CLI --------------------------------------------------------------------------------
+
+/**
+ * Where Gemini CLI reads MCP servers: `user` = `mcpServers` in ~/.gemini/settings.json; `project` =
+ * `.gemini/settings.json` in the project, read only in a folder the user trusts (the project is
+ * trusted here, in ~/.gemini/trustedFolders.json). `projectSettings` adds keys to the project file
+ * (`mcp.serverCommand`). The model is the fake Gemini API (GOOGLE_GEMINI_BASE_URL with an API key),
+ * named on the command line so Gemini CLI asks it directly instead of routing through a classifier
+ * model first; `--approval-mode yolo` runs MCP tools without asking (non-interactive mode cannot).
+ */
+export type GeminiScope = "user" | "project";
+
+/** The name Gemini CLI gives an MCP tool: `mcp_<server>_<tool>`. */
+export const geminiToolName = (server: string, tool: string) => `mcp_${server}_${tool}`;
+
+export function gemini(sandbox: AgentSandbox, options: AgentOptions & { scope: GeminiScope; projectSettings?: Record<string, unknown> }): AgentLaunch {
+  const user = {
+    security: { auth: { selectedType: "gemini-api-key" } },
+    // No usage statistics (they go to play.googleapis.com).
+    privacy: { usageStatisticsEnabled: false },
+    ...(options.scope === "user" ? { mcpServers: options.servers } : {}),
+  };
+  writeJson(join(sandbox.home, ".gemini", "settings.json"), user);
+  writeJson(join(sandbox.home, ".gemini", "trustedFolders.json"), { [sandbox.project]: "TRUST_FOLDER" });
+  const project = { ...(options.scope === "project" ? { mcpServers: options.servers } : {}), ...options.projectSettings };
+  if (Object.keys(project).length > 0) writeJson(join(sandbox.project, ".gemini", "settings.json"), project);
+  return {
+    agent: "gemini",
+    argv: [agentBinary("gemini"), "-p", options.prompt, "--approval-mode", "yolo", "-m", "gemini-2.5-pro"],
+    cwd: sandbox.project,
+    env: { ...sandbox.env, GOOGLE_GEMINI_BASE_URL: options.model.url, GEMINI_API_KEY: "thoughtgate-test" },
+  };
+}
+
 // --- running -----------------------------------------------------------------------------------
 
 export type AgentRun = {

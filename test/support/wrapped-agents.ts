@@ -63,11 +63,11 @@ export function decisions(run: WrappedRun): string[] {
 }
 
 /**
- * The shim command wrap writes into the agent's config, as a regular expression source: the session's
- * pin of the binary in the sandbox's state directory (src/wrap/shim-path.ts), then `shim --server-id <server> `.
+ * The shim command wrap (and enroll) writes into the agent's config, as a regular expression source:
+ * the shim path in the sandbox's state directory (src/wrap/shim-path.ts), then `shim --server-id <server> --`.
  */
 export function shimCommandPattern(sandbox: AgentSandbox, server: string): string {
-  return `${escapeRegExp(join(sandbox.home, ".local", "state", "thoughtgate", "bin"))}/[^/ ]+/thoughtgate shim --server-id ${escapeRegExp(server)} `;
+  return `${escapeRegExp(join(sandbox.home, ".local", "state", "thoughtgate", "bin", "thoughtgate"))} shim --server-id ${escapeRegExp(server)} -- `;
 }
 
 export function escapeRegExp(text: string): string {

@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { discover, isWrapped, rewrite, type AgentContext, type ConfigFile, type ServerEntry } from "../../src/wrap/adapters/index.ts";
+import { discover, rewrite, type AgentContext, type ConfigFile, type ServerEntry } from "../../src/wrap/adapters/index.ts";
 
 function windsurfHome(content: string | Uint8Array): Disposable & { ctx: AgentContext; path: string } {
   const home = mkdtempSync(join(tmpdir(), "thoughtgate-adapters-"));
@@ -79,38 +79,5 @@ describe("a file wrap must not touch is a problem on that file, not a crash", ()
       ["c", "invalid", "is not an object: the agent cannot start it, left untouched"],
       ["d", "invalid", 'has an unknown type "websocket-ish": the agent cannot start it, left untouched'],
     ]);
-  });
-});
-
-describe("double wrap", () => {
-  test("a config wrap already rewrote is recognised: its entries are `wrapped`, not wrapped again", () => {
-    using home = windsurfHome('{\n  "mcpServers": {\n    "a": { "command": "npx", "args": ["-y", "srv"] }\n  }\n}\n');
-    const file = only(discover("windsurf", home.ctx));
-    const wrapped = rewrite(file.text, file.entries, (entry) => ({
-      command: "/usr/local/bin/thoughtgate",
-      args: ["shim", "--server-id", entry.name, "--", entry.command ?? "", ...entry.args],
-      env: {},
-    }));
-    writeFileSync(home.path, wrapped.text);
-    const again = only(discover("windsurf", home.ctx));
-    expect(again.entries.map((e) => [e.name, e.status, e.governed])).toEqual([["a", "wrapped", false]]);
-    expect(again.entries[0]?.reason).toContain("thoughtgate unwrap");
-    expect(rewrite(again.text, again.entries, shim).text).toBe(again.text);
-  });
-
-  const line = (command: string, args: string[], env: Record<string, string> = {}) => ({ command, args, env, effective: undefined });
-  test.each([
-    ["the thoughtgate binary running shim", line("/opt/homebrew/bin/thoughtgate", ["shim", "--server-id", "fs", "--", "npx", "fs"]), true],
-    ["a dev checkout: bun cli.ts shim, with the given binary", line("bun", ["/src/thoughtgate/src/cli.ts", "shim", "--", "npx"]), false],
-    ["the governance variables wrap injects", line("bun", ["run", "x"], { THOUGHTGATE_GOVERNANCE_SECRET: "s" }), true],
-    ["a server whose own args say shim after --", line("/opt/thoughtgate", ["serve", "--", "shim"]), false],
-    ["thoughtgate run without shim", line("thoughtgate", ["inspect", "--", "npx"]), false],
-    ["a server merely named like it", line("npx", ["-y", "thoughtgate-notes"]), false],
-  ])("%s", (_, entry, expected) => {
-    expect(isWrapped(entry)).toBe(expected);
-  });
-
-  test("a launcher given as the binary counts (a dev checkout run with bun)", () => {
-    expect(isWrapped(line("bun", ["/src/thoughtgate/src/cli.ts", "shim", "--", "npx"]), "/src/thoughtgate/src/cli.ts")).toBe(true);
   });
 });

@@ -42,7 +42,16 @@ export type RemoteOptions = {
   profile: Profile;
   /** How long to wait for the service to answer /healthz before giving up (default READY_TIMEOUT_MS). */
   readyTimeoutMs?: number;
+  /**
+   * For a wrap session's service: why the session is over, or null while its wrap runs. Asked after
+   * each failed attempt, so a service whose wrap was killed is given up at once (SessionEnded), not
+   * waited for until the budget runs out.
+   */
+  sessionGone?: () => string | null;
 };
+
+/** The service of the shim's wrap session is gone with its wrap: the caller fails closed at once. */
+export class SessionEnded extends Error {}
 
 /**
  * The shim's side of the governance service (`--governance-endpoint`): every governed call is
@@ -123,6 +132,8 @@ export class RemoteDecider implements Decider {
         why = messageOf(error);
         const status = await healthStatus(decider.options.endpoint, options.secret, attempt());
         if (status === 401) throw new ThoughtGateError("GOVERNANCE_UNAVAILABLE", `governance service ${options.endpoint} is not available: HTTP 401 (wrong or missing THOUGHTGATE_GOVERNANCE_SECRET)`);
+        const gone = options.sessionGone?.() ?? null;
+        if (gone !== null) throw new SessionEnded(gone);
       }
       const left = deadline - performance.now();
       if (left <= 0) throw new ThoughtGateError("GOVERNANCE_UNAVAILABLE", `governance service ${options.endpoint} did not become ready within ${formatBudget(budgetMs)} (last: ${why})`);

@@ -3,6 +3,9 @@ import type { Profile } from "../../core/profile.ts";
 import type { Decider } from "../decision/decider.ts";
 import { messageOf, ThoughtGateError, usageError } from "../../core/errors.ts";
 import { ENDPOINT_ENV, SESSION_SECRET_ENV } from "../wire/env.ts";
+import { isSameProcessRunning } from "../../core/process-identity.ts";
+import { endedSessionDecider } from "./ended-session.ts";
+import type { Session, SessionLookup } from "./session.ts";
 
 export type ShimGovernanceOptions = {
   profile: Profile;
@@ -15,6 +18,11 @@ export type ShimGovernanceOptions = {
   configFlag: string | undefined;
   /** `--governance-ready-timeout`: how long to wait for the service to be ready. */
   readyTimeoutMs?: number | undefined;
+  /**
+   * The wrap session the shim belongs to (session.ts), looked up when no flag says how to govern:
+   * its service decides; an ended one refuses every governed call; none, the shim governs on its own.
+   */
+  session?: SessionLookup | undefined;
 };
 
 /**
@@ -40,6 +48,9 @@ export async function createShimDecider(options: ShimGovernanceOptions, env: Nod
   // another policy than the service's": it stops the shim.
   const endpoint = nonEmpty(options.endpoint, "--governance-endpoint") ?? nonEmpty(env[ENDPOINT_ENV], `$${ENDPOINT_ENV}`);
   if (options.secretFile !== undefined) nonEmpty(options.secretFile, "--governance-secret-file");
+  if (options.session && options.session.kind !== "none" && options.endpoint === undefined && options.secretFile === undefined && !options.configFlag) {
+    return options.session.kind === "ended" ? endedSessionDecider(options.session, options.serverId) : joinSession(options.session.session, options);
+  }
   if (!endpoint) {
     if (options.secretFile !== undefined) throw usageError("--governance-secret-file needs --governance-endpoint (the service it belongs to)");
     if (options.readyTimeoutMs !== undefined) throw usageError("--governance-ready-timeout needs --governance-endpoint (the service to wait for)");
@@ -52,6 +63,29 @@ export async function createShimDecider(options: ShimGovernanceOptions, env: Nod
   // Loaded only here: a shim with a local policy never needs the HTTP client.
   const { RemoteDecider } = await import("./remote-decider.ts");
   return RemoteDecider.connect({ endpoint, secret, serverId: options.serverId, profile: options.profile, ...(options.readyTimeoutMs === undefined ? {} : { readyTimeoutMs: options.readyTimeoutMs }) });
+}
+
+/**
+ * The decider of a shim in a wrap session: the session's service, with its secret from the session
+ * directory. A session that ends before the shim is connected (its wrap killed meanwhile, its
+ * secret already removed) gives the ended session's decider, never a wait.
+ */
+async function joinSession(session: Session, options: ShimGovernanceOptions): Promise<Decider> {
+  const gone = () => (isSameProcessRunning(session.wrap.pid, session.wrap.startId) ? null : `the thoughtgate wrap of session ${session.id} (pid ${session.wrap.pid}) has ended`);
+  const ended = (why: string) => endedSessionDecider({ kind: "ended", id: session.id, via: session.via, why }, options.serverId);
+  let secret: string;
+  try {
+    secret = readFileSync(session.secretFile, "utf8").trim();
+  } catch (error) {
+    return ended(gone() ?? `the secret of session ${session.id} cannot be read (${messageOf(error)})`);
+  }
+  const { RemoteDecider, SessionEnded } = await import("./remote-decider.ts");
+  try {
+    return await RemoteDecider.connect({ endpoint: session.endpoint, secret, serverId: options.serverId, profile: options.profile, sessionGone: gone, ...(options.readyTimeoutMs === undefined ? {} : { readyTimeoutMs: options.readyTimeoutMs }) });
+  } catch (error) {
+    if (error instanceof SessionEnded) return ended(error.message);
+    throw error;
+  }
 }
 
 function nonEmpty(value: string | undefined, name: string): string | undefined {

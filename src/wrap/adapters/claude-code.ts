@@ -2,7 +2,9 @@ import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type { JSONPath } from "jsonc-parser";
 import { customPath, selfAndParents } from "./config-dirs.ts";
+import { pluginServers } from "./claude-plugins.ts";
 import { standardEntry } from "./entry-fields.ts";
+import { propertiesOf } from "./jsonc.ts";
 import { applyPrecedence, disable, entriesOfMap, openConfigFile, readMapFile, stringList, type Adapter } from "./shared.ts";
 import type { AgentContext, ConfigFile } from "./types.ts";
 
@@ -19,6 +21,8 @@ import type { AgentContext, ConfigFile } from "./types.ts";
  * subdirectory also picks up `.mcp.json` and `projects[...]` of the parent directories, so those
  * are read (and governed) too: an entry the agent never starts costs nothing, one it starts
  * without the shim would be a hole. `${VAR}` and `${VAR:-default}` are expanded in every scope.
+ * Plugins enabled in a settings file start the MCP servers they declare, which wrap does not
+ * rewrite: they are listed as refused (claude-plugins.ts).
  */
 export const claudeCode: Adapter = {
   agent: "claude-code",
@@ -35,6 +39,7 @@ export const claudeCode: Adapter = {
       ["projects", cwd, "disabledMcpjsonServers"],
       ["projects", cwd, "disabledMcpServers"],
       ...dirs.map((dir) => ["projects", dir, "mcpServers"]),
+      ...(options.everyProject ? [["projects"]] : []),
     ];
     const { file: userFile, values } = openConfigFile("claude-code", userPath, "user", paths);
     const spec = { agent: "claude-code", file: userPath, syntax: "claude-code", ctx } as const;
@@ -42,6 +47,11 @@ export const claudeCode: Adapter = {
     const localEntries = dirs.flatMap((dir, i) =>
       entriesOfMap(userFile, values[i + 3], { ...spec, scope: "local", mapPath: ["projects", dir, "mcpServers"] }, standardEntry),
     );
+    const projects = options.everyProject ? values[dirs.length + 3] : undefined;
+    for (const [dir, project] of projects?.node.type === "object" ? propertiesOf(projects.node).props : []) {
+      const servers = dirs.includes(dir) || project.type !== "object" ? undefined : propertiesOf(project).props.get("mcpServers");
+      if (servers) localEntries.push(...entriesOfMap(userFile, { base: projects?.base ?? 0, node: servers }, { ...spec, scope: "local", mapPath: ["projects", dir, "mcpServers"] }, standardEntry));
+    }
     userFile.entries = [...userEntries, ...localEntries];
 
     const projectFiles = dirs
@@ -58,7 +68,7 @@ export const claudeCode: Adapter = {
     const toggledOff = new Set(values[2] === undefined ? [] : (stringList(values[2]) ?? []));
     for (const entry of [...userFile.entries, ...projectEntries]) if (toggledOff.has(entry.name)) disable(entry, "disabledMcpServers");
     applyPrecedence([...localEntries, ...projectEntries, ...userEntries]);
-    return [userFile, ...projectFiles];
+    return [userFile, ...projectFiles, ...pluginServers(ctx, claudeConfigDir(ctx) ?? join(ctx.home, ".claude"))];
   },
 };
 

@@ -20,6 +20,7 @@ export function renderCoverage(files: readonly ConfigFile[], where: { home: stri
 }
 
 function status(entry: ServerEntry, show: (path: string) => string): string {
+  if (entry.status === "wrapped") return `yes (${entry.reason ?? "runs through thoughtgate already"})`;
   if (!entry.governed) return `no: ${entry.reason ?? entry.status}`;
   const notes = [
     // Rewritten with its off switch kept: if the user turns it on during the session, the shim runs.

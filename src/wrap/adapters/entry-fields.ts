@@ -1,4 +1,3 @@
-import { basename } from "node:path";
 import type { JSONPath } from "jsonc-parser";
 import { expandCommandLine, type ExpansionSyntax } from "./expand.ts";
 import { isPlainObject } from "./jsonc.ts";
@@ -64,10 +63,6 @@ export function buildEntry(name: string, spec: MapSpec, fields: EntryFields): Se
   if (fields.remote) entry.remote = fields.remote;
   if (fields.reason) entry.reason = fields.reason;
   if (fields.disabled) entry.disabled = fields.disabled;
-  if (entry.status === "governed" && isWrapped(entry)) {
-    entry.status = "wrapped";
-    entry.reason = "already runs through `thoughtgate shim` (left over from a wrap that did not restore? `thoughtgate unwrap` repairs it)";
-  }
   entry.governed = entry.status === "governed";
   return entry;
 }
@@ -156,27 +151,4 @@ export function remote(kind: string, why = "wrap does not rewrite this agent's r
 
 export function invalid(why: string): EntryFields {
   return { transport: "stdio", status: "invalid", reason: `${why}: the agent cannot start it, left untouched` };
-}
-
-const THOUGHTGATE_BINARY = /^thoughtgate(\.exe)?$/i;
-/** `wrap` puts these in a rewritten entry's env; nothing else sets them. */
-const WRAPPED_ENV = ["THOUGHTGATE_GOVERNANCE_ENDPOINT", "THOUGHTGATE_GOVERNANCE_SECRET"];
-
-/**
- * The entry already runs `thoughtgate shim` (a wrap that did not restore, or a
- * hand-written shim entry), so wrapping it again would nest a shim inside a shim. True when the
- * command (or a launcher in front of it, e.g. `bun cli.ts shim`) is a thoughtgate binary or
- * `binary`, with `shim` before any `--`; or when the env carries the governance variables wrap
- * injects.
- */
-export function isWrapped(entry: Pick<ServerEntry, "command" | "args" | "env" | "effective">, binary?: string): boolean {
-  const lines = [entry.effective, entry.command === undefined ? undefined : { command: entry.command, args: entry.args, env: entry.env }];
-  return lines.some((line) => {
-    if (!line) return false;
-    if (WRAPPED_ENV.some((key) => key in line.env)) return true;
-    const end = line.args.indexOf("--");
-    const shimAt = line.args.slice(0, end < 0 ? undefined : end).indexOf("shim");
-    if (shimAt < 0) return false;
-    return [line.command, ...line.args.slice(0, shimAt)].some((part) => part === binary || THOUGHTGATE_BINARY.test(basename(part)));
-  });
 }

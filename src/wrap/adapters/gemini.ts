@@ -3,9 +3,12 @@ import { join, resolve } from "node:path";
 import type { ExpansionSyntax } from "./expand.ts";
 import { isPlainObject, readConfigText } from "./jsonc.ts";
 import { customPath, ifReadable } from "./config-dirs.ts";
-import { standardEntry, type EntryFields } from "./entry-fields.ts";
+import { getNodeValue } from "jsonc-parser";
+import { splitCommandLine } from "./command-line.ts";
+import { buildEntry, invalid, standardEntry, type EntryFields, type MapSpec } from "./entry-fields.ts";
+import { expandString } from "./expand.ts";
 import { applyPrecedence, disable, entriesOfMap, openConfigFile, readMapFile, stringList, type Adapter } from "./shared.ts";
-import type { AgentContext, AgentType, ConfigFile, ConfigScope } from "./types.ts";
+import type { AgentContext, AgentType, ConfigFile, ConfigScope, EntryLayout } from "./types.ts";
 
 /** What sets Gemini CLI and its fork Qwen Code apart. */
 type GeminiFamily = {
@@ -53,17 +56,19 @@ export function geminiFamily(spec: GeminiFamily): Adapter {
     agent: spec.agent,
     label: spec.label,
     discover(ctx, options) {
-      const read = (path: string, scope: ConfigScope) => readMapFile(spec.agent, path, scope, "mcpServers", spec.syntax, ctx, geminiEntry);
+      const read = (path: string, scope: ConfigScope) => withServerCommand(readMapFile(spec.agent, path, scope, "mcpServers", spec.syntax, ctx, geminiEntry), spec, ctx);
       const custom = customPath(ctx, options);
       if (custom) return [read(custom, "custom")];
       const userDir = spec.userDir(ctx);
       const files = [...(isHome(ctx.cwd, spec.homeDir(ctx)) ? [] : [read(join(ctx.cwd, spec.projectDir, "settings.json"), "project")]), read(join(userDir, "settings.json"), "user")];
       const off = turnedOff(spec, ctx, files);
       for (const entry of files.flatMap((file) => file.entries)) {
-        const why = off(entry.name);
+        const why = entry.line === undefined ? off(entry.name) : undefined;
         if (why) disable(entry, why);
       }
-      applyPrecedence(files.flatMap((file) => file.entries));
+      // The server of `mcp.serverCommand` replaces any `mcpServers` entry named "mcp", whatever the scope.
+      const entries = files.flatMap((file) => file.entries);
+      applyPrecedence([...entries.filter((entry) => entry.line !== undefined), ...entries.filter((entry) => entry.line === undefined)]);
       return [...files, ...extensionFiles(spec, ctx, userDir)];
     },
   };
@@ -82,6 +87,53 @@ export const gemini = geminiFamily({
 /** `$GEMINI_CLI_HOME` stands in for the home directory everywhere Gemini CLI looks at it. */
 function geminiHome(ctx: AgentContext): string {
   return ctx.env.GEMINI_CLI_HOME || ctx.home;
+}
+
+/** The server `mcp.serverCommand` starts: Gemini CLI and Qwen Code name it "mcp". */
+const SERVER_COMMAND_NAME = "mcp";
+const SERVER_COMMAND_LAYOUT: EntryLayout = { at: [], command: "serverCommand", env: "env", line: true };
+
+/**
+ * `mcp.serverCommand`: one more server, started from a command line the agent splits itself
+ * (command-line.ts) and names "mcp" (`populateMcpServerCommand` in their bundled core). It is an
+ * entry like any other, rewritten by putting the shim's words in front of the string. Qwen Code
+ * also still reads a first-version file's top-level `mcpServerCommand`, and moves it into
+ * `mcp.serverCommand` on its own start, rewriting the file: wrap cannot own a key the agent moves,
+ * so such a file is a problem (its servers would run ungoverned) until Qwen Code has moved it.
+ */
+function withServerCommand(file: ConfigFile, spec: GeminiFamily, ctx: AgentContext): ConfigFile {
+  if (!file.exists || file.problems.length > 0) return file;
+  const { values } = openConfigFile(spec.agent, file.path, file.scope, [["mcp", "serverCommand"], ["mcpServerCommand"]]);
+  if (spec.agent === "qwen" && values[1] !== undefined) {
+    file.problems.push("has a top-level mcpServerCommand, which Qwen Code moves into mcp.serverCommand when it starts (run qwen once without wrap to let it)");
+    for (const entry of file.entries) {
+      entry.status = "file-problem";
+      entry.governed = false;
+    }
+    return file;
+  }
+  const node = values[0];
+  if (node === undefined) return file;
+  const value: unknown = getNodeValue(node.node);
+  const map: MapSpec = { agent: spec.agent, scope: file.scope, file: file.path, mapPath: [], syntax: "none", ctx };
+  if (typeof value !== "string" || value.trim() === "") {
+    file.entries.unshift(buildEntry(SERVER_COMMAND_NAME, map, invalid("mcp.serverCommand is not a command line")));
+    return file;
+  }
+  const warnings = new Set<string>();
+  const words = splitCommandLine(expandString(value, spec.syntax, ctx, warnings), ctx.env);
+  const entry = buildEntry(SERVER_COMMAND_NAME, map, {
+    transport: "stdio",
+    command: words?.[0] ?? value,
+    args: words?.slice(1) ?? [],
+    layout: SERVER_COMMAND_LAYOUT,
+  });
+  entry.line = value;
+  entry.effective = words ? { command: words[0] ?? "", args: words.slice(1), env: {} } : undefined;
+  entry.warnings.push(...warnings);
+  if (!words) entry.warnings.push(`mcp.serverCommand ${JSON.stringify(value)} has shell syntax ${spec.label} refuses to start; rewritten all the same`);
+  file.entries.unshift(entry);
+  return file;
 }
 
 /** Gemini CLI reads a bare `url` as SSE (`httpUrl`, or `url` with `type: "http"`, is Streamable HTTP). */

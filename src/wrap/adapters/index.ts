@@ -69,7 +69,6 @@ export function effectiveEntries(files: readonly ConfigFile[]): ServerEntry[] {
 export { detectAgent, isAgentType, isVsCodeInsiders, projectDir } from "./detect.ts";
 export { renderCoverage } from "./coverage.ts";
 export { rewrite } from "./rewrite.ts";
-export { isWrapped } from "./entry-fields.ts";
 export { readMapFile } from "./shared.ts";
 export type { Adapter } from "./shared.ts";
 export * from "./types.ts";

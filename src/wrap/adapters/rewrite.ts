@@ -1,6 +1,7 @@
 import type { JSONPath } from "jsonc-parser";
 import { messageOf, ThoughtGateError } from "../../core/errors.ts";
 import { formatOf, type ObjectEdit } from "../formats/index.ts";
+import { quoteCommandLine } from "./command-line.ts";
 import type { RemoteTarget, ServerEntry, ShimCommand } from "./types.ts";
 
 /**
@@ -59,7 +60,13 @@ function writeEntry(target: ObjectEdit, entry: ServerEntry, shim: ShimCommand): 
     else missing.push([key, value]);
   };
 
-  if (layout.args === undefined) {
+  if (layout.line) {
+    // The shim's words go in front, quoted; the original line follows byte for byte, so the agent
+    // splits and expands it exactly as before (command-line.ts).
+    if (target.get(layout.command) !== entry.line || entry.line === undefined) throw changedSinceRead(entry);
+    const prefix = [shim.command, ...shim.args.slice(0, shim.args.indexOf("--") + 1)];
+    set(layout.command, `${quoteCommandLine(prefix)} ${entry.line}`);
+  } else if (layout.args === undefined) {
     const argv = target.get(layout.command);
     const expected = [entry.command, ...entry.args];
     if (!Array.isArray(argv) || argv.length !== expected.length || argv.some((part, i) => part !== expected[i])) throw changedSinceRead(entry);

@@ -38,6 +38,11 @@ export type DiscoverOptions = {
   configPath?: string;
   /** VS Code Insiders keeps its user profile in `Code - Insiders` instead of `Code`. */
   insiders?: boolean;
+  /**
+   * Claude Code: the local entries of every project in `~/.claude.json`, not only those of the
+   * working directory and its parents (`enroll`: every later run, wherever it starts, reads them).
+   */
+  everyProject?: boolean;
 };
 
 /**
@@ -60,12 +65,20 @@ export type EntryStatus =
    * HTTP are `governed`: rewritten into `thoughtgate shim --url` (see `ServerEntry.remote`).
    */
   | "remote"
-  /** Already runs `thoughtgate shim`: wrapping it again would nest shims. */
+  /**
+   * Already runs this thoughtgate's shim in the form wrap writes (enrolled, or rewritten by another
+   * wrap of the agent): governed, nothing to rewrite (src/wrap/shim-entry.ts).
+   */
   | "wrapped"
   /** An extension decides the command (a Zed or Gemini CLI extension), or it runs inside the agent (a goose builtin). */
   | "extension"
   /** Not a server the agent could start (no command, args not strings, ...). */
   | "invalid"
+  /**
+   * Started by the agent from somewhere wrap does not rewrite (a Claude Code plugin): wrap stops
+   * before the agent starts unless `--allow-ungoverned`.
+   */
+  | "refused"
   /** The file it is in cannot be edited safely (see the file's `problems`), so nothing in it is. */
   | "file-problem";
 
@@ -90,9 +103,11 @@ export type EntryLayout = {
   at: string[];
   /** The command's key: a string, or (without `args`) a list holding the command and its args. */
   command: string;
-  /** The args list's key; absent when `command` is a `[command, ...args]` list. */
+  /** The args list's key; absent when `command` is a `[command, ...args]` list or a whole command line. */
   args?: string;
   env: string;
+  /** `command` holds the whole command line as one string (Gemini CLI's `mcp.serverCommand`: command-line.ts). */
+  line?: true;
 };
 
 export const STANDARD_LAYOUT: EntryLayout = { at: [], command: "command", args: "args", env: "env" };
@@ -125,6 +140,8 @@ export type ServerEntry = {
    * governed: if the agent's precedence is not what we think, nothing runs around the shim.
    */
   shadowedBy?: { scope: ConfigScope; file: string };
+  /** The command line as written, when the entry is one string (`layout.line`). */
+  line?: string;
   /** Zed only: `command` as a string with sibling `args`/`env` (flat), or `command: {path, args, env}` (nested). */
   form?: "flat" | "nested";
   /**

@@ -1,7 +1,7 @@
 /**
  * The real Codex CLI (`codex exec`, `codex mcp list`) through `thoughtgate wrap`: the servers in
- * ~/.codex/config.toml run behind shims (Codex passes servers only an allowlist of variables: the
- * shim finds the session through its own arguments), calls are forwarded or denied by the user's
+ * ~/.codex/config.toml run behind shims (Codex passes servers only an allowlist of variables, not
+ * THOUGHTGATE_SESSION: the shim finds its session among its ancestors), calls are forwarded or denied by the user's
  * policy, an approval is given with `thoughtgate approve` from another "terminal" (`codex exec`
  * declines every prompt unseen), and config.toml is byte-identical afterwards.
  */

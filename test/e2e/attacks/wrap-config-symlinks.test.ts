@@ -54,12 +54,12 @@ describe("a config that is a symlink", () => {
     const report = join(box.home, "report.json");
     const { proc: wrap, stderr } = box.start(["wrap", "--agent-type", "claude-code", "--", ...fixture("wrap-agent-fixture.ts", link, report, "--call", 'echo:{"message":"hi"}', "--wait")]);
     const seen = await waitFor(() => (existsSync(report) ? (JSON.parse(readFileSync(report, "utf8")) as Record<string, any>) : null), "the agent to be ready");
-    // While wrapped: the agent started the shim read through the link; lock and backup sit beside the real file.
-    // The shim command is the session's pin of the binary (a hard link: the same file).
+    // While wrapped: the agent started the shim read through the link; the backup sits beside the real file
+    // (the lock too, while wrap changes the file). The shim command is the shim path (a hard link: the same file).
     expect({ sameFile: statSync(seen.command).ino === statSync(requireBinary()).ino, echo: seen.results.echo }).toEqual({ sameFile: true, echo: { ok: [{ type: "text", text: "Echo: hi" }] } });
     expect({ link: lstatSync(link).isSymbolicLink(), dotfiles: wrapFiles(dotfiles).toSorted(), home: wrapFiles(box.home) }).toEqual({
       link: true,
-      dotfiles: ["claude.json.thoughtgate-backup", "claude.json.thoughtgate-lock"],
+      dotfiles: ["claude.json.thoughtgate-backup"],
       home: [],
     });
     wrap.kill("SIGTERM");

@@ -61,8 +61,8 @@ export type FakeModelApi = {
   /** Whether this request is a model turn the script answers (e.g. POST /v1/messages). */
   isModelRequest(method: string, path: string): boolean;
   read(body: unknown): Conversation;
-  /** The response to a model request: `stream` says whether the agent asked for SSE. */
-  respond(turn: Turn, body: unknown, model: string): Response;
+  /** The response to a model request (`path`: its URL path, for an API that streams by path). */
+  respond(turn: Turn, body: unknown, model: string, path: string): Response;
   /** Answers for other endpoints the agent calls (token counting, model lists); undefined → 404. */
   other?(method: string, path: string, body: unknown): Response | undefined;
   /** The call id for scripted call `index`: deterministic, so a retried turn issues the same id. */
@@ -127,7 +127,7 @@ export function startFakeModel(api: FakeModelApi, script: Script): FakeModel {
         const turn = nextTurn(conversation, requestIndex);
         turns.push({ requestIndex, offeredTools: conversation.offeredTools, turn });
         const model = isRecord(body) && typeof body.model === "string" ? body.model : "fake-model";
-        return api.respond(turn, body, model);
+        return api.respond(turn, body, model, url.pathname);
       }
       return api.other?.(request.method, url.pathname, body) ?? Response.json({ error: { type: "not_found", message: `no fake for ${request.method} ${path}` } }, { status: 404 });
     },

@@ -4,7 +4,7 @@
  * `unwrap` forever).
  */
 import { readFileSync } from "node:fs";
-import { isRunning, readProcStat } from "../core/proc-stat.ts";
+import { isRunning, readProcStat } from "./proc-stat.ts";
 
 /**
  * An opaque start stamp for a running process, or null when there is no such process (or only its
@@ -17,9 +17,15 @@ export function processStartId(pid: number): string | null {
 
 let ownStartId: string | null | undefined;
 
-/** This process's stamp, computed once (macOS pays for a `ps`). */
+/**
+ * This process's stamp, computed once (macOS pays for a `ps`). Read as any other process reads it:
+ * under qemu's user-mode emulation (the linux-arm64 build tested on x86_64) `/proc/self/stat` and
+ * `/proc/<own pid>/stat` are answered by qemu with a start time of its own making, and another
+ * process would read the kernel's, so the stamp would never match; qemu does not recognise
+ * `/proc//<pid>/stat`, which the kernel reads as the same file (measured with qemu-aarch64-static).
+ */
 export function ownProcessStartId(): string | null {
-  if (ownStartId === undefined) ownStartId = processStartId(process.pid);
+  if (ownStartId === undefined) ownStartId = process.platform === "linux" ? linuxStartId(`/${process.pid}`) : psStartId(process.pid);
   return ownStartId;
 }
 
@@ -35,7 +41,7 @@ export function isSameProcessRunning(pid: number, startId: string | null): boole
 
 let bootId: string | undefined;
 
-function linuxStartId(pid: number): string | null {
+function linuxStartId(pid: number | string): string | null {
   const stat = readProcStat(pid);
   if (!isRunning(stat)) return null;
   bootId ??= readFileSync("/proc/sys/kernel/random/boot_id", "utf8").trim();

@@ -1,0 +1,94 @@
+import { defineCommand } from "citty";
+import { homedir } from "node:os";
+import { relative, sep } from "node:path";
+import { EXIT, usageError } from "../core/errors.ts";
+import { isAgentType } from "../wrap/adapters/detect.ts";
+import type { AgentContext, AgentType } from "../wrap/adapters/types.ts";
+import { enroll as enrollAgent, enrolledAgents, enrollmentPlan, ENROLLABLE, unenroll as unenrollAgent, type EnrollReport } from "../wrap/enroll.ts";
+import { commonArgs, rejectUnknownFlags } from "./_shared.ts";
+
+const args = {
+  agent: { type: "positional", required: false, description: `The agent (${ENROLLABLE.join(", ")})`, valueHint: "AGENT" },
+  all: { type: "boolean", description: "Every agent with an MCP config of its own" },
+  ...commonArgs,
+} as const;
+
+function context(): AgentContext {
+  return { home: process.env.HOME || homedir(), cwd: process.cwd(), env: process.env, platform: process.platform };
+}
+
+/** The agents a command acts on: the one named, or with --all those `pick` keeps. */
+function chosen(agent: string | undefined, all: boolean, pick: (agent: AgentType) => boolean, verb: string): AgentType[] {
+  if (agent !== undefined && all) throw usageError(`give an agent or --all, not both`);
+  if (agent === undefined && !all) throw usageError(`${verb} needs an agent (${ENROLLABLE.join(", ")}) or --all`);
+  if (agent === undefined) return ENROLLABLE.filter(pick);
+  if (!isAgentType(agent) || agent === "custom") throw usageError(`${verb}: expected one of ${ENROLLABLE.join("|")}, got ${JSON.stringify(agent)}`);
+  return [agent];
+}
+
+export const enroll = defineCommand({
+  meta: {
+    name: "enroll",
+    description: "Set an agent up once: rewrite its own MCP config so every later run is governed, no `thoughtgate wrap --` needed (unenroll puts it back)",
+  },
+  args,
+  run({ rawArgs, args: parsed }) {
+    rejectUnknownFlags(rawArgs, args);
+    const ctx = context();
+    const agents = chosen(parsed.agent, parsed.all === true, (agent) => enrollmentPlan(agent, ctx).own.length > 0, "enroll");
+    if (agents.length === 0) {
+      process.stdout.write("no agent has an MCP config of its own to enroll\n");
+      return EXIT.ok;
+    }
+    const lines = agents.flatMap((agent) => render(enrollAgent(agent, ctx), ctx));
+    process.stdout.write(`${lines.join("\n")}\n`);
+    return EXIT.ok;
+  },
+});
+
+function render(report: EnrollReport, ctx: AgentContext): string[] {
+  const show = (path: string) => displayPath(path, ctx);
+  const lines: string[] = [];
+  for (const file of report.shared) {
+    const servers = file.servers.join(", ");
+    lines.push(`${report.label}: enrolled ${show(file.path)}${file.outcome === "joined" ? " (already running through thoughtgate)" : ""}: ${servers}`);
+  }
+  if (report.shared.length === 0) lines.push(`${report.label}: nothing to enroll (no MCP server in its own config files)`);
+  for (const file of report.projectFiles) lines.push(`${report.label}: left alone ${show(file.path)} (${file.servers.join(", ")}): a project's file, shared with its repository; \`thoughtgate wrap\` governs it for a session`);
+  for (const server of report.ungoverned) lines.push(`${report.label}: still ungoverned: ${server.name} in ${show(server.file)}: ${server.reason}`);
+  for (const problem of report.problems) lines.push(`${report.label}: warning: ${show(problem.path)} ${problem.problem}; not enrolled`);
+  return lines;
+}
+
+export const unenroll = defineCommand({
+  meta: { name: "unenroll", description: "Put an enrolled agent's MCP config back as it was (its own later changes kept)" },
+  args,
+  run({ rawArgs, args: parsed }) {
+    rejectUnknownFlags(rawArgs, args);
+    const enrolled = new Set(enrolledAgents());
+    const agents = chosen(parsed.agent, parsed.all === true, (agent) => enrolled.has(agent), "unenroll");
+    const lines: string[] = [];
+    let failed = false;
+    for (const agent of agents) {
+      const results = unenrollAgent(agent);
+      if (results.length === 0) lines.push(`${agent}: not enrolled`);
+      for (const result of results) {
+        if (result.status === "restored") lines.push(`${agent}: restored ${result.configPath} (${result.kind === "backup" || result.kind === "unchanged" ? "byte-identical" : "kept the agent's own changes"})`);
+        else if (result.status === "kept") lines.push(`${agent}: ${result.configPath} stays rewritten while ${result.holders} uses it; it is put back when that ends`);
+        else if (result.status === "failed") {
+          failed = true;
+          lines.push(`${agent}: FAILED ${result.configPath}: ${result.error}`);
+        }
+      }
+    }
+    if (agents.length === 0) lines.push("no agent is enrolled");
+    process.stdout.write(`${lines.join("\n")}\n`);
+    return failed ? EXIT.error : EXIT.ok;
+  },
+});
+
+/** `~/.claude.json` inside home, else absolute. */
+function displayPath(path: string, { home }: { home: string }): string {
+  const rel = relative(home, path);
+  return rel !== "" && !rel.startsWith("..") && !rel.startsWith(sep) ? `~${sep}${rel}` : path;
+}

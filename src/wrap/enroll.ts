@@ -1,0 +1,107 @@
+/**
+ * `thoughtgate enroll` and `unenroll`: set an agent up once instead of prefixing every run with
+ * `thoughtgate wrap --`. Enroll rewrites the agent's own config files (the user's, not a project's,
+ * which a repository shares) exactly as wrap does, and keeps them rewritten: the journal holds them
+ * for the enrollment (journal.ts, an `enroll` holder) until `unenroll` lets go, and the last holder
+ * puts each file back (byte for byte when nothing else changed it, else only the entries
+ * ThoughtGate owns). With no session to ask, every later run's shims govern on their own (the
+ * user's policy, their own audit); a `wrap` on top adds its session (governance/deciders/session.ts).
+ */
+import { ADAPTERS, AGENT_TYPES, type AgentContext, type AgentType, type ConfigFile, type ServerEntry } from "./adapters/index.ts";
+import { ConfigGuard, type RestoreResult } from "./config-guard.ts";
+import { enrollHolder } from "./holders.ts";
+import { realConfigPath } from "./config-path.ts";
+import { readJournal } from "./journal.ts";
+import { planConfigs, shareConfigs, type Shared } from "./share-configs.ts";
+import { stableShim } from "./shim-path.ts";
+
+/** The agents `enroll --all` and `doctor` look at: every one with files of its own (not `custom`). */
+export const ENROLLABLE: readonly AgentType[] = AGENT_TYPES.filter((agent) => agent !== "custom");
+
+export type EnrollReport = {
+  agent: AgentType;
+  label: string;
+  /** The agent's own files with servers: what an enrollment holds. */
+  own: Array<{ path: string; servers: string[] }>;
+  /** The files shared for the enrollment: rewritten now, or already running through thoughtgate (`enroll` only). */
+  shared: Array<Pick<Shared, "outcome"> & { path: string; servers: string[] }>;
+  /** A project's files, left alone (wrap governs them for a session). */
+  projectFiles: Array<{ path: string; servers: string[] }>;
+  /** Servers a run of the agent still starts ungoverned, and why. */
+  ungoverned: Array<{ name: string; file: string; reason: string }>;
+  /** Files that cannot be used (do not parse, …): their servers are not enrolled. */
+  problems: Array<{ path: string; problem: string }>;
+};
+
+/** Only the user's own files: a project's file is shared with a repository and is governed for a session instead. */
+const OWN_FILES = (file: ConfigFile) => file.scope !== "project" && file.scope !== "flag";
+
+export function enroll(agent: AgentType, ctx: AgentContext): EnrollReport {
+  const binary = stableShim().path;
+  const options = { agent, ctx, discover: { everyProject: true }, binary, include: OWN_FILES };
+  const { plan, shared } = shareConfigs(options, enrollHolder(agent));
+  // The enrollment keeps them: nothing of this process lets go of them when it exits.
+  for (const { guard } of shared) guard.release();
+  const report = describe(agent, plan.files);
+  report.shared = shared.map(({ file, outcome }) => ({ path: file.path, outcome, servers: serversOf(file.entries) }));
+  return report;
+}
+
+/** What an enrollment of `agent` would do now, changing nothing (for `doctor` and `enroll --dry-run`). */
+export function enrollmentPlan(agent: AgentType, ctx: AgentContext): EnrollReport & { enrolled: string[] } {
+  const plan = planConfigs({ agent, ctx, discover: { everyProject: true }, binary: stableShim({ create: false }).path });
+  return { ...describe(agent, plan.files), enrolled: enrolledFiles(agent) };
+}
+
+function describe(agent: AgentType, files: readonly ConfigFile[]): EnrollReport {
+  const report: EnrollReport = { agent, label: ADAPTERS[agent].label, own: [], shared: [], projectFiles: [], ungoverned: [], problems: [] };
+  for (const file of files) {
+    if (!file.exists) continue;
+    for (const problem of file.problems) report.problems.push({ path: file.path, problem });
+    const servers = serversOf(file.entries);
+    if (!OWN_FILES(file)) {
+      if (servers.length > 0) report.projectFiles.push({ path: file.path, servers });
+      continue;
+    }
+    if (servers.length > 0) report.own.push({ path: file.path, servers });
+    for (const entry of file.entries) {
+      if (entry.governed || entry.status === "wrapped" || entry.status === "invalid" || entry.status === "file-problem") continue;
+      report.ungoverned.push({ name: entry.name, file: file.path, reason: entry.reason ?? entry.status });
+    }
+  }
+  return report;
+}
+
+/** The servers of `entries` a run of the agent starts through thoughtgate once the file is enrolled. */
+function serversOf(entries: readonly ServerEntry[]): string[] {
+  return entries.filter((entry) => entry.governed || entry.status === "wrapped").map((entry) => entry.name);
+}
+
+/** The config files the journal holds for `agent`'s enrollment. */
+export function enrolledFiles(agent: AgentType): string[] {
+  return readJournal()
+    .filter((record) => record.holders.some((holder) => holder.kind === "enroll" && holder.agent === agent))
+    .map((record) => record.configPath);
+}
+
+/** Let go of `agent`'s enrollment: each file is put back unless a running wrap still uses it (it puts it back when it ends). */
+export function unenroll(agent: AgentType): RestoreResult[] {
+  return enrolledFiles(agent).map((configPath) => new ConfigGuard({ configPath, agentType: agent, holder: enrollHolder(agent) }).leave());
+}
+
+/** The agents the journal holds an enrollment for. */
+export function enrolledAgents(): AgentType[] {
+  const agents = new Set(readJournal().flatMap((record) => record.holders.flatMap((holder) => (holder.kind === "enroll" ? [holder.agent] : []))));
+  return ENROLLABLE.filter((agent) => agents.has(agent));
+}
+
+/**
+ * Servers in `agent`'s enrolled files that do not run through thoughtgate: added since the
+ * enrollment (the agent's own `mcp add`), so a plain run starts them ungoverned until the next
+ * enroll or wrap rewrites them.
+ */
+export function addedSinceEnroll(agent: AgentType, files: readonly ConfigFile[]): Array<{ name: string; file: string }> {
+  const enrolled = new Set(enrolledFiles(agent));
+  if (enrolled.size === 0) return [];
+  return files.filter((file) => enrolled.has(realConfigPath(file.path))).flatMap((file) => file.entries.filter((entry) => entry.governed).map((entry) => ({ name: entry.name, file: file.path })));
+}
