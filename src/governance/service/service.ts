@@ -14,7 +14,7 @@ import type { AlwaysResult } from "../approval/always-allow.ts";
 import { DesktopNotifier, type NotifyTool } from "../approval/desktop-notifier.ts";
 import { approvalPageHtml } from "./approval-page.ts";
 import type { PolicyEngine } from "../engine/engine.ts";
-import { createEvaluator } from "./evaluation.ts";
+import { createEvaluator, HTTP_CALLER } from "./evaluation.ts";
 import { bearer, failure, hostProblem, isCrossOrigin, json, loopbackHosts, newNonce, pageHeaders, pathOf, readJson, toResponse } from "./http-guard.ts";
 import { secretDigest, secretMatches } from "../wire/secrets.ts";
 import { shimApi, taskChange } from "./shim-api.ts";
@@ -34,7 +34,7 @@ export type ServiceOptions = {
   /** The engine, or a getter so a reload can swap it under a running service. */
   engine: PolicyEngine | (() => PolicyEngine);
   profile: Profile;
-  /** What shims hold: asks for decisions, relays an elicitation answer only with the task's relay token. */
+  /** What shims hold: asks for decisions; relays an elicitation answer only on the channel the call came in on. */
   sessionSecret: string;
   /** The approvals page's key (channel web): printed in the page URL's fragment, never written to disk. */
   pageKey: string;
@@ -112,7 +112,8 @@ export function startGovernanceService(options: ServiceOptions): GovernanceServi
       const scope = task.scope === "session" ? " for this session" : task.scope === "always" ? " always" : "";
       log.info(showInvisible(redactText(`approval task ${task.id} (${task.serverId}.${task.name}): ${task.status.replace("_", " ")}${scope}${by}`)));
       // "Allow for this session", from whichever channel: later calls of this tool are approved by the grant.
-      if (task.status === "approved" && task.scope === "session" && task.decidedBy) grants.grant(task, task.id, task.decidedBy, (clock ?? systemClock).now());
+      // The grant covers the calls of the shim that asked, never another's (session-grants.ts).
+      if (task.status === "approved" && task.scope === "session" && task.decidedBy && task.openedBy !== undefined) grants.grant(task, task.id, task.decidedBy, (clock ?? systemClock).now(), task.openedBy);
       notifier?.finished(task);
     },
   });
@@ -152,10 +153,17 @@ export function startGovernanceService(options: ServiceOptions): GovernanceServi
   // Decisions, audit and page requests so far: the heap is collected once they stop for a second.
   // Heartbeats are not traffic (every shim sends one each 5 s; counted, they would collect each time).
   let activity = 0;
-  const channels = shimChannels((method, path, body) => {
-    if (path !== HEARTBEAT_PATH) activity += 1;
-    return api(method, path, body);
-  }, MAX_BODY_BYTES);
+  const channels = shimChannels(
+    (method, path, body, caller) => {
+      if (path !== HEARTBEAT_PATH) activity += 1;
+      return api(method, path, body, caller);
+    },
+    MAX_BODY_BYTES,
+    (caller) => {
+      tasks.cancelOpenedBy(caller, "the shim that asked is gone (its channel closed)");
+      grants.dropHolder(caller);
+    },
+  );
 
   /** `/healthz`, `/metrics` and `/governance/*`: what shims (session secret) call. */
   async function governance(request: Request, path: string): Promise<Response> {
@@ -166,7 +174,7 @@ export function startGovernanceService(options: ServiceOptions): GovernanceServi
     }
     if (!path.startsWith("/governance/")) return failure(404, "not_found", `no such endpoint: ${method} ${path}`);
     const read = await readJson(request);
-    return toResponse(read.ok ? api(method, path, read.raw) : read.answer);
+    return toResponse(read.ok ? api(method, path, read.raw, HTTP_CALLER) : read.answer);
   }
 
   /** Which person's key a request carries: both are compared every time, in constant time. */

@@ -10,6 +10,7 @@ import { basename, join } from "node:path";
 import { fixture, readEvents, requireBinary, tempDir } from "../../support/harness.ts";
 import { RawAgent } from "../../support/raw-agent.ts";
 import { runBinary, ServeProcess } from "../../support/serve.ts";
+import { openShimChannel } from "../../support/shim-channel.ts";
 
 setDefaultTimeout(60_000);
 
@@ -114,21 +115,24 @@ describe("the session secret decides nothing, even knowing the task", () => {
     expect(await serve.task(id)).toMatchObject({ status: "approved", decided_by: "cli" });
   });
 
-  test("an elicitation answer is relayed only with the relay token the service gave the shim that asked", async () => {
+  test("an elicitation answer is relayed only on the shim channel the call came in on", async () => {
     const files = workdir();
     const serve = await ServeProcess.start(["--thoughtgate-config", files.policy]);
     cleanup.push(() => serve.stop());
-    const offered = await serve.evaluate({ name: "wipe_disk", channels: ["elicitation"] });
+    const shim = await openShimChannel(serve.endpoint, serve.secret);
+    const stranger = await openShimChannel(serve.endpoint, serve.secret);
+    cleanup.push(() => (shim.close(), stranger.close()));
+    const offered = (await shim.ask("POST", "/governance/evaluate", { server_id: "gh", direction: "agent_to_server", method: "tools/call", name: "wipe_disk", arguments: {}, message_type: "request", profile: "production", channels: ["elicitation"] })).body;
     expect(offered.shim_channels).toEqual(["elicitation"]);
-    expect(offered.relay_token).toMatch(/^[0-9a-f]{64}$/);
+    expect(offered.relay_token).toBeUndefined();
     const id = offered.task_id as string;
-    const { digest } = await serve.task(id);
-    const relay = (body: Record<string, unknown>) =>
-      fetch(`${serve.endpoint}/governance/task/${id}/decision`, { method: "POST", headers: { authorization: `Bearer ${serve.secret}`, "content-type": "application/json" }, body: JSON.stringify({ decision: "approve", digest, ...body }) });
-    expect((await relay({ channel: "elicitation" })).status).toBe(400);
-    expect((await relay({ relay_token: "f".repeat(64) })).status).toBe(401);
-    expect((await serve.task(id)).status).toBe("pending");
-    expect((await relay({ relay_token: offered.relay_token })).status).toBe(200);
-    expect(await serve.task(id)).toMatchObject({ status: "approved", decided_by: "elicitation" });
+    const { digest } = (await shim.ask("GET", `/governance/task/${id}`)).body.task;
+    const relay = { decision: "approve", digest };
+    const overHttp = await fetch(`${serve.endpoint}/governance/task/${id}/decision`, { method: "POST", headers: { authorization: `Bearer ${serve.secret}`, "content-type": "application/json" }, body: JSON.stringify({ ...relay, channel: "elicitation" }) });
+    expect(overHttp.status).toBe(401);
+    expect((await stranger.ask("POST", `/governance/task/${id}/decision`, relay)).status).toBe(401);
+    expect((await shim.ask("GET", `/governance/task/${id}`)).body.task.status).toBe("pending");
+    expect((await shim.ask("POST", `/governance/task/${id}/decision`, relay)).status).toBe(200);
+    expect((await shim.ask("GET", `/governance/task/${id}`)).body.task).toMatchObject({ status: "approved", decided_by: "elicitation" });
   });
 });

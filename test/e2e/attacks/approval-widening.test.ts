@@ -9,6 +9,7 @@
 import { afterEach, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { existsSync } from "node:fs";
 import { policyHome, type PolicyHome } from "../../support/policy-home.ts";
+import { openShimChannel } from "../../support/shim-channel.ts";
 import { runBinary, ServeProcess } from "../../support/serve.ts";
 
 setDefaultTimeout(60_000);
@@ -92,12 +93,16 @@ describe("the session secret makes no grant and writes no rule", () => {
   test("'always' from the CLI key or in a relayed elicitation answer is refused and writes nothing", async () => {
     const user = home();
     const serve = await serveWith(user);
-    const offered = await serve.evaluate({ server_id: "notes", name: "purge", annotations: { destructiveHint: true }, channels: ["elicitation"] });
-    const { digest } = await serve.task(offered.task_id);
+    // Asked on a shim's channel, the only place an elicitation answer is relayed from.
+    const shim = await openShimChannel(serve.endpoint, serve.secret);
+    const offered = (await shim.ask("POST", "/governance/evaluate", { server_id: "notes", direction: "agent_to_server", method: "tools/call", name: "purge", arguments: {}, annotations: { destructiveHint: true }, message_type: "request", profile: "production", channels: ["elicitation"] })).body;
+    expect(offered.shim_channels).toEqual(["elicitation"]);
+    const { digest } = (await shim.ask("GET", `/governance/task/${offered.task_id}`)).body.task;
     const byCli = await post(serve, `/approvals/api/tasks/${offered.task_id}`, serve.key, { decision: "approve", scope: "always", digest });
-    const relayed = await post(serve, `/governance/task/${offered.task_id}/decision`, serve.secret, { decision: "approve", scope: "always", digest, relay_token: offered.relay_token });
+    const relayed = await shim.ask("POST", `/governance/task/${offered.task_id}/decision`, { decision: "approve", scope: "always", digest });
     expect([byCli.status, relayed.status]).toEqual([403, 400]);
-    expect((await serve.task(offered.task_id)).status).toBe("pending");
+    expect((await shim.ask("GET", `/governance/task/${offered.task_id}`)).body.task.status).toBe("pending");
+    shim.close();
     expect(existsSync(user.userFile)).toBe(false);
   });
 });
