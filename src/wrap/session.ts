@@ -10,7 +10,7 @@ import { APPROVAL_KEY_ENV, ENDPOINT_ENV } from "../governance/wire/env.ts";
 import { desktopTool } from "../governance/approval/desktop-notifier.ts";
 import { EngineHolder } from "../governance/engine/engine-holder.ts";
 import { publishService } from "../governance/wire/service-descriptor.ts";
-import { newSecret, startGovernanceService, userAtHost, type GovernanceService } from "../governance/service/service.ts";
+import { newSecret, processPersonCheck, startGovernanceService, userAtHost, type GovernanceService } from "../governance/service/service.ts";
 import { startServiceTracer } from "../governance/engine/tracing.ts";
 import { remoteShimArgs } from "./remote-entry.ts";
 import { AGENT_TYPES, detectAgent, discover, isVsCodeInsiders, projectDir, renderCoverage, rewrite, type AgentContext, type AgentType, type ConfigFile, type ServerEntry, type ShimCommand } from "./adapters/index.ts";
@@ -123,6 +123,9 @@ async function governAndRun(options: WrapOptions, agent: AgentType, ctx: AgentCo
     sessionSecret,
     pageKey: newSecret(),
     cliKey,
+    // Only a person decides: never a process the agent runs, and the CLI only at a terminal unless
+    // the user's own policy says otherwise (the base layer: never a project's).
+    people: processPersonCheck({ requireTerminal: () => engines.policy.base.engine.config.cli?.require_terminal !== false }),
     agentCanAsk: canAsk,
     desktop,
     alwaysAllow: async (task) =>

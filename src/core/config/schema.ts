@@ -231,6 +231,12 @@ export const configSchema = v.pipe(
     ),
     secrets: v.optional(secretsSchema),
     telemetry: v.optional(strict({ otlp: v.optional(otlpSchema) })),
+    /**
+     * `thoughtgate approve|deny` (and the approvals link `approvals`/`tasks` print) need a person
+     * at a terminal (docs/security.md, "Only a person approves"); `require_terminal: false` lets a
+     * script of the user's decide without one. The user's own policy only.
+     */
+    cli: v.optional(strict({ require_terminal: v.optional(v.boolean("expected true or false"), true) })),
   }),
 );
 

@@ -19,6 +19,7 @@ import { bearer, failure, hostProblem, isCrossOrigin, json, loopbackHosts, newNo
 import { secretDigest, secretMatches } from "../wire/secrets.ts";
 import { shimApi, taskChange } from "./shim-api.ts";
 import { CHANNEL_PATH, shimChannels } from "./shim-channel.ts";
+import type { PersonAct, PersonCheck } from "./person-check.ts";
 import { spanRelayHandler } from "./span-relay.ts";
 import { SessionGrants } from "../approval/session-grants.ts";
 import { systemClock, TaskStore, type Channel, type ChangeResult, type Clock, type Task } from "../approval/tasks.ts";
@@ -28,6 +29,7 @@ import { collectWhenIdle } from "../../core/idle-collector.ts";
 const HEARTBEAT_PATH = "/governance/heartbeat";
 
 export { newSecret } from "../wire/secrets.ts";
+export { processPersonCheck, type PersonCheck } from "./person-check.ts";
 export { POLL_INTERVAL_MS } from "./evaluation.ts";
 
 export type ServiceOptions = {
@@ -40,6 +42,11 @@ export type ServiceOptions = {
   pageKey: string;
   /** `thoughtgate approve|deny|tasks`'s key (channel cli): printed, and in the service descriptor (0600). */
   cliKey: string;
+  /**
+   * Whether the process behind a person's request may be a person (person-check.ts): wrap and serve
+   * pass `processPersonCheck`; a test that has no other process to decide from passes its own.
+   */
+  people: PersonCheck;
   /** 0 (the default): any free port. */
   port?: number;
   host?: string;
@@ -126,7 +133,14 @@ export function startGovernanceService(options: ServiceOptions): GovernanceServi
   // The session's span: every shim's session span hangs under it, so a session is one trace.
   const sessionSpan = tracer.session(`thoughtgate ${options.role ?? "serve"}`, { "thoughtgate.profile": options.profile });
   metrics.watchTracing(() => tracer.stats);
-  const approvals = approvalsApi({ tasks, grants, changed: (result, id) => changed(result, id), ...(options.alwaysAllow ? { alwaysAllow: options.alwaysAllow } : {}) });
+  let pageUrl = "";
+  const approvals = approvalsApi({
+    tasks,
+    grants,
+    page: () => ({ url: pageUrl, key: options.pageKey }),
+    changed: (result, id) => changed(result, id),
+    ...(options.alwaysAllow ? { alwaysAllow: options.alwaysAllow } : {}),
+  });
   const evaluate = createEvaluator({
     engine,
     profile: options.profile,
@@ -196,9 +210,21 @@ export function startGovernanceService(options: ServiceOptions): GovernanceServi
       const nonce = newNonce();
       return new Response(approvalPageHtml(nonce), { headers: pageHeaders(nonce) });
     }
+    // The one-time link `approvals --open` handed a browser carries its own credential.
+    if (path === "/approvals/api/open" && request.method === "POST") {
+      const refused = options.people(request, server, "open-link");
+      return refused ? failure(403, "forbidden", refused) : approvals.redeem(request);
+    }
     if (path.startsWith("/approvals/")) {
       const channel = personChannel(request);
-      return channel ? approvals(request, path, channel) : unauthorized("approval key");
+      if (!channel) return unauthorized("approval key");
+      const act = personAct(request.method, path, channel);
+      const refused = act ? options.people(request, server, act) : null;
+      if (refused) {
+        log.warn(showInvisible(`${request.method} ${path} with the ${channel === "web" ? "page" : "CLI"} key refused: ${refused}`));
+        return failure(403, "forbidden", refused);
+      }
+      return approvals.handle(request, path, channel);
     }
     if (!secretMatches(bearer(request), sessionDigest)) return unauthorized("session secret");
     if (path === CHANNEL_PATH && request.method === "GET") return channels.upgrade(request, server as Server<never>);
@@ -241,6 +267,7 @@ export function startGovernanceService(options: ServiceOptions): GovernanceServi
   const port = server.port ?? 0;
   allowedHosts = loopbackHosts(host, port);
   const url = `http://${host}:${port}`;
+  pageUrl = `${url}/approvals`;
   if (options.desktop) {
     notifier = new DesktopNotifier({
       tool: options.desktop,
@@ -275,6 +302,16 @@ export function startGovernanceService(options: ServiceOptions): GovernanceServi
       await tracer.close(TRACE_FLUSH_MS);
     },
   };
+}
+
+/**
+ * What a person's request asks that only a person may (person-check.ts): a decision, or the page's
+ * link (which carries the page key). Reading tasks and revoking a grant are not held to it.
+ */
+function personAct(method: string, path: string, channel: Channel): PersonAct | null {
+  if (method === "POST" && path.startsWith("/approvals/api/tasks/")) return channel === "web" ? "page-decision" : "cli-decision";
+  if (path === "/approvals/api/page-link" || path === "/approvals/api/open-link") return "page-link";
+  return null;
 }
 
 /** `thoughtgate serve on ada@laptop`: who asks, when the caller does not say. */

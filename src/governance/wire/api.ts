@@ -158,6 +158,26 @@ export const decisionRequest = v.object({
 export type DecisionRequest = v.InferOutput<typeof decisionRequest>;
 
 /**
+ * What `thoughtgate approve|deny|approvals|tasks` tell the service about the person behind them:
+ * `terminal` (a person at the command's controlling terminal confirmed, or sits there), `none`
+ * (it has no terminal). The service decides whether that is enough (person-check.ts).
+ */
+export const PERSON_HEADER = "thoughtgate-person";
+export type PersonAtCli = "terminal" | "none";
+
+/**
+ * GET /approvals/api/page-link (CLI key): the approvals page with its key, for `thoughtgate
+ * approvals` and `tasks` to print; POST /approvals/api/open-link: a one-time link (`#open=<code>`)
+ * for `approvals --open` to hand a browser. Both only to a person at a terminal (docs/security.md).
+ */
+export const pageLink = v.object({ url: v.string() });
+export type PageLink = v.InferOutput<typeof pageLink>;
+
+/** POST /approvals/api/open (no key): the page redeems a one-time link's code for its key, once, within a minute. */
+export const openRequest = v.object({ code: v.pipe(v.string(), v.regex(/^[0-9a-f]{64}$/, "expected 64 hex characters")) });
+export const openResponse = v.object({ key: v.string() });
+
+/**
  * POST /governance/task/{id}/decision, on the shim's channel: the shim relays its user's answer to
  * the elicitation it ran for a call it asked about on that same channel, still waiting; recorded as
  * channel elicitation. Refused (401) from anywhere else: another channel, plain HTTP, a task not

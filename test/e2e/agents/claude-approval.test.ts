@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { agentBinary, agentSandbox, claudeToolName, describeRun } from "../../support/agents.ts";
 import { startFakeAnthropic } from "../../support/fake-models/anthropic.ts";
 import { BINARY, FIXTURES, readEvents, requireBinary, waitFor } from "../../support/harness.ts";
+import { decideAtTerminal } from "../../support/terminal.ts";
 
 setDefaultTimeout(90_000);
 requireBinary();
@@ -48,8 +49,9 @@ test("claude -p, which would cancel the approval form, is not asked; the task wa
     const pending = await waitFor(() => tasks().find((t) => t.status === "pending" && t.name === "delete_note"), "the approval task", 60_000);
     // Claude Code is not put the form (it would cancel it unseen under -p); the task is still pending.
     await waitFor(() => readEvents(sessionEvents(sandbox.home)).some((e) => e.type === "tool_call_decision" && e.decision === "pending"), "the pending decision in the record");
-    const approved = Bun.spawnSync([BINARY, "approve", pending.task_id], { env, stdout: "pipe", stderr: "pipe" });
-    expect(approved.exitCode, approved.stderr.toString()).toBe(0);
+    // A person at their own terminal confirms it.
+    const approved = await decideAtTerminal(["approve", pending.task_id], { env });
+    expect(approved.exitCode, approved.stderr).toBe(0);
     expect(await wrap.exited).toBe(0);
     const run = { exitCode: 0, stdout: await stdout, stderr: await stderr, durationMs: 0, timedOut: false, leftovers: [] };
     expect(model.toolResults.map(({ tool, text }) => ({ tool, text })), describeRun({ agent: "claude-code", argv: [], cwd: "", env: {} }, run, model)).toEqual([

@@ -9,8 +9,9 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { basename, join } from "node:path";
 import { fixture, readEvents, requireBinary, tempDir } from "../../support/harness.ts";
 import { RawAgent } from "../../support/raw-agent.ts";
-import { runBinary, ServeProcess } from "../../support/serve.ts";
+import { ServeProcess } from "../../support/serve.ts";
 import { openShimChannel } from "../../support/shim-channel.ts";
+import { decideAtTerminal } from "../../support/terminal.ts";
 
 setDefaultTimeout(60_000);
 
@@ -111,7 +112,7 @@ describe("the session secret decides nothing, even knowing the task", () => {
     expect((await asShim(`/approvals/api/tasks/${id}`, { decision: "approve", channel: "web", digest })).status).toBe(401);
     expect((await serve.task(id)).status).toBe("pending");
 
-    expect((await runBinary(["approve", id], { env: serve.cliEnv })).exitCode).toBe(0);
+    expect((await decideAtTerminal(["approve", id], { env: serve.cliEnv })).exitCode).toBe(0);
     expect(await serve.task(id)).toMatchObject({ status: "approved", decided_by: "cli" });
   });
 

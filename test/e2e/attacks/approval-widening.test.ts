@@ -10,7 +10,8 @@ import { afterEach, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { existsSync } from "node:fs";
 import { policyHome, type PolicyHome } from "../../support/policy-home.ts";
 import { openShimChannel } from "../../support/shim-channel.ts";
-import { runBinary, ServeProcess } from "../../support/serve.ts";
+import { ServeProcess } from "../../support/serve.ts";
+import { decideAtTerminal } from "../../support/terminal.ts";
 
 setDefaultTimeout(60_000);
 
@@ -45,7 +46,7 @@ describe("a session grant covers exactly one tool on one server", () => {
   test("a hostile agent calling look-alike names, or the same tool on another server, is asked again", async () => {
     const serve = await serveWith(home(POLICY));
     const first = await serve.evaluate({ server_id: "fs", name: "delete_file", arguments: { path: "/tmp/a" } });
-    expect((await runBinary(["approve", first.task_id, "--session"], { env: serve.cliEnv })).exitCode).toBe(0);
+    expect((await decideAtTerminal(["approve", first.task_id, "--session"], { env: serve.cliEnv })).exitCode).toBe(0);
     const granted = await serve.evaluate({ server_id: "fs", name: "delete_file", arguments: { path: "/etc/passwd" } });
     expect((await serve.task(granted.task_id)).decided_by).toBe(`session_grant:${first.task_id}`);
     const lookAlikes = [
@@ -65,7 +66,7 @@ describe("a session grant covers exactly one tool on one server", () => {
     const user = home(POLICY);
     const serve = await serveWith(user);
     const first = await serve.evaluate({ server_id: "fs", name: "delete_file" });
-    expect((await runBinary(["approve", first.task_id, "--session"], { env: serve.cliEnv })).exitCode).toBe(0);
+    expect((await decideAtTerminal(["approve", first.task_id, "--session"], { env: serve.cliEnv })).exitCode).toBe(0);
     await serve.stop();
     const next = await serveWith(user);
     expect((await next.task((await next.evaluate({ server_id: "fs", name: "delete_file" })).task_id)).status).toBe("pending");

@@ -45,6 +45,8 @@ afterEach(async () => {
 
 function start(options: { alwaysAllow?: (task: Task) => Promise<AlwaysResult>; agentCanAsk?: boolean; desktop?: NotifyTool } = {}) {
   const service = startGovernanceService({
+    // In-process: the test's own requests come from the service's own process, which is not under test here.
+    people: () => null,
     engine,
     profile: "production",
     sessionSecret: SESSION,

@@ -63,6 +63,8 @@ type Started = {
 
 async function start(options: { profile?: Profile; clock?: FakeClock; yaml?: string; engine?: () => GovernanceEngine; maxTasks?: number } = {}): Promise<Started> {
   const service = startGovernanceService({
+    // In-process: the test's own requests come from the service's own process, which is not under test here.
+    people: () => null,
     engine: options.engine ?? (await engineFrom(options.yaml ?? CONFIG)),
     profile: options.profile ?? "production",
     sessionSecret: SESSION,
@@ -469,7 +471,7 @@ test("a taken port is a clear CONFIG error", async () => {
   const s = await start();
   let thrown: unknown;
   try {
-    startGovernanceService({ engine: await engineFrom(CONFIG), profile: "production", sessionSecret: SESSION, pageKey: PAGE, cliKey: CLI, port: s.service.port });
+    startGovernanceService({ people: () => null, engine: await engineFrom(CONFIG), profile: "production", sessionSecret: SESSION, pageKey: PAGE, cliKey: CLI, port: s.service.port });
   } catch (error) {
     thrown = error;
   }
