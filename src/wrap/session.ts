@@ -18,7 +18,8 @@ import { ConfigGuard, restoreAllGuards } from "./config-guard.ts";
 import { realConfigPath } from "./config-path.ts";
 import { lockedError, lockPathFor, tryLock } from "./lock.ts";
 import { runAgent } from "./agent-process.ts";
-import { agentCanAsk } from "./agent-modes.ts";
+import { agentCanAsk, agentScreen } from "./agent-modes.ts";
+import { SessionVoice } from "./session-voice.ts";
 import { commandLineConfigs, type CommandLineConfigs } from "./agent-args.ts";
 import { checkCoverage } from "./coverage-gate.ts";
 import { drainShims } from "./drain.ts";
@@ -116,6 +117,11 @@ async function governAndRun(options: WrapOptions, agent: AgentType, ctx: AgentCo
   const runId = Bun.randomUUIDv7();
   const canAsk = agentCanAsk(agent, options.command);
   const desktop = desktopTool();
+  const record = createSessionDir(runId);
+  // From here on wrap and its service speak through the session's voice: its log file always, the
+  // terminal only while no agent that owns it runs (session-voice.ts).
+  const screen = agentScreen(agent, options.command);
+  const voice = new SessionVoice(record.dir, screen, options.say);
   const service = startGovernanceService({
     engine: () => engines.engine,
     profile: options.profile,
@@ -127,6 +133,7 @@ async function governAndRun(options: WrapOptions, agent: AgentType, ctx: AgentCo
     // the user's own policy says otherwise (the base layer: never a project's).
     people: processPersonCheck({ requireTerminal: () => engines.policy.base.engine.config.cli?.require_terminal !== false }),
     agentCanAsk: canAsk,
+    waiting: (task) => voice.waiting(task),
     desktop,
     alwaysAllow: async (task) =>
       (await import("../governance/approval/always-allow.ts")).alwaysAllow(task, { policy: () => engines.policy, reload: () => engines.reload(), env: process.env, cwd: process.cwd(), origin: `wrap session ${runId}`, now: () => new Date() }),
@@ -136,19 +143,22 @@ async function governAndRun(options: WrapOptions, agent: AgentType, ctx: AgentCo
   });
   engines.watch();
   const cli = publishCliAccess(service.url, cliKey);
-  const record = createSessionDir(runId);
   // The shims run a pin of this binary, not the install's path (shim-path.ts: upgrades, npx caches).
   const binary = recordSessionBinary(record.dir);
   // The shims' secret goes in the session directory (0600), not in the agent's config: a project
   // config (.mcp.json, .vscode/mcp.json) may be shared or committed while the session runs.
   const secretFile = join(record.dir, "secret");
   writeFileSync(secretFile, sessionSecret, { mode: 0o600 });
-  options.say(
+  const agentName = options.command[0] ? basename(options.command[0]) : agent;
+  voice.say(
     [
       `thoughtgate: policy ${engines.files.length > 0 ? engines.label : "embedded default (read-only tools forwarded, destructive tools need approval)"}, profile ${options.profile}`,
       `thoughtgate: governance service ${service.url}; approvals page (keep it private) ${service.approvalsUrl}`,
       cli.howTo,
-      ...(canAsk ? [] : [`thoughtgate: ${options.command[0] ? basename(options.command[0]) : agent} in this mode answers no approval prompt itself: approvals go to the page, thoughtgate approve${desktop ? " and a desktop notification" : ""}`]),
+      ...(canAsk ? [] : [`thoughtgate: ${agentName} in this mode answers no approval prompt itself: approvals go to the page, thoughtgate approve${desktop ? " and a desktop notification" : ""}`]),
+      ...(screen === "owns"
+        ? [`thoughtgate: while ${agentName} runs, wrap writes nothing here: approve in ${agentName}'s own prompt, on the page (\`thoughtgate approvals\` prints its link again)${desktop ? ", in the desktop notification" : ""}; wrap's log ${voice.recording ? voice.path : "cannot be written"}`]
+        : [`thoughtgate: wrap's log ${voice.recording ? voice.path : "cannot be written"}`]),
       `thoughtgate: session record ${record.events}`,
     ].join("\n"),
   );
@@ -159,11 +169,12 @@ async function governAndRun(options: WrapOptions, agent: AgentType, ctx: AgentCo
   const restoreEverything = () => {
     if (!options.restore) return;
     for (const result of restoreAllGuards()) {
-      if (result.status === "restored") options.say(`thoughtgate: restored ${result.configPath} (${result.kind === "backup" ? "byte-identical" : "kept the agent's own changes"})`);
+      if (result.status === "restored") voice.say(`thoughtgate: restored ${result.configPath} (${result.kind === "backup" ? "byte-identical" : "kept the agent's own changes"})`);
     }
   };
   const onExit = () => {
     restoreEverything();
+    voice.close();
     cli.unpublish();
     bestEffort(() => rmSync(secretFile, { force: true }));
   };
@@ -184,32 +195,35 @@ async function governAndRun(options: WrapOptions, agent: AgentType, ctx: AgentCo
     rmSync(secretFile, { force: true });
     process.off("exit", onExit);
     process.off("uncaughtException", onUncaught);
+    voice.close();
     throw error;
   }
 
   const pins = pinsSummary(governedIds, engines.engine);
-  if (pins) options.say(pins);
+  if (pins) voice.say(pins);
 
   const follower = options.showDecisions
     ? followEvents(record.events, (event) => {
         const line = describeDecision(event);
-        if (line) options.say(line);
+        if (line) voice.say(line);
       })
     : null;
 
   let exitCode: number;
   try {
-    exitCode = await runAgent(given.rewrittenCommand(shimFor, record.dir), options.say);
+    voice.agentStarted();
+    exitCode = await runAgent(given.rewrittenCommand(shimFor, record.dir), (text) => voice.say(text));
   } finally {
+    voice.agentExited();
     // Tell the shims to drain, give them time, then put the configs back.
     service.setShutdown();
     const drained = await drainShims({ eventsPath: record.events, runId, profile: options.profile, timeoutMs: SHIM_DRAIN_MS, killGraceMs: END_KILL_GRACE_MS });
-    if (drained.serversEnded > 0) options.say(`thoughtgate: ended ${drained.serversEnded} MCP server process group(s) left running after their shim`);
+    if (drained.serversEnded > 0) voice.say(`thoughtgate: ended ${drained.serversEnded} MCP server process group(s) left running after their shim`);
     follower?.stop();
     if (options.restore) restoreEverything();
     else {
       for (const guard of guards) guard.release();
-      if (guards.length > 0) options.say("thoughtgate: --no-restore: configs stay rewritten; `thoughtgate unwrap --all` puts them back");
+      if (guards.length > 0) voice.say("thoughtgate: --no-restore: configs stay rewritten; `thoughtgate unwrap --all` puts them back");
     }
     await stop(service, engines);
     cli.unpublish();
@@ -217,7 +231,8 @@ async function governAndRun(options: WrapOptions, agent: AgentType, ctx: AgentCo
     process.off("exit", onExit);
     process.off("uncaughtException", onUncaught);
   }
-  options.say(renderSummary(summarize(readEvents(record.events)), record.events));
+  voice.say(renderSummary(summarize(readEvents(record.events)), record.events));
+  voice.close();
   return exitCode;
 }
 

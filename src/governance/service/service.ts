@@ -60,6 +60,8 @@ export type ServiceOptions = {
    * these modes): no shim is offered elicitation, and approvals go to people's channels at once.
    */
   agentCanAsk?: boolean;
+  /** A call (or a definition) now waits for a person: wrap says so where the terminal is its to write on. */
+  waiting?: (task: Task) => void;
   /** Announce approvals on the desktop with this tool (src/governance/approval/desktop-notifier.ts); none: no notifications. */
   desktop?: NotifyTool | null;
   /** "Always allow" from the approvals page (src/governance/approval/always-allow.ts); absent: refused as not possible here. */
@@ -111,7 +113,10 @@ export function startGovernanceService(options: ServiceOptions): GovernanceServi
   const tasks: TaskStore = new TaskStore({
     ...(clock ? { clock } : {}),
     ...(options.maxTasks !== undefined ? { capacity: options.maxTasks } : {}),
-    onCreate: (task) => slack.created(task),
+    onCreate: (task) => {
+      slack.created(task);
+      options.waiting?.(task);
+    },
     onFinish: (task) => {
       slack.finished(task);
       metrics.observeApproval(task.serverId, ((task.finishedAt ?? task.createdAt) - task.createdAt) / 1000);
