@@ -3,8 +3,7 @@ import { join } from "node:path";
 import { bestEffort } from "../core/errors.ts";
 import { logTo } from "../core/log.ts";
 import { showInvisible } from "../core/visible-text.ts";
-import { redactText } from "../telemetry/redact.ts";
-import type { Task } from "../governance/approval/tasks.ts";
+import type { TaskView } from "../governance/wire/api.ts";
 import type { AgentScreen } from "./agent-modes.ts";
 
 /**
@@ -62,9 +61,11 @@ export class SessionVoice {
   }
 
   /** A call now waits for a person: in a mode that prints and exits, the one line that says how to answer it. */
-  waiting(task: Task): void {
-    const call = task.method === "tools/call" ? `${task.serverId}.${task.name}` : task.definition ? `the changed definition of ${task.serverId}.${task.name}` : `${task.serverId} ${task.method} ${task.name}`;
-    const line = showInvisible(redactText(`thoughtgate: ${call} waits for a person (task ${task.id}): thoughtgate approve ${task.id} [--session] or thoughtgate deny ${task.id} in another terminal, or the approvals page`));
+  waiting(task: TaskView): void {
+    // As people see it: credentials in the name redacted; invisible characters shown as escapes.
+    const call = task.method === "tools/call" ? `${task.server_id}.${task.name}` : task.definition ? `the ${task.definition.status} definition of ${task.server_id}.${task.name}` : `${task.server_id} ${task.method} ${task.name}`;
+    const id = task.task_id;
+    const line = showInvisible(`thoughtgate: ${call} waits for a person (task ${id}): thoughtgate approve ${id} [--session] or thoughtgate deny ${id} in another terminal, or the approvals page`);
     this.record(line);
     if (this.agentRunning && this.screen === "prints") this.terminal(line);
   }

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { readFileSync, statSync } from "node:fs";
 import { log } from "../../src/core/log.ts";
-import type { Task } from "../../src/governance/approval/tasks.ts";
+import type { TaskView } from "../../src/governance/wire/api.ts";
 import type { AgentScreen } from "../../src/wrap/agent-modes.ts";
 import { SessionVoice } from "../../src/wrap/session-voice.ts";
 import { tempDir } from "../support/harness.ts";
@@ -19,7 +19,7 @@ function voice(screen: AgentScreen) {
   return { v, terminal, file: () => readFileSync(v.path, "utf8") };
 }
 
-const TASK = { id: "0123456789ab", method: "tools/call", serverId: "notes", name: "delete_note" } as Task;
+const TASK = { task_id: "0123456789ab", method: "tools/call", server_id: "notes", name: "delete_note" } as TaskView;
 
 /** One of each: wrap's own line, the service's info, a warning, and a waiting call. */
 function speak(v: SessionVoice) {

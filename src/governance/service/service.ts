@@ -17,6 +17,7 @@ import type { PolicyEngine } from "../engine/engine.ts";
 import { createEvaluator, HTTP_CALLER } from "./evaluation.ts";
 import { bearer, failure, hostProblem, isCrossOrigin, json, loopbackHosts, newNonce, pageHeaders, pathOf, readJson, toResponse } from "./http-guard.ts";
 import { secretDigest, secretMatches } from "../wire/secrets.ts";
+import type { TaskView } from "../wire/api.ts";
 import { shimApi, taskChange } from "./shim-api.ts";
 import { CHANNEL_PATH, shimChannels } from "./shim-channel.ts";
 import type { PersonAct, PersonCheck } from "./person-check.ts";
@@ -60,8 +61,8 @@ export type ServiceOptions = {
    * these modes): no shim is offered elicitation, and approvals go to people's channels at once.
    */
   agentCanAsk?: boolean;
-  /** A call (or a definition) now waits for a person: wrap says so where the terminal is its to write on. */
-  waiting?: (task: Task) => void;
+  /** A call (or a definition) now waits for a person, as people see it: wrap says so where the terminal is its to write on. */
+  waiting?: (task: TaskView) => void;
   /** Announce approvals on the desktop with this tool (src/governance/approval/desktop-notifier.ts); none: no notifications. */
   desktop?: NotifyTool | null;
   /** "Always allow" from the approvals page (src/governance/approval/always-allow.ts); absent: refused as not possible here. */
@@ -115,7 +116,7 @@ export function startGovernanceService(options: ServiceOptions): GovernanceServi
     ...(options.maxTasks !== undefined ? { capacity: options.maxTasks } : {}),
     onCreate: (task) => {
       slack.created(task);
-      options.waiting?.(task);
+      options.waiting?.(tasks.toView(task));
     },
     onFinish: (task) => {
       slack.finished(task);
