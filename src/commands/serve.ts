@@ -38,9 +38,9 @@ export default defineCommand({
       sessionSecret,
       pageKey: newSecret(),
       cliKey,
-      // Only a person decides: never a process the agent runs, and the CLI only at a terminal unless
-      // the user's own policy says otherwise (the base layer: never a project's).
-      people: processPersonCheck({ requireTerminal: () => engines.policy.base.engine.config.cli?.require_terminal !== false }),
+      // Only a person decides: the CLI only at a terminal unless the user's own policy says otherwise
+      // (the base layer: never a project's). serve runs no agent of its own.
+      people: processPersonCheck({ requireTerminal: () => engines.policy.base.engine.config.cli?.require_terminal !== false, agent: () => null }),
       desktop: desktopTool(),
       alwaysAllow: async (task) =>
         (await import("../governance/approval/always-allow.ts")).alwaysAllow(task, { policy: () => engines.policy, reload: () => engines.reload(), env: process.env, cwd: process.cwd(), origin: `thoughtgate serve, pid ${process.pid}`, now: () => new Date() }),

@@ -12,7 +12,7 @@ export const AGENT_NOT_STARTED = 127;
  * signal). SIGTERM and SIGHUP to wrap are passed on; Ctrl+C already reaches the agent from the
  * terminal (same foreground process group), so SIGINT is passed on only without a terminal.
  */
-export async function runAgent(command: string[], say: (text: string) => void): Promise<number> {
+export async function runAgent(command: string[], say: (text: string) => void, started: (pid: number) => void = () => {}): Promise<number> {
   let agent: ReturnType<typeof Bun.spawn>;
   try {
     agent = Bun.spawn(command, { stdin: "inherit", stdout: "inherit", stderr: "inherit", env: { ...process.env, THOUGHTGATE_ACTIVE: "1" } });
@@ -20,6 +20,7 @@ export async function runAgent(command: string[], say: (text: string) => void): 
     say(`thoughtgate: cannot start ${JSON.stringify(command[0])}: ${messageOf(error)}`);
     return AGENT_NOT_STARTED;
   }
+  started(agent.pid);
   let killTimer: ReturnType<typeof setTimeout> | null = null;
   const pass = (signal: NodeJS.Signals) => () => {
     say(`thoughtgate: ${signal}: stopping the agent, then restoring its config`);

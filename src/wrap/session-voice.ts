@@ -52,6 +52,15 @@ export class SessionVoice {
     if (this.mayWrite("info")) this.terminal(text);
   }
 
+  /**
+   * A line that holds a key (the approvals page's link): to the terminal, before the agent starts,
+   * and never to the log file (the page key is never written to disk); the file gets `recorded`.
+   */
+  sayKeyed(text: string, recorded: string): void {
+    this.record(recorded);
+    if (this.mayWrite("info")) this.terminal(text);
+  }
+
   agentStarted(): void {
     this.agentRunning = true;
   }

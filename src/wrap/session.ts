@@ -50,6 +50,11 @@ export type WrapOptions = {
   allowUngoverned?: boolean;
   /** Print each governance decision as it happens (the demo does). */
   showDecisions: boolean;
+  /**
+   * False: `thoughtgate approve|deny` decide without a terminal, as with `cli.require_terminal:
+   * false` in the user's policy. Only `thoughtgate demo` says so, for its scripted person.
+   */
+  cliRequireTerminal?: boolean;
   /** Where wrap talks to the user (stderr: the agent owns stdout). */
   say: (text: string) => void;
   /** Where `--dry-run` writes its diff (stdout, so `wrap --dry-run -- claude > wrap.diff` works). */
@@ -122,6 +127,7 @@ async function governAndRun(options: WrapOptions, agent: AgentType, ctx: AgentCo
   // terminal only while no agent that owns it runs (session-voice.ts).
   const screen = agentScreen(agent, options.command);
   const voice = new SessionVoice(record.dir, screen, options.say);
+  let agentPid: number | null = null;
   const service = startGovernanceService({
     engine: () => engines.engine,
     profile: options.profile,
@@ -131,7 +137,10 @@ async function governAndRun(options: WrapOptions, agent: AgentType, ctx: AgentCo
     cliKey,
     // Only a person decides: never a process the agent runs, and the CLI only at a terminal unless
     // the user's own policy says otherwise (the base layer: never a project's).
-    people: processPersonCheck({ requireTerminal: () => engines.policy.base.engine.config.cli?.require_terminal !== false }),
+    people: processPersonCheck({
+      requireTerminal: () => options.cliRequireTerminal !== false && engines.policy.base.engine.config.cli?.require_terminal !== false,
+      agent: () => agentPid,
+    }),
     agentCanAsk: canAsk,
     waiting: (task) => voice.waiting(task),
     desktop,
@@ -153,8 +162,16 @@ async function governAndRun(options: WrapOptions, agent: AgentType, ctx: AgentCo
   voice.say(
     [
       `thoughtgate: policy ${engines.files.length > 0 ? engines.label : "embedded default (read-only tools forwarded, destructive tools need approval)"}, profile ${options.profile}`,
-      `thoughtgate: governance service ${service.url}; approvals page (keep it private) ${service.approvalsUrl}`,
-      cli.howTo,
+      `thoughtgate: governance service ${service.url}`,
+    ].join("\n"),
+  );
+  // The keys go to the terminal only: the page key is never written to disk, wrap.log included.
+  voice.sayKeyed(
+    `thoughtgate: approvals page (keep it private) ${service.approvalsUrl}\n${cli.howTo}`,
+    `thoughtgate: approvals page ${service.url}/approvals (its key only on the terminal; thoughtgate approvals prints it again)`,
+  );
+  voice.say(
+    [
       ...(canAsk ? [] : [`thoughtgate: ${agentName} in this mode answers no approval prompt itself: approvals go to the page, thoughtgate approve${desktop ? " and a desktop notification" : ""}`]),
       ...(screen === "owns"
         ? [`thoughtgate: while ${agentName} runs, wrap writes nothing here: approve in ${agentName}'s own prompt, on the page (\`thoughtgate approvals\` prints its link again)${desktop ? ", in the desktop notification" : ""}; wrap's log ${voice.recording ? voice.path : "cannot be written"}`]
@@ -212,7 +229,7 @@ async function governAndRun(options: WrapOptions, agent: AgentType, ctx: AgentCo
   let exitCode: number;
   try {
     voice.agentStarted();
-    exitCode = await runAgent(given.rewrittenCommand(shimFor, record.dir), (text) => voice.say(text));
+    exitCode = await runAgent(given.rewrittenCommand(shimFor, record.dir), (text) => voice.say(text), (pid) => (agentPid = pid));
   } finally {
     voice.agentExited();
     // Tell the shims to drain, give them time, then put the configs back.

@@ -48,6 +48,14 @@ describe("what wrap and its service say while the agent runs", () => {
     expect(terminal).toEqual(["thoughtgate: session summary"]);
   });
 
+  test("a line holding the page key reaches the terminal and never the log file", () => {
+    const { v, terminal, file } = voice("owns");
+    v.sayKeyed("thoughtgate: approvals page (keep it private) http://127.0.0.1:1/approvals#key=abc", "thoughtgate: approvals page http://127.0.0.1:1/approvals");
+    expect(terminal).toEqual(["thoughtgate: approvals page (keep it private) http://127.0.0.1:1/approvals#key=abc"]);
+    expect(file()).not.toContain("key=abc");
+    expect(file()).toContain("thoughtgate: approvals page http://127.0.0.1:1/approvals\n");
+  });
+
   test("a mode that prints and exits gets one line per waiting call, and warnings; an editor's terminal gets everything", () => {
     const prints = voice("prints");
     prints.v.agentStarted();

@@ -8,8 +8,8 @@ import { descendsFrom, findPeer, inForegroundOfTerminal } from "./peer-process.t
  * key sits in a 0600 file any process of the user's can read, the agent's own shell included. So
  * what a key may do is also held to who is asking, as far as the service can see it:
  *
- * - never a process this service's own process runs (for `wrap`: the agent, its shell tool, its MCP
- *   servers and everything they start and keep as children);
+ * - never a process the governed agent runs (for `wrap`: the agent, its shell tool, its MCP servers
+ *   and everything they start and keep as children);
  * - for the CLI (`approve`, `deny`, and the page link `approvals`/`tasks` print): a process in the
  *   foreground of a controlling terminal, that says a person confirmed there (`thoughtgate-person:
  *   terminal`), unless the user's own policy says `cli.require_terminal: false`;
@@ -34,8 +34,8 @@ export type PersonCheck = (request: Request, server: Server<unknown>, act: Perso
 
 const FROM_PAGE_OR_TERMINAL = "approve on the approvals page or with thoughtgate approve in your own terminal";
 
-export function processPersonCheck(options: { requireTerminal: () => boolean; serviceRoot?: number }): PersonCheck {
-  const root = options.serviceRoot ?? process.pid;
+/** `agent`: the governed agent's pid once it runs (`wrap`), null where there is none (`serve`). */
+export function processPersonCheck(options: { requireTerminal: () => boolean; agent: () => number | null }): PersonCheck {
   return (request, server, act) => {
     const cli = act === "cli-decision" || act === "page-link";
     const terminal = cli && options.requireTerminal();
@@ -48,7 +48,8 @@ export function processPersonCheck(options: { requireTerminal: () => boolean; se
     const peer = address && server.port !== undefined ? findPeer(address.port, server.port) : null;
     if (!peer || peer.pids.length === 0) return `refused ${what}: the service could not tell which process sent it`;
     if (process.getuid && peer.uid !== process.getuid()) return `refused ${what}: it came from another user's process`;
-    if (peer.pids.some((pid) => descendsFrom(pid, root))) {
+    const agent = options.agent();
+    if (agent !== null && peer.pids.some((pid) => descendsFrom(pid, agent))) {
       return `refused ${what}: it came from a process the governed agent runs (only a person decides): ${FROM_PAGE_OR_TERMINAL}`;
     }
     if (terminal && !peer.pids.every(inForegroundOfTerminal)) {
