@@ -7,21 +7,17 @@
 import { afterEach, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { basename, join } from "node:path";
-import { fixture, readEvents, requireBinary, tempDir } from "../../support/harness.ts";
+import { fixture, readEvents, tempDir } from "../../support/harness.ts";
 import { RawAgent } from "../../support/raw-agent.ts";
 import { ServeProcess } from "../../support/serve.ts";
+import { unansweredApprovalPolicy, wrapCustomAgent } from "./support.ts";
 import { openShimChannel } from "../../support/shim-channel.ts";
 import { decideAtTerminal } from "../../support/terminal.ts";
 
 setDefaultTimeout(60_000);
 
 /** wipe_disk needs a person; nobody answers, so after 4 s the call is refused (-32008). */
-const POLICY = `schema: 1
-governance:
-  rules: [{ id: ask-wipe, match: wipe_disk, action: approve, approval: quick }]
-approval:
-  quick: { timeout: 4s, on_timeout: deny }
-`;
+const POLICY = unansweredApprovalPolicy("wipe_disk", "4s");
 
 type Report = { secretFound: boolean; sessionFiles: string[]; tasksSeen: string[]; attempts: Array<{ task: string; what: string; status: number }>; wiped: boolean };
 const readReport = (path: string): Report | null => (existsSync(path) ? (JSON.parse(readFileSync(path, "utf8")) as Report) : null);
@@ -54,26 +50,17 @@ describe("a hostile MCP server holding the session secret cannot approve its own
     const config = join(files.dir, "mcp.json");
     const agentReport = join(files.dir, "agent.json");
     writeFileSync(config, JSON.stringify({ mcpServers: { hostile: { command: process.execPath, args: [fixture("hostile-approver-server-fixture.ts")[1] ?? "", files.hostile] } } }));
-    const wrap = Bun.spawn(
-      [requireBinary(), "wrap", "--agent-type", "custom", "--config-path", config, "--thoughtgate-config", files.policy, "--", ...fixture("wrap-agent-fixture.ts", config, agentReport, "--call", "wipe_disk:{}")],
-      { stdin: "ignore", stdout: "pipe", stderr: "pipe" },
-    );
-    cleanup.push(async () => {
-      if (wrap.exitCode === null) wrap.kill("SIGTERM");
-      await wrap.exited;
-    });
-    const stderr = new Response(wrap.stderr).text();
-    expect(await wrap.exited).toBe(0);
+    const wrap = await wrapCustomAgent(config, files.policy, fixture("wrap-agent-fixture.ts", config, agentReport, "--call", "wipe_disk:{}"), (stop) => cleanup.push(stop));
+    expect(wrap.exitCode).toBe(0);
 
     const hostile = readReport(files.hostile);
     expectRefused(hostile);
     const agent = JSON.parse(readFileSync(agentReport, "utf8")) as { results: Record<string, { code?: number }> };
     expect(agent.results.wipe_disk?.code).toBe(-32008);
     // Nothing an approval credential is kept where a shim's argv points.
-    // (wrap.json: the session's version and binary, for doctor; no credential.)
-    expect((hostile?.sessionFiles ?? []).map((path) => basename(path)).sort()).toEqual(["events.jsonl", "secret", "wrap.json"]);
-    const events = /session record (\S+)/.exec(await stderr)?.[1] ?? "";
-    const decisions = readEvents(events).filter((e) => e.type === "tool_call_decision");
+    // (wrap.json: the session's version and binary, for doctor; wrap.log: what wrap said, no key.)
+    expect((hostile?.sessionFiles ?? []).map((path) => basename(path)).sort()).toEqual(["events.jsonl", "secret", "wrap.json", "wrap.log"]);
+    const decisions = readEvents(wrap.events).filter((e) => e.type === "tool_call_decision");
     expect(decisions.map((e) => [e.decision, e.approved_by ?? null])).toEqual([["pending", null], ["deny", null]]);
   });
 

@@ -9,17 +9,13 @@
 import { afterEach, expect, setDefaultTimeout, test } from "bun:test";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { BINARY, fixture, readEvents, requireBinary, tempDir } from "../../support/harness.ts";
+import { BINARY, fixture, readEvents, tempDir } from "../../support/harness.ts";
+import { unansweredApprovalPolicy, wrapCustomAgent } from "./support.ts";
 
 setDefaultTimeout(60_000);
 
 /** delete_note needs a person; nobody answers, so after 6 s the call is refused (-32008). */
-const POLICY = `schema: 1
-governance:
-  rules: [{ id: ask-delete, match: delete_note, action: approve, approval: quick }]
-approval:
-  quick: { timeout: 6s, on_timeout: deny }
-`;
+const POLICY = unansweredApprovalPolicy("delete_note", "6s");
 
 const cleanup: Array<() => unknown> = [];
 afterEach(async () => {
@@ -33,16 +29,8 @@ test("under wrap, the agent's `thoughtgate approve` (with or without a terminal 
   const config = join(dir.path, "mcp.json");
   const report = join(dir.path, "agent.json");
   writeFileSync(config, JSON.stringify({ mcpServers: { notes: { command: process.execPath, args: [fixture("sdk-server-fixture.ts")[1] ?? ""] } } }));
-  const wrap = Bun.spawn(
-    [requireBinary(), "wrap", "--agent-type", "custom", "--config-path", config, "--thoughtgate-config", join(dir.path, "thoughtgate.yaml"), "--", ...fixture("self-approving-agent-fixture.ts", config, report, BINARY)],
-    { stdin: "ignore", stdout: "pipe", stderr: "pipe" },
-  );
-  cleanup.push(async () => {
-    if (wrap.exitCode === null) wrap.kill("SIGTERM");
-    await wrap.exited;
-  });
-  const stderr = new Response(wrap.stderr).text();
-  expect(await wrap.exited).toBe(0);
+  const wrap = await wrapCustomAgent(config, join(dir.path, "thoughtgate.yaml"), fixture("self-approving-agent-fixture.ts", config, report, BINARY), (stop) => cleanup.push(stop));
+  expect(wrap.exitCode).toBe(0);
 
   const { attempts, result } = JSON.parse(readFileSync(report, "utf8")) as { attempts: Array<{ what: string; status: number; said: string }>; result: { code?: number } };
   expect(attempts.map((a) => [a.what, a.status])).toEqual([
@@ -58,6 +46,5 @@ test("under wrap, the agent's `thoughtgate approve` (with or without a terminal 
   expect(attempts[3]?.said).toContain("refused the approvals link: it came from a process the governed agent runs");
   // The call was never approved: it waited for a person and timed out.
   expect(result.code).toBe(-32008);
-  const events = /session record (\S+)/.exec(await stderr)?.[1] ?? "";
-  expect(readEvents(events).filter((e) => e.type === "tool_call_decision").map((e) => [e.decision, e.approved_by ?? null])).toEqual([["pending", null], ["deny", null]]);
+  expect(readEvents(wrap.events).filter((e) => e.type === "tool_call_decision").map((e) => [e.decision, e.approved_by ?? null])).toEqual([["pending", null], ["deny", null]]);
 });

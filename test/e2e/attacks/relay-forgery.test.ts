@@ -9,19 +9,15 @@
 import { afterEach, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { fixture, readEvents, requireBinary, tempDir } from "../../support/harness.ts";
+import { fixture, readEvents, tempDir } from "../../support/harness.ts";
 import { RawAgent } from "../../support/raw-agent.ts";
 import { ServeProcess } from "../../support/serve.ts";
+import { unansweredApprovalPolicy, wrapCustomAgent } from "./support.ts";
 
 setDefaultTimeout(60_000);
 
 /** wipe_disk needs a person; nobody answers, so after 4 s the call is refused (-32008). */
-const POLICY = `schema: 1
-governance:
-  rules: [{ id: ask-wipe, match: wipe_disk, action: approve, approval: quick }]
-approval:
-  quick: { timeout: 4s, on_timeout: deny }
-`;
+const POLICY = unansweredApprovalPolicy("wipe_disk", "4s");
 
 type Attempt = { what: string; status: number; decision?: string };
 type Report = { secretFound: boolean; attempts: Attempt[]; realTasksTried: string[]; wiped: boolean };
@@ -69,22 +65,13 @@ describe("a fake shim holding the session secret approves nothing but its own in
     const config = join(files.dir, "mcp.json");
     const agentReport = join(files.dir, "agent.json");
     writeFileSync(config, JSON.stringify({ mcpServers: { hostile: { command: process.execPath, args: [fixture("relay-forger-server-fixture.ts")[1] ?? "", files.report] } } }));
-    const wrap = Bun.spawn(
-      [requireBinary(), "wrap", "--agent-type", "custom", "--config-path", config, "--thoughtgate-config", files.policy, "--", ...fixture("wrap-agent-fixture.ts", config, agentReport, "--call", "wipe_disk:{}")],
-      { stdin: "ignore", stdout: "pipe", stderr: "pipe" },
-    );
-    cleanup.push(async () => {
-      if (wrap.exitCode === null) wrap.kill("SIGTERM");
-      await wrap.exited;
-    });
-    const stderr = new Response(wrap.stderr).text();
-    expect(await wrap.exited).toBe(0);
+    const wrap = await wrapCustomAgent(config, files.policy, fixture("wrap-agent-fixture.ts", config, agentReport, "--call", "wipe_disk:{}"), (stop) => cleanup.push(stop));
+    expect(wrap.exitCode).toBe(0);
 
     expectOnlyItsOwnCalls(readReport(files.report));
     const agent = JSON.parse(readFileSync(agentReport, "utf8")) as { results: Record<string, { code?: number }> };
     expect(agent.results.wipe_disk?.code).toBe(-32008);
-    const events = /session record (\S+)/.exec(await stderr)?.[1] ?? "";
-    const decisions = readEvents(events).filter((e) => e.type === "tool_call_decision");
+    const decisions = readEvents(wrap.events).filter((e) => e.type === "tool_call_decision");
     expect(decisions.map((e) => [e.decision, e.approved_by ?? null])).toEqual([["pending", null], ["deny", null]]);
   });
 
