@@ -15,6 +15,7 @@ const subCommands = {
   doctor: () => import("./commands/doctor.ts").then((m) => m.default),
   serve: () => import("./commands/serve.ts").then((m) => m.default),
   tasks: () => import("./commands/tasks.ts").then((m) => m.default),
+  approvals: () => import("./commands/approvals.ts").then((m) => m.default),
   approve: () => import("./commands/approve.ts").then((m) => m.default),
   deny: () => import("./commands/deny.ts").then((m) => m.default),
   "validate-config": () => import("./commands/validate-config.ts").then((m) => m.default),

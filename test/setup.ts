@@ -7,8 +7,10 @@
  * - ruby: `ruby -c` on the Homebrew formula
  * - dash, curl: install.sh under a POSIX shell, downloading from a loopback server
  * - chromium: the approvals page in a real browser (driven by playwright-core, no browser download)
- * - util-linux (`script`, `unshare`): a pseudo terminal for the arbiter's prompts; a private
- *   namespace for the arm64 npm test
+ * - util-linux (`script`, `unshare`): a pseudo terminal for the arbiter's prompts and a person's
+ *   `thoughtgate approve`; a private namespace for the arm64 npm test
+ * - tmux: interactive agents (Claude Code's TUI) driven by keys, their screen read and every byte
+ *   written to their terminal recorded (test/support/tmux.ts)
  */
 import { existsSync } from "node:fs";
 
@@ -20,10 +22,11 @@ const needs: Array<[pkg: string, present: () => boolean]> = [
   ["curl", () => Bun.which("curl") !== null],
   ["chromium", () => Bun.which("chromium") !== null],
   ["util-linux", () => Bun.which("script") !== null && Bun.which("unshare") !== null],
+  ["tmux", () => Bun.which("tmux") !== null],
 ];
 
 if (process.platform !== "linux") {
-  console.error("test setup: not Linux; install qemu, ruby, dash, curl, chromium and util-linux yourself");
+  console.error("test setup: not Linux; install qemu, ruby, dash, curl, chromium, util-linux and tmux yourself");
   process.exit(0);
 }
 const missing = needs.filter(([, present]) => !present()).map(([pkg]) => pkg);

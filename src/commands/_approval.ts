@@ -1,7 +1,9 @@
 import { defineCommand, type ArgsDef } from "citty";
+import { canonicalJson } from "../core/canonical-json.ts";
+import { openControllingTerminal } from "../core/controlling-terminal.ts";
 import { EXIT, ThoughtGateError } from "../core/errors.ts";
 import { showInvisible } from "../core/visible-text.ts";
-import { APPROVAL_KEY_ENV, ENDPOINT_ENV, type TaskView } from "../governance/wire/api.ts";
+import { APPROVAL_KEY_ENV, ENDPOINT_ENV, type PersonAtCli, type TaskView } from "../governance/wire/api.ts";
 import { ApprovalClient } from "../governance/deciders/approval-client.ts";
 import { resolveApprovalTarget } from "../governance/wire/service-descriptor.ts";
 import { isSameProcessRunning } from "../core/process-identity.ts";
@@ -38,13 +40,45 @@ export function decisionCommand(decision: "approve" | "deny") {
       if (decision === "approve" && process.env.THOUGHTGATE_ACTIVE === "1") {
         throw new ThoughtGateError("CONFIG", "thoughtgate approve refuses to run inside an agent that thoughtgate wrap governs (THOUGHTGATE_ACTIVE=1): approve from your own terminal or the approvals page");
       }
-      const session = (parsed as { session?: boolean }).session === true;
-      const task = await clientFrom(parsed).decide(parsed["task-id"], decision, parsed.reason, session ? "session" : "once");
-      const scope = task.scope === "session" ? " (and every call of it until the session ends)" : "";
-      await Bun.write(Bun.stdout, `${task.status} ${task.task_id}: ${callLabel(task)}${scope}\n`);
+      const scope = (parsed as { session?: boolean }).session === true ? "session" : "once";
+      const client = clientFrom(parsed);
+      const shown = await client.get(parsed["task-id"]);
+      if (shown.status !== "pending") throw new ThoughtGateError("TASK", `task ${shown.task_id} is already ${shown.status.replace("_", " ")}`);
+      // A person confirms on the terminal, seeing what they decide; the service checks who asked.
+      const person = confirmAtTerminal(shown, decision, scope);
+      const task = await client.decide(shown, decision, parsed.reason, scope, person);
+      const widened = task.scope === "session" ? " (and every call of it until the session ends)" : "";
+      await Bun.write(Bun.stdout, `${task.status} ${task.task_id}: ${callLabel(task)}${widened}\n`);
       return EXIT.ok;
     },
   });
+}
+
+/** Arguments shown in the question, at most this long (the approvals page shows them whole). */
+const QUESTION_ARGUMENTS_CHARS = 400;
+
+/**
+ * Ask the person at the controlling terminal (docs/security.md, "Only a person approves"): what
+ * the decision is about, then one line typed after the question was shown. No terminal (an agent's
+ * shell tool has none): `none`, and the service says whether the user's own policy lets that decide.
+ * Anything but y/yes decides nothing.
+ */
+export function confirmAtTerminal(task: TaskView, decision: "approve" | "deny", scope: "once" | "session"): PersonAtCli {
+  const opened = openControllingTerminal();
+  if (!opened.ok) return "none";
+  const { terminal } = opened;
+  try {
+    const args = canonicalJson(task.arguments);
+    const shownArgs = args.length > QUESTION_ARGUMENTS_CHARS ? `${args.slice(0, QUESTION_ARGUMENTS_CHARS)}… (the approvals page shows all)` : args;
+    const what = decision === "deny" ? "Deny" : scope === "session" ? "Allow for this session (this tool on this server, any arguments)" : "Allow once";
+    const answer = terminal.ask(`thoughtgate: task ${task.task_id}: ${callLabel(task)} ${printable(shownArgs)}\n  ${printable(task.reason)}\n${what}? Type y and Enter to confirm: `);
+    if (answer === null || !["y", "yes"].includes(answer.trim().toLowerCase())) {
+      throw new ThoughtGateError("TASK", `not confirmed: nothing decided, task ${task.task_id} still waits`);
+    }
+    return "terminal";
+  } finally {
+    terminal.close();
+  }
 }
 
 /** `github.delete_repo`, or `fs resources/read file:///x` for other methods; control characters shown escaped. */

@@ -38,6 +38,8 @@ export default defineCommand({
         restore: true,
         dryRun: false,
         showDecisions: true,
+        // Its scripted person runs `thoughtgate approve` with no terminal (demo-person.ts).
+        cliRequireTerminal: false,
         say,
       });
       person.stop();

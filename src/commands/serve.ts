@@ -5,7 +5,7 @@ import { APPROVAL_KEY_ENV, ENDPOINT_ENV, SESSION_SECRET_ENV } from "../governanc
 import { desktopTool } from "../governance/approval/desktop-notifier.ts";
 import { EngineHolder } from "../governance/engine/engine-holder.ts";
 import { publishService } from "../governance/wire/service-descriptor.ts";
-import { newSecret, startGovernanceService } from "../governance/service/service.ts";
+import { newSecret, processPersonCheck, startGovernanceService } from "../governance/service/service.ts";
 import { startServiceTracer } from "../governance/engine/tracing.ts";
 import { ownProcessStartId } from "../core/process-identity.ts";
 import { parsePort, commonArgs, profileArg, rejectUnknownFlags, resolveProfile } from "./_shared.ts";
@@ -38,6 +38,9 @@ export default defineCommand({
       sessionSecret,
       pageKey: newSecret(),
       cliKey,
+      // Only a person decides: the CLI only at a terminal unless the user's own policy says otherwise
+      // (the base layer: never a project's). serve runs no agent of its own.
+      people: processPersonCheck({ requireTerminal: () => engines.policy.base.engine.config.cli?.require_terminal !== false, agent: () => null }),
       desktop: desktopTool(),
       alwaysAllow: async (task) =>
         (await import("../governance/approval/always-allow.ts")).alwaysAllow(task, { policy: () => engines.policy, reload: () => engines.reload(), env: process.env, cwd: process.cwd(), origin: `thoughtgate serve, pid ${process.pid}`, now: () => new Date() }),

@@ -3,7 +3,9 @@ import { briefArguments } from "../core/brief-arguments.ts";
 import { EXIT } from "../core/errors.ts";
 import { showInvisibleInJson } from "../core/visible-text.ts";
 import type { GrantView, TaskView } from "../governance/wire/api.ts";
+import { messageOf } from "../core/errors.ts";
 import { callLabel, clientFrom, printable, serviceArgs } from "./_approval.ts";
+import { personHere } from "./approvals.ts";
 import { commonArgs, rejectUnknownFlags } from "./_shared.ts";
 
 const args = {
@@ -21,10 +23,11 @@ export default defineCommand({
   args,
   async run({ rawArgs, args: parsed }) {
     rejectUnknownFlags(rawArgs, args);
-    const { tasks: all, grants } = await clientFrom(parsed).overview();
+    const client = clientFrom(parsed);
+    const { tasks: all, grants } = await client.overview();
     const tasks = parsed.all ? all : all.filter((task) => task.status === "pending");
     // JSON escapes for invisible characters: the same values, nothing hidden in the terminal.
-    const text = parsed.json ? `${showInvisibleInJson(JSON.stringify(tasks, null, 2))}\n` : render(tasks, parsed.all === true) + renderGrants(grants);
+    const text = parsed.json ? `${showInvisibleInJson(JSON.stringify(tasks, null, 2))}\n` : render(tasks, parsed.all === true) + renderGrants(grants) + (await pageLine(client));
     await Bun.write(Bun.stdout, text);
     return EXIT.ok;
   },
@@ -56,6 +59,20 @@ function renderGrants(grants: GrantView[]): string {
     return `  ${call}  (task ${grant.task_id}, by ${printable(grant.granted_by)}; ${grant.uses} call${grant.uses === 1 ? "" : "s"} since)`;
   });
   return `\nallowed for this session:\n${lines.join("\n")}\n`;
+}
+
+/**
+ * The approvals page's link, as `thoughtgate approvals` prints it, for a person at a terminal (it
+ * carries the page's key: a script or an agent's shell tool gets the table alone); where the
+ * service does not hand it out even so, why.
+ */
+async function pageLine(client: ReturnType<typeof clientFrom>): Promise<string> {
+  if (personHere() !== "terminal") return "";
+  try {
+    return `\napprovals page (keep it private): ${await client.pageLink("terminal")}\n`;
+  } catch (error) {
+    return `\napprovals page: not shown here (${messageOf(error)})\n`;
+  }
 }
 
 function timeLeft(ms: number): string {

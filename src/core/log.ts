@@ -9,9 +9,24 @@ import { createConsola, type ConsolaInstance, type ConsolaReporter } from "conso
 const stderrReporter: ConsolaReporter = {
   log(logObj) {
     const parts = [logObj.type && `[${logObj.type}]`, logObj.tag && `[${logObj.tag}]`, logObj.args.map(text).join(" ")];
-    console.error(parts.filter(Boolean).join(" "));
+    sink(parts.filter(Boolean).join(" "), logObj.level);
   },
 };
+
+/** Where a finished log line goes, with its consola level (0 error, 1 warn, 3 info, 4 debug). */
+export type LogSink = (line: string, level: number) => void;
+
+const toStderr: LogSink = (line) => console.error(line);
+let sink: LogSink = toStderr;
+
+/**
+ * Send log lines somewhere else than stderr, or (null) back to it. `wrap` does this while an agent
+ * owns the terminal: nothing may be written over its screen (docs/architecture.md, decision 9), so
+ * the lines go to the session's log file.
+ */
+export function logTo(next: LogSink | null): void {
+  sink = next ?? toStderr;
+}
 
 function text(arg: unknown): string {
   if (typeof arg === "string") return arg;

@@ -7,6 +7,10 @@ export type ProcStat = {
   state: string;
   ppid: number;
   pgrp: number;
+  /** Field 7: the controlling terminal's device number (0: none). */
+  ttyNr: number;
+  /** Field 8: the process group in the foreground of that terminal (-1: none). */
+  tpgid: number;
   /** Field 22: start time in clock ticks since boot. */
   startTime: string;
 };
@@ -24,7 +28,7 @@ export function readProcStat(pid: number | string): ProcStat | null {
   }
   // After ") ": field 3 (state) is fields[0], so field N is fields[N - 3].
   const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  return { state: fields[0] ?? "?", ppid: Number(fields[1]), pgrp: Number(fields[2]), startTime: fields[19] ?? "?" };
+  return { state: fields[0] ?? "?", ppid: Number(fields[1]), pgrp: Number(fields[2]), ttyNr: Number(fields[4]), tpgid: Number(fields[5]), startTime: fields[19] ?? "?" };
 }
 
 /** A zombie or dead entry is no running process. */

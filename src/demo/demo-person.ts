@@ -12,6 +12,11 @@ import { findServices } from "../governance/wire/service-descriptor.ts";
  *
  * Which task is that call: the first one still pending after another was decided (the agent's own
  * form decides the first; the demo agent makes its calls one at a time).
+ *
+ * `thoughtgate approve` asks a person to confirm on their terminal; this scripted person has none
+ * (its commands run in a session of their own, so they never ask the demo's user), and the demo's
+ * wrap lets a command without a terminal decide, as `cli.require_terminal: false` in a user's own
+ * policy would for a script of theirs.
  */
 const POLL_MS = 100;
 
@@ -63,14 +68,14 @@ async function answer(options: PersonOptions, env: NodeJS.ProcessEnv, client: Ap
   const approved = await run(options, env, ["approve", task.task_id, "--endpoint", endpoint]);
   if (approved) return true;
   // The agent must not wait out the approval timeout because the demo's own command failed.
-  await client.decide(task.task_id, "deny", "the demo could not run thoughtgate approve").catch((error: unknown) => say(`demo: could not deny it either: ${messageOf(error)}`));
+  await client.decide(task, "deny", "the demo could not run thoughtgate approve", "once", "none").catch((error: unknown) => say(`demo: could not deny it either: ${messageOf(error)}`));
   return false;
 }
 
 /** Run `thoughtgate <args>` as a person would, showing the command line and what it printed. */
 async function run(options: PersonOptions, env: NodeJS.ProcessEnv, args: string[]): Promise<boolean> {
   options.say(`  $ thoughtgate ${args.filter((_, i) => args[i] !== "--endpoint" && args[i - 1] !== "--endpoint").join(" ")}`);
-  const child = Bun.spawn([options.binary, ...args], { env, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+  const child = Bun.spawn([options.binary, ...args], { env, stdin: "ignore", stdout: "pipe", stderr: "pipe", detached: true });
   const [code, out, err] = await Promise.all([child.exited, new Response(child.stdout).text(), new Response(child.stderr).text()]);
   for (const line of `${out}${err}`.trimEnd().split("\n")) options.say(line === "" ? "" : `    ${line}`);
   return code === 0;

@@ -1,3 +1,4 @@
+import { basename } from "node:path";
 import type { AgentType } from "./adapters/types.ts";
 
 /**
@@ -36,4 +37,26 @@ export const MODES_THAT_CANNOT_ASK = ["claude -p", "codex exec", "opencode run",
 function beforeDoubleDash(args: readonly string[]): string[] {
   const end = args.indexOf("--");
   return end < 0 ? [...args] : args.slice(0, end);
+}
+
+/**
+ * What the agent does with the terminal wrap shares with it (docs/architecture.md, decision 9):
+ * `owns` (a full-screen or line-editing TUI: Claude Code without `-p`, Codex's TUI, opencode's TUI,
+ * Gemini, Qwen and Copilot without `-p`, Amp, Goose, Cline, Junie, Cursor's and Kiro's CLIs), in
+ * which wrap writes nothing while it runs; `prints` (a mode that prints and exits, `agentCanAsk`
+ * false), in which a call waiting for a person is announced in one line; `none` (an editor or app
+ * that opens its own window, a custom agent), which leaves the terminal to wrap.
+ */
+export type AgentScreen = "owns" | "prints" | "none";
+
+const TERMINAL_AGENTS: ReadonlySet<AgentType> = new Set(["claude-code", "codex", "opencode", "gemini", "qwen", "copilot", "amp", "goose", "cline", "junie"]);
+
+export function agentScreen(agent: AgentType, command: readonly string[]): AgentScreen {
+  if (!agentCanAsk(agent, command)) return "prints";
+  if (TERMINAL_AGENTS.has(agent)) return "owns";
+  // Cursor's and Kiro's terminal agents, beside their editors.
+  const program = basename(command[0] ?? "").toLowerCase();
+  if (agent === "cursor" && (program === "cursor-agent" || program === "agent")) return "owns";
+  if (agent === "kiro" && program === "kiro-cli") return "owns";
+  return "none";
 }

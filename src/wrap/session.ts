@@ -9,7 +9,7 @@ import { APPROVAL_KEY_ENV, ENDPOINT_ENV } from "../governance/wire/env.ts";
 import { desktopTool } from "../governance/approval/desktop-notifier.ts";
 import { EngineHolder } from "../governance/engine/engine-holder.ts";
 import { publishService } from "../governance/wire/service-descriptor.ts";
-import { newSecret, startGovernanceService, userAtHost, type GovernanceService } from "../governance/service/service.ts";
+import { newSecret, processPersonCheck, startGovernanceService, userAtHost, type GovernanceService } from "../governance/service/service.ts";
 import { startServiceTracer } from "../governance/engine/tracing.ts";
 import { AGENT_TYPES, detectAgent, isVsCodeInsiders, projectDir, renderCoverage, rewrite, type AgentContext, type AgentType } from "./adapters/index.ts";
 import { restoreAllGuards } from "./config-guard.ts";
@@ -17,7 +17,8 @@ import { wrapHolder } from "./holders.ts";
 import { addedSinceEnroll } from "./enroll.ts";
 import { planConfigs, shareConfigs, type PlanOptions } from "./share-configs.ts";
 import { runAgent } from "./agent-process.ts";
-import { agentCanAsk } from "./agent-modes.ts";
+import { agentCanAsk, agentScreen } from "./agent-modes.ts";
+import { SessionVoice } from "./session-voice.ts";
 import { commandLineConfigs, type CommandLineConfigs } from "./agent-args.ts";
 import { checkCoverage } from "./coverage-gate.ts";
 import { drainShims } from "./drain.ts";
@@ -50,6 +51,11 @@ export type WrapOptions = {
   allowUngoverned?: boolean;
   /** Print each governance decision as it happens (the demo does). */
   showDecisions: boolean;
+  /**
+   * False: `thoughtgate approve|deny` decide without a terminal, as with `cli.require_terminal:
+   * false` in the user's policy. Only `thoughtgate demo` says so, for its scripted person.
+   */
+  cliRequireTerminal?: boolean;
   /** Where wrap talks to the user (stderr: the agent owns stdout). */
   say: (text: string) => void;
   /** Where `--dry-run` writes its diff (stdout, so `wrap --dry-run -- claude > wrap.diff` works). */
@@ -121,6 +127,12 @@ async function governAndRun(options: WrapOptions, agent: AgentType, ctx: AgentCo
   const runId = Bun.randomUUIDv7();
   const canAsk = agentCanAsk(agent, options.command);
   const desktop = desktopTool();
+  const record = createSessionDir(runId);
+  // From here on wrap and its service speak through the session's voice: its log file always, the
+  // terminal only while no agent that owns it runs (session-voice.ts).
+  const screen = agentScreen(agent, options.command);
+  const voice = new SessionVoice(record.dir, screen, options.say);
+  let agentPid: number | null = null;
   const service = startGovernanceService({
     engine: () => engines.engine,
     profile: options.profile,
@@ -128,7 +140,14 @@ async function governAndRun(options: WrapOptions, agent: AgentType, ctx: AgentCo
     sessionSecret,
     pageKey: newSecret(),
     cliKey,
+    // Only a person decides: never a process the agent runs, and the CLI only at a terminal unless
+    // the user's own policy says otherwise (the base layer: never a project's).
+    people: processPersonCheck({
+      requireTerminal: () => options.cliRequireTerminal !== false && engines.policy.base.engine.config.cli?.require_terminal !== false,
+      agent: () => agentPid,
+    }),
     agentCanAsk: canAsk,
+    waiting: (task) => voice.waiting(task),
     desktop,
     alwaysAllow: async (task) =>
       (await import("../governance/approval/always-allow.ts")).alwaysAllow(task, { policy: () => engines.policy, reload: () => engines.reload(), env: process.env, cwd: process.cwd(), origin: `wrap session ${runId}`, now: () => new Date() }),
@@ -138,7 +157,6 @@ async function governAndRun(options: WrapOptions, agent: AgentType, ctx: AgentCo
   });
   engines.watch();
   const cli = publishCliAccess(service.url, cliKey);
-  const record = createSessionDir(runId);
   // The shims' secret goes in the session directory (0600), not in the agent's config: a project
   // config (.mcp.json, .vscode/mcp.json) may be shared or committed while the session runs.
   // The team's log pipeline gets the session's calls when the user's policy names a collector.
@@ -149,12 +167,24 @@ async function governAndRun(options: WrapOptions, agent: AgentType, ctx: AgentCo
   writeFileSync(secretFile, sessionSecret, { mode: 0o600 });
   // The session's descriptor, before anything can start a shim: shims find the session by it.
   const info = startSessionInfo({ runId, endpoint: service.url, profile: options.profile, agent: { type: agent, command: options.command }, cwd: ctx.cwd });
-  options.say(
+  const agentName = options.command[0] ? basename(options.command[0]) : agent;
+  voice.say(
     [
       `thoughtgate: policy ${engines.files.length > 0 ? engines.label : "embedded default (read-only tools forwarded, destructive tools need approval)"}, profile ${options.profile}`,
-      `thoughtgate: governance service ${service.url}; approvals page (keep it private) ${service.approvalsUrl}`,
-      cli.howTo,
-      ...(canAsk ? [] : [`thoughtgate: ${options.command[0] ? basename(options.command[0]) : agent} in this mode answers no approval prompt itself: approvals go to the page, thoughtgate approve${desktop ? " and a desktop notification" : ""}`]),
+      `thoughtgate: governance service ${service.url}`,
+    ].join("\n"),
+  );
+  // The keys go to the terminal only: the page key is never written to disk, wrap.log included.
+  voice.sayKeyed(
+    `thoughtgate: approvals page (keep it private) ${service.approvalsUrl}\n${cli.howTo}`,
+    `thoughtgate: approvals page ${service.url}/approvals (its key only on the terminal; thoughtgate approvals prints it again)`,
+  );
+  voice.say(
+    [
+      ...(canAsk ? [] : [`thoughtgate: ${agentName} in this mode answers no approval prompt itself: approvals go to the page, thoughtgate approve${desktop ? " and a desktop notification" : ""}`]),
+      ...(screen === "owns"
+        ? [`thoughtgate: while ${agentName} runs, wrap writes nothing here: approve in ${agentName}'s own prompt, on the page (\`thoughtgate approvals\` prints its link again)${desktop ? ", in the desktop notification" : ""}; wrap's log ${voice.recording ? voice.path : "cannot be written"}`]
+        : [`thoughtgate: wrap's log ${voice.recording ? voice.path : "cannot be written"}`]),
       `thoughtgate: session record ${record.events}${auditExport ? ` (sent on as OTLP logs to ${auditExport.url})` : ""}`,
     ].join("\n"),
   );
@@ -162,13 +192,14 @@ async function governAndRun(options: WrapOptions, agent: AgentType, ctx: AgentCo
   const restoreEverything = () => {
     if (!options.restore) return;
     for (const result of restoreAllGuards()) {
-      if (result.status === "restored") options.say(`thoughtgate: restored ${result.configPath} (${result.kind === "backup" ? "byte-identical" : "kept the agent's own changes"})`);
-      if (result.status === "kept") options.say(`thoughtgate: left ${result.configPath} rewritten for ${result.holders}`);
+      if (result.status === "restored") voice.say(`thoughtgate: restored ${result.configPath} (${result.kind === "backup" ? "byte-identical" : "kept the agent's own changes"})`);
+      if (result.status === "kept") voice.say(`thoughtgate: left ${result.configPath} rewritten for ${result.holders}`);
     }
   };
   const onExit = () => {
     restoreEverything();
     info.end();
+    voice.close();
     cli.unpublish();
     bestEffort(() => rmSync(secretFile, { force: true }));
   };
@@ -192,35 +223,42 @@ async function governAndRun(options: WrapOptions, agent: AgentType, ctx: AgentCo
     rmSync(secretFile, { force: true });
     process.off("exit", onExit);
     process.off("uncaughtException", onUncaught);
+    voice.close();
     throw error;
   }
   const { plan } = shared;
 
   const pins = pinsSummary(plan.serverIds, engines.engine);
-  if (pins) options.say(pins);
+  if (pins) voice.say(pins);
 
   const follower = options.showDecisions
     ? followEvents(record.events, (event) => {
         const line = describeDecision(event);
-        if (line) options.say(line);
+        if (line) voice.say(line);
       })
     : null;
 
   let exitCode: number;
   try {
     // The agent carries the session: its shims find it there (governance/deciders/session.ts).
-    exitCode = await runAgent({ command: given.rewrittenCommand(plan.shimFor, record.dir), env: { [SESSION_ENV]: runId }, onStart: (pid) => info.agentStarted(pid) }, options.say);
+    voice.agentStarted();
+    const onStart = (pid: number) => {
+      agentPid = pid;
+      info.agentStarted(pid);
+    };
+    exitCode = await runAgent({ command: given.rewrittenCommand(plan.shimFor, record.dir), env: { [SESSION_ENV]: runId }, onStart }, (text) => voice.say(text));
   } finally {
+    voice.agentExited();
     // Tell the shims to drain, give them time, then put the configs back.
     service.setShutdown();
     const drained = await drainShims({ eventsPath: record.events, runId, profile: options.profile, timeoutMs: SHIM_DRAIN_MS, killGraceMs: END_KILL_GRACE_MS });
-    if (drained.serversEnded > 0) options.say(`thoughtgate: ended ${drained.serversEnded} MCP server process group(s) left running after their shim`);
+    if (drained.serversEnded > 0) voice.say(`thoughtgate: ended ${drained.serversEnded} MCP server process group(s) left running after their shim`);
     follower?.stop();
     await auditExport?.stop();
     if (options.restore) restoreEverything();
     else {
       for (const { guard } of shared.shared) guard.release();
-      if (shared.shared.length > 0) options.say("thoughtgate: --no-restore: configs stay rewritten; `thoughtgate unwrap --all` puts them back");
+      if (shared.shared.length > 0) voice.say("thoughtgate: --no-restore: configs stay rewritten; `thoughtgate unwrap --all` puts them back");
     }
     await stop(service, engines);
     info.end();
@@ -229,7 +267,8 @@ async function governAndRun(options: WrapOptions, agent: AgentType, ctx: AgentCo
     process.off("exit", onExit);
     process.off("uncaughtException", onUncaught);
   }
-  options.say(`${renderSummary(summarize(readEvents(record.events)), record.events)}\n${renderDecidedCalls(callsOfFile(record.events, runId), runId)}`);
+  voice.say(`${renderSummary(summarize(readEvents(record.events)), record.events)}\n${renderDecidedCalls(callsOfFile(record.events, runId), runId)}`);
+  voice.close();
   return exitCode;
 }
 

@@ -104,6 +104,14 @@ approval: { x: {} }
     ]);
   });
 
+  test("cli.require_terminal: false only in the user's own policy; a project's may not say who decides", () => {
+    const ok = parseConfig("schema: 1\ncli: { require_terminal: false }\n", {});
+    expect(ok.ok && ok.config.cli).toEqual({ require_terminal: false });
+    expect(problems("schema: 1\ncli: { require_terminal: maybe }\n")).toEqual(["cli.require_terminal: expected true or false"]);
+    const project = parseConfig("schema: 1\ncli: { require_terminal: true }\n", {}, "project");
+    expect(project.ok ? [] : project.problems.map((p) => `${p.path}: ${p.message}`)).toEqual(["cli: only the user's policy may set this; a project policy may only add restrictions"]);
+  });
+
   test("a project policy expands no ${VAR} at all and may not set telemetry", () => {
     const project = (yaml: string) => {
       const result = parseConfig(yaml, { POLICY_DIR: "/srv" }, "project");

@@ -5,11 +5,12 @@
  * the browser sends it only as the API calls' bearer token.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { writeFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { chromium, type Browser, type Page } from "playwright-core";
-import { tempDir, waitFor } from "../support/harness.ts";
+import { requireBinary, tempDir, waitFor } from "../support/harness.ts";
 import { ServeProcess } from "../support/serve.ts";
+import { runInTerminal } from "../support/terminal.ts";
 
 const CHROMIUM = "/usr/bin/chromium";
 const CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"];
@@ -172,4 +173,29 @@ test("an open page whose key stops working (the service restarted) clears its ta
   expect(await page.locator("#error").textContent()).toContain("wrong or old key");
   expect(await page.locator(".task").count()).toBe(0);
   await page.close();
+});
+
+test("the one-time link `thoughtgate approvals --open` hands the browser opens the page with its key; used once, it is spent", async () => {
+  const task = await pending("delete_tag", { tag: "v1" });
+  // The opener records the link it was given (its command line, which every local user can read).
+  const opener = join(dir.path, "record-link");
+  const link = join(dir.path, "link");
+  writeFileSync(opener, `#!/bin/sh\nprintf '%s' "$1" > '${link}'\n`, { mode: 0o755 });
+  const cli = runInTerminal([requireBinary(), "approvals", "--open"], { cwd: dir.path, outDir: dir.path, env: { ...serve.cliEnv, BROWSER: opener } });
+  expect(await cli.exited).toBe(0);
+  const url = await waitFor(() => (existsSync(link) ? readFileSync(link, "utf8") : null), "the opener to be given the link");
+  expect(url).toMatch(/\/approvals#open=[0-9a-f]{64}$/);
+  expect(url).not.toContain(serve.pageKey);
+
+  const { page, errors } = await openPage(url);
+  await page.locator(`[data-task-id="${task}"]`).waitFor();
+  // The code became the key in the address: a reload keeps working.
+  expect(new URL(page.url()).hash).toBe(`#key=${serve.pageKey}`);
+  const again = await openPage(url);
+  await again.page.locator("#error:not([hidden])").waitFor();
+  expect(await again.page.locator("#error").textContent()).toContain("this approvals link was used already or is too old");
+  expect(await again.page.locator(".task").count()).toBe(0);
+  expect(errors).toEqual([]);
+  await page.close();
+  await again.page.close();
 });

@@ -13,6 +13,7 @@ import { blocksText, FakeSlack, findButton } from "../support/fake-slack.ts";
 import { fixture, readEvents, requireBinary, tempDir, waitFor } from "../support/harness.ts";
 import { RawAgent } from "../support/raw-agent.ts";
 import { runBinary, ServeProcess } from "../support/serve.ts";
+import { decideAtTerminal } from "../support/terminal.ts";
 
 setDefaultTimeout(60_000);
 requireBinary();
@@ -65,7 +66,7 @@ describe("a changed definition under a governance service", () => {
     });
     expect(always.status).toBe(409);
 
-    const approved = await runBinary(["approve", task.task_id], { env: cli });
+    const approved = await decideAtTerminal(["approve", task.task_id], { env: cli });
     expect(approved.exitCode).toBe(0);
     const { match, before } = await agent.until(4);
     expect(match.result.content[0].text).toBe('{"n":4}');

@@ -11,6 +11,7 @@ import { join } from "node:path";
 import { fixture, readEvents, requireBinary, tempDir, waitFor } from "../support/harness.ts";
 import { RawAgent, type Received } from "../support/raw-agent.ts";
 import { runBinary, ServeProcess } from "../support/serve.ts";
+import { decideAtTerminal } from "../support/terminal.ts";
 
 setDefaultTimeout(30_000);
 requireBinary();
@@ -169,7 +170,7 @@ approval:
     const other = await agent.until(3);
     expect(text(other.match)).toBe("second note");
     expect(other.before).toEqual([]);
-    expect(await runBinary(["approve", waiting.task_id], { env: serve.cliEnv })).toMatchObject({ exitCode: 0 });
+    expect(await decideAtTerminal(["approve", waiting.task_id], { env: serve.cliEnv })).toMatchObject({ exitCode: 0 });
     expect(text((await agent.until(2)).match)).toBe("deleted a");
     expect(text(await agent.request(4, "tools/call", { name: "read_note", arguments: { id: "a" }, _meta: meta({}) }))).toBe("no note a");
     expect(await agent.close()).toBe(0);
@@ -181,7 +182,7 @@ approval:
     const { agent, events } = governed(own.path);
     const state = await ask(agent, 1, "b");
     const waiting = await task("delete_note", { id: "b" }, "pending");
-    expect(await runBinary(["approve", waiting.task_id], { env: serve.cliEnv })).toMatchObject({ exitCode: 0 });
+    expect(await decideAtTerminal(["approve", waiting.task_id], { env: serve.cliEnv })).toMatchObject({ exitCode: 0 });
     // The shim has the decision (it audits it for the first request) before the agent retries.
     expect(await waitFor(() => decisions(events).find((e) => e.decision === "forward"), "the shim to take the decision")).toMatchObject({ approved_by: "cli" });
     expect(text(await retry(agent, 2, "b", state, NO_ONE))).toBe("deleted b");
@@ -193,7 +194,7 @@ approval:
     const state = await ask(agent, 1, "a");
     const pending = retry(agent, 2, "a", state, NO_ONE);
     const waiting = await task("delete_note", { id: "a" }, "pending");
-    expect(await runBinary(["deny", waiting.task_id, "--reason", "not this one"], { env: serve.cliEnv })).toMatchObject({ exitCode: 0 });
+    expect(await decideAtTerminal(["deny", waiting.task_id, "--reason", "not this one"], { env: serve.cliEnv })).toMatchObject({ exitCode: 0 });
     expect((await pending).error).toMatchObject({ code: -32007, data: { gate: "approval", rule_id: "ask-delete", task_id: waiting.task_id } });
     expect(text(await agent.request(3, "tools/call", { name: "read_note", arguments: { id: "a" }, _meta: meta({}) }))).toBe("first note");
   });

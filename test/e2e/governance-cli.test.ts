@@ -3,11 +3,12 @@
  * what a person at a terminal sees.
  */
 import { afterEach, describe, expect, test } from "bun:test";
-import { existsSync, readdirSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { tempDir, waitFor } from "../support/harness.ts";
+import { requireBinary, tempDir, waitFor } from "../support/harness.ts";
 import { policyHome } from "../support/policy-home.ts";
 import { runBinary, ServeProcess } from "../support/serve.ts";
+import { decideAtTerminal, runInTerminal } from "../support/terminal.ts";
 
 const CONFIG = `schema: 1
 sources:
@@ -38,6 +39,15 @@ function policyDir(cedar = NO_ETC, config = CONFIG): string {
   writeFileSync(join(dir.path, "thoughtgate.yaml"), config);
   writeFileSync(join(dir.path, "policy.cedar"), cedar);
   return dir.path;
+}
+
+/** A command run at a terminal of its own (a person's), to its end: its exit code and what it printed. */
+async function inTerminal(args: string[], env: Record<string, string>) {
+  const dir = tempDir();
+  cleanup.push(() => dir[Symbol.dispose]());
+  const terminal = runInTerminal([requireBinary(), ...args], { cwd: dir.path, outDir: dir.path, env });
+  const exitCode = await terminal.exited;
+  return { exitCode, stdout: readFileSync(terminal.stdoutFile, "utf8"), stderr: readFileSync(terminal.stderrFile, "utf8") };
 }
 
 async function serve(dir: string): Promise<ServeProcess> {
@@ -76,10 +86,10 @@ describe("serve + tasks/approve/deny", () => {
     const json = JSON.parse((await runBinary(["tasks", "--json"], { env })).stdout) as Array<{ task_id: string }>;
     expect(json.map((t) => t.task_id)).toEqual([first.task_id, second.task_id]);
 
-    const approved = await runBinary(["approve", first.task_id], { env });
+    const approved = await decideAtTerminal(["approve", first.task_id], { env });
     expect(approved).toMatchObject({ exitCode: 0, stdout: `approved ${first.task_id}: gh.delete_repo\n` });
     expect(await s.task(first.task_id)).toMatchObject({ status: "approved", decided_by: "cli" });
-    const denied = await runBinary(["deny", second.task_id, "--reason", "not on a Friday"], { env });
+    const denied = await decideAtTerminal(["deny", second.task_id, "--reason", "not on a Friday"], { env });
     expect(denied).toMatchObject({ exitCode: 0, stdout: `denied ${second.task_id}: gh.delete_branch\n` });
     expect(await s.task(second.task_id)).toMatchObject({ status: "denied", reason: "not on a Friday" });
 
@@ -110,7 +120,7 @@ describe("serve + tasks/approve/deny", () => {
     const s = await serve(policyDir());
     const env = s.cliEnv;
     const first = await s.evaluate({ name: "delete_repo", arguments: { repo: "acme/site" } });
-    const approved = await runBinary(["approve", first.task_id, "--session"], { env });
+    const approved = await decideAtTerminal(["approve", first.task_id, "--session"], { env });
     expect(approved).toMatchObject({ exitCode: 0, stdout: `approved ${first.task_id}: gh.delete_repo (and every call of it until the session ends)\n` });
     const later = await s.evaluate({ name: "delete_repo", arguments: { repo: "acme/other" } });
     expect(await s.task(later.task_id)).toMatchObject({ status: "approved", decided_by: `session_grant:${first.task_id}` });
@@ -151,7 +161,7 @@ describe("serve + tasks/approve/deny", () => {
     expect(statSync(join(services, `${first.proc.pid}.json`)).mode & 0o777).toBe(0o600);
     const task = await first.evaluate({ name: "delete_repo", arguments: { repo: "acme/site" } });
     expect((await runBinary(["tasks"], { env })).stdout).toContain(`${task.task_id}  pending`);
-    expect(await runBinary(["approve", task.task_id], { env })).toMatchObject({ exitCode: 0, stdout: `approved ${task.task_id}: gh.delete_repo\n` });
+    expect(await decideAtTerminal(["approve", task.task_id], { env })).toMatchObject({ exitCode: 0, stdout: `approved ${task.task_id}: gh.delete_repo\n` });
     expect(await first.task(task.task_id)).toMatchObject({ status: "approved", decided_by: "cli" });
 
     const second = await ServeProcess.start(["--thoughtgate-config", join(dir, "thoughtgate.yaml")], { env });
@@ -168,6 +178,74 @@ describe("serve + tasks/approve/deny", () => {
     expect(readdirSync(services)).toEqual([]);
   });
 
+  test("approve and deny ask the person at the terminal, showing the call; no terminal, or any answer but y, decides nothing", async () => {
+    const s = await serve(policyDir());
+    const env = s.cliEnv;
+    const task = await s.evaluate({ name: "delete_repo", arguments: { repo: "acme/site" } });
+    // No controlling terminal (an agent's shell tool has none): one line, and the task waits on.
+    const headless = await runBinary(["approve", task.task_id], { env });
+    expect(headless.exitCode).toBe(1);
+    expect(headless.stderr).toBe(
+      "[error] a decision needs a person at a terminal, and this command has none (an agent's shell tool has none): approve on the approvals page or with thoughtgate approve in your own terminal, or set cli.require_terminal: false in your own policy\n",
+    );
+    expect((await runBinary(["deny", task.task_id], { env })).exitCode).toBe(1);
+    const declined = await decideAtTerminal(["approve", task.task_id, "--session"], { env, answer: "n" });
+    expect(declined.exitCode).toBe(1);
+    expect(declined.screen).toContain(`thoughtgate: task ${task.task_id}: gh.delete_repo {"repo":"acme/site"}`);
+    expect(declined.screen).toContain("Allow for this session (this tool on this server, any arguments)? Type y and Enter to confirm:");
+    expect(declined.stderr).toBe(`[error] not confirmed: nothing decided, task ${task.task_id} still waits\n`);
+    expect((await s.task(task.task_id)).status).toBe("pending");
+    expect((await decideAtTerminal(["approve", task.task_id], { env })).exitCode).toBe(0);
+    expect(await s.task(task.task_id)).toMatchObject({ status: "approved", decided_by: "cli" });
+  });
+
+  test("the user's own policy may let a script decide without a terminal (cli.require_terminal: false); a project's policy may not say so", async () => {
+    const dir = policyDir(NO_ETC, `${CONFIG}cli: { require_terminal: false }\n`);
+    const s = await serve(dir);
+    const task = await s.evaluate({ name: "delete_repo", arguments: { repo: "acme/site" } });
+    expect(await runBinary(["approve", task.task_id], { env: s.cliEnv })).toMatchObject({ exitCode: 0, stdout: `approved ${task.task_id}: gh.delete_repo\n` });
+    const project = policyDir(NO_ETC, "schema: 1\ncli: { require_terminal: false }\n");
+    const refused = await runBinary(["validate-config"], { cwd: project, env: { XDG_CONFIG_HOME: join(project, "no-user-config") } });
+    expect(refused.exitCode).toBe(1);
+    expect(refused.stdout).toContain("cli: only the user's policy may set this");
+  });
+
+  test("approvals prints the page's link at a terminal, and tasks shows it too; without a terminal neither hands out the key", async () => {
+    const s = await serve(policyDir());
+    const env = s.cliEnv;
+    const printed = await inTerminal(["approvals"], env);
+    expect(printed.exitCode).toBe(0);
+    expect(printed.stdout).toMatch(new RegExp(`^${s.approvalsUrl.replace(/[.?]/g, "\\$&")}  \\(thoughtgate serve, pid ${s.proc.pid}, since [0-9-]+ [0-9:]+ UTC\\)\n$`));
+    expect((await inTerminal(["tasks"], env)).stdout).toEndWith(`\napprovals page (keep it private): ${s.approvalsUrl}\n`);
+
+    const headless = await runBinary(["approvals"], { env });
+    expect(headless.exitCode).toBe(1);
+    expect(headless.stdout).toContain("the approvals link needs a person at a terminal");
+    expect(headless.stdout).not.toContain(s.pageKey);
+    const listed = await runBinary(["tasks"], { env });
+    expect(listed.stdout).toBe("no calls are waiting for approval\n");
+  });
+
+  test("approvals --open gives the browser a one-time link, never the key; the page redeems it once", async () => {
+    const s = await serve(policyDir());
+    const dir = tempDir();
+    cleanup.push(() => dir[Symbol.dispose]());
+    // A browser opener that records its command line (what every local user can read in /proc).
+    const opener = join(dir.path, "browser");
+    writeFileSync(opener, `#!/bin/sh\nprintf '%s\\n' "$@" > ${join(dir.path, "argv")}\n`, { mode: 0o755 });
+    const opened = await inTerminal(["approvals", "--open"], { ...s.cliEnv, BROWSER: opener });
+    expect(opened).toMatchObject({ exitCode: 0, stdout: expect.stringContaining("opened the approvals page of (") });
+    const argv = await waitFor(() => (existsSync(join(dir.path, "argv")) ? readFileSync(join(dir.path, "argv"), "utf8") : null), "the opener to run");
+    expect(argv).not.toContain(s.pageKey);
+    const code = /^http:\/\/127\.0\.0\.1:\d+\/approvals#open=([0-9a-f]{64})\n$/.exec(argv)?.[1] ?? "";
+    expect(code).not.toBe("");
+    const redeem = () => fetch(`${s.endpoint}/approvals/api/open`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ code }) });
+    const first = await redeem();
+    expect([first.status, await first.json()]).toEqual([200, { key: s.pageKey }]);
+    const again = await redeem();
+    expect([again.status, ((await again.json()) as { error: string }).error]).toEqual([401, "this approvals link was used already or is too old: run thoughtgate approvals again"]);
+  });
+
   test("approve refuses to run inside an agent that wrap governs (THOUGHTGATE_ACTIVE=1); deny still works", async () => {
     const s = await serve(policyDir());
     const task = await s.evaluate({ name: "delete_repo", arguments: { repo: "acme/site" } });
@@ -176,7 +254,7 @@ describe("serve + tasks/approve/deny", () => {
     expect(approve.exitCode).toBe(1);
     expect(approve.stderr).toContain("thoughtgate approve refuses to run inside an agent that thoughtgate wrap governs");
     expect((await s.task(task.task_id)).status).toBe("pending");
-    expect((await runBinary(["deny", task.task_id], { env: inside })).exitCode).toBe(0);
+    expect((await decideAtTerminal(["deny", task.task_id], { env: inside })).exitCode).toBe(0);
     expect(await s.task(task.task_id)).toMatchObject({ status: "denied", decided_by: "cli" });
   });
 

@@ -12,6 +12,7 @@ import type { Readable } from "node:stream";
 import { answerForms, NO_ONE_ANSWERS, type FormAnswer } from "../support/approval-answers.ts";
 import { EVERYTHING_SERVER, requireBinary, tempDir, waitFor } from "../support/harness.ts";
 import { ServeProcess } from "../support/serve.ts";
+import { decideAtTerminal } from "../support/terminal.ts";
 
 setDefaultTimeout(60_000);
 
@@ -120,8 +121,8 @@ describe("approvals", () => {
     const task = await pendingTask("echo");
     // Meanwhile the connection is not blocked.
     expect(await client.ping()).toEqual({});
-    const approved = cli("approve", task.task_id);
-    expect(approved.code).toBe(0);
+    const approved = await decideAtTerminal(["approve", task.task_id], { env: serve.cliEnv });
+    expect(approved.exitCode).toBe(0);
     expect((await call).content).toEqual([{ type: "text", text: "Echo: approved by cli" }]);
     expect(await serve.task(task.task_id)).toMatchObject({ status: "approved", decided_by: "cli" });
   });
@@ -130,7 +131,7 @@ describe("approvals", () => {
     const { client } = await agent();
     const call = rejection(client.callTool({ name: "echo", arguments: { message: "no" } }));
     const task = await pendingTask("echo");
-    expect(cli("deny", task.task_id, "--reason", "not today").code).toBe(0);
+    expect((await decideAtTerminal(["deny", task.task_id, "--reason", "not today"], { env: serve.cliEnv })).exitCode).toBe(0);
     const error = await call;
     expect(error.code).toBe(-32007);
     expect(error.data).toMatchObject({ gate: "approval", task_id: task.task_id });
@@ -157,7 +158,7 @@ describe("approvals", () => {
       expect(prompts).toHaveLength(1);
       expect(await serve.task(task.task_id)).toMatchObject({ status: "pending" });
       expect(await client.ping()).toEqual({});
-      expect(cli("approve", task.task_id).code).toBe(0);
+      expect((await decideAtTerminal(["approve", task.task_id], { env: serve.cliEnv })).exitCode).toBe(0);
       expect((await call).content).toEqual([{ type: "text", text: `Echo: ${message}` }]);
       expect(await serve.task(task.task_id)).toMatchObject({ status: "approved", decided_by: "cli" });
     });

@@ -9,6 +9,7 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fixture, processesWith, readEvents, requireBinary, waitFor } from "../support/harness.ts";
 import { wrapSandbox } from "../support/wrap-sandbox.ts";
+import { decideAtTerminal } from "../support/terminal.ts";
 
 setDefaultTimeout(60_000);
 requireBinary();
@@ -88,7 +89,7 @@ approval:
       const tasks = listed.exitCode === 0 ? (JSON.parse(listed.stdout.toString()) as Array<{ task_id: string; name: string; status: string }>) : [];
       return tasks.find((t) => t.name === "env" && t.status === "pending");
     }, "the env call to wait for approval");
-    expect(cli("approve", task.task_id).exitCode).toBe(0);
+    expect((await decideAtTerminal(["approve", task.task_id], { env: box.env })).exitCode).toBe(0);
     expect(await wrap.proc.exited).toBe(0);
     expect(existsSync(report)).toBe(true);
     const results = (JSON.parse(readFileSync(report, "utf8")) as { results: Record<string, unknown> }).results;

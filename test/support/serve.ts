@@ -64,8 +64,9 @@ export class ServeProcess {
     return (await response.json()) as Record<string, any>;
   }
 
+  /** A task as people see it (the page key): a shim reads only the tasks it asked about itself. */
   async task(id: string): Promise<Record<string, any>> {
-    const response = await fetch(`${this.endpoint}/governance/task/${id}`, { headers: { authorization: `Bearer ${this.secret}` } });
+    const response = await fetch(`${this.endpoint}/approvals/api/tasks/${id}`, { headers: { authorization: `Bearer ${this.pageKey}` } });
     return ((await response.json()) as { task: Record<string, any> }).task;
   }
 

@@ -4,8 +4,9 @@
  * test `type()`s arrives on /dev/tty as if typed (so "\x03" is Ctrl+C). The command's own stdout
  * and stderr are redirected to files, so they can be checked apart from what the terminal shows.
  */
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { waitFor } from "./harness.ts";
+import { BINARY, tempDir, waitFor } from "./harness.ts";
 
 export type Terminal = {
   /** Everything written to the terminal so far. */
@@ -29,7 +30,7 @@ function shellQuote(arg: string): string {
   return `'${arg.replaceAll("'", "'\\''")}'`;
 }
 
-export function runInTerminal(command: string[], options: { cwd: string; outDir: string }): Terminal {
+export function runInTerminal(command: string[], options: { cwd: string; outDir: string; env?: Record<string, string | undefined> }): Terminal {
   const stdoutFile = join(options.outDir, "terminal-stdout.txt");
   const stderrFile = join(options.outDir, "terminal-stderr.txt");
   const shell = `exec ${command.map(shellQuote).join(" ")} >${shellQuote(stdoutFile)} 2>${shellQuote(stderrFile)}`;
@@ -41,6 +42,7 @@ export function runInTerminal(command: string[], options: { cwd: string; outDir:
     stderr: "inherit",
     // A session of its own: the test's own terminal (if any) is never the one the command sees.
     detached: true,
+    ...(options.env ? { env: { ...process.env, ...options.env } } : {}),
   });
   let screen = "";
   const decoder = new TextDecoder();
@@ -70,4 +72,33 @@ export function runInTerminal(command: string[], options: { cwd: string; outDir:
     pid: proc.pid,
     kill: (signal = "SIGTERM") => proc.kill(signal),
   };
+}
+
+/** What `thoughtgate approve|deny` asks its person on the terminal, just before the answer. */
+export const CONFIRM_QUESTION = "Type y and Enter to confirm";
+
+/**
+ * `thoughtgate approve|deny ARGS` run as a person runs it: on a terminal of its own, answering its
+ * question with `answer` (default y) once it is asked. Resolves with how it ended, what it printed,
+ * and what the terminal showed.
+ */
+export async function decideAtTerminal(args: string[], options: { env?: Record<string, string | undefined>; answer?: string } = {}) {
+  using out = tempDir("thoughtgate-terminal-");
+  const terminal = runInTerminal([BINARY, ...args], { cwd: out.path, outDir: out.path, ...(options.env ? { env: options.env } : {}) });
+  let ended = false;
+  const exited = terminal.exited.then((code) => {
+    ended = true;
+    return code;
+  });
+  await waitFor(() => ended || terminal.screen().includes(CONFIRM_QUESTION), "the confirmation question or the command's end", 30_000);
+  if (!ended) terminal.type(`${options.answer ?? "y"}\r`);
+  const exitCode = await exited;
+  const read = (path: string) => {
+    try {
+      return readFileSync(path, "utf8");
+    } catch {
+      return "";
+    }
+  };
+  return { exitCode, stdout: read(terminal.stdoutFile), stderr: read(terminal.stderrFile), screen: terminal.screen() };
 }

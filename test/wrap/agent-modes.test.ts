@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { agentCanAsk } from "../../src/wrap/agent-modes.ts";
+import { agentCanAsk, agentScreen } from "../../src/wrap/agent-modes.ts";
 
 describe("which agent modes can put an approval prompt in front of a person", () => {
   test("the modes that run one prompt and answer every form unseen cannot; interactive ones can", () => {
@@ -22,5 +22,28 @@ describe("which agent modes can put an approval prompt in front of a person", ()
       ["zed", ["zed", "-p"], true],
     ];
     expect(cases.map(([agent, command]) => agentCanAsk(agent, command))).toEqual(cases.map(([, , expected]) => expected));
+  });
+});
+
+describe("what an agent does with the terminal wrap shares with it", () => {
+  test("TUIs own it, print modes print and exit, editors and custom agents leave it alone", () => {
+    const cases: Array<[Parameters<typeof agentScreen>[0], string[], ReturnType<typeof agentScreen>]> = [
+      ["claude-code", ["claude"], "owns"],
+      ["claude-code", ["claude", "-p", "do it"], "prints"],
+      ["codex", ["codex"], "owns"],
+      ["codex", ["codex", "exec", "fix it"], "prints"],
+      ["opencode", ["opencode"], "owns"],
+      ["opencode", ["opencode", "run", "hi"], "prints"],
+      ["gemini", ["gemini"], "owns"],
+      ["amp", ["amp"], "owns"],
+      ["cursor", ["cursor-agent"], "owns"],
+      ["cursor", ["cursor", "."], "none"],
+      ["kiro", ["kiro-cli"], "owns"],
+      ["kiro", ["kiro", "."], "none"],
+      ["vscode", ["code", "."], "none"],
+      ["zed", ["zed"], "none"],
+      ["custom", ["./my-agent"], "none"],
+    ];
+    expect(cases.map(([agent, command]) => agentScreen(agent, command))).toEqual(cases.map(([, , expected]) => expected));
   });
 });

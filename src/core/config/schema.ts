@@ -278,6 +278,12 @@ export const configSchema = v.pipe(
        * Read from the user's policy only (strictest-of.ts).
        */
       audit: v.optional(strict({ arguments: v.optional(oneOf(["redacted", "hash"] as const), "redacted") }, "audit section")),
+      /**
+       * `thoughtgate approve|deny` (and the approvals link `approvals`/`tasks` print) need a person
+       * at a terminal (docs/security.md, "Only a person approves"); `require_terminal: false` lets a
+       * script of the user's decide without one. The user's own policy only.
+       */
+      cli: v.optional(strict({ require_terminal: v.optional(v.boolean("expected true or false"), true) })),
     },
     "policy file",
   ),

@@ -8,6 +8,11 @@ import type { GrantView } from "../wire/api.ts";
  * memory only, so they end with it (a `wrap` session, or a `serve` process) and are never written
  * anywhere a later session could find them. A grant only ever stands in for a person's approval:
  * the service consults it where the policy asks for approval, after every deny of the gates.
+ *
+ * A grant covers the calls of the shim that asked (its channel to the service), never another's:
+ * anything holding the session secret can play a shim and ask in any server's name, and what a
+ * person allows for that shim's call must not let the real server's shim through (docs/security.md,
+ * Only a person approves). A shim's grants end with its channel.
  */
 export type Grant = {
   id: string;
@@ -18,6 +23,8 @@ export type Grant = {
   taskId: string;
   /** The channel that decided that task (web, cli, elicitation, desktop, …). */
   grantedBy: string;
+  /** The shim whose calls it covers (its channel, as the task's `openedBy`). */
+  holder: string;
   createdAt: number;
   uses: number;
 };
@@ -34,22 +41,27 @@ export class SessionGrants {
    * second "allow for this session" of the same tool changes nothing). Null once the session has
    * ended or the store is full: the approval itself still counts, for that one call.
    */
-  grant(call: { serverId: string; method: string; name: string }, taskId: string, grantedBy: string, now: number): Grant | null {
+  grant(call: { serverId: string; method: string; name: string }, taskId: string, grantedBy: string, now: number, holder: string): Grant | null {
     if (this.closed) return null;
-    const key = keyOf(call.serverId, call.method, call.name);
+    const key = keyOf(holder, call.serverId, call.method, call.name);
     const known = this.grants.get(key);
     if (known) return known;
     if (this.grants.size >= MAX_GRANTS) return null;
-    const grant: Grant = { id: `grant-${taskId}`, serverId: call.serverId, method: call.method, name: call.name, taskId, grantedBy, createdAt: now, uses: 0 };
+    const grant: Grant = { id: `grant-${taskId}`, serverId: call.serverId, method: call.method, name: call.name, taskId, grantedBy, holder, createdAt: now, uses: 0 };
     this.grants.set(key, grant);
     return grant;
   }
 
-  /** The grant that covers this call, counting the use; undefined when there is none. */
-  use(serverId: string, method: string, name: string): Grant | undefined {
-    const grant = this.grants.get(keyOf(serverId, method, name));
+  /** The grant that covers this call of `holder`'s, counting the use; undefined when there is none. */
+  use(serverId: string, method: string, name: string, holder: string): Grant | undefined {
+    const grant = this.grants.get(keyOf(holder, serverId, method, name));
     if (grant) grant.uses += 1;
     return grant;
+  }
+
+  /** A shim's channel closed: its grants go with it (a new connection asks again). */
+  dropHolder(holder: string): void {
+    for (const [key, grant] of this.grants) if (grant.holder === holder) this.grants.delete(key);
   }
 
   /** Take one back (the approvals page's "revoke"): later calls are asked about again. */
@@ -87,9 +99,9 @@ export class SessionGrants {
   }
 }
 
-/** Exact server id, method and name: no globs, so a grant never covers another tool. */
-function keyOf(serverId: string, method: string, name: string): string {
-  return canonicalJson([serverId, method, name]);
+/** The holder, and exact server id, method and name: no globs, so a grant never covers another tool or shim. */
+function keyOf(holder: string, serverId: string, method: string, name: string): string {
+  return canonicalJson([holder, serverId, method, name]);
 }
 
 /** What a call a grant let through says it was approved by: `session_grant:<task id>`. */

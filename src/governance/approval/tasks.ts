@@ -4,7 +4,6 @@ import type { Workflow } from "../../core/config/schema.ts";
 import { redact, redactText } from "../../telemetry/redact.ts";
 import type { DecisionScope, TaskStatus, TaskView } from "../wire/api.ts";
 import type { ToolAnnotations } from "../../core/mcp-schema.ts";
-import { newSecret, secretDigest, secretMatches } from "../wire/secrets.ts";
 
 /**
  * Approval tasks (docs/architecture.md, decision 9): one per call waiting for a human, bound to a digest of the
@@ -35,8 +34,14 @@ export type Task = {
   scope?: DecisionScope;
   decisionReason?: string;
   timeoutOutcome?: Workflow["on_timeout"];
-  /** SHA-256 of the relay token given to the shim that was offered this task for elicitation. */
-  relayDigest?: Buffer;
+  /**
+   * Who asked: the shim channel the call came in on (`channel:<n>`), or `http` for a shim without
+   * one. Only that caller relays an answer for the task, cancels it or reads it, and a session grant
+   * made from it covers that caller's later calls only (docs/security.md, Only a person approves).
+   */
+  openedBy?: string;
+  /** The asking shim was offered the task for elicitation: its agent's form may answer it. */
+  relayOffered?: boolean;
   /** A task to accept a changed or flagged definition: what a person is shown besides the call. */
   definition?: NonNullable<TaskView["definition"]>;
 };
@@ -47,13 +52,12 @@ export type Decision = { decision: "approve" | "deny"; digest: string; reason?: 
 
 /**
  * Who decided, as the service knows it from the credential that came with the decision (never from
- * the request body): the page key is "web", the CLI key "cli", a task's relay token "elicitation";
+ * the request body): the page key is "web", the CLI key "cli", the asking shim's own channel "elicitation";
  * "slack" is a listed approver's click or reaction on the message the service posted.
  */
 export type Channel = "elicitation" | "web" | "cli" | "desktop" | "slack";
 
-/** `relayToken`: only when the task was created for elicitation; goes to the shim that asked, and nowhere else. */
-export type CreateResult = { ok: true; task: Task; relayToken?: string } | { ok: false; error: "full" };
+export type CreateResult = { ok: true; task: Task } | { ok: false; error: "full" };
 export type ChangeResult =
   | { ok: true; task: Task }
   | { ok: false; error: "not_found" }
@@ -103,11 +107,12 @@ export class TaskStore {
   }
 
   /**
-   * `options.relay`: the asking shim runs elicitation for this task and gets a relay token for its
-   * answer. `options.approvedBy`: the task is approved as it is made (a session grant covers the
-   * call), so the call keeps its own task, audit trail and shim protocol.
+   * `options.openedBy`: who asked (its shim channel). `options.relay`: that shim runs elicitation
+   * for this task, and may relay its agent's answer. `options.approvedBy`: the task is approved as
+   * it is made (a session grant covers the call), so the call keeps its own task, audit trail and
+   * shim protocol.
    */
-  create(input: NewTask, options: { relay?: boolean; approvedBy?: { by: string; reason: string } } = {}): CreateResult {
+  create(input: NewTask, options: { openedBy?: string; relay?: boolean; approvedBy?: { by: string; reason: string } } = {}): CreateResult {
     this.prune();
     if (this.tasks.size >= this.capacity) this.evictOldestFinished();
     // Every slot holds a pending call: refuse, and the caller denies (fail closed).
@@ -121,8 +126,8 @@ export class TaskStore {
       createdAt: now,
       expiresAt: now + input.workflow.timeout,
     };
-    const relayToken = options.relay ? newSecret() : undefined;
-    if (relayToken !== undefined) task.relayDigest = secretDigest(relayToken);
+    if (options.openedBy !== undefined) task.openedBy = options.openedBy;
+    if (options.relay === true && options.openedBy !== undefined) task.relayOffered = true;
     this.tasks.set(task.id, task);
     if (options.approvedBy) {
       this.finish(task, "approved", options.approvedBy.by, options.approvedBy.reason);
@@ -130,7 +135,7 @@ export class TaskStore {
     }
     this.timers.set(task.id, this.clock.schedule(input.workflow.timeout, () => this.timeOut(task)));
     this.onCreate?.(task);
-    return relayToken === undefined ? { ok: true, task } : { ok: true, task, relayToken };
+    return { ok: true, task };
   }
 
   get(id: string): Task | undefined {
@@ -168,21 +173,28 @@ export class TaskStore {
   }
 
   /**
-   * The agent's user answered the elicitation a shim ran for this task: accepted only with the
-   * task's relay token, which only the shim that was offered the task received. The session secret
-   * alone (which every shim, and anything that can read a shim's argv or environment, has) decides nothing.
+   * The agent's user answered the elicitation a shim ran for this task: accepted only from the very
+   * shim channel the call came in on, while the call is still waiting, and only when that shim was
+   * offered the task for elicitation. Nothing a server or the agent's shell can read (argv,
+   * environment, files) is that channel: whatever plays a shim of its own answers only its own calls.
    */
-  relay(id: string, relayToken: string, decision: Decision): ChangeResult {
+  relay(id: string, caller: string, decision: Decision): ChangeResult {
     const task = this.get(id);
     if (!task) return { ok: false, error: "not_found" };
-    if (!task.relayDigest || !secretMatches(relayToken, task.relayDigest)) return { ok: false, error: "relay_refused", task };
+    if (task.relayOffered !== true || task.openedBy !== caller) return { ok: false, error: "relay_refused", task };
     return this.decide(id, decision, "elicitation");
   }
 
+  /** Whether `caller` asked for this task (a shim reads, cancels or relays only its own). */
+  openedBy(task: Task, caller: string): boolean {
+    return task.openedBy === caller;
+  }
+
   /** The agent cancelled the call (notifications/cancelled) or its shim went away. */
-  cancel(id: string, reason?: string): ChangeResult {
+  cancel(id: string, reason?: string, caller?: string): ChangeResult {
     const task = this.get(id);
     if (!task) return { ok: false, error: "not_found" };
+    if (caller !== undefined && task.openedBy !== caller) return { ok: false, error: "relay_refused", task };
     if (task.status !== "pending") return { ok: false, error: "not_pending", task };
     this.finish(task, "cancelled", "agent", reason);
     return { ok: true, task };
@@ -207,6 +219,11 @@ export class TaskStore {
       set.add(done);
       signal?.addEventListener("abort", onAbort, { once: true });
     });
+  }
+
+  /** A shim's channel closed: the calls it asked about are no longer waiting for anyone. */
+  cancelOpenedBy(caller: string, reason: string): void {
+    for (const task of this.tasks.values()) if (task.status === "pending" && task.openedBy === caller) this.finish(task, "cancelled", "agent", reason);
   }
 
   /** Cancel every pending task (the service is stopping): their shims see `cancelled` and deny. */

@@ -1,10 +1,11 @@
 import * as v from "valibot";
 import { messageOf, ThoughtGateError } from "../../core/errors.ts";
-import { errorResponse, taskResponse, tasksResponse, type GrantView, type TaskView } from "../wire/api.ts";
+import { errorResponse, pageLink, PERSON_HEADER, taskResponse, tasksResponse, type GrantView, type PersonAtCli, type TaskView } from "../wire/api.ts";
 import type { ApprovalTarget } from "../wire/service-descriptor.ts";
 
 /** How long `thoughtgate approve|deny|tasks` waits for the local service. */
 const REQUEST_TIMEOUT_MS = 5_000;
+
 
 /**
  * A person's side of the approval API (`thoughtgate approve|deny|tasks`): the running service's
@@ -36,21 +37,29 @@ export class ApprovalClient {
 
   /**
    * Approve (this call, or with `scope: "session"` this tool on this server until the session
-   * ends) or deny, bound to the digest of the call as the service shows it now.
+   * ends) or deny `task`, bound to the digest of the call as it was shown to the person.
    */
-  async decide(id: string, decision: "approve" | "deny", reason: string | undefined, scope: "once" | "session" = "once"): Promise<TaskView> {
-    const task = await this.get(id);
-    if (task.status !== "pending") throw new ThoughtGateError("TASK", `task ${id} is already ${task.status.replace("_", " ")}`);
+  async decide(task: TaskView, decision: "approve" | "deny", reason: string | undefined, scope: "once" | "session", person: PersonAtCli): Promise<TaskView> {
     const body = { decision, digest: task.digest, scope, ...(reason !== undefined ? { reason } : {}) };
-    return (await this.call(`/approvals/api/tasks/${encodeURIComponent(id)}`, taskResponse, body)).task;
+    return (await this.call(`/approvals/api/tasks/${encodeURIComponent(task.task_id)}`, taskResponse, body, person)).task;
   }
 
-  private async call<S extends v.GenericSchema>(path: string, schema: S, body?: unknown): Promise<v.InferOutput<S>> {
+  /** The approvals page's link with its key (only for a person at a terminal: person-check.ts). */
+  async pageLink(person: PersonAtCli): Promise<string> {
+    return (await this.call("/approvals/api/page-link", pageLink, undefined, person)).url;
+  }
+
+  /** A one-time link to the page (`#open=<code>`, redeemed once within a minute) for a browser's command line. */
+  async openLink(person: PersonAtCli): Promise<string> {
+    return (await this.call("/approvals/api/open-link", pageLink, {}, person)).url;
+  }
+
+  private async call<S extends v.GenericSchema>(path: string, schema: S, body?: unknown, person?: PersonAtCli): Promise<v.InferOutput<S>> {
     let response: Response;
     try {
       response = await fetch(`${this.endpoint}${path}`, {
         method: body === undefined ? "GET" : "POST",
-        headers: { authorization: `Bearer ${this.key}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
+        headers: { authorization: `Bearer ${this.key}`, ...(person ? { [PERSON_HEADER]: person } : {}), ...(body === undefined ? {} : { "content-type": "application/json" }) },
         ...(body === undefined ? {} : { body: JSON.stringify(body) }),
         signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
       });
@@ -62,6 +71,8 @@ export class ApprovalClient {
     if (response.status === 401) {
       throw new ThoughtGateError("CONFIG", `the governance service at ${this.endpoint} refused the approval key (wrong key, or the service restarted; without --key, tasks|approve|deny find a running service's key themselves)`);
     }
+    // Who asked is not a person the service can see (person-check.ts): its one line says why.
+    if (response.status === 403 && said) throw new ThoughtGateError("CONFIG", said);
     if (response.status === 404 && path.startsWith("/approvals/api/tasks/")) throw new ThoughtGateError("TASK", said ?? "no such task");
     if (response.status === 409) throw new ThoughtGateError("TASK", said ?? "the task is no longer pending");
     if (!response.ok) throw new ThoughtGateError("PROTOCOL", `the governance service answered ${response.status}${said ? `: ${said}` : ""}`);

@@ -11,7 +11,7 @@ import type { Answer } from "../wire/api.ts";
 /**
  * A shim waiting on an approval task of the governance service (docs/governance.md, Approvals):
  * the channels the service hands to the shim (elicitation through the agent, its answer relayed
- * with the task's relay token), the task polled until a person decides, it times out or the agent
+ * on the shim's own channel, the only place the service takes it from), the task polled until a person decides, it times out or the agent
  * cancels, and the task's end turned into the call's verdict. Whatever cannot be read from the
  * service ends the wait as `service.unavailable` says (fail closed).
  */
@@ -55,10 +55,10 @@ export async function awaitApproval(
   };
   signal.addEventListener("abort", onCancel, { once: true });
   try {
-    if (answer.shim_channels?.includes("elicitation") && answer.relay_token && context.elicit) {
+    if (answer.shim_channels?.includes("elicitation") && context.elicit) {
       const ask = context.elicit;
       const purpose = context.definitionChange ? "definition" : "call";
-      void elicitFor(service, path, answer.relay_token, prompt, (message, aborted) => ask(message, aborted, purpose), AbortSignal.any([signal, done.signal]));
+      void elicitFor(service, path, prompt, (message, aborted) => ask(message, aborted, purpose), AbortSignal.any([signal, done.signal]));
     }
     const interval = Math.max(50, answer.poll_interval_ms ?? 250);
     for (;;) {
@@ -80,15 +80,15 @@ export async function awaitApproval(
   }
 }
 
-/** Ask the agent's user, then relay the answer with the task's relay token (the session secret alone decides nothing). */
-async function elicitFor(service: ServiceCalls, path: string, relayToken: string, prompt: string, elicit: NonNullable<DecisionContext["elicit"]>, signal: AbortSignal): Promise<void> {
+/** Ask the agent's user, then relay the answer on this shim's channel (the session secret alone decides nothing). */
+async function elicitFor(service: ServiceCalls, path: string, prompt: string, elicit: NonNullable<DecisionContext["elicit"]>, signal: AbortSignal): Promise<void> {
   try {
     const outcome = await elicit(prompt, signal);
     if (outcome === "unanswered") {
       // The agent answered for no one: the task stays pending for the page, the CLI, Slack, until its
       // timeout; the service tells the person at once (a desktop notification) rather than waiting.
       service.log.warn("the agent answered the approval form without asking anyone; waiting for the approvals page or `thoughtgate approve`");
-      await service.call("POST", `${path}/unanswered`, { relay_token: relayToken, reason: "the agent answered the approval form without showing it" }, REQUEST_TIMEOUT_MS).catch(() => undefined);
+      await service.call("POST", `${path}/unanswered`, { reason: "the agent answered the approval form without showing it" }, REQUEST_TIMEOUT_MS).catch(() => undefined);
       return;
     }
     const { task } = await service.json("GET", path, undefined, taskResponse, POLL_TIMEOUT_MS);
@@ -97,7 +97,7 @@ async function elicitFor(service: ServiceCalls, path: string, relayToken: string
       outcome === "declined"
         ? { decision: "deny" }
         : { decision: "approve", scope: outcome === "approved_session" ? "session" : "once" };
-    const relayed = await service.call("POST", `${path}/decision`, { ...decision, digest: task.digest, relay_token: relayToken }, REQUEST_TIMEOUT_MS);
+    const relayed = await service.call("POST", `${path}/decision`, { ...decision, digest: task.digest }, REQUEST_TIMEOUT_MS);
     if (!isOk(relayed) && relayed.status !== 409) log.warn(`the governance service refused the elicitation answer: HTTP ${relayed.status} (other channels still apply)`);
   } catch (error) {
     if (!signal.aborted) log.warn(`approval through the agent failed: ${messageOf(error)} (other channels still apply)`);

@@ -90,7 +90,7 @@ button:disabled { opacity: .5; cursor: default; }
 
 const SCRIPT = `
 "use strict";
-const key = new URLSearchParams(location.hash.slice(1)).get("key") || "";
+let key = new URLSearchParams(location.hash.slice(1)).get("key") || "";
 const $ = (id) => document.getElementById(id);
 const BACKSLASH = String.fromCharCode(92);
 const NEWLINE = String.fromCharCode(10);
@@ -323,7 +323,29 @@ async function revokeGrant(grant) {
   }
 }
 
+/** A one-time link (\`thoughtgate approvals --open\`, #open=CODE) is redeemed once for the key, which then replaces it in the address. */
+async function redeemOpenLink() {
+  const code = new URLSearchParams(location.hash.slice(1)).get("open");
+  if (!code) return false;
+  try {
+    const response = await fetch("/approvals/api/open", { method: "POST", cache: "no-store", headers: { "content-type": "application/json" }, body: JSON.stringify({ code }) });
+    let body = null;
+    try { body = await response.json(); } catch {}
+    if (response.ok && body && typeof body.key === "string") {
+      key = body.key;
+      history.replaceState(null, "", "#key=" + key);
+      return false;
+    }
+    showError((body && body.error) || "This approvals link could not be used (HTTP " + response.status + "): run thoughtgate approvals again.");
+  } catch (error) {
+    showError("Cannot reach the governance service (" + error.message + ").");
+  }
+  $("pending-section").hidden = true;
+  return true;
+}
+
 async function loop() {
+  if (!key && (await redeemOpenLink())) return;
   if (!key) { showError("This page needs its key: open the whole URL that thoughtgate wrap or thoughtgate serve printed (it ends in #key=…)."); $("pending-section").hidden = true; return; }
   await refresh();
   if (!stopped) setTimeout(loop, POLL_MS);

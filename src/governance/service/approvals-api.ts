@@ -1,7 +1,8 @@
 import { log } from "../../core/log.ts";
 import { showInvisible } from "../../core/visible-text.ts";
 import { redactText } from "../../telemetry/redact.ts";
-import { decisionRequest, type DecisionRequest } from "../wire/api.ts";
+import { decisionRequest, openRequest, type DecisionRequest, type PageLink } from "../wire/api.ts";
+import { newSecret } from "../wire/secrets.ts";
 import type { AlwaysResult } from "../approval/always-allow.ts";
 import { failure, json, parseBody } from "./http-guard.ts";
 import type { SessionGrants } from "../approval/session-grants.ts";
@@ -10,19 +11,32 @@ import type { Channel, ChangeResult, Task, TaskStore } from "../approval/tasks.t
 export type ApprovalsApiOptions = {
   tasks: TaskStore;
   grants: SessionGrants;
+  /** The approvals page's address (`…/approvals`) and its key (the link people open is `url#key=…`). */
+  page: () => { url: string; key: string };
   /** "Always allow" (src/governance/approval/always-allow.ts); absent: refused as not possible here. */
   alwaysAllow?: (task: Task) => Promise<AlwaysResult>;
   /** The service's answer for a task change (the task view, or the error it maps to). */
   changed(result: ChangeResult, id: string): Response;
 };
 
+/** How long the one-time link `thoughtgate approvals --open` opens may be redeemed. */
+export const OPEN_LINK_MS = 60_000;
+
 /**
  * `/approvals/api/*`: what people call, from the page (page key, channel web) or `thoughtgate
- * approve|deny|tasks` (CLI key, channel cli); the caller has checked the key. Tasks and the
- * session's grants, a decision with its scope, and revoking a grant.
+ * approve|deny|tasks|approvals` (CLI key, channel cli); the caller has checked the key and who sent
+ * it (person-check.ts). Tasks and the session's grants, a decision with its scope, revoking a
+ * grant, and the page's link for the CLI.
  */
-export function approvalsApi(options: ApprovalsApiOptions): (request: Request, path: string, channel: Channel) => Promise<Response> {
+export function approvalsApi(options: ApprovalsApiOptions): {
+  handle: (request: Request, path: string, channel: Channel) => Promise<Response>;
+  /** `POST /approvals/api/open` (no key): a one-time link's code for the page key, once. */
+  redeem: (request: Request) => Promise<Response>;
+} {
   const { tasks, grants, changed } = options;
+  // One-time codes for `approvals --open`: the browser opener's command line (readable by every
+  // local user) carries one of these, never the page key.
+  const openCodes = new Map<string, number>();
 
   /**
    * A person's decision. `always` comes only from the approvals page: it writes a rule into the
@@ -42,7 +56,22 @@ export function approvalsApi(options: ApprovalsApiOptions): (request: Request, p
     return changed(tasks.decide(id, { ...decision, reason: decision.reason ?? written.note }, channel), id);
   }
 
-  return async (request, path, channel) => {
+  async function redeem(request: Request): Promise<Response> {
+    const body = await parseBody(request, openRequest);
+    if (!body.ok) return body.response;
+    const now = Date.now();
+    for (const [code, expires] of openCodes) if (expires <= now) openCodes.delete(code);
+    if (!openCodes.delete(body.value.code)) return failure(401, "unauthorized", "this approvals link was used already or is too old: run thoughtgate approvals again");
+    return json({ key: options.page().key });
+  }
+
+  const handle = async (request: Request, path: string, channel: Channel): Promise<Response> => {
+    if (path === "/approvals/api/page-link" && request.method === "GET") return json({ url: `${options.page().url}#key=${options.page().key}` } satisfies PageLink);
+    if (path === "/approvals/api/open-link" && request.method === "POST") {
+      const code = newSecret();
+      openCodes.set(code, Date.now() + OPEN_LINK_MS);
+      return json({ url: `${options.page().url}#open=${code}` } satisfies PageLink);
+    }
     if (path === "/approvals/api/tasks" && request.method === "GET") {
       return json({ tasks: tasks.list().map((t) => tasks.toView(t)), grants: grants.list().map((g) => grants.toView(g)) });
     }
@@ -67,4 +96,5 @@ export function approvalsApi(options: ApprovalsApiOptions): (request: Request, p
     }
     return failure(404, "not_found", `no such endpoint: ${request.method} ${path}`);
   };
+  return { handle, redeem };
 }

@@ -21,7 +21,10 @@ type Base = { gate: null; rule_id: null; policy_id: null; shutdown: boolean };
  * `pins.approval` workflow; a timeout never accepts a definition, whatever the workflow's
  * `on_timeout`. The shim writes the pin when the task is approved and then asks about the call.
  */
-export function evaluateDefinitionChange(request: EvaluateRequest, change: DefinitionChangeWire, profile: Profile, engine: PolicyEngine, tasks: TaskStore, base: Base, seeAllAt: string): EvaluateResponse {
+/** Who asks (`caller`: its shim channel) and whether its agent may be put the form (`canElicit`). */
+export type Asker = { caller: string; canElicit: boolean };
+
+export function evaluateDefinitionChange(request: EvaluateRequest, change: DefinitionChangeWire, profile: Profile, engine: PolicyEngine, tasks: TaskStore, base: Base, seeAllAt: string, asker: Asker): EvaluateResponse {
   const settings = engine.pins(request.server_id);
   const what = `the ${KIND_WORDS[change.kind]} ${change.name} ${change.status === "changed" ? `changed its definition (${change.changed.join(", ")})` : "was flagged by the poisoning checks"}`;
   if (settings.mode !== "strict") return { ...base, decision: "forward", reason: `${what}; pin: ${settings.mode}` };
@@ -29,7 +32,7 @@ export function evaluateDefinitionChange(request: EvaluateRequest, change: Defin
   const internal = fromWire(change);
   const call = { serverId: request.server_id, method: request.method, name: request.name, correlationId: String(request.id ?? "") };
   const destination = settings.workflow.destination.type;
-  const elicit = request.channels.includes("elicitation") && (destination === "any" || destination === "elicitation" || destination === "slack");
+  const elicit = asker.canElicit && request.channels.includes("elicitation") && (destination === "any" || destination === "elicitation" || destination === "slack");
   const created = tasks.create(
     {
       serverId: request.server_id,
@@ -42,7 +45,7 @@ export function evaluateDefinitionChange(request: EvaluateRequest, change: Defin
       reason: `${what}: accept the new definition?`,
       definition: { kind: change.kind, status: change.status, changed: change.changed, diff: change.diff, findings: change.findings },
     },
-    { relay: elicit },
+    { openedBy: asker.caller, relay: elicit },
   );
   if (!created.ok) {
     const refusal = definitionRefusal(internal, call, `too many approvals pending (${tasks.pendingCount})`);
@@ -57,6 +60,6 @@ export function evaluateDefinitionChange(request: EvaluateRequest, change: Defin
     reason: what,
     task_id: task.id,
     prompt: acceptancePrompt(request.server_id, internal, { seeAllAt }),
-    ...(created.relayToken !== undefined ? { shim_channels: ["elicitation" as const], relay_token: created.relayToken } : {}),
+    ...(task.relayOffered ? { shim_channels: ["elicitation" as const] } : {}),
   };
 }

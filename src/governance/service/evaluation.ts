@@ -43,10 +43,19 @@ export type EvaluationOptions = {
 };
 
 /**
+ * Who asks: the shim channel the request came in on (`channel:<n>`), or `http` for a request
+ * without one. Elicitation is offered only on a channel: its answer is relayed on that channel, for
+ * that call, and nowhere else (docs/security.md, Only a person approves).
+ */
+export type Caller = string;
+export const HTTP_CALLER: Caller = "http";
+export const isChannel = (caller: Caller) => caller.startsWith("channel:");
+
+/**
  * The governance service's decision, free of HTTP: one evaluate request in, its answer out. A
  * call that needs a human becomes an approval task; every deny carries the one deny error.
  */
-export function createEvaluator(options: EvaluationOptions): (request: EvaluateRequest) => EvaluateResponse {
+export function createEvaluator(options: EvaluationOptions): (request: EvaluateRequest, caller: Caller) => EvaluateResponse {
   const { tasks, metrics } = options;
   // The engine in force is looked up per call (a reload swaps it); a failing lookup fails closed too.
   const current = { evaluate: (input: EvaluateInput) => options.engine().evaluate(input) };
@@ -57,21 +66,21 @@ export function createEvaluator(options: EvaluationOptions): (request: EvaluateR
     return response;
   }
 
-  return function evaluate(request: EvaluateRequest): EvaluateResponse {
+  return function evaluate(request: EvaluateRequest, caller: Caller): EvaluateResponse {
     const tracer = options.tracer;
-    if (!tracer?.on) return respond(request, undefined);
+    if (!tracer?.on) return respond(request, caller, undefined);
     const span = tracer.start("thoughtgate.evaluate", {
       kind: "server",
       parent: parseTraceparent(request.traceparent) ?? tracer.root,
       attributes: { "mcp.method.name": request.method, "thoughtgate.server_id": request.server_id },
     });
-    const response = respond(request, span);
+    const response = respond(request, caller, span);
     span.set(responseAttributes(response));
     span.end();
     return response;
   };
 
-  function respond(request: EvaluateRequest, span: Span | undefined): EvaluateResponse {
+  function respond(request: EvaluateRequest, caller: Caller, span: Span | undefined): EvaluateResponse {
     metrics.seen(request.server_id);
     // The stricter profile wins: a shim may ask for enforcement, never opt out of it.
     const profile: Profile = options.profile === "production" || request.profile === "production" ? "production" : "development";
@@ -79,6 +88,9 @@ export function createEvaluator(options: EvaluationOptions): (request: EvaluateR
     if (request.direction !== "agent_to_server" || request.message_type !== "request" || !GOVERNED_METHODS.has(request.method)) {
       return count({ ...base, decision: "forward", reason: "not a governed method (forwarded and audited)" }, request, profile);
     }
+    // The agent behind this shim may be put the form: it can show one, and its answer can come back
+    // on the channel the call came in on.
+    const canElicit = options.agentCanAsk !== false && isChannel(caller);
     if (request.definition_change) {
       let engine: PolicyEngine;
       try {
@@ -86,7 +98,7 @@ export function createEvaluator(options: EvaluationOptions): (request: EvaluateR
       } catch {
         return count({ ...base, decision: "deny", gate: "definitions", reason: "governance engine unavailable: the definition cannot be accepted" }, request, profile);
       }
-      return count(evaluateDefinitionChange(request, request.definition_change, profile, engine, tasks, base, SEE_ALL_AT), request, profile);
+      return count(evaluateDefinitionChange(request, request.definition_change, profile, engine, tasks, base, SEE_ALL_AT, { caller, canElicit }), request, profile);
     }
     // The JSON-RPC id ties the error to the shim's audit events, as in the in-process shim.
     const correlationId = request.id === undefined || request.id === null ? Bun.randomUUIDv7() : String(request.id);
@@ -125,10 +137,11 @@ export function createEvaluator(options: EvaluationOptions): (request: EvaluateR
     const decided = { gate: "approval", rule_id: outcome.ruleId, policy_id: outcome.policyId };
     const destination = outcome.workflow.destination.type;
     // A session grant stands in for the person who made it: the call still gets its own task,
-    // approved as it is made, so the shim's protocol and the audit are those of any approval.
-    const grant = options.grants.use(request.server_id, request.method, request.name);
+    // approved as it is made, so the shim's protocol and the audit are those of any approval. Only a
+    // grant made for this very shim's call counts (session-grants.ts).
+    const grant = options.grants.use(request.server_id, request.method, request.name, caller);
     // Slack adds a channel and takes none away: the agent's user may still answer (first answer wins).
-    const elicit = !grant && options.agentCanAsk !== false && request.channels.includes("elicitation") && (destination === "any" || destination === "elicitation" || destination === "slack");
+    const elicit = !grant && canElicit && request.channels.includes("elicitation") && (destination === "any" || destination === "elicitation" || destination === "slack");
     const created = tasks.create({
       serverId: request.server_id,
       method: request.method,
@@ -139,7 +152,7 @@ export function createEvaluator(options: EvaluationOptions): (request: EvaluateR
       workflowName: outcome.workflowName,
       workflow: outcome.workflow,
       reason: outcome.reason,
-    }, grant ? { approvedBy: { by: grantApprover(grant), reason: `allowed for this session (task ${grant.taskId}, by ${grant.grantedBy})` } } : { relay: elicit });
+    }, grant ? { openedBy: caller, approvedBy: { by: grantApprover(grant), reason: `allowed for this session (task ${grant.taskId}, by ${grant.grantedBy})` } } : { openedBy: caller, relay: elicit });
     if (!created.ok) {
       const reason = `too many approvals pending (${tasks.pendingCount}); denying (fail closed)`;
       log.error(reason);
@@ -150,7 +163,7 @@ export function createEvaluator(options: EvaluationOptions): (request: EvaluateR
     if (grant) log.info(showInvisible(redactText(`${task.serverId}.${task.name}: allowed for this session (grant of task ${grant.taskId}); task ${task.id}`)));
     else {
       log.info(showInvisible(redactText(`approval needed: task ${task.id} ${task.serverId}.${task.name} (rule ${task.ruleId ?? "-"}); thoughtgate approve ${task.id} [--session]`)));
-      options.onPending?.(task, created.relayToken !== undefined);
+      options.onPending?.(task, task.relayOffered === true);
     }
     return count(
       {
@@ -161,8 +174,8 @@ export function createEvaluator(options: EvaluationOptions): (request: EvaluateR
         task_id: task.id,
         poll_interval_ms: POLL_INTERVAL_MS,
         prompt: approvalPrompt(task, outcome.reason, { seeAllAt: SEE_ALL_AT }),
-        // Only the shim that asked gets the relay token, and only with elicitation to run.
-        ...(created.relayToken !== undefined ? { shim_channels: ["elicitation" as const], relay_token: created.relayToken } : {}),
+        // Only the shim that asked, on its channel, runs the form and relays its answer.
+        ...(task.relayOffered ? { shim_channels: ["elicitation" as const] } : {}),
       },
       request,
       profile,

@@ -14,11 +14,13 @@ import type { AlwaysResult } from "../approval/always-allow.ts";
 import { DesktopNotifier, type NotifyTool } from "../approval/desktop-notifier.ts";
 import { approvalPageHtml } from "./approval-page.ts";
 import type { PolicyEngine } from "../engine/engine.ts";
-import { createEvaluator } from "./evaluation.ts";
+import { createEvaluator, HTTP_CALLER } from "./evaluation.ts";
 import { bearer, failure, hostProblem, isCrossOrigin, json, loopbackHosts, newNonce, pageHeaders, pathOf, readJson, toResponse } from "./http-guard.ts";
 import { secretDigest, secretMatches } from "../wire/secrets.ts";
+import type { TaskView } from "../wire/api.ts";
 import { shimApi, taskChange } from "./shim-api.ts";
 import { CHANNEL_PATH, shimChannels } from "./shim-channel.ts";
+import type { PersonAct, PersonCheck } from "./person-check.ts";
 import { spanRelayHandler } from "./span-relay.ts";
 import { SessionGrants } from "../approval/session-grants.ts";
 import { systemClock, TaskStore, type Channel, type ChangeResult, type Clock, type Task } from "../approval/tasks.ts";
@@ -28,18 +30,24 @@ import { collectWhenIdle } from "../../core/idle-collector.ts";
 const HEARTBEAT_PATH = "/governance/heartbeat";
 
 export { newSecret } from "../wire/secrets.ts";
+export { processPersonCheck, type PersonCheck } from "./person-check.ts";
 export { POLL_INTERVAL_MS } from "./evaluation.ts";
 
 export type ServiceOptions = {
   /** The engine, or a getter so a reload can swap it under a running service. */
   engine: PolicyEngine | (() => PolicyEngine);
   profile: Profile;
-  /** What shims hold: asks for decisions, relays an elicitation answer only with the task's relay token. */
+  /** What shims hold: asks for decisions; relays an elicitation answer only on the channel the call came in on. */
   sessionSecret: string;
   /** The approvals page's key (channel web): printed in the page URL's fragment, never written to disk. */
   pageKey: string;
   /** `thoughtgate approve|deny|tasks`'s key (channel cli): printed, and in the service descriptor (0600). */
   cliKey: string;
+  /**
+   * Whether the process behind a person's request may be a person (person-check.ts): wrap and serve
+   * pass `processPersonCheck`; a test that has no other process to decide from passes its own.
+   */
+  people: PersonCheck;
   /** 0 (the default): any free port. */
   port?: number;
   host?: string;
@@ -53,6 +61,8 @@ export type ServiceOptions = {
    * these modes): no shim is offered elicitation, and approvals go to people's channels at once.
    */
   agentCanAsk?: boolean;
+  /** A call (or a definition) now waits for a person, as people see it: wrap says so where the terminal is its to write on. */
+  waiting?: (task: TaskView) => void;
   /** Announce approvals on the desktop with this tool (src/governance/approval/desktop-notifier.ts); none: no notifications. */
   desktop?: NotifyTool | null;
   /** "Always allow" from the approvals page (src/governance/approval/always-allow.ts); absent: refused as not possible here. */
@@ -104,7 +114,10 @@ export function startGovernanceService(options: ServiceOptions): GovernanceServi
   const tasks: TaskStore = new TaskStore({
     ...(clock ? { clock } : {}),
     ...(options.maxTasks !== undefined ? { capacity: options.maxTasks } : {}),
-    onCreate: (task) => slack.created(task),
+    onCreate: (task) => {
+      slack.created(task);
+      options.waiting?.(tasks.toView(task));
+    },
     onFinish: (task) => {
       slack.finished(task);
       metrics.observeApproval(task.serverId, ((task.finishedAt ?? task.createdAt) - task.createdAt) / 1000);
@@ -112,7 +125,8 @@ export function startGovernanceService(options: ServiceOptions): GovernanceServi
       const scope = task.scope === "session" ? " for this session" : task.scope === "always" ? " always" : "";
       log.info(showInvisible(redactText(`approval task ${task.id} (${task.serverId}.${task.name}): ${task.status.replace("_", " ")}${scope}${by}`)));
       // "Allow for this session", from whichever channel: later calls of this tool are approved by the grant.
-      if (task.status === "approved" && task.scope === "session" && task.decidedBy) grants.grant(task, task.id, task.decidedBy, (clock ?? systemClock).now());
+      // The grant covers the calls of the shim that asked, never another's (session-grants.ts).
+      if (task.status === "approved" && task.scope === "session" && task.decidedBy && task.openedBy !== undefined) grants.grant(task, task.id, task.decidedBy, (clock ?? systemClock).now(), task.openedBy);
       notifier?.finished(task);
     },
   });
@@ -125,7 +139,14 @@ export function startGovernanceService(options: ServiceOptions): GovernanceServi
   // The session's span: every shim's session span hangs under it, so a session is one trace.
   const sessionSpan = tracer.session(`thoughtgate ${options.role ?? "serve"}`, { "thoughtgate.profile": options.profile });
   metrics.watchTracing(() => tracer.stats);
-  const approvals = approvalsApi({ tasks, grants, changed: (result, id) => changed(result, id), ...(options.alwaysAllow ? { alwaysAllow: options.alwaysAllow } : {}) });
+  let pageUrl = "";
+  const approvals = approvalsApi({
+    tasks,
+    grants,
+    page: () => ({ url: pageUrl, key: options.pageKey }),
+    changed: (result, id) => changed(result, id),
+    ...(options.alwaysAllow ? { alwaysAllow: options.alwaysAllow } : {}),
+  });
   const evaluate = createEvaluator({
     engine,
     profile: options.profile,
@@ -152,10 +173,17 @@ export function startGovernanceService(options: ServiceOptions): GovernanceServi
   // Decisions, audit and page requests so far: the heap is collected once they stop for a second.
   // Heartbeats are not traffic (every shim sends one each 5 s; counted, they would collect each time).
   let activity = 0;
-  const channels = shimChannels((method, path, body) => {
-    if (path !== HEARTBEAT_PATH) activity += 1;
-    return api(method, path, body);
-  }, MAX_BODY_BYTES);
+  const channels = shimChannels(
+    (method, path, body, caller) => {
+      if (path !== HEARTBEAT_PATH) activity += 1;
+      return api(method, path, body, caller);
+    },
+    MAX_BODY_BYTES,
+    (caller) => {
+      tasks.cancelOpenedBy(caller, "the shim that asked is gone (its channel closed)");
+      grants.dropHolder(caller);
+    },
+  );
 
   /** `/healthz`, `/metrics` and `/governance/*`: what shims (session secret) call. */
   async function governance(request: Request, path: string): Promise<Response> {
@@ -166,7 +194,7 @@ export function startGovernanceService(options: ServiceOptions): GovernanceServi
     }
     if (!path.startsWith("/governance/")) return failure(404, "not_found", `no such endpoint: ${method} ${path}`);
     const read = await readJson(request);
-    return toResponse(read.ok ? api(method, path, read.raw) : read.answer);
+    return toResponse(read.ok ? api(method, path, read.raw, HTTP_CALLER) : read.answer);
   }
 
   /** Which person's key a request carries: both are compared every time, in constant time. */
@@ -188,9 +216,21 @@ export function startGovernanceService(options: ServiceOptions): GovernanceServi
       const nonce = newNonce();
       return new Response(approvalPageHtml(nonce), { headers: pageHeaders(nonce) });
     }
+    // The one-time link `approvals --open` handed a browser carries its own credential.
+    if (path === "/approvals/api/open" && request.method === "POST") {
+      const refused = options.people(request, server, "open-link");
+      return refused ? failure(403, "forbidden", refused) : approvals.redeem(request);
+    }
     if (path.startsWith("/approvals/")) {
       const channel = personChannel(request);
-      return channel ? approvals(request, path, channel) : unauthorized("approval key");
+      if (!channel) return unauthorized("approval key");
+      const act = personAct(request.method, path, channel);
+      const refused = act ? options.people(request, server, act) : null;
+      if (refused) {
+        log.warn(showInvisible(`${request.method} ${path} with the ${channel === "web" ? "page" : "CLI"} key refused: ${refused}`));
+        return failure(403, "forbidden", refused);
+      }
+      return approvals.handle(request, path, channel);
     }
     if (!secretMatches(bearer(request), sessionDigest)) return unauthorized("session secret");
     if (path === CHANNEL_PATH && request.method === "GET") return channels.upgrade(request, server as Server<never>);
@@ -233,6 +273,7 @@ export function startGovernanceService(options: ServiceOptions): GovernanceServi
   const port = server.port ?? 0;
   allowedHosts = loopbackHosts(host, port);
   const url = `http://${host}:${port}`;
+  pageUrl = `${url}/approvals`;
   if (options.desktop) {
     notifier = new DesktopNotifier({
       tool: options.desktop,
@@ -267,6 +308,16 @@ export function startGovernanceService(options: ServiceOptions): GovernanceServi
       await tracer.close(TRACE_FLUSH_MS);
     },
   };
+}
+
+/**
+ * What a person's request asks that only a person may (person-check.ts): a decision, or the page's
+ * link (which carries the page key). Reading tasks and revoking a grant are not held to it.
+ */
+function personAct(method: string, path: string, channel: Channel): PersonAct | null {
+  if (method === "POST" && path.startsWith("/approvals/api/tasks/")) return channel === "web" ? "page-decision" : "cli-decision";
+  if (path === "/approvals/api/page-link" || path === "/approvals/api/open-link") return "page-link";
+  return null;
 }
 
 /** `thoughtgate serve on ada@laptop`: who asks, when the caller does not say. */

@@ -5,18 +5,20 @@ import type { Profile } from "../../core/profile.ts";
 import { cancelRequest, evaluateRequest, filterRequest, heartbeatRequest, metricsReport, pinsRequest, relayRequest, unansweredRequest, type Answer, type EvaluateRequest, type EvaluateResponse } from "../wire/api.ts";
 import type { PolicyEngine } from "../engine/engine.ts";
 import { answer, parseValue, refusal } from "./http-guard.ts";
-import { secretMatches } from "../wire/secrets.ts";
+import type { Caller } from "./evaluation.ts";
 import type { ChangeResult, Task, TaskStore } from "../approval/tasks.ts";
 
 /**
  * What a shim asks the governance service (`/governance/*`), free of its transport: the same
  * handler answers an HTTP request and a message on the shim's channel (shim-channel.ts), so both
- * decide alike. Every call here has already shown the session secret.
+ * decide alike. Every call here has already shown the session secret; `caller` says which shim
+ * channel it came in on (`http` without one). A task is the caller's that asked for it: only that
+ * caller reads it, cancels it, or relays its agent's answer to it.
  */
-export type ShimApi = (method: string, path: string, body: unknown) => Answer;
+export type ShimApi = (method: string, path: string, body: unknown, caller: Caller) => Answer;
 
 export type ShimApiOptions = {
-  evaluate: (request: EvaluateRequest) => EvaluateResponse;
+  evaluate: (request: EvaluateRequest, caller: Caller) => EvaluateResponse;
   engine: () => PolicyEngine;
   /** The service's profile: with the shim's, the stricter decides whether pins are enforced. */
   profile: Profile;
@@ -39,37 +41,36 @@ export function shimApi(options: ShimApiOptions): ShimApi {
   const shutdown = options.shuttingDown;
   const context = () => ({ tasks, metrics, shutdown: shutdown() });
 
-  function task(method: string, id: string, action: string | undefined, body: unknown): Answer | null {
+  function task(method: string, id: string, action: string | undefined, body: unknown, caller: Caller): Answer | null {
     if (action === undefined && method === "GET") {
       const found = tasks.get(id);
+      if (found && !tasks.openedBy(found, caller)) return taskChange({ ok: false, error: "relay_refused", task: found }, id, context());
       return taskChange(found ? { ok: true, task: found } : { ok: false, error: "not_found" }, id, context());
     }
     if (action === "/decision" && method === "POST") {
       const parsed = parseValue(body, relayRequest);
-      if (!parsed.ok) return parsed.answer;
-      const { relay_token, ...decision } = parsed.value;
-      return taskChange(tasks.relay(id, relay_token, decision), id, context());
+      return parsed.ok ? taskChange(tasks.relay(id, caller, parsed.value), id, context()) : parsed.answer;
     }
     if (action === "/unanswered" && method === "POST") {
-      const parsed = parseValue(body, unansweredRequest);
+      const parsed = parseValue(body, unansweredRequest, {});
       if (!parsed.ok) return parsed.answer;
       const found = tasks.get(id);
       if (!found) return taskChange({ ok: false, error: "not_found" }, id, context());
-      if (!found.relayDigest || !secretMatches(parsed.value.relay_token, found.relayDigest)) return taskChange({ ok: false, error: "relay_refused", task: found }, id, context());
+      if (found.relayOffered !== true || !tasks.openedBy(found, caller)) return taskChange({ ok: false, error: "relay_refused", task: found }, id, context());
       if (found.status === "pending") options.unanswered(found);
       return answer({ task: tasks.toView(found), shutdown: shutdown() });
     }
     if (action === "/cancel" && method === "POST") {
       const parsed = parseValue(body, cancelRequest, {});
-      return parsed.ok ? taskChange(tasks.cancel(id, parsed.value.reason ?? "cancelled by the agent"), id, context()) : parsed.answer;
+      return parsed.ok ? taskChange(tasks.cancel(id, parsed.value.reason ?? "cancelled by the agent", caller), id, context()) : parsed.answer;
     }
     return null;
   }
 
-  return (method, path, body) => {
+  return (method, path, body, caller) => {
     if (path === "/governance/evaluate" && method === "POST") {
       const parsed = parseValue(body, evaluateRequest);
-      return parsed.ok ? answer(evaluate(parsed.value)) : parsed.answer;
+      return parsed.ok ? answer(evaluate(parsed.value, caller)) : parsed.answer;
     }
     if (path === "/governance/pins" && method === "POST") {
       const parsed = parseValue(body, pinsRequest);
@@ -115,7 +116,7 @@ export function shimApi(options: ShimApiOptions): ShimApi {
       return answer({ shutdown: shutdown() });
     }
     const match = TASK_PATH.exec(path);
-    const handled = match ? task(method, safeDecode(match[1] ?? ""), match[2], body) : null;
+    const handled = match ? task(method, safeDecode(match[1] ?? ""), match[2], body, caller) : null;
     return handled ?? refusal(404, "not_found", `no such endpoint: ${method} ${path}`);
   };
 }
@@ -126,7 +127,7 @@ export function taskChange(result: ChangeResult, id: string, context: { tasks: T
   if (result.error === "not_found") return refusal(404, "not_found", `no task ${id} (unknown, or finished long ago)`);
   if (result.error === "relay_refused") {
     context.metrics.unauthorized.inc();
-    return refusal(401, "unauthorized", `task ${id}: missing or wrong relay token (only the shim the task was offered to for elicitation relays its answer)`);
+    return refusal(401, "unauthorized", `task ${id} is not this shim's: only the shim whose call it is, on its own channel, reads it, cancels it or relays its agent's answer`);
   }
   if (result.error === "not_pending") return refusal(409, "not_pending", `task ${id} is already ${result.task.status.replace("_", " ")}`);
   return refusal(409, "digest_mismatch", `task ${id}: the decision names a different call than the task (digest mismatch); refused`);

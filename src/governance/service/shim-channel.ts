@@ -15,7 +15,8 @@ import type { ShimApi } from "./shim-api.ts";
  */
 export const CHANNEL_PATH = "/governance/channel";
 
-type ChannelData = { shim: true };
+/** Each connection's name as a caller (`channel:<n>`): what its tasks and grants are bound to. */
+type ChannelData = { caller: string };
 
 export type ShimChannels = {
   websocket: WebSocketHandler<ChannelData>;
@@ -29,9 +30,14 @@ export type ShimChannels = {
 
 const SHUTDOWN = JSON.stringify({ push: "shutdown" } satisfies ChannelAnswer);
 
-export function shimChannels(api: ShimApi, maxPayloadBytes: number): ShimChannels {
+/**
+ * `closed`: a shim's channel is gone (the shim stopped or died): what it asked about and the grants
+ * made for it end with it.
+ */
+export function shimChannels(api: ShimApi, maxPayloadBytes: number, closed: (caller: string) => void = () => {}): ShimChannels {
   const sockets = new Set<ServerWebSocket<ChannelData>>();
   let shuttingDown = false;
+  let opened = 0;
 
   const answerLine = (id: number, given: Answer) => JSON.stringify({ id, status: given.status, body: given.body } satisfies ChannelAnswer);
 
@@ -66,7 +72,7 @@ export function shimChannels(api: ShimApi, maxPayloadBytes: number): ShimChannel
     const { id, method, path, body } = parsed.output;
     let given: Answer;
     try {
-      given = api(method, path, body);
+      given = api(method, path, body, ws.data.caller);
     } catch (error) {
       log.error(`governance service: ${method} ${path} on a shim's channel failed: ${messageOf(error)}`);
       given = refusal(500, "internal", "internal error");
@@ -88,12 +94,14 @@ export function shimChannels(api: ShimApi, maxPayloadBytes: number): ShimChannel
       },
       close(ws) {
         sockets.delete(ws);
+        closed(ws.data.caller);
       },
     },
     upgrade(request, server) {
       // Browsers always send Origin when they open a WebSocket; a shim sends none.
       if (request.headers.get("origin") !== null) return failure(403, "forbidden", "cross-origin requests are refused");
-      if (server.upgrade(request, { data: { shim: true } })) return undefined;
+      opened += 1;
+      if (server.upgrade(request, { data: { caller: `channel:${opened}` } })) return undefined;
       return failure(400, "bad_request", `${CHANNEL_PATH} is a WebSocket: send an Upgrade request`);
     },
     pushShutdown() {

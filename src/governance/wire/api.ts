@@ -10,7 +10,8 @@ import { MAX_ATTRIBUTE_CHARS, MAX_ATTRIBUTES, MAX_EVENT_ATTRIBUTES, MAX_EVENTS, 
  * Auth (docs/governance.md, Credentials): every `/governance/*` call carries `Authorization: Bearer
  * <session secret>` (shims get it in `THOUGHTGATE_GOVERNANCE_SECRET` or wrap's secret file). The
  * session secret asks for decisions; it decides none. A shim relays its user's elicitation answer
- * with the task's relay token (`relay_token` of the evaluate answer). People's decisions go to
+ * on its own channel, for a call it asked about on that channel (never over plain HTTP: no channel,
+ * no elicitation). People's decisions go to
  * `/approvals/api/*` with the page key (the approvals page: channel web) or the CLI key (`thoughtgate
  * approve`: channel cli); the channel is the credential's, never the body's.
  */
@@ -76,12 +77,10 @@ export const evaluateResponse = v.object({
   /** For `pending_approval`: poll GET /governance/task/{task_id} at this interval. */
   task_id: v.optional(v.string()),
   poll_interval_ms: v.optional(v.number()),
-  /** For `pending_approval`: channels the shim should run itself (elicitation), in order. */
+  /** For `pending_approval`: channels the shim should run itself (elicitation), in order; its answer goes back on the same channel (POST …/decision). */
   shim_channels: v.optional(v.array(v.picklist(["elicitation"]))),
   /** Human-readable prompt for the approval ("Allow github.delete_repo with {…}?"). */
   prompt: v.optional(v.string()),
-  /** With `shim_channels: ["elicitation"]`: the token that relays this task's elicitation answer (POST …/decision). */
-  relay_token: v.optional(v.string()),
   shutdown: v.boolean(),
 });
 export type EvaluateResponse = v.InferOutput<typeof evaluateResponse>;
@@ -159,24 +158,44 @@ export const decisionRequest = v.object({
 export type DecisionRequest = v.InferOutput<typeof decisionRequest>;
 
 /**
- * POST /governance/task/{id}/decision (session secret): a shim relays its user's answer to the
- * elicitation it ran for a task it was offered; recorded as channel elicitation. Refused (401)
- * without that task's relay token. `scope`: `once` or `session` (never `always`: only the
- * approvals page writes the user's policy file).
+ * What `thoughtgate approve|deny|approvals|tasks` tell the service about the person behind them:
+ * `terminal` (a person at the command's controlling terminal confirmed, or sits there), `none`
+ * (it has no terminal). The service decides whether that is enough (person-check.ts).
+ */
+export const PERSON_HEADER = "thoughtgate-person";
+export type PersonAtCli = "terminal" | "none";
+
+/**
+ * GET /approvals/api/page-link (CLI key): the approvals page with its key, for `thoughtgate
+ * approvals` and `tasks` to print; POST /approvals/api/open-link: a one-time link (`#open=<code>`)
+ * for `approvals --open` to hand a browser. Both only to a person at a terminal (docs/security.md).
+ */
+export const pageLink = v.object({ url: v.string() });
+export type PageLink = v.InferOutput<typeof pageLink>;
+
+/** POST /approvals/api/open (no key): the page redeems a one-time link's code for its key, once, within a minute. */
+export const openRequest = v.object({ code: v.pipe(v.string(), v.regex(/^[0-9a-f]{64}$/, "expected 64 hex characters")) });
+export const openResponse = v.object({ key: v.string() });
+
+/**
+ * POST /governance/task/{id}/decision, on the shim's channel: the shim relays its user's answer to
+ * the elicitation it ran for a call it asked about on that same channel, still waiting; recorded as
+ * channel elicitation. Refused (401) from anywhere else: another channel, plain HTTP, a task not
+ * offered for elicitation. `scope`: `once` or `session` (never `always`: only the approvals page
+ * writes the user's policy file); a session grant made so covers that shim's calls only.
  */
 export const relayRequest = v.object({
   ...decisionRequest.entries,
   scope: v.optional(v.picklist(["once", "session"]), "once"),
-  relay_token: v.string(),
 });
 
 /**
- * POST /governance/task/{id}/unanswered (session secret and the task's relay token): the
- * elicitation the shim ran got no decision (the agent cancelled it at once, as `claude -p` does, or
- * failed); the task stays pending and the service tells the person another way (a desktop
+ * POST /governance/task/{id}/unanswered, on the shim's channel, for a call it asked about there:
+ * the elicitation the shim ran got no decision (the agent cancelled it at once, as `claude -p`
+ * does, or failed); the task stays pending and the service tells the person another way (a desktop
  * notification). Answers `taskResponse`.
  */
-export const unansweredRequest = v.object({ relay_token: v.string(), reason: v.optional(v.string()) });
+export const unansweredRequest = v.object({ reason: v.optional(v.string()) });
 
 /** POST /governance/task/{id}/cancel (the agent sent notifications/cancelled); answers `taskResponse`. */
 export const cancelRequest = v.object({ reason: v.optional(v.string()) });

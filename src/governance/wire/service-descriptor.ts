@@ -23,7 +23,7 @@ export const descriptorSchema = v.object({
 });
 export type ServiceDescriptor = v.InferOutput<typeof descriptorSchema>;
 
-/** Whether the process that wrote a descriptor still runs (src/wrap/process-identity.ts has the real check). */
+/** Whether the process that wrote a descriptor still runs (src/core/process-identity.ts has the real check). */
 export type IsAlive = (pid: number, startId: string | null) => boolean;
 
 export function servicesDir(env: NodeJS.ProcessEnv = process.env): string {

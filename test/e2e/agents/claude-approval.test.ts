@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { agentBinary, agentSandbox, claudeToolName, describeRun } from "../../support/agents.ts";
 import { startFakeAnthropic } from "../../support/fake-models/anthropic.ts";
 import { BINARY, FIXTURES, readEvents, requireBinary, waitFor } from "../../support/harness.ts";
+import { decideAtTerminal } from "../../support/terminal.ts";
 
 setDefaultTimeout(90_000);
 requireBinary();
@@ -21,7 +22,10 @@ test("claude -p, which would cancel the approval form, is not asked; the task wa
   await using model = startFakeAnthropic({ calls: [{ tool: DELETE, arguments: { id: "a" } }], finalText: "Deleted." });
   // delete_note is annotated destructive: with no policy file the embedded default asks a person.
   const server = { command: process.execPath, args: [join(FIXTURES, "sdk-server-fixture.ts"), sandbox.marker] };
-  await Bun.write(join(sandbox.home, ".claude.json"), `${JSON.stringify({ mcpServers: { notes: server } }, null, 2)}\n`);
+  // The servers in a --mcp-config file: under -p, Claude Code 2.1.330 starts its first turn before
+  // the user scope's servers (~/.claude.json) have connected, and offers the model none of them.
+  const mcpConfig = join(sandbox.root, "mcp.json");
+  await Bun.write(mcpConfig, `${JSON.stringify({ mcpServers: { notes: server } }, null, 2)}\n`);
   const env = {
     ...sandbox.env,
     ANTHROPIC_BASE_URL: model.url,
@@ -30,7 +34,7 @@ test("claude -p, which would cancel the approval form, is not asked; the task wa
     CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
     DISABLE_AUTOUPDATER: "1",
   };
-  const wrap = Bun.spawn([BINARY, "wrap", "--", agentBinary("claude-code"), "-p", "Delete note a.", "--allowedTools", DELETE], {
+  const wrap = Bun.spawn([BINARY, "wrap", "--", agentBinary("claude-code"), "-p", "Delete note a.", "--allowedTools", DELETE, "--mcp-config", mcpConfig, "--strict-mcp-config"], {
     cwd: sandbox.project,
     env,
     stdin: "ignore",
@@ -48,8 +52,9 @@ test("claude -p, which would cancel the approval form, is not asked; the task wa
     const pending = await waitFor(() => tasks().find((t) => t.status === "pending" && t.name === "delete_note"), "the approval task", 60_000);
     // Claude Code is not put the form (it would cancel it unseen under -p); the task is still pending.
     await waitFor(() => readEvents(sessionEvents(sandbox.home)).some((e) => e.type === "tool_call_decision" && e.decision === "pending"), "the pending decision in the record");
-    const approved = Bun.spawnSync([BINARY, "approve", pending.task_id], { env, stdout: "pipe", stderr: "pipe" });
-    expect(approved.exitCode, approved.stderr.toString()).toBe(0);
+    // A person at their own terminal confirms it.
+    const approved = await decideAtTerminal(["approve", pending.task_id], { env });
+    expect(approved.exitCode, approved.stderr).toBe(0);
     expect(await wrap.exited).toBe(0);
     const run = { exitCode: 0, stdout: await stdout, stderr: await stderr, durationMs: 0, timedOut: false, leftovers: [] };
     expect(model.toolResults.map(({ tool, text }) => ({ tool, text })), describeRun({ agent: "claude-code", argv: [], cwd: "", env: {} }, run, model)).toEqual([
@@ -58,6 +63,13 @@ test("claude -p, which would cancel the approval form, is not asked; the task wa
     const decisions = readEvents(sessionEvents(sandbox.home)).filter((e) => e.type === "tool_call_decision").map((e) => [e.decision, e.approved_by ?? null]);
     expect(decisions).toContainEqual(["forward", "cli"]);
     expect(await stderr).toContain("1 approved by a person");
+    // While claude -p ran, the waiting call was announced on stderr: one line, with the command that answers it.
+    const announced = (await stderr).split("\n").filter((line) => line.includes(pending.task_id) && line.includes("waits for a person"));
+    expect(announced).toEqual([
+      `thoughtgate: notes.delete_note waits for a person (task ${pending.task_id}): thoughtgate approve ${pending.task_id} [--session] or thoughtgate deny ${pending.task_id} in another terminal, or the approvals page`,
+    ]);
+    // And nothing else of the service's while it ran: its lines went to the session's wrap.log.
+    expect(await stderr).not.toContain("[info] approval needed");
   } finally {
     if (wrap.exitCode === null) wrap.kill("SIGTERM");
     await wrap.exited;

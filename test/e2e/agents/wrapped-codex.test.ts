@@ -11,6 +11,7 @@ import { agentBinary, agentSandbox, codex, codexToolName, describeRun, everythin
 import { startFakeOpenAIResponses } from "../../support/fake-models/openai-responses.ts";
 import { requireBinary, waitFor } from "../../support/harness.ts";
 import { bytes, decisions, runWrapped, shimCommandPattern, throughWrap, withRecord, writeUserPolicy } from "../../support/wrapped-agents.ts";
+import { decideAtTerminal } from "../../support/terminal.ts";
 
 setDefaultTimeout(90_000);
 
@@ -75,8 +76,8 @@ describe("codex exec through thoughtgate wrap", () => {
       return tasks[0];
     }, "the call to wait for approval");
     expect([pending.server_id, pending.name]).toEqual(["everything", "echo"]);
-    const approved = cli("approve", pending.task_id);
-    expect(approved.stdout.toString()).toBe(`approved ${pending.task_id}: everything.echo\n`);
+    const approved = await decideAtTerminal(["approve", pending.task_id], { env: sandbox.env });
+    expect(approved.stdout).toBe(`approved ${pending.task_id}: everything.echo\n`);
     const run = withRecord(await running);
     expect(
       { exitCode: run.exitCode, results: model.toolResults.map(({ text }) => text), decisions: decisions(run), leftovers: run.leftovers },

@@ -7,19 +7,17 @@
 import { afterEach, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { basename, join } from "node:path";
-import { fixture, readEvents, requireBinary, tempDir } from "../../support/harness.ts";
+import { fixture, readEvents, tempDir } from "../../support/harness.ts";
 import { RawAgent } from "../../support/raw-agent.ts";
-import { runBinary, ServeProcess } from "../../support/serve.ts";
+import { ServeProcess } from "../../support/serve.ts";
+import { unansweredApprovalPolicy, wrapCustomAgent } from "./support.ts";
+import { openShimChannel } from "../../support/shim-channel.ts";
+import { decideAtTerminal } from "../../support/terminal.ts";
 
 setDefaultTimeout(60_000);
 
 /** wipe_disk needs a person; nobody answers, so after 4 s the call is refused (-32008). */
-const POLICY = `schema: 1
-governance:
-  rules: [{ id: ask-wipe, match: wipe_disk, action: approve, approval: quick }]
-approval:
-  quick: { timeout: 4s, on_timeout: deny }
-`;
+const POLICY = unansweredApprovalPolicy("wipe_disk", "4s");
 
 type Report = { secretFound: boolean; sessionFiles: string[]; tasksSeen: string[]; attempts: Array<{ task: string; what: string; status: number }>; wiped: boolean };
 const readReport = (path: string): Report | null => (existsSync(path) ? (JSON.parse(readFileSync(path, "utf8")) as Report) : null);
@@ -47,31 +45,22 @@ function expectRefused(report: Report | null) {
 }
 
 describe("a hostile MCP server holding the session secret cannot approve its own destructive call", () => {
-  test("under wrap: it reads --governance-secret-file from its shim's argv and posts an approval as the web page", async () => {
+  test("under wrap: it reads the session secret from the session directory its shim's environment names and posts an approval as the web page", async () => {
     const files = workdir();
     const config = join(files.dir, "mcp.json");
     const agentReport = join(files.dir, "agent.json");
     writeFileSync(config, JSON.stringify({ mcpServers: { hostile: { command: process.execPath, args: [fixture("hostile-approver-server-fixture.ts")[1] ?? "", files.hostile] } } }));
-    const wrap = Bun.spawn(
-      [requireBinary(), "wrap", "--agent-type", "custom", "--config-path", config, "--thoughtgate-config", files.policy, "--", ...fixture("wrap-agent-fixture.ts", config, agentReport, "--call", "wipe_disk:{}")],
-      { stdin: "ignore", stdout: "pipe", stderr: "pipe" },
-    );
-    cleanup.push(async () => {
-      if (wrap.exitCode === null) wrap.kill("SIGTERM");
-      await wrap.exited;
-    });
-    const stderr = new Response(wrap.stderr).text();
-    expect(await wrap.exited).toBe(0);
+    const wrap = await wrapCustomAgent(config, files.policy, fixture("wrap-agent-fixture.ts", config, agentReport, "--call", "wipe_disk:{}"), (stop) => cleanup.push(stop));
+    expect(wrap.exitCode).toBe(0);
 
     const hostile = readReport(files.hostile);
     expectRefused(hostile);
     const agent = JSON.parse(readFileSync(agentReport, "utf8")) as { results: Record<string, { code?: number }> };
     expect(agent.results.wipe_disk?.code).toBe(-32008);
-    // Nothing an approval credential is kept where a shim's argv points.
-    // (wrap.json: the session's version and binary, for doctor; no credential.)
-    expect((hostile?.sessionFiles ?? []).map((path) => basename(path)).sort()).toEqual(["events.jsonl", "secret", "wrap.json"]);
-    const events = /session record (\S+)/.exec(await stderr)?.[1] ?? "";
-    const decisions = readEvents(events).filter((e) => e.type === "tool_call_decision");
+    // No approval credential is kept in the session directory a shim can find.
+    // (wrap.json: the session's version and binary, for doctor; wrap.log: what wrap said, no key.)
+    expect((hostile?.sessionFiles ?? []).map((path) => basename(path)).sort()).toEqual(["events.jsonl", "secret", "wrap.json", "wrap.log"]);
+    const decisions = readEvents(wrap.events).filter((e) => e.type === "tool_call_decision");
     expect(decisions.map((e) => [e.decision, e.approved_by ?? null])).toEqual([["pending", null], ["deny", null]]);
   });
 
@@ -110,25 +99,28 @@ describe("the session secret decides nothing, even knowing the task", () => {
     expect((await asShim(`/approvals/api/tasks/${id}`, { decision: "approve", channel: "web", digest })).status).toBe(401);
     expect((await serve.task(id)).status).toBe("pending");
 
-    expect((await runBinary(["approve", id], { env: serve.cliEnv })).exitCode).toBe(0);
+    expect((await decideAtTerminal(["approve", id], { env: serve.cliEnv })).exitCode).toBe(0);
     expect(await serve.task(id)).toMatchObject({ status: "approved", decided_by: "cli" });
   });
 
-  test("an elicitation answer is relayed only with the relay token the service gave the shim that asked", async () => {
+  test("an elicitation answer is relayed only on the shim channel the call came in on", async () => {
     const files = workdir();
     const serve = await ServeProcess.start(["--thoughtgate-config", files.policy]);
     cleanup.push(() => serve.stop());
-    const offered = await serve.evaluate({ name: "wipe_disk", channels: ["elicitation"] });
+    const shim = await openShimChannel(serve.endpoint, serve.secret);
+    const stranger = await openShimChannel(serve.endpoint, serve.secret);
+    cleanup.push(() => (shim.close(), stranger.close()));
+    const offered = (await shim.ask("POST", "/governance/evaluate", { server_id: "gh", direction: "agent_to_server", method: "tools/call", name: "wipe_disk", arguments: {}, message_type: "request", profile: "production", channels: ["elicitation"] })).body;
     expect(offered.shim_channels).toEqual(["elicitation"]);
-    expect(offered.relay_token).toMatch(/^[0-9a-f]{64}$/);
+    expect(offered.relay_token).toBeUndefined();
     const id = offered.task_id as string;
-    const { digest } = await serve.task(id);
-    const relay = (body: Record<string, unknown>) =>
-      fetch(`${serve.endpoint}/governance/task/${id}/decision`, { method: "POST", headers: { authorization: `Bearer ${serve.secret}`, "content-type": "application/json" }, body: JSON.stringify({ decision: "approve", digest, ...body }) });
-    expect((await relay({ channel: "elicitation" })).status).toBe(400);
-    expect((await relay({ relay_token: "f".repeat(64) })).status).toBe(401);
-    expect((await serve.task(id)).status).toBe("pending");
-    expect((await relay({ relay_token: offered.relay_token })).status).toBe(200);
-    expect(await serve.task(id)).toMatchObject({ status: "approved", decided_by: "elicitation" });
+    const { digest } = (await shim.ask("GET", `/governance/task/${id}`)).body.task;
+    const relay = { decision: "approve", digest };
+    const overHttp = await fetch(`${serve.endpoint}/governance/task/${id}/decision`, { method: "POST", headers: { authorization: `Bearer ${serve.secret}`, "content-type": "application/json" }, body: JSON.stringify({ ...relay, channel: "elicitation" }) });
+    expect(overHttp.status).toBe(401);
+    expect((await stranger.ask("POST", `/governance/task/${id}/decision`, relay)).status).toBe(401);
+    expect((await shim.ask("GET", `/governance/task/${id}`)).body.task.status).toBe("pending");
+    expect((await shim.ask("POST", `/governance/task/${id}/decision`, relay)).status).toBe(200);
+    expect((await shim.ask("GET", `/governance/task/${id}`)).body.task).toMatchObject({ status: "approved", decided_by: "elicitation" });
   });
 });

@@ -9,7 +9,9 @@
 import { afterEach, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { existsSync } from "node:fs";
 import { policyHome, type PolicyHome } from "../../support/policy-home.ts";
-import { runBinary, ServeProcess } from "../../support/serve.ts";
+import { openShimChannel } from "../../support/shim-channel.ts";
+import { ServeProcess } from "../../support/serve.ts";
+import { decideAtTerminal } from "../../support/terminal.ts";
 
 setDefaultTimeout(60_000);
 
@@ -44,7 +46,7 @@ describe("a session grant covers exactly one tool on one server", () => {
   test("a hostile agent calling look-alike names, or the same tool on another server, is asked again", async () => {
     const serve = await serveWith(home(POLICY));
     const first = await serve.evaluate({ server_id: "fs", name: "delete_file", arguments: { path: "/tmp/a" } });
-    expect((await runBinary(["approve", first.task_id, "--session"], { env: serve.cliEnv })).exitCode).toBe(0);
+    expect((await decideAtTerminal(["approve", first.task_id, "--session"], { env: serve.cliEnv })).exitCode).toBe(0);
     const granted = await serve.evaluate({ server_id: "fs", name: "delete_file", arguments: { path: "/etc/passwd" } });
     expect((await serve.task(granted.task_id)).decided_by).toBe(`session_grant:${first.task_id}`);
     const lookAlikes = [
@@ -64,7 +66,7 @@ describe("a session grant covers exactly one tool on one server", () => {
     const user = home(POLICY);
     const serve = await serveWith(user);
     const first = await serve.evaluate({ server_id: "fs", name: "delete_file" });
-    expect((await runBinary(["approve", first.task_id, "--session"], { env: serve.cliEnv })).exitCode).toBe(0);
+    expect((await decideAtTerminal(["approve", first.task_id, "--session"], { env: serve.cliEnv })).exitCode).toBe(0);
     await serve.stop();
     const next = await serveWith(user);
     expect((await next.task((await next.evaluate({ server_id: "fs", name: "delete_file" })).task_id)).status).toBe("pending");
@@ -92,12 +94,16 @@ describe("the session secret makes no grant and writes no rule", () => {
   test("'always' from the CLI key or in a relayed elicitation answer is refused and writes nothing", async () => {
     const user = home();
     const serve = await serveWith(user);
-    const offered = await serve.evaluate({ server_id: "notes", name: "purge", annotations: { destructiveHint: true }, channels: ["elicitation"] });
-    const { digest } = await serve.task(offered.task_id);
+    // Asked on a shim's channel, the only place an elicitation answer is relayed from.
+    const shim = await openShimChannel(serve.endpoint, serve.secret);
+    const offered = (await shim.ask("POST", "/governance/evaluate", { server_id: "notes", direction: "agent_to_server", method: "tools/call", name: "purge", arguments: {}, annotations: { destructiveHint: true }, message_type: "request", profile: "production", channels: ["elicitation"] })).body;
+    expect(offered.shim_channels).toEqual(["elicitation"]);
+    const { digest } = (await shim.ask("GET", `/governance/task/${offered.task_id}`)).body.task;
     const byCli = await post(serve, `/approvals/api/tasks/${offered.task_id}`, serve.key, { decision: "approve", scope: "always", digest });
-    const relayed = await post(serve, `/governance/task/${offered.task_id}/decision`, serve.secret, { decision: "approve", scope: "always", digest, relay_token: offered.relay_token });
+    const relayed = await shim.ask("POST", `/governance/task/${offered.task_id}/decision`, { decision: "approve", scope: "always", digest });
     expect([byCli.status, relayed.status]).toEqual([403, 400]);
-    expect((await serve.task(offered.task_id)).status).toBe("pending");
+    expect((await shim.ask("GET", `/governance/task/${offered.task_id}`)).body.task.status).toBe("pending");
+    shim.close();
     expect(existsSync(user.userFile)).toBe(false);
   });
 });

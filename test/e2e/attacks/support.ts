@@ -4,7 +4,7 @@
  */
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { fixture, readEvents } from "../../support/harness.ts";
+import { fixture, readEvents, requireBinary } from "../../support/harness.ts";
 import { RawAgent } from "../../support/raw-agent.ts";
 
 export type Shim = { agent: RawAgent; received: () => Array<Record<string, any>>; events: () => Array<Record<string, unknown>> };
@@ -31,4 +31,29 @@ export function shimWithScriptedServer(dir: string, options: { policy?: string; 
 /** The tool calls the server was asked to run, by name. */
 export function callsReceived(shim: Shim): string[] {
   return shim.received().filter((m) => m.method === "tools/call").map((m) => String(m.params?.name));
+}
+
+/** A policy under which `tool` needs a person and nobody answers: after `timeout` the call is refused (-32008). */
+export function unansweredApprovalPolicy(tool: string, timeout: string): string {
+  return `schema: 1
+governance:
+  rules: [{ id: ask-${tool}, match: ${tool}, action: approve, approval: quick }]
+approval:
+  quick: { timeout: ${timeout}, on_timeout: deny }
+`;
+}
+
+/**
+ * `thoughtgate wrap --agent-type custom --config-path CONFIG --thoughtgate-config POLICY -- AGENT…`
+ * run to its end (`onStart` gets a way to stop it, for the test's cleanup): its exit code, what it
+ * printed on stderr, and the session record it named.
+ */
+export async function wrapCustomAgent(config: string, policy: string, agent: string[], onStart: (stop: () => Promise<unknown>) => void): Promise<{ exitCode: number; stderr: string; events: string }> {
+  const wrap = Bun.spawn([requireBinary(), "wrap", "--agent-type", "custom", "--config-path", config, "--thoughtgate-config", policy, "--", ...agent], { stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+  onStart(async () => {
+    if (wrap.exitCode === null) wrap.kill("SIGTERM");
+    await wrap.exited;
+  });
+  const [exitCode, stderr] = await Promise.all([wrap.exited, new Response(wrap.stderr).text()]);
+  return { exitCode, stderr, events: /session record (\S+)/.exec(stderr)?.[1] ?? "" };
 }

@@ -14,6 +14,7 @@ import { startGovernanceService } from "../../../src/governance/service/service.
 import type { Task } from "../../../src/governance/approval/tasks.ts";
 import { fakeNotifySend } from "../../support/fake-notify.ts";
 import { waitFor } from "../../support/harness.ts";
+import { openShimChannel } from "../../support/shim-channel.ts";
 
 const SESSION = "s".repeat(64);
 const PAGE = "p".repeat(64);
@@ -44,6 +45,8 @@ afterEach(async () => {
 
 function start(options: { alwaysAllow?: (task: Task) => Promise<AlwaysResult>; agentCanAsk?: boolean; desktop?: NotifyTool } = {}) {
   const service = startGovernanceService({
+    // In-process: the test's own requests come from the service's own process, which is not under test here.
+    people: () => null,
     engine,
     profile: "production",
     sessionSecret: SESSION,
@@ -65,10 +68,20 @@ function start(options: { alwaysAllow?: (task: Task) => Promise<AlwaysResult>; a
     const response = await call("/governance/evaluate", SESSION, { server_id: "gh", direction: "agent_to_server", method: "tools/call", name: "delete_repo", arguments: {}, message_type: "request", profile: "production", ...request });
     return v.parse(evaluateResponse, await response.json());
   };
-  const task = async (id: string) => v.parse(taskResponse, await (await call(`/governance/task/${id}`, SESSION)).json()).task;
+  // As a person sees it: a shim reads only the tasks it asked for itself.
+  const task = async (id: string) => v.parse(taskResponse, await (await call(`/approvals/api/tasks/${id}`, PAGE)).json()).task;
   const decide = async (id: string, key: string, body: Record<string, unknown>) => call(`/approvals/api/tasks/${id}`, key, { digest: (await task(id)).digest, ...body });
   const overview = async () => v.parse(tasksResponse, await (await call("/approvals/api/tasks", PAGE)).json());
-  return { service, call, evaluate, task, decide, overview };
+  /** A shim of its own: evaluate, read and relay on one channel. */
+  const shim = async () => {
+    const channel = await openShimChannel(service.url, SESSION);
+    stops.push(() => channel.close());
+    const shimEvaluate = async (request: Partial<EvaluateRequest>) =>
+      v.parse(evaluateResponse, (await channel.ask("POST", "/governance/evaluate", { server_id: "gh", direction: "agent_to_server", method: "tools/call", name: "delete_repo", arguments: {}, message_type: "request", profile: "production", ...request })).body);
+    const digest = async (id: string) => v.parse(taskResponse, (await channel.ask("GET", `/governance/task/${id}`)).body).task.digest;
+    return { ...channel, evaluate: shimEvaluate, digest };
+  };
+  return { service, call, evaluate, task, decide, overview, shim };
 }
 
 describe("allow for this session", () => {
@@ -93,17 +106,34 @@ describe("allow for this session", () => {
     ]);
   });
 
-  test("an elicitation answer relayed with scope session makes a grant; a revoked grant asks again", async () => {
+  test("an elicitation answer relayed with scope session makes a grant for that shim's calls only; a revoked grant asks again", async () => {
     const s = start();
-    const offered = await s.evaluate({ channels: ["elicitation"] });
-    const relayed = await s.call(`/governance/task/${offered.task_id}/decision`, SESSION, { decision: "approve", scope: "session", digest: (await s.task(offered.task_id ?? "")).digest, relay_token: offered.relay_token });
-    expect(v.parse(taskResponse, await relayed.json()).task).toMatchObject({ decided_by: "elicitation", scope: "session" });
-    expect((await s.task((await s.evaluate({})).task_id ?? "")).decided_by).toBe(`session_grant:${offered.task_id}`);
+    const shim = await s.shim();
+    const offered = await shim.evaluate({ channels: ["elicitation"] });
+    const relayed = await shim.ask("POST", `/governance/task/${offered.task_id}/decision`, { decision: "approve", scope: "session", digest: await shim.digest(offered.task_id ?? "") });
+    expect(v.parse(taskResponse, relayed.body).task).toMatchObject({ decided_by: "elicitation", scope: "session" });
+    const later = (await shim.evaluate({})).task_id ?? "";
+    expect((await s.service.tasks.get(later))?.decidedBy).toBe(`session_grant:${offered.task_id}`);
+    // Another shim of the same server id (or anything that plays one) is asked as before.
+    expect((await s.task((await s.evaluate({})).task_id ?? "")).status).toBe("pending");
+    const another = await s.shim();
+    expect(s.service.tasks.get((await another.evaluate({})).task_id ?? "")?.status).toBe("pending");
 
     const revoked = await s.call(`/approvals/api/grants/grant-${offered.task_id}/revoke`, PAGE, {});
     expect(revoked.status).toBe(200);
-    expect((await s.task((await s.evaluate({})).task_id ?? "")).status).toBe("pending");
+    expect(s.service.tasks.get((await shim.evaluate({})).task_id ?? "")?.status).toBe("pending");
     expect((await s.call(`/approvals/api/grants/grant-${offered.task_id}/revoke`, PAGE, {})).status).toBe(404);
+  });
+
+  test("a grant a person made on the page covers the calls of the shim that asked, and ends with its channel", async () => {
+    const s = start();
+    const shim = await s.shim();
+    const first = (await shim.evaluate({})).task_id ?? "";
+    await s.decide(first, PAGE, { decision: "approve", scope: "session" });
+    expect(s.service.tasks.get((await shim.evaluate({ arguments: { repo: "b" } })).task_id ?? "")?.decidedBy).toBe(`session_grant:${first}`);
+    expect((await s.task((await s.evaluate({})).task_id ?? "")).status).toBe("pending");
+    shim.close();
+    await waitFor(() => s.service.grants.list().length === 0, "the grant to end with the shim's channel");
   });
 
   test("a deny or a once approval makes no grant, and no grant outlives the service", async () => {
@@ -115,7 +145,7 @@ describe("allow for this session", () => {
     expect(s.service.grants.list()).toHaveLength(1);
     await s.service.stop();
     expect(s.service.grants.list()).toEqual([]);
-    expect(s.service.grants.grant({ serverId: "gh", method: "tools/call", name: "x" }, "t", "web", 0)).toBeNull();
+    expect(s.service.grants.grant({ serverId: "gh", method: "tools/call", name: "x" }, "t", "web", 0, "http")).toBeNull();
   });
 });
 
@@ -131,8 +161,9 @@ describe("always allow", () => {
     expect(v.parse(taskResponse, await byPage.json()).task).toMatchObject({ status: "approved", decided_by: "web", scope: "always", reason: "always allowed: rule r added to /x" });
     expect(written).toEqual([id]);
     // The relay never carries `always`.
-    const offered = await s.evaluate({ channels: ["elicitation"] });
-    const relayed = await s.call(`/governance/task/${offered.task_id}/decision`, SESSION, { decision: "approve", scope: "always", digest: (await s.task(offered.task_id ?? "")).digest, relay_token: offered.relay_token });
+    const shim = await s.shim();
+    const offered = await shim.evaluate({ channels: ["elicitation"] });
+    const relayed = await shim.ask("POST", `/governance/task/${offered.task_id}/decision`, { decision: "approve", scope: "always", digest: await shim.digest(offered.task_id ?? "") });
     expect(relayed.status).toBe(400);
   });
 
@@ -151,8 +182,8 @@ describe("always allow", () => {
 describe("where the agent cannot ask", () => {
   test("agentCanAsk false: no shim is offered elicitation, even when it says it could", async () => {
     const s = start({ agentCanAsk: false });
-    const answer = await s.evaluate({ channels: ["elicitation"] });
-    expect([answer.decision, answer.shim_channels, answer.relay_token]).toEqual(["pending_approval", undefined, undefined]);
+    const answer = await (await s.shim()).evaluate({ channels: ["elicitation"] });
+    expect([answer.decision, answer.shim_channels]).toEqual(["pending_approval", undefined]);
   });
 
   test("a desktop notification names the call and the page without its key; its actions decide as desktop", async () => {
@@ -181,12 +212,14 @@ describe("where the agent cannot ask", () => {
     expect(notify.notifications().map((n) => n.title)).toEqual(["ThoughtGate: allow gh.delete_repo?", "ThoughtGate: allow gh.delete_tag?"]);
   });
 
-  test("the shim says the agent's prompt went unanswered: only with the task's relay token, and the task waits on", async () => {
+  test("the shim says the agent's prompt went unanswered: only on its own channel, and the task waits on", async () => {
     const s = start();
-    const asked = await s.evaluate({ channels: ["elicitation"] });
-    const refused = await s.call(`/governance/task/${asked.task_id}/unanswered`, SESSION, { relay_token: "0".repeat(64) });
+    const shim = await s.shim();
+    const asked = await shim.evaluate({ channels: ["elicitation"] });
+    const refused = await s.call(`/governance/task/${asked.task_id}/unanswered`, SESSION, { reason: "cancel" });
     expect(refused.status).toBe(401);
-    const told = await s.call(`/governance/task/${asked.task_id}/unanswered`, SESSION, { relay_token: asked.relay_token, reason: "cancel" });
-    expect(v.parse(taskResponse, await told.json()).task.status).toBe("pending");
+    expect((await (await s.shim()).ask("POST", `/governance/task/${asked.task_id}/unanswered`, {})).status).toBe(401);
+    const told = await shim.ask("POST", `/governance/task/${asked.task_id}/unanswered`, { reason: "cancel" });
+    expect(v.parse(taskResponse, told.body).task.status).toBe("pending");
   });
 });

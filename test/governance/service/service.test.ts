@@ -10,7 +10,8 @@ import { GovernanceEngine } from "../../../src/governance/engine/engine.ts";
 import { startGovernanceService, type GovernanceService } from "../../../src/governance/service/service.ts";
 import { callDigest } from "../../../src/governance/approval/tasks.ts";
 import { FakeClock } from "../../support/fake-clock.ts";
-import { tempDir } from "../../support/harness.ts";
+import { tempDir, waitFor } from "../../support/harness.ts";
+import { openShimChannel } from "../../support/shim-channel.ts";
 
 const SESSION = "s".repeat(64);
 const PAGE = "p".repeat(64);
@@ -62,6 +63,8 @@ type Started = {
 
 async function start(options: { profile?: Profile; clock?: FakeClock; yaml?: string; engine?: () => GovernanceEngine; maxTasks?: number } = {}): Promise<Started> {
   const service = startGovernanceService({
+    // In-process: the test's own requests come from the service's own process, which is not under test here.
+    people: () => null,
     engine: options.engine ?? (await engineFrom(options.yaml ?? CONFIG)),
     profile: options.profile ?? "production",
     sessionSecret: SESSION,
@@ -218,7 +221,6 @@ describe("approvals", () => {
       gate: "approval",
       rule_id: "deletes",
       poll_interval_ms: 250,
-      shim_channels: ["elicitation"],
       prompt: 'Allow gh.delete_repo with {"repo":"acme/site"}? (rule deletes: approval required)',
       shutdown: false,
     });
@@ -266,30 +268,41 @@ describe("approvals", () => {
     expect((await s.evaluate({ name: "push", channels: ["elicitation"] })).shim_channels).toBeUndefined();
   });
 
-  test("the shim relays an elicitation answer only with the task's relay token; cancel settles a task", async () => {
+  test("the shim relays an elicitation answer only on the channel its call came in on; cancel settles a task", async () => {
     const s = await start();
-    const offered = await s.evaluate({ name: "delete_repo", channels: ["elicitation"] });
-    const first = offered.task_id ?? "";
-    expect(offered.relay_token).toMatch(/^[0-9a-f]{64}$/);
-    const { digest } = await task(s, first);
-    const other = await s.evaluate({ name: "delete_tag", channels: ["elicitation"] });
+    const shim = await openShimChannel(s.service.url, SESSION);
+    const other = await openShimChannel(s.service.url, SESSION);
+    open.push({ stop: async () => (shim.close(), other.close()) });
+    const evaluation = { server_id: "gh", direction: "agent_to_server", method: "tools/call", arguments: {}, message_type: "request", profile: "production", channels: ["elicitation"] };
+    const offered = await shim.ask("POST", "/governance/evaluate", { ...evaluation, name: "delete_repo" });
+    expect(offered.body).toMatchObject({ decision: "pending_approval", shim_channels: ["elicitation"] });
+    const first = offered.body.task_id as string;
+    const { digest } = (await shim.ask("GET", `/governance/task/${first}`)).body.task;
     const refused = [
-      // The session secret alone, whatever channel the body names.
+      // The session secret over HTTP, whatever channel the body names, whatever token it brings.
       await s.call(`/governance/task/${first}/decision`, { body: { decision: "approve", channel: "web", digest } }),
       await s.call(`/governance/task/${first}/decision`, { body: { decision: "approve", digest, relay_token: "0".repeat(64) } }),
-      // Another task's token.
-      await s.call(`/governance/task/${first}/decision`, { body: { decision: "approve", digest, relay_token: other.relay_token } }),
+      // Another shim's channel.
+      await other.ask("POST", `/governance/task/${first}/decision`, { decision: "approve", digest }),
     ];
-    expect(refused.map((r) => r.status)).toEqual([400, 401, 401]);
-    expect((await task(s, first)).status).toBe("pending");
-    const decided = await s.call(`/governance/task/${first}/decision`, { body: { decision: "deny", digest, relay_token: offered.relay_token } });
-    expect(v.parse(taskResponse, await decided.json()).task).toMatchObject({ status: "denied", decided_by: "elicitation" });
+    expect(refused.map((r) => r.status)).toEqual([401, 401, 401]);
+    // Another shim cannot read the task or cancel it either.
+    expect((await other.ask("GET", `/governance/task/${first}`)).status).toBe(401);
+    expect((await other.ask("POST", `/governance/task/${first}/cancel`, {})).status).toBe(401);
+    expect(s.service.tasks.get(first)?.status).toBe("pending");
+    const decided = await shim.ask("POST", `/governance/task/${first}/decision`, { decision: "deny", digest });
+    expect(v.parse(taskResponse, decided.body).task).toMatchObject({ status: "denied", decided_by: "elicitation" });
 
-    // A task not offered for elicitation has no token to relay with.
-    const notOffered = await s.evaluate({ name: "delete_branch" });
-    expect(notOffered.relay_token).toBeUndefined();
-    const noToken = await s.call(`/governance/task/${notOffered.task_id}/decision`, { body: { decision: "approve", digest: (await task(s, notOffered.task_id ?? "")).digest, relay_token: "" } });
-    expect(noToken.status).toBe(401);
+    // Over HTTP no channel exists: no elicitation is offered, and nothing is relayed.
+    const notOffered = await s.evaluate({ name: "delete_branch", channels: ["elicitation"] });
+    expect(notOffered.shim_channels).toBeUndefined();
+    const noChannel = await s.call(`/governance/task/${notOffered.task_id}/decision`, { body: { decision: "approve", digest: (await task(s, notOffered.task_id ?? "")).digest } });
+    expect(noChannel.status).toBe(401);
+
+    // A shim that goes away takes its waiting calls with it.
+    const waiting = (await other.ask("POST", "/governance/evaluate", { ...evaluation, name: "delete_tag" })).body.task_id as string;
+    other.close();
+    await waitFor(() => s.service.tasks.get(waiting)?.status === "cancelled", "the closed channel's task to be cancelled");
 
     const second = notOffered.task_id ?? "";
     const cancelled = await s.call(`/governance/task/${second}/cancel`, { body: { reason: "notifications/cancelled" } });
@@ -458,7 +471,7 @@ test("a taken port is a clear CONFIG error", async () => {
   const s = await start();
   let thrown: unknown;
   try {
-    startGovernanceService({ engine: await engineFrom(CONFIG), profile: "production", sessionSecret: SESSION, pageKey: PAGE, cliKey: CLI, port: s.service.port });
+    startGovernanceService({ people: () => null, engine: await engineFrom(CONFIG), profile: "production", sessionSecret: SESSION, pageKey: PAGE, cliKey: CLI, port: s.service.port });
   } catch (error) {
     thrown = error;
   }

@@ -32,6 +32,8 @@ async function start(): Promise<GovernanceService> {
   const loaded = loadConfig(join(dir.path, "thoughtgate.yaml"), {});
   if (!loaded) throw new Error("config not found");
   const service = startGovernanceService({
+    // In-process: the test's own requests come from the service's own process, which is not under test here.
+    people: () => null,
     engine: await GovernanceEngine.fromConfig(loaded.config, loaded.file ?? "test"),
     profile: "production",
     sessionSecret: SESSION,
