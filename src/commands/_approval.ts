@@ -1,8 +1,8 @@
 import { defineCommand, type ArgsDef } from "citty";
-import { EXIT, ThoughtGateError } from "../core/errors.ts";
+import { EXIT, ThoughtGateError, usageError } from "../core/errors.ts";
 import { showInvisible } from "../core/visible-text.ts";
 import { APPROVAL_KEY_ENV, ENDPOINT_ENV, type TaskView } from "../governance/wire/api.ts";
-import { ApprovalClient } from "../governance/deciders/approval-client.ts";
+import { ApprovalClient, type ApprovalScope } from "../governance/deciders/approval-client.ts";
 import { resolveApprovalTarget } from "../governance/wire/service-descriptor.ts";
 import { isSameProcessRunning } from "../wrap/process-identity.ts";
 import { commonArgs, rejectUnknownFlags } from "./_shared.ts";
@@ -23,7 +23,11 @@ export function decisionCommand(decision: "approve" | "deny") {
     "task-id": { type: "positional", required: true, description: "The task, as `thoughtgate tasks` or the service's log shows it" },
     reason: { type: "string", description: "Why (kept with the task)", valueHint: "TEXT" },
     ...(decision === "approve"
-      ? { session: { type: "boolean", description: "Allow this tool on this server with any arguments until the session ends, not only this call" } }
+      ? {
+          session: { type: "boolean", description: "Allow this tool on this server with any arguments until the session ends, not only this call" },
+          always: { type: "boolean", description: "Always allow this tool on this server: a rule in your policy file, kept to this session's project" },
+          everywhere: { type: "boolean", description: "With --always: the rule applies in every project" },
+        }
       : {}),
     ...serviceArgs,
     ...commonArgs,
@@ -38,13 +42,24 @@ export function decisionCommand(decision: "approve" | "deny") {
       if (decision === "approve" && process.env.THOUGHTGATE_ACTIVE === "1") {
         throw new ThoughtGateError("CONFIG", "thoughtgate approve refuses to run inside an agent that thoughtgate wrap governs (THOUGHTGATE_ACTIVE=1): approve from your own terminal or the approvals page");
       }
-      const session = (parsed as { session?: boolean }).session === true;
-      const task = await clientFrom(parsed).decide(parsed["task-id"], decision, parsed.reason, session ? "session" : "once");
-      const scope = task.scope === "session" ? " (and every call of it until the session ends)" : "";
-      await Bun.write(Bun.stdout, `${task.status} ${task.task_id}: ${callLabel(task)}${scope}\n`);
+      const scope = scopeOf(parsed as ScopeFlags);
+      const task = await clientFrom(parsed).decide(parsed["task-id"], decision, parsed.reason, scope);
+      const widened =
+        task.scope === "session" ? " (and every call of it until the session ends)" : task.scope === "always" ? (task.always_scope === "everywhere" ? " (and always, everywhere: a rule in your policy file)" : " (and always, in this project: a rule in your policy file)") : "";
+      await Bun.write(Bun.stdout, `${task.status} ${task.task_id}: ${callLabel(task)}${widened}\n`);
       return EXIT.ok;
     },
   });
+}
+
+type ScopeFlags = { session?: boolean; always?: boolean; everywhere?: boolean };
+
+/** `--session`, `--always [--everywhere]` or neither (once); combinations that say two things are usage errors. */
+function scopeOf(flags: ScopeFlags): ApprovalScope {
+  if (flags.session && flags.always) throw usageError("--session and --always say two different things: give one");
+  if (flags.everywhere && !flags.always) throw usageError("--everywhere goes with --always (the rule applies in every project)");
+  if (flags.always) return { scope: "always", alwaysScope: flags.everywhere ? "everywhere" : "project" };
+  return { scope: flags.session ? "session" : "once" };
 }
 
 /** `github.delete_repo`, or `fs resources/read file:///x` for other methods; control characters shown escaped. */

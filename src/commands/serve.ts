@@ -39,8 +39,7 @@ export default defineCommand({
       pageKey: newSecret(),
       cliKey,
       desktop: desktopTool(),
-      alwaysAllow: async (task) =>
-        (await import("../governance/approval/always-allow.ts")).alwaysAllow(task, { policy: () => engines.policy, reload: () => engines.reload(), env: process.env, cwd: process.cwd(), origin: `thoughtgate serve, pid ${process.pid}`, now: () => new Date() }),
+      always: (await import("../governance/approval/always-allow.ts")).alwaysWriter({ policy: () => engines.policy, reload: () => engines.reload(), env: process.env, cwd: process.cwd(), origin: `thoughtgate serve, pid ${process.pid}`, now: () => new Date() }),
       role: "serve",
       ...(tracer ? { tracer } : {}),
     });

@@ -18,7 +18,8 @@ import { ConfigGuard, restoreAllGuards } from "./config-guard.ts";
 import { realConfigPath } from "./config-path.ts";
 import { lockedError, lockPathFor, tryLock } from "./lock.ts";
 import { runAgent } from "./agent-process.ts";
-import { agentCanAsk } from "./agent-modes.ts";
+import { agentCanAsk, agentMode } from "./agent-modes.ts";
+import { projectRoot } from "../core/project.ts";
 import { commandLineConfigs, type CommandLineConfigs } from "./agent-args.ts";
 import { checkCoverage } from "./coverage-gate.ts";
 import { drainShims } from "./drain.ts";
@@ -115,6 +116,7 @@ async function governAndRun(options: WrapOptions, agent: AgentType, ctx: AgentCo
   const cliKey = newSecret();
   const runId = Bun.randomUUIDv7();
   const canAsk = agentCanAsk(agent, options.command);
+  const mode = agentMode(agent, options.command);
   const desktop = desktopTool();
   const service = startGovernanceService({
     engine: () => engines.engine,
@@ -124,9 +126,12 @@ async function governAndRun(options: WrapOptions, agent: AgentType, ctx: AgentCo
     pageKey: newSecret(),
     cliKey,
     agentCanAsk: canAsk,
+    // Esc on ThoughtGate's form is the person's no where wrap knows a person sees the form.
+    dismissIsNo: mode === "interactive",
     desktop,
-    alwaysAllow: async (task) =>
-      (await import("../governance/approval/always-allow.ts")).alwaysAllow(task, { policy: () => engines.policy, reload: () => engines.reload(), env: process.env, cwd: process.cwd(), origin: `wrap session ${runId}`, now: () => new Date() }),
+    always: (await import("../governance/approval/always-allow.ts")).alwaysWriter({ policy: () => engines.policy, reload: () => engines.reload(), env: process.env, cwd: process.cwd(), origin: `wrap session ${runId}`, now: () => new Date() }),
+    // The session's project: "always … in this project" keeps its rule to it.
+    sessionProject: projectRoot(process.cwd()),
     origin: `${basename(options.command[0] ?? "the agent")} under thoughtgate wrap on ${userAtHost()}`,
     role: "wrap",
     ...(tracer ? { tracer } : {}),

@@ -3,6 +3,9 @@ import { messageOf, ThoughtGateError } from "../../core/errors.ts";
 import { errorResponse, taskResponse, tasksResponse, type GrantView, type TaskView } from "../wire/api.ts";
 import type { ApprovalTarget } from "../wire/service-descriptor.ts";
 
+/** What `thoughtgate approve` allows: this call, this tool for the session, or always (here or everywhere). */
+export type ApprovalScope = { scope: "once" | "session" } | { scope: "always"; alwaysScope: "project" | "everywhere" };
+
 /** How long `thoughtgate approve|deny|tasks` waits for the local service. */
 const REQUEST_TIMEOUT_MS = 5_000;
 
@@ -35,13 +38,14 @@ export class ApprovalClient {
   }
 
   /**
-   * Approve (this call, or with `scope: "session"` this tool on this server until the session
-   * ends) or deny, bound to the digest of the call as the service shows it now.
+   * Approve (this call; with `scope: "session"` this tool on this server until the session ends;
+   * with `scope: "always"` a rule in the user's policy, in this project or everywhere) or deny,
+   * bound to the digest of the call as the service shows it now. `reason`: the person's own words.
    */
-  async decide(id: string, decision: "approve" | "deny", reason: string | undefined, scope: "once" | "session" = "once"): Promise<TaskView> {
+  async decide(id: string, decision: "approve" | "deny", reason: string | undefined, scope: ApprovalScope = { scope: "once" }): Promise<TaskView> {
     const task = await this.get(id);
     if (task.status !== "pending") throw new ThoughtGateError("TASK", `task ${id} is already ${task.status.replace("_", " ")}`);
-    const body = { decision, digest: task.digest, scope, ...(reason !== undefined ? { reason } : {}) };
+    const body = { decision, digest: task.digest, scope: scope.scope, ...(scope.scope === "always" ? { always_scope: scope.alwaysScope } : {}), ...(reason !== undefined ? { reason } : {}) };
     return (await this.call(`/approvals/api/tasks/${encodeURIComponent(id)}`, taskResponse, body)).task;
   }
 

@@ -10,7 +10,7 @@ import { formatTraceparent } from "../../telemetry/tracing/trace-context.ts";
 import { NO_TRACER, type Tracer } from "../../telemetry/tracing/tracer.ts";
 import { VERSION } from "../../version.ts";
 import { approvalsApi } from "./approvals-api.ts";
-import type { AlwaysResult } from "../approval/always-allow.ts";
+import type { AlwaysWriter } from "../approval/always-allow.ts";
 import { DesktopNotifier, type NotifyTool } from "../approval/desktop-notifier.ts";
 import { approvalPageHtml } from "./approval-page.ts";
 import type { PolicyEngine } from "../engine/engine.ts";
@@ -21,8 +21,9 @@ import { shimApi, taskChange } from "./shim-api.ts";
 import { CHANNEL_PATH, shimChannels } from "./shim-channel.ts";
 import { spanRelayHandler } from "./span-relay.ts";
 import { SessionGrants } from "../approval/session-grants.ts";
-import { systemClock, TaskStore, type Channel, type ChangeResult, type Clock, type Task } from "../approval/tasks.ts";
+import { systemClock, TaskStore, type Channel, type ChangeResult, type Clock } from "../approval/tasks.ts";
 import { SlackApprovals } from "../approval/slack/slack-approvals.ts";
+import { decideOrOnce, taskDecider } from "./decide-task.ts";
 import { collectWhenIdle } from "../../core/idle-collector.ts";
 
 const HEARTBEAT_PATH = "/governance/heartbeat";
@@ -53,10 +54,17 @@ export type ServiceOptions = {
    * these modes): no shim is offered elicitation, and approvals go to people's channels at once.
    */
   agentCanAsk?: boolean;
+  /**
+   * True when wrap knows the agent shows its forms to a person (Claude Code without `-p`, Codex's
+   * TUI, …): a form the person dismisses (Esc) is their no, and the call is refused at once.
+   */
+  dismissIsNo?: boolean;
+  /** The project a wrap session runs in ("always … in this project" keeps its rule to it); absent: the service's own. */
+  sessionProject?: string;
   /** Announce approvals on the desktop with this tool (src/governance/approval/desktop-notifier.ts); none: no notifications. */
   desktop?: NotifyTool | null;
-  /** "Always allow" from the approvals page (src/governance/approval/always-allow.ts); absent: refused as not possible here. */
-  alwaysAllow?: (task: Task) => Promise<AlwaysResult>;
+  /** "Always allow", from every channel (src/governance/approval/always-allow.ts); absent: never offered, refused as not possible. */
+  always?: AlwaysWriter;
   /** Tracing on (docs/governance.md, Traces): the service's tracer (governance/engine/tracing.ts), and what its session span is called. */
   tracer?: Tracer;
   role?: "wrap" | "serve";
@@ -99,8 +107,9 @@ export function startGovernanceService(options: ServiceOptions): GovernanceServi
   const metrics = new GovernanceMetrics(clock ? () => clock.now() : undefined);
   const grants = new SessionGrants();
   let notifier: DesktopNotifier | null = null;
-  // Slack decides through the task store like every channel (docs/architecture.md, "An approval channel").
-  const slack = new SlackApprovals({ decide: (id, decision, channel) => tasks.decide(id, decision, channel), metrics, origin: options.origin ?? defaultOrigin() });
+  // Every channel decides through one function (decide-task.ts): "always" writes its rule first.
+  const decide = taskDecider({ get: (id) => tasks.get(id), decide: (id, decision, channel) => tasks.decide(id, decision, channel) }, options.always);
+  const slack = new SlackApprovals({ decide: (id, decision, channel) => decide(id, decision, channel), metrics, origin: options.origin ?? defaultOrigin() });
   const tasks: TaskStore = new TaskStore({
     ...(clock ? { clock } : {}),
     ...(options.maxTasks !== undefined ? { capacity: options.maxTasks } : {}),
@@ -125,7 +134,7 @@ export function startGovernanceService(options: ServiceOptions): GovernanceServi
   // The session's span: every shim's session span hangs under it, so a session is one trace.
   const sessionSpan = tracer.session(`thoughtgate ${options.role ?? "serve"}`, { "thoughtgate.profile": options.profile });
   metrics.watchTracing(() => tracer.stats);
-  const approvals = approvalsApi({ tasks, grants, changed: (result, id) => changed(result, id), ...(options.alwaysAllow ? { alwaysAllow: options.alwaysAllow } : {}) });
+  const approvals = approvalsApi({ tasks, grants, decide, who: localUser(), changed: (result, id) => changed(result, id) });
   const evaluate = createEvaluator({
     engine,
     profile: options.profile,
@@ -134,6 +143,8 @@ export function startGovernanceService(options: ServiceOptions): GovernanceServi
     metrics,
     shuttingDown: () => shutdown,
     ...(options.agentCanAsk === false ? { agentCanAsk: false } : {}),
+    ...(options.always ? { always: options.always } : {}),
+    ...(options.sessionProject ? { sessionProject: options.sessionProject } : {}),
     onPending: (task, agentAsking) => notifier?.pending(task, agentAsking),
     tracer,
   });
@@ -148,7 +159,18 @@ export function startGovernanceService(options: ServiceOptions): GovernanceServi
   }
 
   const tracing = tracer.root ? { traceparent: formatTraceparent(tracer.root), spans: spanRelayHandler(tracer, metrics, () => shutdown) } : undefined;
-  const api = shimApi({ evaluate, engine, profile: options.profile, metrics, tasks, shuttingDown: () => shutdown, unanswered: (task) => notifier?.unanswered(task), ...(tracing ? { tracing } : {}) });
+  const api = shimApi({
+    evaluate,
+    engine,
+    profile: options.profile,
+    metrics,
+    tasks,
+    shuttingDown: () => shutdown,
+    unanswered: (task) => notifier?.unanswered(task),
+    decideLater: decideOrOnce(decide),
+    dismissIsNo: options.dismissIsNo === true,
+    ...(tracing ? { tracing } : {}),
+  });
   // Decisions, audit and page requests so far: the heap is collected once they stop for a second.
   // Heartbeats are not traffic (every shim sends one each 5 s; counted, they would collect each time).
   let activity = 0;
@@ -238,8 +260,8 @@ export function startGovernanceService(options: ServiceOptions): GovernanceServi
       tool: options.desktop,
       pageUrl: `${url}/approvals`,
       clock: clock ?? systemClock,
-      decide: (task, choice) => {
-        const result = tasks.decide(task.id, { decision: choice.decision, digest: task.digest, scope: choice.scope }, "desktop");
+      decide: async (task, choice) => {
+        const result = await decideOrOnce(decide)(task.id, { decision: choice.decision, digest: task.digest, scope: choice.scope, alwaysScope: choice.alwaysScope, who: localUser() }, "desktop");
         if (!result.ok && result.error !== "not_pending") log.warn(`the desktop notification's answer for task ${task.id} was refused (${result.error})`);
       },
     });
@@ -276,11 +298,14 @@ function defaultOrigin(): string {
 
 /** `ada@laptop` (a user without a passwd entry, in a container say, by $USER). */
 export function userAtHost(): string {
-  let user: string;
+  return `${localUser()}@${hostname()}`;
+}
+
+/** The user the service runs as: who decides on its page and with its CLI key (docs/events.md, `decided_by.who`). */
+function localUser(): string {
   try {
-    user = userInfo().username;
+    return userInfo().username;
   } catch {
-    user = process.env.USER ?? "unknown";
+    return process.env.USER ?? "unknown";
   }
-  return `${user}@${hostname()}`;
 }

@@ -82,6 +82,8 @@ export const evaluateResponse = v.object({
   prompt: v.optional(v.string()),
   /** With `shim_channels: ["elicitation"]`: the token that relays this task's elicitation answer (POST …/decision). */
   relay_token: v.optional(v.string()),
+  /** With `shim_channels`: the form may offer "always" (a rule could be written into the user's policy for this call). */
+  always: v.optional(v.boolean()),
   shutdown: v.boolean(),
 });
 export type EvaluateResponse = v.InferOutput<typeof evaluateResponse>;
@@ -89,6 +91,16 @@ export type EvaluateResponse = v.InferOutput<typeof evaluateResponse>;
 /** What an approval covers: this call, this tool for the session, or this tool from now on (a policy rule). */
 export const DECISION_SCOPES = ["once", "session", "always"] as const;
 export type DecisionScope = (typeof DECISION_SCOPES)[number];
+
+/** Where an "always" rule applies: the session's project only (the rule's `project:`), or every project. */
+export const ALWAYS_SCOPES = ["project", "everywhere"] as const;
+export type AlwaysScope = (typeof ALWAYS_SCOPES)[number];
+
+/** A call an earlier "allow for this session" let through is approved by `session_grant:<task id>` (the task that made the grant). */
+export const SESSION_GRANT_PREFIX = "session_grant:";
+
+/** The longest reason a person may give with a decision (it reaches the model and the audit). */
+export const MAX_REASON_CHARS = 1_000;
 
 export const TASK_STATUSES = ["pending", "approved", "denied", "timed_out", "expired", "cancelled"] as const;
 export type TaskStatus = (typeof TASK_STATUSES)[number];
@@ -109,6 +121,16 @@ export const taskView = v.object({
   created_at: v.string(),
   expires_at: v.string(),
   decided_by: v.optional(v.string()),
+  /** Who decided, where known: the Slack member id, the local user for the page and the CLI. */
+  decided_by_who: v.optional(v.string()),
+  /** The person's own words with their decision (redacted, escaped), when they gave some. */
+  person_reason: v.optional(v.string()),
+  /** For `approved` with `scope: always`: whether the rule is kept to the session's project. */
+  always_scope: v.optional(v.picklist(ALWAYS_SCOPES)),
+  /** For `pending`: whether "always" can be offered (a rule could be written into the user's policy for this call). */
+  always_possible: v.optional(v.boolean()),
+  /** What the call would change, as a unified diff (an edit's old and new text; a write over an existing file), redacted. */
+  diff: v.optional(v.string()),
   /** For `approved`: what the person allowed (`once`, `session`: this tool on this server until the session ends, `always`: a rule in their policy file). */
   scope: v.optional(v.picklist(DECISION_SCOPES)),
   auto_approved: v.optional(v.boolean()),
@@ -148,25 +170,27 @@ export const decisionRequest = v.object({
   decision: v.picklist(["approve", "deny"]),
   /** Must equal the task's digest: a decision is bound to the exact call it was shown. */
   digest: v.string(),
-  reason: v.optional(v.string()),
+  /** The person's own words: they reach the model (with a deny) and the audit. */
+  reason: v.optional(v.pipe(v.string(), v.maxLength(MAX_REASON_CHARS, `a reason is at most ${MAX_REASON_CHARS} characters`))),
   /**
    * For `approve`: `once` (this call, the default), `session` (this tool on this server, any
-   * arguments, until the session ends) or `always` (a rule in the user's policy file; the
-   * approvals page only). Every channel offers `once` and `session`.
+   * arguments, until the session ends) or `always` (a rule in the user's policy file), on every
+   * channel.
    */
   scope: v.optional(v.picklist(DECISION_SCOPES), "once"),
+  /** With `scope: always`: the rule is kept to the session's project (the default) or applies everywhere. */
+  always_scope: v.optional(v.picklist(ALWAYS_SCOPES), "project"),
 });
 export type DecisionRequest = v.InferOutput<typeof decisionRequest>;
 
 /**
  * POST /governance/task/{id}/decision (session secret): a shim relays its user's answer to the
  * elicitation it ran for a task it was offered; recorded as channel elicitation. Refused (401)
- * without that task's relay token. `scope`: `once` or `session` (never `always`: only the
- * approvals page writes the user's policy file).
+ * without that task's relay token. `scope` as the person chose it in the form (`always` only
+ * where the evaluate answer said the form may offer it).
  */
 export const relayRequest = v.object({
   ...decisionRequest.entries,
-  scope: v.optional(v.picklist(["once", "session"]), "once"),
   relay_token: v.string(),
 });
 
@@ -176,7 +200,12 @@ export const relayRequest = v.object({
  * failed); the task stays pending and the service tells the person another way (a desktop
  * notification). Answers `taskResponse`.
  */
-export const unansweredRequest = v.object({ relay_token: v.string(), reason: v.optional(v.string()) });
+export const unansweredRequest = v.object({
+  relay_token: v.string(),
+  reason: v.optional(v.string()),
+  /** The form was dismissed at a person's pace (Esc): the person's no where wrap knows the agent shows its forms to a person. */
+  dismissed: v.optional(v.boolean()),
+});
 
 /** POST /governance/task/{id}/cancel (the agent sent notifications/cancelled); answers `taskResponse`. */
 export const cancelRequest = v.object({ reason: v.optional(v.string()) });

@@ -219,7 +219,8 @@ describe("approvals", () => {
       rule_id: "deletes",
       poll_interval_ms: 250,
       shim_channels: ["elicitation"],
-      prompt: 'Allow gh.delete_repo with {"repo":"acme/site"}? (rule deletes: approval required)',
+      prompt: 'ThoughtGate: allow delete_repo on server gh?\nRule deletes: approval required\nArguments:\n{\n  "repo": "acme/site"\n}',
+      always: false,
       shutdown: false,
     });
     const id = answer.task_id ?? "";

@@ -1,7 +1,8 @@
 import * as v from "valibot";
 import { log } from "../../../core/log.ts";
-import type { ChangeResult, Task } from "../tasks.ts";
-import { APPROVE_ACTION, decidedBy, DENY_ACTION, parseButtonValue } from "./message.ts";
+import type { DecideResult, Task } from "../tasks.ts";
+import type { Choice } from "../../decision/choices.ts";
+import { choiceOf, decidedBy, parseButtonValue, REASON_ACTION, REASON_BLOCK } from "./message.ts";
 import type { Posted, Workspace } from "./workspace.ts";
 import type { SlackTrouble } from "./trouble.ts";
 import { blockActions, ephemeralAnswer } from "./wire.ts";
@@ -9,7 +10,7 @@ import { blockActions, ephemeralAnswer } from "./wire.ts";
 export type InteractionsOptions = {
   /** The message posted for a task (once a post in flight for it has finished: a click can beat Slack's answer to us). */
   posted(taskId: string): Promise<Posted | undefined>;
-  decide(posted: Posted, decision: "approve" | "deny", digest: string, user: string): ChangeResult;
+  decide(posted: Posted, choice: Choice, digest: string, user: string, reason: string | undefined): Promise<DecideResult>;
   /** Update a finished task's message again (an earlier update may have failed). */
   refresh(posted: Posted, task: Task): void;
   trouble: SlackTrouble;
@@ -28,8 +29,9 @@ export class Interactions {
     const parsed = v.safeParse(blockActions, payload);
     if (!parsed.success) return;
     const click = parsed.output;
-    const action = click.actions.find((a) => a.action_id === APPROVE_ACTION || a.action_id === DENY_ACTION);
-    if (!action) return;
+    const action = click.actions.find((a) => choiceOf(a.action_id) !== undefined);
+    const choice = action ? choiceOf(action.action_id) : undefined;
+    if (!action || !choice) return;
     const user = click.user.id;
     const ref = parseButtonValue(action.value);
     const posted = ref ? await this.options.posted(ref.taskId) : undefined;
@@ -45,10 +47,12 @@ export class Interactions {
       this.tell(workspace, posted.channel, user, `Only the approvers this workflow lists may decide this request; your click changed nothing. The task is still waiting.`);
       return;
     }
-    const decision = action.action_id === APPROVE_ACTION ? "approve" : "deny";
-    const result = this.options.decide(posted, decision, ref.digest, user);
+    const reason = click.state?.values?.[REASON_BLOCK]?.[REASON_ACTION]?.value ?? undefined;
+    const result = await this.options.decide(posted, choice, ref.digest, user, reason);
     if (result.ok) return;
-    if (result.error === "not_pending") {
+    if (result.error === "not_possible") {
+      this.tell(workspace, posted.channel, user, `${result.reason}. Nothing was decided: the request is still waiting.`);
+    } else if (result.error === "not_pending") {
       const { task } = result;
       this.tell(workspace, posted.channel, user, `This request was already ${task.status.replace("_", " ")} ${decidedBy(task, posted.slackUser)}; your answer changed nothing.`);
       if (!posted.updated) this.options.refresh(posted, task);

@@ -1,7 +1,8 @@
 import type { SlackDestination } from "../../../core/config/schema.ts";
 import { log } from "../../../core/log.ts";
 import type { GovernanceMetrics } from "../../../telemetry/metrics.ts";
-import type { ChangeResult, Decision, Task } from "../tasks.ts";
+import type { Decision, DecideResult, Task } from "../tasks.ts";
+import { CHOICE_DECISIONS, type Choice } from "../../decision/choices.ts";
 import { finishedMessage, pendingMessage } from "./message.ts";
 import { Interactions } from "./interactions.ts";
 import { ReactionPoller, REACTION_POLL_MS, type ReactionVerdict } from "./reactions.ts";
@@ -23,8 +24,8 @@ const POSTING_WAIT_MS = 5_000;
 const CLOSE_GRACE_MS = 3_000;
 
 export type SlackApprovalsOptions = {
-  /** The task store's `decide`: the one path every channel's decision takes. */
-  decide(id: string, decision: Decision, channel: "slack"): ChangeResult;
+  /** The service's `decide` (decide-task.ts): the one path every channel's decision takes. */
+  decide(id: string, decision: Decision, channel: "slack"): Promise<DecideResult>;
   metrics: GovernanceMetrics;
   /** Who asked, as the message says ("claude under thoughtgate wrap on ada@laptop"). */
   origin: string;
@@ -52,7 +53,7 @@ export class SlackApprovals {
     this.trouble = new SlackTrouble(options.metrics);
     this.interactions = new Interactions({
       posted: (taskId) => this.postedFor(taskId),
-      decide: (posted, decision, digest, user) => this.decide(posted, decision, digest, user),
+      decide: (posted, choice, digest, user, reason) => this.decide(posted, choice, digest, user, reason),
       refresh: (posted, task) => this.finished(task, posted),
       trouble: this.trouble,
     });
@@ -177,19 +178,25 @@ export class SlackApprovals {
     return this.update(posted, task, attempt + 1);
   }
 
-  /** A listed approver's click or reaction: the same `decide` as every channel. */
-  private decide(posted: Posted, decision: "approve" | "deny", digest: string, user: string): ChangeResult {
+  /** A listed approver's click or reaction: the same `decide` as every channel, with their reason if they wrote one. */
+  private async decide(posted: Posted, choice: Choice, digest: string, user: string, reason?: string): Promise<DecideResult> {
     const before = posted.slackUser;
     // Set first: the task store reports the outcome (and the message is updated) inside `decide`.
     posted.slackUser = user;
-    const result = this.options.decide(posted.taskId, { decision, digest, reason: `${decision === "approve" ? "approved" : "denied"} in Slack by ${user}` }, "slack");
+    const { decision, scope, alwaysScope } = CHOICE_DECISIONS[choice];
+    const said = decision === "approve" ? "approved" : "denied";
+    const result = await this.options.decide(
+      posted.taskId,
+      { decision, scope, ...(alwaysScope ? { alwaysScope } : {}), digest, who: user, reason: `${said} in Slack by ${user}`, ...(reason !== undefined ? { personReason: reason } : {}) },
+      "slack",
+    );
     if (!result.ok) posted.slackUser = before;
-    else log.info(`approval task ${posted.taskId}: ${decision === "approve" ? "approved" : "denied"} in Slack by ${user}`);
+    else log.info(`approval task ${posted.taskId}: ${said} in Slack by ${user}`);
     return result;
   }
 
   private reacted(posted: Posted, verdict: ReactionVerdict): void {
-    this.decide(posted, verdict.decision, posted.digest, verdict.user);
+    void this.decide(posted, verdict.decision === "approve" ? "once" : "deny", posted.digest, verdict.user);
   }
 
   private socketFailure(where: string, failure: SlackFailure, fatal: boolean): void {
