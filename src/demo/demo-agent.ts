@@ -8,9 +8,14 @@ import { RpcError } from "../mcp/rpc-errors.ts";
  * The demo's agent (hidden `thoughtgate __demo-agent CONFIG`): like a real agent it reads its MCP
  * config, starts the server entry exactly as written there (after `wrap`, that is
  * `thoughtgate shim … -- <server>`), and talks MCP to it. It declares MCP elicitation, so approvals
- * come to it; its scripted "user" says no the first time and yes the second.
+ * come to it; its scripted "user" reads each question (a person takes longer than ThoughtGate's
+ * 300 ms: a faster answer is taken for the agent's own, docs/governance.md) and says no the first
+ * time and yes the second.
  */
 type Entry = { command: string; args?: string[]; env?: Record<string, string> };
+
+/** How long the scripted user reads a question before answering it. */
+const USER_READS_MS = 500;
 
 export async function runDemoAgent(configPath: string, out: (line: string) => void): Promise<number> {
   // JSONC, as agents read their configs (comments and trailing commas allowed).
@@ -25,9 +30,10 @@ export async function runDemoAgent(configPath: string, out: (line: string) => vo
     label: name,
   });
   const answers = [false, true];
-  client.setRequestHandler("elicitation/create", (params) => {
+  client.setRequestHandler("elicitation/create", async (params) => {
     const approve = answers.shift() ?? false;
-    out(`  ? ${(params as { message?: string }).message ?? "(approval)"}`);
+    out(`  ? ${((params as { message?: string }).message ?? "(approval)").replaceAll("\n", "\n    ")}`);
+    await Bun.sleep(USER_READS_MS);
     out(`  → the user answers: ${approve ? "approve" : "deny"}`);
     return { action: "accept", content: { decision: approve ? "once" : "deny" } };
   });

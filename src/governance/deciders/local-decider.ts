@@ -150,11 +150,10 @@ export class LocalDecider implements Decider {
         // The person's yes covers this call whatever happened to the rule; the outcome says which.
         return written.ok ? approved(written.note) : approved(`approved once (always allow was not possible: ${written.reason})`);
       }
-      if (answer.kind === "declined" || answer.kind === "dismissed") {
-        const how = answer.kind === "declined" ? "rejected by the person in the agent's prompt" : "declined by the person: they dismissed the agent's prompt (Esc)";
-        return { ...block(GOVERNANCE_ERROR.approvalRejected, `${outcome.reason}: ${how}`), decidedBy: { channel: "elicitation" } };
-      }
-      // The agent answered for no one (it cannot show the question); a standalone shim has no other channel.
+      if (answer.kind === "declined") return { ...block(GOVERNANCE_ERROR.approvalRejected, `${outcome.reason}: rejected by the person in the agent's prompt`), decidedBy: { channel: "elicitation" } };
+      // The agent answered for no one (it cannot show the question), or the form was dismissed: a
+      // standalone shim cannot tell a person's Esc from an agent that shows no one its forms (wrap
+      // can: there Esc is the person's no); it has no other channel either way.
       return block(
         GOVERNANCE_ERROR.approvalRejected,
         `${outcome.reason}, but no person answered: the agent answered the approval form itself (it cannot show it in this mode); run under \`thoughtgate wrap\` for the approvals page and \`thoughtgate approve\``,
