@@ -46,6 +46,8 @@ export type Task = {
   personReason?: string;
   /** Whether "always" can be offered for it: a rule could be written into the user's policy (checked when it was made). */
   alwaysPossible?: boolean;
+  /** Why not, when it cannot (shown on the page beside the choices it does offer). */
+  alwaysRefusal?: string;
   /** The project the call was made in (an "always … in this project" rule is kept to it). */
   project?: string;
   /** What the call would change (an edit, a write over an existing file), computed when it was made, redacted. */
@@ -58,7 +60,7 @@ export type Task = {
 };
 
 export type NewTask = Pick<Task, "serverId" | "method" | "name" | "arguments" | "ruleId" | "workflowName" | "workflow" | "reason"> &
-  Pick<Partial<Task>, "annotations" | "definition" | "alwaysPossible" | "project" | "change">;
+  Pick<Partial<Task>, "annotations" | "definition" | "alwaysPossible" | "alwaysRefusal" | "project" | "change">;
 
 /**
  * A decision on a task. `reason`: ThoughtGate's words on it; `personReason`: the person's own (a
@@ -282,6 +284,7 @@ export class TaskStore {
       ...(task.scope !== undefined ? { scope: task.scope } : {}),
       ...(task.alwaysScope !== undefined ? { always_scope: task.alwaysScope } : {}),
       ...(task.status === "pending" && task.alwaysPossible !== undefined ? { always_possible: task.alwaysPossible } : {}),
+      ...(task.status === "pending" && task.alwaysRefusal !== undefined ? { always_refusal: task.alwaysRefusal } : {}),
       ...(task.change !== undefined ? { diff: visibleDiff(task.change.diff) } : {}),
       ...(task.timeoutOutcome !== undefined ? { timeout_outcome: task.timeoutOutcome } : {}),
       // The diff and findings come from the server: redacted like arguments (escaped where shown).

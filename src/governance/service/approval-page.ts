@@ -180,6 +180,7 @@ function card(task) {
     const target = visible(task.server_id) + "." + visible(task.name);
     // A definition is accepted as it is shown (it becomes the pin): no session or always.
     const always = task.always_possible === true;
+    if (!always && !task.definition && task.always_refusal) node.append(el("div", "meta", visible("Always allow is not offered: " + task.always_refusal)));
     const buttons = task.definition ? [
       [el("button", "approve", "Accept the new definition"), "approve", "once", "", "It becomes the pin; a later change is asked about again"],
       [el("button", "deny", TITLES.deny), "deny", "once", "", "Keep it hidden and its calls refused"],

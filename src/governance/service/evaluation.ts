@@ -149,6 +149,8 @@ export function createEvaluator(options: EvaluationOptions): (request: EvaluateR
       project,
     };
     const change = grant || request.method !== "tools/call" ? null : previewOf(asked.arguments, readExisting);
+    // Every channel offers "always" only where a rule could be written for this call.
+    const alwaysRefusal = grant ? null : options.always ? options.always.plan(asked) : "this service cannot write a policy rule";
     const created = tasks.create({
       ...asked,
       ruleId: outcome.ruleId,
@@ -156,8 +158,8 @@ export function createEvaluator(options: EvaluationOptions): (request: EvaluateR
       workflow: outcome.workflow,
       reason: outcome.reason,
       ...(change ? { change } : {}),
-      // Every channel offers "always" only where a rule could be written for this call.
-      alwaysPossible: !grant && options.always !== undefined && options.always.plan(asked) === null,
+      alwaysPossible: !grant && alwaysRefusal === null,
+      ...(alwaysRefusal ? { alwaysRefusal } : {}),
     }, grant ? { approvedBy: { by: grantApprover(grant), reason: `allowed for this session (task ${grant.taskId}, by ${grant.grantedBy})` } } : { relay: elicit });
     if (!created.ok) {
       const reason = `too many approvals pending (${tasks.pendingCount}); denying (fail closed)`;

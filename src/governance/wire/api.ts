@@ -129,6 +129,8 @@ export const taskView = v.object({
   always_scope: v.optional(v.picklist(ALWAYS_SCOPES)),
   /** For `pending`: whether "always" can be offered (a rule could be written into the user's policy for this call). */
   always_possible: v.optional(v.boolean()),
+  /** For `pending`, when "always" cannot be offered: why (a project's policy asks, an explicit policy file, a name a rule would read as a pattern). */
+  always_refusal: v.optional(v.string()),
   /** What the call would change, as a unified diff (an edit's old and new text; a write over an existing file), redacted. */
   diff: v.optional(v.string()),
   /** For `approved`: what the person allowed (`once`, `session`: this tool on this server until the session ends, `always`: a rule in their policy file). */

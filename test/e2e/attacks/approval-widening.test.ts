@@ -1,8 +1,10 @@
 /**
  * Attack family: widening an approval beyond what a person granted. "Allow for this session" covers
- * one tool on one server, for one session; "always allow" is written only from the approvals page.
- * Anything that holds the session secret (a hostile MCP server reading its shim's argv) can make
- * neither, a grant covers no look-alike name, and none survives its session. Through the compiled
+ * one tool on one server, for one session; "always allow" is written only on a person's answer (the
+ * page key, the CLI key, the relay token of the one task a shim was asked about, a listed Slack
+ * approver, a click on the desktop). Anything that holds the session secret (a hostile MCP server
+ * reading its shim's argv) can make neither, a grant covers no look-alike name, and none survives
+ * its session. Through the compiled
  * binary: `thoughtgate serve`, spoken to as a shim would (session secret) and as a person would
  * (CLI key, page key).
  */
@@ -89,14 +91,19 @@ describe("the session secret makes no grant and writes no rule", () => {
     expect((await serve.task((await serve.evaluate({ server_id: "fs", name: "delete_file" })).task_id)).status).toBe("pending");
   });
 
-  test("'always' from the CLI key or in a relayed elicitation answer is refused and writes nothing", async () => {
+  test("'always' with the session secret alone, or with another task's relay token, is refused and writes nothing", async () => {
     const user = home();
     const serve = await serveWith(user);
     const offered = await serve.evaluate({ server_id: "notes", name: "purge", annotations: { destructiveHint: true }, channels: ["elicitation"] });
+    const other = await serve.evaluate({ server_id: "notes", name: "wipe", annotations: { destructiveHint: true }, channels: ["elicitation"] });
     const { digest } = await serve.task(offered.task_id);
-    const byCli = await post(serve, `/approvals/api/tasks/${offered.task_id}`, serve.key, { decision: "approve", scope: "always", digest });
-    const relayed = await post(serve, `/governance/task/${offered.task_id}/decision`, serve.secret, { decision: "approve", scope: "always", digest, relay_token: offered.relay_token });
-    expect([byCli.status, relayed.status]).toEqual([403, 400]);
+    const always = { decision: "approve", scope: "always", always_scope: "everywhere", digest };
+    const answers = [
+      await post(serve, `/approvals/api/tasks/${offered.task_id}`, serve.secret, always),
+      await post(serve, `/governance/task/${offered.task_id}/decision`, serve.secret, always),
+      await post(serve, `/governance/task/${offered.task_id}/decision`, serve.secret, { ...always, relay_token: other.relay_token }),
+    ];
+    expect(answers.map((a) => a.status)).toEqual([401, 400, 401]);
     expect((await serve.task(offered.task_id)).status).toBe("pending");
     expect(existsSync(user.userFile)).toBe(false);
   });

@@ -73,7 +73,7 @@ describe("approval prompts and task views", () => {
     const prompt = prompts[0] ?? "";
     expect(prompt).not.toContain(SECRET);
     expect(prompt).toContain("Authorization: [REDACTED:authorization_header]");
-    expect(prompt).toContain('"api_key":"[REDACTED:secret_field]"');
+    expect(prompt).toContain('"api_key": "[REDACTED:secret_field]"');
     expect(prompt).toContain("; rm -rf ~/projects");
     expect(prompt).toContain("/tmp/invoice\\u202efdp.exe");
     expect(prompt).not.toContain(RLO);
