@@ -31,7 +31,8 @@ beforeAll(async () => {
   home = policyHome();
   home.writeUser(USER_POLICY);
   home.writeProject(`schema: 1\ngovernance:\n  rules:\n    - { id: project-drops, match: "drop_*", action: approve }\n`);
-  serve = await ServeProcess.start([], { env: { ...home.env, THOUGHTGATE_DESKTOP_NOTIFY: "off" }, cwd: home.project });
+  // USER: who decides on the page where the passwd database has no name for the uid (a container).
+  serve = await ServeProcess.start([], { env: { ...home.env, THOUGHTGATE_DESKTOP_NOTIFY: "off", USER: process.env.USER || "ada" }, cwd: home.project });
   browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
 });
 

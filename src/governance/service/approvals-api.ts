@@ -12,8 +12,8 @@ export type ApprovalsApiOptions = {
   grants: SessionGrants;
   /** Every channel's decision (decide-task.ts): "always" writes its rule first. */
   decide: DecideTask;
-  /** Who the page and the CLI are: the local user the service runs as (docs/events.md, `decided_by.who`). */
-  who: string;
+  /** Who the page and the CLI are: the local user the service runs as (docs/events.md, `decided_by.who`), when known. */
+  who?: string;
   /** The service's answer for a task change (the task view, or the error it maps to). */
   changed(result: ChangeResult, id: string): Response;
 };
@@ -29,7 +29,7 @@ export function approvalsApi(options: ApprovalsApiOptions): (request: Request, p
   /** A person's decision on the page or with `thoughtgate approve|deny`, their reason kept as their own words. */
   async function decide(id: string, decision: DecisionRequest, channel: Channel): Promise<Response> {
     const { reason, always_scope, ...rest } = decision;
-    const result = await options.decide(id, { ...rest, alwaysScope: always_scope, who: options.who, ...(reason !== undefined ? { personReason: reason } : {}) }, channel);
+    const result = await options.decide(id, { ...rest, alwaysScope: always_scope, ...(options.who ? { who: options.who } : {}), ...(reason !== undefined ? { personReason: reason } : {}) }, channel);
     if (!result.ok && result.error === "not_possible") return failure(409, "not_possible", result.reason);
     return changed(result, id);
   }

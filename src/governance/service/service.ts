@@ -134,7 +134,8 @@ export function startGovernanceService(options: ServiceOptions): GovernanceServi
   // The session's span: every shim's session span hangs under it, so a session is one trace.
   const sessionSpan = tracer.session(`thoughtgate ${options.role ?? "serve"}`, { "thoughtgate.profile": options.profile });
   metrics.watchTracing(() => tracer.stats);
-  const approvals = approvalsApi({ tasks, grants, decide, who: localUser(), changed: (result, id) => changed(result, id) });
+  const who = localUser();
+  const approvals = approvalsApi({ tasks, grants, decide, ...(who ? { who } : {}), changed: (result, id) => changed(result, id) });
   const evaluate = createEvaluator({
     engine,
     profile: options.profile,
@@ -261,7 +262,7 @@ export function startGovernanceService(options: ServiceOptions): GovernanceServi
       pageUrl: `${url}/approvals`,
       clock: clock ?? systemClock,
       decide: async (task, choice) => {
-        const result = await decideOrOnce(decide)(task.id, { decision: choice.decision, digest: task.digest, scope: choice.scope, alwaysScope: choice.alwaysScope, who: localUser() }, "desktop");
+        const result = await decideOrOnce(decide)(task.id, { decision: choice.decision, digest: task.digest, scope: choice.scope, ...(choice.alwaysScope ? { alwaysScope: choice.alwaysScope } : {}) }, "desktop");
         if (!result.ok && result.error !== "not_pending") log.warn(`the desktop notification's answer for task ${task.id} was refused (${result.error})`);
       },
     });
@@ -298,14 +299,21 @@ function defaultOrigin(): string {
 
 /** `ada@laptop` (a user without a passwd entry, in a container say, by $USER). */
 export function userAtHost(): string {
-  return `${localUser()}@${hostname()}`;
+  return `${localUser() ?? "unknown"}@${hostname()}`;
 }
 
-/** The user the service runs as: who decides on its page and with its CLI key (docs/events.md, `decided_by.who`). */
-function localUser(): string {
+/**
+ * The user the service runs as: who decides on its page and with its CLI key (docs/events.md,
+ * `decided_by.who`); undefined when it cannot be told (Bun answers "unknown" where the passwd
+ * database has no name for the uid).
+ */
+function localUser(): string | undefined {
+  let name: string | undefined;
   try {
-    return userInfo().username;
+    name = userInfo().username;
   } catch {
-    return process.env.USER ?? "unknown";
+    name = undefined;
   }
+  if (name && name !== "unknown") return name;
+  return process.env.USER || process.env.LOGNAME || undefined;
 }

@@ -16,6 +16,10 @@ import { startGovernanceService } from "../../../src/governance/service/service.
 import { fakeNotifySend } from "../../support/fake-notify.ts";
 import { waitFor } from "../../support/harness.ts";
 
+// Who decides on the page and with the CLI is the local user; where the passwd database has no
+// name for the uid (a container), the service takes $USER.
+process.env.USER ||= "ada";
+
 const SESSION = "s".repeat(64);
 const PAGE = "p".repeat(64);
 const CLI = "c".repeat(64);
