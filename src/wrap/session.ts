@@ -9,7 +9,7 @@ import type { Profile } from "../core/profile.ts";
 import { APPROVAL_KEY_ENV, ENDPOINT_ENV } from "../governance/wire/env.ts";
 import { desktopTool } from "../governance/approval/desktop-notifier.ts";
 import { EngineHolder } from "../governance/engine/engine-holder.ts";
-import { publishService } from "../governance/wire/service-descriptor.ts";
+import { publishService, siblingServices } from "../governance/wire/service-descriptor.ts";
 import { newSecret, startGovernanceService, userAtHost, type GovernanceService } from "../governance/service/service.ts";
 import { startServiceTracer } from "../governance/engine/tracing.ts";
 import { remoteShimArgs } from "./remote-entry.ts";
@@ -23,7 +23,7 @@ import { projectRoot } from "../core/project.ts";
 import { commandLineConfigs, type CommandLineConfigs } from "./agent-args.ts";
 import { checkCoverage } from "./coverage-gate.ts";
 import { drainShims } from "./drain.ts";
-import { ownProcessStartId } from "./process-identity.ts";
+import { isSameProcessRunning, ownProcessStartId } from "./process-identity.ts";
 import { repairStale } from "./repair.ts";
 import { createSessionDir, describeDecision, followEvents, readEvents, renderSummary, summarize } from "./session-record.ts";
 import { recordSessionBinary } from "./session-info.ts";
@@ -132,6 +132,8 @@ async function governAndRun(options: WrapOptions, agent: AgentType, ctx: AgentCo
     always: (await import("../governance/approval/always-allow.ts")).alwaysWriter({ policy: () => engines.policy, reload: () => engines.reload(), env: process.env, cwd: process.cwd(), origin: `wrap session ${runId}`, now: () => new Date() }),
     // The session's project: "always … in this project" keeps its rule to it.
     sessionProject: projectRoot(process.cwd()),
+    // Sessions side by side share a Slack app: a click on another's message is handed on to it.
+    siblings: () => siblingServices(isSameProcessRunning),
     origin: `${basename(options.command[0] ?? "the agent")} under thoughtgate wrap on ${userAtHost()}`,
     role: "wrap",
     ...(tracer ? { tracer } : {}),

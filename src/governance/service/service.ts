@@ -15,7 +15,10 @@ import { DesktopNotifier, type NotifyTool } from "../approval/desktop-notifier.t
 import { approvalPageHtml } from "./approval-page.ts";
 import type { PolicyEngine } from "../engine/engine.ts";
 import { createEvaluator } from "./evaluation.ts";
-import { bearer, failure, hostProblem, isCrossOrigin, json, loopbackHosts, newNonce, pageHeaders, pathOf, readJson, toResponse } from "./http-guard.ts";
+import { bearer, failure, hostProblem, isCrossOrigin, json, loopbackHosts, newNonce, pageHeaders, parseBody, pathOf, readJson, toResponse } from "./http-guard.ts";
+import { notSibling, pidOfConnection } from "../../core/peer-process.ts";
+import { SLACK_HANDOFF_PATH, slackHandoffRequest } from "../wire/api.ts";
+import type { Sibling } from "../approval/slack/handoff.ts";
 import { secretDigest, secretMatches } from "../wire/secrets.ts";
 import { shimApi, taskChange } from "./shim-api.ts";
 import { CHANNEL_PATH, shimChannels } from "./shim-channel.ts";
@@ -65,6 +68,8 @@ export type ServiceOptions = {
   desktop?: NotifyTool | null;
   /** "Always allow", from every channel (src/governance/approval/always-allow.ts); absent: never offered, refused as not possible. */
   always?: AlwaysWriter;
+  /** The governance services beside this one (their descriptors): a Slack click on one of their messages is handed on (slack/handoff.ts). */
+  siblings?: () => Sibling[];
   /** Tracing on (docs/governance.md, Traces): the service's tracer (governance/engine/tracing.ts), and what its session span is called. */
   tracer?: Tracer;
   role?: "wrap" | "serve";
@@ -109,7 +114,7 @@ export function startGovernanceService(options: ServiceOptions): GovernanceServi
   let notifier: DesktopNotifier | null = null;
   // Every channel decides through one function (decide-task.ts): "always" writes its rule first.
   const decide = taskDecider({ get: (id) => tasks.get(id), decide: (id, decision, channel) => tasks.decide(id, decision, channel) }, options.always);
-  const slack = new SlackApprovals({ decide: (id, decision, channel) => decide(id, decision, channel), metrics, origin: options.origin ?? defaultOrigin() });
+  const slack = new SlackApprovals({ decide: (id, decision, channel) => decide(id, decision, channel), metrics, origin: options.origin ?? defaultOrigin(), ...(options.siblings ? { siblings: options.siblings } : {}) });
   const tasks: TaskStore = new TaskStore({
     ...(clock ? { clock } : {}),
     ...(options.maxTasks !== undefined ? { capacity: options.maxTasks } : {}),
@@ -215,9 +220,32 @@ export function startGovernanceService(options: ServiceOptions): GovernanceServi
       const channel = personChannel(request);
       return channel ? approvals(request, path, channel) : unauthorized("approval key");
     }
+    if (path === SLACK_HANDOFF_PATH && request.method === "POST") return slackHandoff(request, server);
     if (!secretMatches(bearer(request), sessionDigest)) return unauthorized("session secret");
     if (path === CHANNEL_PATH && request.method === "GET") return channels.upgrade(request, server as Server<never>);
     return governance(request, path);
+  }
+
+  /**
+   * A Slack click a sibling session got for a message this service posted (slack/handoff.ts). No
+   * key: a key would be a file any process of the user's can read. The kernel says which process
+   * holds the other end of this connection; only a sibling (this binary, untraced, clean
+   * environment, one of the services beside this one) is heard, and the click is then checked as
+   * one of this service's own.
+   */
+  async function slackHandoff(request: Request, server: Server<unknown>): Promise<Response> {
+    const peer = server.requestIP(request);
+    const candidates = options.siblings?.().map((s) => s.pid) ?? [];
+    const pid = peer && /^(::ffff:)?127\.0\.0\.1$/.test(peer.address) ? pidOfConnection(peer.port, port, candidates) : null;
+    const why = pid === null ? "the caller is not a ThoughtGate service running beside this one" : notSibling(pid);
+    if (why) {
+      metrics.unauthorized.inc();
+      log.warn(`Slack handoff refused: ${why}`);
+      return failure(403, "forbidden", why);
+    }
+    const body = await parseBody(request, slackHandoffRequest);
+    if (!body.ok) return body.response;
+    return json({ claimed: await slack.handedOn(body.value) });
   }
 
   let server: ReturnType<typeof Bun.serve>;

@@ -332,3 +332,19 @@ export const errorResponse = v.object({
 
 /** A JSON answer free of its transport: an HTTP response, or a message on a shim's channel. */
 export type Answer = { status: number; body: unknown };
+
+/**
+ * POST /slack/handoff (no bearer: the service checks with the kernel that the caller is this
+ * ThoughtGate binary running beside it, src/core/peer-process.ts): a Slack click that reached a
+ * session that did not post its message, handed on as Slack sent it, with the Slack app it came
+ * through (its Web API URL and a SHA-256 of its app token, never the token). Answers `{claimed}`:
+ * whether this service posted that message (and so decided or refused the click itself).
+ */
+export const slackHandoffRequest = v.object({
+  base_url: v.pipe(v.string(), v.maxLength(2048)),
+  app_token_sha256: v.pipe(v.string(), v.regex(/^[0-9a-f]{64}$/, "expected 64 lower-case hex digits")),
+  payload: v.unknown(),
+});
+export type SlackHandoffRequest = v.InferOutput<typeof slackHandoffRequest>;
+export const slackHandoffResponse = v.object({ claimed: v.boolean() });
+export const SLACK_HANDOFF_PATH = "/slack/handoff";

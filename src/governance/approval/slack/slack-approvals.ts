@@ -11,6 +11,8 @@ import { SlackTrouble } from "./trouble.ts";
 import { SlackWebApi, type SlackFailure } from "./web-api.ts";
 import { postMessageAnswer, updateAnswer } from "./wire.ts";
 import type { Posted, Workspace } from "./workspace.ts";
+import { appTokenDigest, handOn, type Sibling } from "./handoff.ts";
+import type { SlackHandoffRequest } from "../../wire/api.ts";
 
 /** Updating a finished task's message is retried this many times (Slack down, rate limited). */
 const UPDATE_ATTEMPTS = 5;
@@ -30,6 +32,8 @@ export type SlackApprovalsOptions = {
   /** Who asked, as the message says ("claude under thoughtgate wrap on ada@laptop"). */
   origin: string;
   reactionPollMs?: number;
+  /** The governance services running beside this one (their descriptors), for clicks on their messages; none: no handoff. */
+  siblings?: () => Sibling[];
 };
 
 /**
@@ -55,6 +59,7 @@ export class SlackApprovals {
       posted: (taskId) => this.postedFor(taskId),
       decide: (posted, choice, digest, user, reason) => this.decide(posted, choice, digest, user, reason),
       refresh: (posted, task) => this.finished(task, posted),
+      handOn: (workspace, payload) => (workspace.app && options.siblings ? handOn(options.siblings(), workspace.app, payload) : Promise.resolve(false)),
       trouble: this.trouble,
     });
   }
@@ -67,6 +72,17 @@ export class SlackApprovals {
     this.posting.set(task.id, posting);
     void posting.finally(() => this.posting.delete(task.id));
     this.track(posting);
+  }
+
+  /**
+   * A click a sibling session got for a message it did not post (handoff.ts; the caller has checked
+   * the sibling): decided here as if it came on this service's own connection, when this service
+   * posted that message in that Slack app. True when it did (claimed).
+   */
+  async handedOn(request: SlackHandoffRequest): Promise<boolean> {
+    const workspace = [...this.workspaces.values()].find((w) => w.app !== null && w.app.baseUrl === request.base_url && w.app.appTokenDigest === request.app_token_sha256);
+    if (!workspace) return false;
+    return (await this.interactions.handle(workspace, request.payload, "sibling")) === "claimed";
   }
 
   /** Slack shows the message before its answer to chat.postMessage reaches us: a quick click waits for that answer. */
@@ -102,7 +118,7 @@ export class SlackApprovals {
     if (known) return known;
     const api = new SlackWebApi(destination.base_url);
     const where = `Slack app for ${destination.channel}`;
-    const workspace: Workspace = { api, token: destination.token, socket: null, poller: null, off: null };
+    const workspace: Workspace = { api, token: destination.token, socket: null, poller: null, off: null, app: destination.app_token ? { baseUrl: destination.base_url, appTokenDigest: appTokenDigest(destination.app_token) } : null };
     if (destination.app_token) {
       workspace.socket = new SocketModeClient(api, destination.app_token, {
         interactive: (payload) => void this.interactions.handle(workspace, payload),
