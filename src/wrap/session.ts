@@ -19,6 +19,7 @@ import { realConfigPath } from "./config-path.ts";
 import { lockedError, lockPathFor, tryLock } from "./lock.ts";
 import { runAgent } from "./agent-process.ts";
 import { agentCanAsk, agentMode } from "./agent-modes.ts";
+import { agentPromptsNote, soleApprover } from "./sole-approver.ts";
 import { projectRoot } from "../core/project.ts";
 import { commandLineConfigs, type CommandLineConfigs } from "./agent-args.ts";
 import { checkCoverage } from "./coverage-gate.ts";
@@ -48,6 +49,8 @@ export type WrapOptions = {
   dryRun: boolean;
   /** `--allow-ungoverned`: start the agent even when nothing (or not every file) can be governed. */
   allowUngoverned?: boolean;
+  /** `--sole-approver`: the agent's own flags leave the asking about governed servers' tools to ThoughtGate (sole-approver.ts). */
+  soleApprover?: boolean;
   /** Print each governance decision as it happens (the demo does). */
   showDecisions: boolean;
   /** Where wrap talks to the user (stderr: the agent owns stdout). */
@@ -147,12 +150,20 @@ async function governAndRun(options: WrapOptions, agent: AgentType, ctx: AgentCo
   // config (.mcp.json, .vscode/mcp.json) may be shared or committed while the session runs.
   const secretFile = join(record.dir, "secret");
   writeFileSync(secretFile, sessionSecret, { mode: 0o600 });
+  // Which prompts the person will see, and from whom (sole-approver.ts): the banner says so.
+  // opencode declares no MCP elicitation (README, "Approvals, agent by agent"): it shows no form.
+  const where = canAsk && agent !== "opencode"
+    ? `in the agent's own form ("MCP server … requests your input"), on the approvals page and with thoughtgate approve${desktop ? " (a desktop notification too, if still undecided after 10 s)" : ""}`
+    : `on the approvals page and with thoughtgate approve${desktop ? ", and in a desktop notification" : ""}`;
+  const governedNames = [...toRewrite, ...given.files].flatMap((file) => file.entries.filter((entry) => entry.governed).map((entry) => entry.name));
+  const sole = soleApprover(agent, options.command, governedNames, mode, where);
   options.say(
     [
       `thoughtgate: policy ${engines.files.length > 0 ? engines.label : "embedded default (read-only tools forwarded, destructive tools need approval)"}, profile ${options.profile}`,
       `thoughtgate: governance service ${service.url}; approvals page (keep it private) ${service.approvalsUrl}`,
       cli.howTo,
       ...(canAsk ? [] : [`thoughtgate: ${options.command[0] ? basename(options.command[0]) : agent} in this mode answers no approval prompt itself: approvals go to the page, thoughtgate approve${desktop ? " and a desktop notification" : ""}`]),
+      ...(options.soleApprover ? sole.lines : [agentPromptsNote(agent, mode)].filter((line): line is string => line !== null)),
       `thoughtgate: session record ${record.events}`,
     ].join("\n"),
   );
@@ -203,7 +214,8 @@ async function governAndRun(options: WrapOptions, agent: AgentType, ctx: AgentCo
 
   let exitCode: number;
   try {
-    exitCode = await runAgent(given.rewrittenCommand(shimFor, record.dir), options.say);
+    const launched = given.rewrittenCommand(shimFor, record.dir);
+    exitCode = await runAgent(options.soleApprover ? soleApprover(agent, launched, governedNames, mode, where).command : launched, options.say);
   } finally {
     // Tell the shims to drain, give them time, then put the configs back.
     service.setShutdown();

@@ -71,7 +71,7 @@ describe("the MCP SDK client (2025-11-25) through the shim to tmcp (serves both 
     const refused = await rejection(callTool(shim, { name: "delete_note", arguments: { id: "a" } }));
     expect(refused.code).toBe(-32007);
     expect(refused.data).toMatchObject({ gate: "approval", rule_id: "default-destructive", tool: "delete_note", server_id: "notes" });
-    expect(forms).toEqual(['ThoughtGate: allow delete_note on server notes?\nRule default-destructive: approval required\nArguments:\n{\n  "id": "a"\n}']);
+    expect(forms).toEqual(['ThoughtGate: allow delete_note on server notes? (rule default-destructive: approval required)\nid: "a"']);
     expect(textOf(await callTool(shim, { name: "read_note", arguments: { id: "a" } }))).toBe("first note");
 
     await shim.client.close();
@@ -91,8 +91,8 @@ describe("the MCP SDK client (2025-11-25) through the shim to tmcp (serves both 
     // confirm_action has no annotations: "possibly destructive" by MCP's defaults, so the shim asks first.
     expect(textOf(await callTool(shim, { name: "confirm_action", arguments: { action: "wipe" } }))).toBe("confirmed: wipe");
     expect(forms).toEqual([
-      'ThoughtGate: allow delete_note on server notes?\nRule default-destructive: approval required\nArguments:\n{\n  "id": "b"\n}',
-      'ThoughtGate: allow confirm_action on server notes?\nRule default-destructive: approval required\nArguments:\n{\n  "action": "wipe"\n}',
+      'ThoughtGate: allow delete_note on server notes? (rule default-destructive: approval required)\nid: "b"',
+      'ThoughtGate: allow confirm_action on server notes? (rule default-destructive: approval required)\naction: "wipe"',
       "Confirm: wipe?",
     ]);
   });

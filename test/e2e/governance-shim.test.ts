@@ -138,7 +138,7 @@ approval:
     using dir = tempDir();
     const { client, prompts, events } = await start(dir.path, approveEcho, { answer: "approve" });
     expect((await client.callTool({ name: "echo", arguments: { message: "hi" } })).content).toEqual([{ type: "text", text: "Echo: hi" }]);
-    expect(prompts).toEqual(['ThoughtGate: allow echo on server everything?\nRule ask-echo: approval required\nArguments:\n{\n  "message": "hi"\n}']);
+    expect(prompts).toEqual(['ThoughtGate: allow echo on server everything? (rule ask-echo: approval required)\nmessage: "hi"']);
     await waitFor(() => decisions(events).length === 2, "both decisions");
     expect(decisions(events).map((e) => [e.decision, e.approved_by ?? null])).toEqual([["pending", null], ["forward", "elicitation"]]);
   });

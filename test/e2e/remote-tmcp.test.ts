@@ -105,7 +105,7 @@ describe("a 2025-11-25 agent on the same dual-era server", () => {
     try {
       const result = await client.callTool({ name: "confirm_action", arguments: { action: "wipe" } });
       expect(result.content).toEqual([{ type: "text", text: "confirmed: wipe" }]);
-      expect(prompts).toEqual(['ThoughtGate: allow confirm_action on server notes?\nRule ask-confirm: approval required\nArguments:\n{\n  "action": "wipe"\n}', "Confirm: wipe?"]);
+      expect(prompts).toEqual(['ThoughtGate: allow confirm_action on server notes? (rule ask-confirm: approval required)\naction: "wipe"', "Confirm: wipe?"]);
       const denied = await client.callTool({ name: "delete_note", arguments: { id: "b" } }).catch((error: { code?: number }) => error);
       expect(denied).toMatchObject({ code: -32014 });
     } finally {
@@ -138,7 +138,7 @@ describe("a 2026-07-28 approval over the remote upstream", () => {
           resultType: "input_required",
           inputRequests: { thoughtgate_approval: { method: "elicitation/create", params: { mode: "form", requestedSchema: { required: ["decision"] } } } },
         });
-        expect(String(asked.result.inputRequests.thoughtgate_approval.params.message)).toContain(`delete_note on server notes?\nRule default-destructive: approval required\nArguments:\n{\n  "id": "${note}"\n}`);
+        expect(String(asked.result.inputRequests.thoughtgate_approval.params.message)).toContain(`delete_note on server notes? (rule default-destructive: approval required)\nid: "${note}"`);
         await personReads();
         return agent.request(++id, "tools/call", { ...call, _meta: asking, inputResponses: { thoughtgate_approval: answer }, requestState: asked.result.requestState });
       };

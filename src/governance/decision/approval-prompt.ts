@@ -1,3 +1,4 @@
+import { canonicalJson } from "../../core/canonical-json.ts";
 import { showInvisible, showInvisibleInJson } from "../../core/visible-text.ts";
 import { redact, redactText } from "../../telemetry/redact.ts";
 import { previewChange, type ChangePreview, type ReadExisting } from "./change-preview.ts";
@@ -33,19 +34,20 @@ export type PromptOptions = {
 /**
  * The one builder of what a person is asked, on every channel (the agent's form, Slack, the
  * arbiter's terminal; the approvals page shows the same parts): it starts "ThoughtGate:", names the
- * tool (or method and target), the server and the rule, then the arguments pretty-printed over
- * several lines, and what an edit or a write over an existing file would change as a unified diff.
+ * tool (or method and target), the server and the rule, then the arguments one per line, and what
+ * an edit or a write over an existing file would change as a unified diff.
  *
- *     ThoughtGate: allow edit_file on server fs?
- *     Rule default-destructive: approval required
- *     Arguments:
- *     {
- *       "edits": [ { "newText": "(shown as the diff below)", … } ],
- *       "path": "/p/notes.md"
- *     }
+ *     ThoughtGate: allow edit_file on server fs? (rule default-destructive: approval required)
+ *     dryRun: false
+ *     edits: [{"newText":"(shown as the diff below)","oldText":"(shown as the diff below)"}]
+ *     path: "/p/notes.md"
  *     Change to /p/notes.md:
  *     --- /p/notes.md
  *     …
+ *
+ * The most important line comes first and each argument takes one line: Claude Code shows the
+ * first four lines of a form's message, each cut at the terminal's width (its bundled code, 2.1.330),
+ * so a call is read at a glance there too; the approvals page shows everything.
  *
  * - Credentials are redacted (src/telemetry/redact.ts) before anything is shown or diffed.
  * - Bidi controls, zero-width, tag and control characters are shown as escapes, so the text
@@ -58,7 +60,7 @@ export function approvalPrompt(call: PromptCall, reason?: string, options: Promp
   const shownArgs = redact(call.arguments ?? {});
   const change = options.change !== undefined ? options.change : previewChange(shownArgs, options.readExisting);
   const args = shownArguments(change ? pointAtDiff(shownArgs, change.covers) : shownArgs, options.seeAllAt);
-  const lines = [headline(call), ...(reason || call.ruleId ? [ruleLine(call.ruleId ?? null, reason)] : []), "Arguments:", args.text];
+  const lines = [headline(call, reason), args.text];
   if (change && options.diffApart !== true) lines.push(`Change to ${visible(change.path)}:`, shownDiff(change.diff, options.seeAllAt));
   if (args.note) lines.push(args.note);
   return lines.join("\n");
@@ -77,19 +79,19 @@ export function visibleDiff(diff: string): string {
     .join("\n");
 }
 
-/** `ThoughtGate: allow delete_repo on server github?`; other methods name the method and target. */
-function headline(call: PromptCall): string {
+/** `ThoughtGate: allow delete_repo on server github? (rule deletes: approval required)`; other methods name the method and target. */
+function headline(call: PromptCall, reason: string | undefined): string {
   // A resource URI can carry a credential too (`?token=…`, `user:password@`).
   const what = call.method === "tools/call" ? visible(call.name) : `${visible(call.method)} ${visible(call.name)}`;
-  return `ThoughtGate: allow ${what} on server ${visible(call.serverId)}?`;
+  const why = ruleWords(call.ruleId ?? null, reason);
+  return `ThoughtGate: allow ${what} on server ${visible(call.serverId)}?${why ? ` (${why})` : ""}`;
 }
 
-/** `Rule deletes: approval required` from the engine's `rule deletes: approval required`; the rule named when the reason does not. */
-function ruleLine(ruleId: string | null, reason: string | undefined): string {
+/** The engine's reason (`rule deletes: approval required`), the rule named when the reason does not name it. */
+function ruleWords(ruleId: string | null, reason: string | undefined): string {
   const said = reason ? showInvisible(reason) : "";
-  if (/^rule /.test(said)) return `R${said.slice(1)}`;
-  if (ruleId === null) return said;
-  return `Rule ${visible(ruleId)}${said ? `: ${said}` : ""}`;
+  if (ruleId === null || said.startsWith("rule ")) return said;
+  return `rule ${visible(ruleId)}${said ? `: ${said}` : ""}`;
 }
 
 function visible(text: string): string {
@@ -145,19 +147,19 @@ function shownArguments(value: unknown, seeAllAt: string | undefined): Shown {
 
 type Cut = { path: string; chars: number };
 
-/** Pretty JSON (two spaces), keys in canonical order, invisible characters as JSON escapes. */
+/**
+ * The arguments one per line, `name: value`, names in canonical order (UTF-16 code units, as
+ * canonical-json.ts), each value as canonical JSON with invisible characters as JSON escapes (the
+ * same value). A name that is not a plain identifier is shown quoted. Anything but an object of
+ * arguments is shown as its JSON.
+ */
 function render(value: unknown): string {
-  return showInvisibleInJson(JSON.stringify(sorted(value), null, 2));
-}
-
-/** The same value with every object's keys in canonical order (UTF-16 code units, as canonical-json.ts). */
-function sorted(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(sorted);
-  if (value === null || typeof value !== "object") return value;
-  // No prototype: an argument named `__proto__` must be shown like any other, not taken for the prototype.
-  const out: Record<string, unknown> = Object.create(null);
-  for (const key of Object.keys(value).sort()) out[key] = sorted((value as Record<string, unknown>)[key]);
-  return out;
+  if (value === null || typeof value !== "object" || Array.isArray(value)) return showInvisibleInJson(canonicalJson(value));
+  const names = Object.keys(value).sort();
+  if (names.length === 0) return "(no arguments)";
+  return names
+    .map((name) => `${/^[A-Za-z_][A-Za-z0-9_]*$/.test(name) ? name : showInvisibleInJson(JSON.stringify(name))}: ${showInvisibleInJson(canonicalJson((value as Record<string, unknown>)[name]))}`)
+    .join("\n");
 }
 
 function longestString(value: unknown): number {

@@ -219,7 +219,7 @@ describe("approvals", () => {
       rule_id: "deletes",
       poll_interval_ms: 250,
       shim_channels: ["elicitation"],
-      prompt: 'ThoughtGate: allow delete_repo on server gh?\nRule deletes: approval required\nArguments:\n{\n  "repo": "acme/site"\n}',
+      prompt: 'ThoughtGate: allow delete_repo on server gh? (rule deletes: approval required)\nrepo: "acme/site"',
       always: false,
       shutdown: false,
     });
