@@ -186,7 +186,7 @@ export class Arbiter {
     signal.addEventListener("abort", () => clearTimeout(timer), { once: true });
     const text = [
       `thoughtgate: ${this.options.serverId} wants to run ${call.tool}${event.action ? ` (action: ${event.action})` : ""}`,
-      `  ${approvalPrompt(input, outcome.reason)}`,
+      `  ${approvalPrompt({ ...input, ruleId }, outcome.reason).replaceAll("\n", "\n  ")}`,
     ].join("\n");
     const answer = await this.options.approver.ask({ text, timeoutMs: workflow.timeout, signal });
     this.answered(call, outcome, answer);

@@ -1,10 +1,10 @@
 import { defineCommand, type ArgsDef } from "citty";
 import { canonicalJson } from "../core/canonical-json.ts";
 import { openControllingTerminal } from "../core/controlling-terminal.ts";
-import { EXIT, ThoughtGateError } from "../core/errors.ts";
+import { EXIT, ThoughtGateError, usageError } from "../core/errors.ts";
 import { showInvisible } from "../core/visible-text.ts";
 import { APPROVAL_KEY_ENV, ENDPOINT_ENV, type PersonAtCli, type TaskView } from "../governance/wire/api.ts";
-import { ApprovalClient } from "../governance/deciders/approval-client.ts";
+import { ApprovalClient, type ApprovalScope } from "../governance/deciders/approval-client.ts";
 import { resolveApprovalTarget } from "../governance/wire/service-descriptor.ts";
 import { isSameProcessRunning } from "../core/process-identity.ts";
 import { commonArgs, rejectUnknownFlags } from "./_shared.ts";
@@ -25,7 +25,11 @@ export function decisionCommand(decision: "approve" | "deny") {
     "task-id": { type: "positional", required: true, description: "The task, as `thoughtgate tasks` or the service's log shows it" },
     reason: { type: "string", description: "Why (kept with the task)", valueHint: "TEXT" },
     ...(decision === "approve"
-      ? { session: { type: "boolean", description: "Allow this tool on this server with any arguments until the session ends, not only this call" } }
+      ? {
+          session: { type: "boolean", description: "Allow this tool on this server with any arguments until the session ends, not only this call" },
+          always: { type: "boolean", description: "Always allow this tool on this server: a rule in your policy file, kept to this session's project" },
+          everywhere: { type: "boolean", description: "With --always: the rule applies in every project" },
+        }
       : {}),
     ...serviceArgs,
     ...commonArgs,
@@ -40,14 +44,15 @@ export function decisionCommand(decision: "approve" | "deny") {
       if (decision === "approve" && process.env.THOUGHTGATE_ACTIVE === "1") {
         throw new ThoughtGateError("CONFIG", "thoughtgate approve refuses to run inside an agent that thoughtgate wrap governs (THOUGHTGATE_ACTIVE=1): approve from your own terminal or the approvals page");
       }
-      const scope = (parsed as { session?: boolean }).session === true ? "session" : "once";
+      const scope = scopeOf(parsed as ScopeFlags);
       const client = clientFrom(parsed);
       const shown = await client.get(parsed["task-id"]);
       if (shown.status !== "pending") throw new ThoughtGateError("TASK", `task ${shown.task_id} is already ${shown.status.replace("_", " ")}`);
       // A person confirms on the terminal, seeing what they decide; the service checks who asked.
       const person = confirmAtTerminal(shown, decision, scope);
       const task = await client.decide(shown, decision, parsed.reason, scope, person);
-      const widened = task.scope === "session" ? " (and every call of it until the session ends)" : "";
+      const widened =
+        task.scope === "session" ? " (and every call of it until the session ends)" : task.scope === "always" ? (task.always_scope === "everywhere" ? " (and always, everywhere: a rule in your policy file)" : " (and always, in this project: a rule in your policy file)") : "";
       await Bun.write(Bun.stdout, `${task.status} ${task.task_id}: ${callLabel(task)}${widened}\n`);
       return EXIT.ok;
     },
@@ -63,14 +68,14 @@ const QUESTION_ARGUMENTS_CHARS = 400;
  * shell tool has none): `none`, and the service says whether the user's own policy lets that decide.
  * Anything but y/yes decides nothing.
  */
-export function confirmAtTerminal(task: TaskView, decision: "approve" | "deny", scope: "once" | "session"): PersonAtCli {
+export function confirmAtTerminal(task: TaskView, decision: "approve" | "deny", scope: ApprovalScope): PersonAtCli {
   const opened = openControllingTerminal();
   if (!opened.ok) return "none";
   const { terminal } = opened;
   try {
     const args = canonicalJson(task.arguments);
     const shownArgs = args.length > QUESTION_ARGUMENTS_CHARS ? `${args.slice(0, QUESTION_ARGUMENTS_CHARS)}… (the approvals page shows all)` : args;
-    const what = decision === "deny" ? "Deny" : scope === "session" ? "Allow for this session (this tool on this server, any arguments)" : "Allow once";
+    const what = decision === "deny" ? "Deny" : scopeWords(scope);
     const answer = terminal.ask(`thoughtgate: task ${task.task_id}: ${callLabel(task)} ${printable(shownArgs)}\n  ${printable(task.reason)}\n${what}? Type y and Enter to confirm: `);
     if (answer === null || !["y", "yes"].includes(answer.trim().toLowerCase())) {
       throw new ThoughtGateError("TASK", `not confirmed: nothing decided, task ${task.task_id} still waits`);
@@ -79,6 +84,22 @@ export function confirmAtTerminal(task: TaskView, decision: "approve" | "deny", 
   } finally {
     terminal.close();
   }
+}
+
+function scopeWords(scope: ApprovalScope): string {
+  if (scope.scope === "session") return "Allow for this session (this tool on this server, any arguments)";
+  if (scope.scope === "always") return `Always allow (this tool on this server, any arguments; a rule in your policy file, ${scope.alwaysScope === "everywhere" ? "every project" : "this project"})`;
+  return "Allow once";
+}
+
+type ScopeFlags = { session?: boolean; always?: boolean; everywhere?: boolean };
+
+/** `--session`, `--always [--everywhere]` or neither (once); combinations that say two things are usage errors. */
+function scopeOf(flags: ScopeFlags): ApprovalScope {
+  if (flags.session && flags.always) throw usageError("--session and --always say two different things: give one");
+  if (flags.everywhere && !flags.always) throw usageError("--everywhere goes with --always (the rule applies in every project)");
+  if (flags.always) return { scope: "always", alwaysScope: flags.everywhere ? "everywhere" : "project" };
+  return { scope: flags.session ? "session" : "once" };
 }
 
 /** `github.delete_repo`, or `fs resources/read file:///x` for other methods; control characters shown escaped. */

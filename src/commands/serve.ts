@@ -4,10 +4,10 @@ import { log } from "../core/log.ts";
 import { APPROVAL_KEY_ENV, ENDPOINT_ENV, SESSION_SECRET_ENV } from "../governance/wire/api.ts";
 import { desktopTool } from "../governance/approval/desktop-notifier.ts";
 import { EngineHolder } from "../governance/engine/engine-holder.ts";
-import { publishService } from "../governance/wire/service-descriptor.ts";
+import { publishService, siblingServices } from "../governance/wire/service-descriptor.ts";
 import { newSecret, processPersonCheck, startGovernanceService } from "../governance/service/service.ts";
 import { startServiceTracer } from "../governance/engine/tracing.ts";
-import { ownProcessStartId } from "../core/process-identity.ts";
+import { isSameProcessRunning, ownProcessStartId } from "../core/process-identity.ts";
 import { parsePort, commonArgs, profileArg, rejectUnknownFlags, resolveProfile } from "./_shared.ts";
 
 const args = {
@@ -42,9 +42,10 @@ export default defineCommand({
       // (the base layer: never a project's). serve runs no agent of its own.
       people: processPersonCheck({ requireTerminal: () => engines.policy.base.engine.config.cli?.require_terminal !== false, agent: () => null }),
       desktop: desktopTool(),
-      alwaysAllow: async (task) =>
-        (await import("../governance/approval/always-allow.ts")).alwaysAllow(task, { policy: () => engines.policy, reload: () => engines.reload(), env: process.env, cwd: process.cwd(), origin: `thoughtgate serve, pid ${process.pid}`, now: () => new Date() }),
+      always: (await import("../governance/approval/always-allow.ts")).alwaysWriter({ policy: () => engines.policy, reload: () => engines.reload(), env: process.env, cwd: process.cwd(), origin: `thoughtgate serve, pid ${process.pid}`, now: () => new Date() }),
       role: "serve",
+      // Services side by side share a Slack app: a click on another's message is handed on to it.
+      siblings: () => siblingServices(isSameProcessRunning),
       ...(tracer ? { tracer } : {}),
     });
     engines.watch();

@@ -77,6 +77,9 @@ export default defineCommand({
       configFlag: givenOrAbsent(parsed["thoughtgate-config"], "--thoughtgate-config"),
       readyTimeoutMs: optionalDuration(parsed["governance-ready-timeout"], "--governance-ready-timeout"),
       session: lookup,
+      // "Always allow" from the agent's form writes the user's policy: loaded on the first approval only.
+      alwaysWriter: async (engines) =>
+        (await import("../governance/approval/always-allow.ts")).alwaysWriter({ ...engines, env: process.env, cwd: process.cwd(), origin: `thoughtgate shim --server-id ${serverId}, pid ${process.pid}`, now: () => new Date() }),
     });
     // Traces only when the policy (or the service) asks for them: nothing of it is loaded otherwise.
     const tracer = decider.tracing ? await (await import("../governance/engine/tracing.ts")).startShimTracer(decider.tracing, serverId) : undefined;

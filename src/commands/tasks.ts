@@ -47,7 +47,7 @@ function render(tasks: TaskView[], all: boolean): string {
   const header = ["TASK", "STATUS", "CALL", "RULE", all ? "LEFT / BY" : "LEFT", "ARGUMENTS"];
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => (row[i] ?? "").length)));
   const line = (cells: string[]) => cells.map((cell, i) => (i === cells.length - 1 ? cell : cell.padEnd(widths[i] ?? 0))).join("  ");
-  const footer = tasks.some((t) => t.status === "pending") ? "\nthoughtgate approve <task> [--session] | thoughtgate deny <task> [--reason TEXT]\n" : "";
+  const footer = tasks.some((t) => t.status === "pending") ? "\nthoughtgate approve <task> [--session | --always [--everywhere]] | thoughtgate deny <task> [--reason TEXT]\n" : "";
   return `${[line(header), ...rows.map(line)].join("\n")}\n${footer}`;
 }
 

@@ -16,6 +16,7 @@ const args = {
   "no-restore": { type: "boolean", description: "Leave the configs rewritten at exit (thoughtgate unwrap puts them back)" },
   "dry-run": { type: "boolean", description: "Print the rewrite as a unified diff on stdout and change nothing" },
   "allow-ungoverned": { type: "boolean", description: "Start the agent even when none (or not all) of its MCP servers can be governed; one warning line says what" },
+  "sole-approver": { type: "boolean", description: "ThoughtGate alone asks about the governed servers' tools: the agent is told by its own flags, for this session only (Claude Code, Codex)" },
   ...commonArgs,
 } as const;
 
@@ -40,6 +41,7 @@ export default defineCommand({
       restore: !rawArgs.slice(0, rawArgs.indexOf("--")).includes("--no-restore"),
       dryRun: parsed["dry-run"] === true,
       allowUngoverned: parsed["allow-ungoverned"] === true,
+      soleApprover: parsed["sole-approver"] === true,
       showDecisions: parsed.verbose === true,
       // console.error, not process.stderr: creating that Node stream costs wrap's service ~5 MB (log.ts).
       say: (text) => console.error(text),

@@ -9,11 +9,15 @@ import { RpcError } from "../mcp/rpc-errors.ts";
  * config, starts the server entry exactly as written there (after `wrap`, that is
  * `thoughtgate shim … -- <server>`), and talks MCP to it. It declares MCP elicitation, so approvals
  * come to it. It meets both routes a person answers by: the first time it asks to delete, it shows
- * the form, as an interactive agent does, and its scripted user denies; the second time it answers
+ * the form, as an interactive agent does, and its scripted user reads it (a person takes longer
+ * than ThoughtGate's 300 ms: a faster answer is taken for the agent's own, docs/governance.md) and denies; the second time it answers
  * the form at once without showing it, as `claude -p` does, so the call waits for the approvals
  * page and `thoughtgate approve` (the demo answers there: src/demo/demo-person.ts).
  */
 type Entry = { command: string; args?: string[]; env?: Record<string, string> };
+
+/** How long the scripted user reads a question before answering it. */
+const USER_READS_MS = 500;
 
 export async function runDemoAgent(configPath: string, out: (line: string) => void): Promise<number> {
   // JSONC, as agents read their configs (comments and trailing commas allowed).
@@ -28,10 +32,11 @@ export async function runDemoAgent(configPath: string, out: (line: string) => vo
     label: name,
   });
   let asked = 0;
-  client.setRequestHandler("elicitation/create", (params) => {
+  client.setRequestHandler("elicitation/create", async (params) => {
     asked += 1;
     if (asked === 1) {
-      out(`  ? the agent shows ThoughtGate's question in its own form: ${(params as { message?: string }).message ?? "(approval)"}`);
+      out(`  ? the agent shows ThoughtGate's question in its own form: ${((params as { message?: string }).message ?? "(approval)").replaceAll("\n", "\n    ")}`);
+      await Bun.sleep(USER_READS_MS);
       out("  → the user answers: deny");
       return { action: "accept", content: { decision: "deny" } };
     }

@@ -68,7 +68,7 @@ async function answer(options: PersonOptions, env: NodeJS.ProcessEnv, client: Ap
   const approved = await run(options, env, ["approve", task.task_id, "--endpoint", endpoint]);
   if (approved) return true;
   // The agent must not wait out the approval timeout because the demo's own command failed.
-  await client.decide(task, "deny", "the demo could not run thoughtgate approve", "once", "none").catch((error: unknown) => say(`demo: could not deny it either: ${messageOf(error)}`));
+  await client.decide(task, "deny", "the demo could not run thoughtgate approve", { scope: "once" }, "none").catch((error: unknown) => say(`demo: could not deny it either: ${messageOf(error)}`));
   return false;
 }
 

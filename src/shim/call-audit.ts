@@ -3,6 +3,7 @@ import { argsHash } from "../core/canonical-json.ts";
 import type { Logger } from "../core/log.ts";
 import { showInvisible } from "../core/visible-text.ts";
 import { targetName, type Verdict } from "../governance/decision/decider.ts";
+import { ALWAYS_RULE_PREFIX } from "../governance/decision/always-rule.ts";
 import type { FramingError } from "../stdio/validate-line.ts";
 import { rawForLog, type CallStatus, type EventStream, type Summary } from "../telemetry/events.ts";
 import { redactText } from "../telemetry/redact.ts";
@@ -109,6 +110,7 @@ export class CallAudit {
       ...(decided?.action === "forward" && decided.would ? { would: decided.would } : {}),
       ...(decided?.action === "forward" && decided.autoApproved ? { auto_approved: true } : {}),
       ...(decided?.action === "forward" && decided.approvedBy ? { approved_by: decided.approvedBy } : {}),
+      ...decidedFields(decided),
     };
     if (entry.call) {
       this.events.emit("tool_call_decision", { call_id: entry.call.callId, tool: entry.call.tool, ...fields });
@@ -200,6 +202,16 @@ export class CallAudit {
       this.events.emit("orphaned_request", { direction, request_id: entry.id, method: entry.method, age_ms: ageMs });
     }
   }
+}
+
+/**
+ * `decided_by` and `person_reason` (docs/events.md): who decided a call a person was asked about,
+ * and their words. A forward by a rule "always allow" wrote is a person's earlier decision too.
+ */
+function decidedFields(decided: Verdict | null): { decided_by?: { channel: string; who?: string }; person_reason?: string } {
+  if (!decided) return {};
+  const by = decided.decidedBy ?? (decided.action === "forward" && decided.gate === "rules" && decided.ruleId?.startsWith(ALWAYS_RULE_PREFIX) ? { channel: "always_rule" as const } : undefined);
+  return { ...(by ? { decided_by: by } : {}), ...(decided.personReason !== undefined ? { person_reason: decided.personReason } : {}) };
 }
 
 function truncate(text: string, max = 200): string {

@@ -1,7 +1,7 @@
 import { errorResponse, RPC, type JsonRpcRequest, type JsonRpcResponse } from "../core/jsonrpc.ts";
 import { messageOf } from "../core/errors.ts";
 import { log as rootLog, type Logger } from "../core/log.ts";
-import { callRef, invalidGovernedParams, targetName, type AskPurpose, type DecisionContext, type Decider, type ElicitOutcome, type Verdict } from "../governance/decision/decider.ts";
+import { callRef, invalidGovernedParams, targetName, type AskOptions, type AskPurpose, type DecisionContext, type Decider, type ElicitOutcome, type Verdict } from "../governance/decision/decider.ts";
 import { definitionRefusal, type DefinitionChange, type PinPolicy } from "../governance/decision/definition-acceptance.ts";
 import type { DefinitionKind } from "../governance/definitions/definition.ts";
 import { deniedVerdict } from "../governance/decision/deny-error.ts";
@@ -272,13 +272,13 @@ export class Governor {
 
   /** Modern era: answer `entry` with our `input_required` question; the promise settles when the agent retries. */
   private askThroughRetry(entry: Outstanding, request: JsonRpcRequest, control: LazyAbort, change?: DefinitionChange) {
-    return (message: string, signal: AbortSignal, purpose?: AskPurpose): Promise<ElicitOutcome> =>
+    return (message: string, signal: AbortSignal, purpose?: AskPurpose, options?: AskOptions): Promise<ElicitOutcome> =>
       new Promise<ElicitOutcome>((resolve, reject) => {
         if (signal.aborted) {
           reject(new Error("approval aborted"));
           return;
         }
-        const { ask, result } = this.asks.open(entry, request, control, message, resolve, ASK_TTL_MS, purpose);
+        const { ask, result } = this.asks.open(entry, request, control, message, resolve, ASK_TTL_MS, purpose, options);
         this.askOf.set(entry, ask);
         if (change) this.changeOf.set(ask, change);
         signal.addEventListener("abort", () => reject(new Error("approval aborted")), { once: true });
@@ -297,12 +297,12 @@ export class Governor {
       // Decided before the retry came (on the page, by the CLI, or it timed out). A person's no in
       // the retry still beats on_timeout's approval: that default was for no answer, and nothing has
       // run yet (in the older era the call ran at the timeout, before any answer could come).
-      const overruled = outcome === "declined" && ask.verdict.action === "forward" && ask.verdict.approvedBy === "timeout";
+      const overruled = outcome.kind === "declined" && ask.verdict.action === "forward" && ask.verdict.approvedBy === "timeout";
       this.settleAsk(ask, overruled ? this.declinedAfterTimeout(ask.verdict, request) : ask.verdict);
       return;
     }
     this.options.held.hold(retry, control);
-    this.options.audit.decision(retry, { action: "pending", reason: `the agent answered the approval question (${outcome})` }, request);
+    this.options.audit.decision(retry, { action: "pending", reason: `the agent answered the approval question (${describeOutcome(outcome)})` }, request);
     ask.answer(outcome);
   }
 
@@ -354,6 +354,12 @@ export class Governor {
     };
     this.apply(entry, new Uint8Array(0), verdict, request, LEGACY);
   }
+}
+
+/** `approved once`, `declined`, … for the audit's pending line. */
+function describeOutcome(outcome: ElicitOutcome): string {
+  if (outcome.kind !== "approved") return outcome.kind;
+  return outcome.scope === "always" ? `approved always (${outcome.alwaysScope})` : `approved ${outcome.scope}`;
 }
 
 /** A decider that throws or rejects fails closed (docs/architecture.md, decision 3). */

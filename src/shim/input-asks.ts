@@ -1,6 +1,6 @@
 import { callDigest } from "../core/canonical-json.ts";
 import type { JsonRpcRequest } from "../core/jsonrpc.ts";
-import type { AskPurpose, ElicitOutcome, Verdict } from "../governance/decision/decider.ts";
+import type { AskOptions, AskPurpose, ElicitOutcome, Verdict } from "../governance/decision/decider.ts";
 import { approvalForm, outcomeOf } from "./approval-form.ts";
 import type { LazyAbort } from "./held-decisions.ts";
 import type { Outstanding } from "./request-tracker.ts";
@@ -35,6 +35,8 @@ export type Ask = {
   used: boolean;
   /** The `input_required` result the question went out in: asked again as it was. */
   result: Record<string, unknown>;
+  /** What the form offered (an "always" it did not offer is no answer). */
+  offered: AskOptions;
 };
 
 export type Recognized =
@@ -73,7 +75,7 @@ export class InputAsks {
   }
 
   /** Open an ask for `first`; returns it and the `input_required` result to answer `first` with. */
-  open(first: Outstanding, request: JsonRpcRequest, control: LazyAbort, message: string, answer: (outcome: ElicitOutcome) => void, ttlMs: number, purpose: AskPurpose = "call"): { ask: Ask; result: Record<string, unknown> } {
+  open(first: Outstanding, request: JsonRpcRequest, control: LazyAbort, message: string, answer: (outcome: ElicitOutcome) => void, ttlMs: number, purpose: AskPurpose = "call", offered: AskOptions = {}): { ask: Ask; result: Record<string, unknown> } {
     this.prune();
     const nonce = Buffer.from(crypto.getRandomValues(new Uint8Array(16))).toString("base64url");
     const now = Date.now();
@@ -92,10 +94,11 @@ export class InputAsks {
       verdict: null,
       used: false,
       result: {},
+      offered,
     };
     ask.result = {
       resultType: "input_required",
-      inputRequests: { [APPROVAL_INPUT_KEY]: { method: "elicitation/create", params: { mode: "form", message, requestedSchema: approvalForm(null, purpose) } } },
+      inputRequests: { [APPROVAL_INPUT_KEY]: { method: "elicitation/create", params: { mode: "form", message, requestedSchema: approvalForm(null, purpose, offered) } } },
       requestState: this.stateFor(ask),
     };
     this.asks.set(nonce, ask);
@@ -116,7 +119,7 @@ export class InputAsks {
     const response = params.inputResponses?.[APPROVAL_INPUT_KEY];
     // MCP 2026-07-28: a retry without the answer is asked again rather than refused.
     if (response === undefined) return { kind: "unanswered", ask };
-    const outcome = outcomeOf(response, performance.now() - ask.askedAt);
+    const outcome = outcomeOf(response, performance.now() - ask.askedAt, ask.offered);
     if (outcome === null) return { kind: "forged", reason: `inputResponses.${APPROVAL_INPUT_KEY} is not an elicitation result` };
     ask.used = true;
     return { kind: "answer", ask, outcome, ...stripped };

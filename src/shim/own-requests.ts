@@ -1,5 +1,5 @@
 import type { JsonRpcId, JsonRpcResponse } from "../core/jsonrpc.ts";
-import type { AskPurpose, ElicitOutcome } from "../governance/decision/decider.ts";
+import type { AskOptions, AskPurpose, ElicitOutcome } from "../governance/decision/decider.ts";
 import type { Sink } from "../stdio/line-sink.ts";
 import { approvalForm, outcomeOf } from "./approval-form.ts";
 
@@ -57,7 +57,7 @@ export class OwnRequests {
   /** The protocol version the agent's `initialize` asked for (the form's shape depends on it). */
   agentProtocolVersion: string | null = null;
 
-  readonly elicit = (message: string, signal: AbortSignal, purpose: AskPurpose = "call"): Promise<ElicitOutcome> =>
+  readonly elicit = (message: string, signal: AbortSignal, purpose: AskPurpose = "call", options: AskOptions = {}): Promise<ElicitOutcome> =>
     new Promise<ElicitOutcome>((resolve, reject) => {
       if (signal.aborted) {
         reject(new Error("approval aborted"));
@@ -76,9 +76,9 @@ export class OwnRequests {
       this.toAgentPending.set(id, (response) => {
         signal.removeEventListener("abort", onAbort);
         // An error answer (the agent cannot elicit after all) is no answer, like cancel.
-        resolve(response.isError ? "unanswered" : (outcomeOf(response.body.result, performance.now() - askedAt) ?? "unanswered"));
+        resolve(response.isError ? { kind: "unanswered" } : (outcomeOf(response.body.result, performance.now() - askedAt, options) ?? { kind: "unanswered" }));
       });
-      this.toAgent.sendText(JSON.stringify({ jsonrpc: "2.0", id, method: "elicitation/create", params: { message, requestedSchema: approvalForm(this.agentProtocolVersion, purpose) } }));
+      this.toAgent.sendText(JSON.stringify({ jsonrpc: "2.0", id, method: "elicitation/create", params: { message, requestedSchema: approvalForm(this.agentProtocolVersion, purpose, options) } }));
     });
 }
 

@@ -148,6 +148,10 @@ export type DecisionFields = {
   would?: string;
   auto_approved?: boolean;
   approved_by?: string;
+  /** Who decided a call a person was asked about: the channel, and who where known (docs/events.md). */
+  decided_by?: { channel: string; who?: string };
+  /** The person's own words with their decision (redacted, escaped), when they gave some. */
+  person_reason?: string;
 };
 
 export type Summary = {

@@ -36,7 +36,10 @@ export function redact(value: unknown, depth = 0): unknown {
   if (value === null || typeof value !== "object") return value;
   if (depth >= MAX_DEPTH) return Array.isArray(value) ? "[…]" : "{…}";
   if (Array.isArray(value)) return value.map((item) => redact(item, depth + 1));
-  const out: Record<string, unknown> = {};
+  // No prototype: an argument named `__proto__` (JSON.parse makes it an own key) must be kept and
+  // shown like any other; assigned to `{}` it would set the prototype and vanish from every prompt
+  // while the server still receives it.
+  const out: Record<string, unknown> = Object.create(null);
   for (const [key, item] of Object.entries(value)) {
     const kind = keyKind(key, "display");
     out[key] = kind && item !== null && item !== undefined && item !== "" ? redactedMarker(kind) : redact(item, depth + 1);

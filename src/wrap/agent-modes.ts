@@ -60,3 +60,16 @@ export function agentScreen(agent: AgentType, command: readonly string[]): Agent
   if (agent === "kiro" && program === "kiro-cli") return "owns";
   return "none";
 }
+
+/**
+ * What wrap knows of how the agent, started as `command`, treats ThoughtGate's form: `interactive`
+ * (a known agent in its interactive mode: its forms are shown to a person, so Esc on one is that
+ * person's no), `answers-unseen` (a mode that answers every form itself, agentCanAsk), or
+ * `unknown` (a custom agent: a dismissed form may be no one's, and other channels still apply).
+ */
+export type AgentMode = "interactive" | "answers-unseen" | "unknown";
+
+export function agentMode(agent: AgentType, command: readonly string[]): AgentMode {
+  if (!agentCanAsk(agent, command)) return "answers-unseen";
+  return agent === "custom" ? "unknown" : "interactive";
+}

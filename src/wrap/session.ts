@@ -8,21 +8,23 @@ import type { Profile } from "../core/profile.ts";
 import { APPROVAL_KEY_ENV, ENDPOINT_ENV } from "../governance/wire/env.ts";
 import { desktopTool } from "../governance/approval/desktop-notifier.ts";
 import { EngineHolder } from "../governance/engine/engine-holder.ts";
-import { publishService } from "../governance/wire/service-descriptor.ts";
+import { publishService, siblingServices } from "../governance/wire/service-descriptor.ts";
 import { newSecret, processPersonCheck, startGovernanceService, userAtHost, type GovernanceService } from "../governance/service/service.ts";
 import { startServiceTracer } from "../governance/engine/tracing.ts";
 import { AGENT_TYPES, detectAgent, isVsCodeInsiders, projectDir, renderCoverage, rewrite, type AgentContext, type AgentType } from "./adapters/index.ts";
 import { restoreAllGuards } from "./config-guard.ts";
 import { wrapHolder } from "./holders.ts";
 import { addedSinceEnroll } from "./enroll.ts";
-import { planConfigs, shareConfigs, type PlanOptions } from "./share-configs.ts";
+import { planConfigs, shareConfigs, type ConfigPlan, type PlanOptions } from "./share-configs.ts";
 import { runAgent } from "./agent-process.ts";
-import { agentCanAsk, agentScreen } from "./agent-modes.ts";
+import { agentCanAsk, agentMode, agentScreen } from "./agent-modes.ts";
 import { SessionVoice } from "./session-voice.ts";
+import { agentPromptsNote, soleApprover } from "./sole-approver.ts";
+import { projectRoot } from "../core/project.ts";
 import { commandLineConfigs, type CommandLineConfigs } from "./agent-args.ts";
 import { checkCoverage } from "./coverage-gate.ts";
 import { drainShims } from "./drain.ts";
-import { ownProcessStartId } from "../core/process-identity.ts";
+import { isSameProcessRunning, ownProcessStartId } from "../core/process-identity.ts";
 import { repairStale } from "./repair.ts";
 import { createSessionDir, describeDecision, followEvents, readEvents, renderDecidedCalls, renderSummary, summarize } from "./session-record.ts";
 import { callsOfFile } from "../record/session-calls.ts";
@@ -49,6 +51,8 @@ export type WrapOptions = {
   dryRun: boolean;
   /** `--allow-ungoverned`: start the agent even when nothing (or not every file) can be governed. */
   allowUngoverned?: boolean;
+  /** `--sole-approver`: the agent's own flags leave the asking about governed servers' tools to ThoughtGate (sole-approver.ts). */
+  soleApprover?: boolean;
   /** Print each governance decision as it happens (the demo does). */
   showDecisions: boolean;
   /**
@@ -86,6 +90,11 @@ export async function runWrap(options: WrapOptions): Promise<number> {
   } finally {
     given.dispose();
   }
+}
+
+/** The names the agent knows its governed servers by (its own flags name them: sole-approver.ts). */
+function governedNames(plan: ConfigPlan): string[] {
+  return [...plan.files, ...plan.given].flatMap((file) => file.entries.filter((entry) => entry.governed || entry.status === "wrapped").map((entry) => entry.name));
 }
 
 async function governAndRun(options: WrapOptions, agent: AgentType, ctx: AgentContext, given: CommandLineConfigs): Promise<number> {
@@ -126,6 +135,7 @@ async function governAndRun(options: WrapOptions, agent: AgentType, ctx: AgentCo
   const cliKey = newSecret();
   const runId = Bun.randomUUIDv7();
   const canAsk = agentCanAsk(agent, options.command);
+  const mode = agentMode(agent, options.command);
   const desktop = desktopTool();
   const record = createSessionDir(runId);
   // From here on wrap and its service speak through the session's voice: its log file always, the
@@ -148,9 +158,14 @@ async function governAndRun(options: WrapOptions, agent: AgentType, ctx: AgentCo
     }),
     agentCanAsk: canAsk,
     waiting: (task) => voice.waiting(task),
+    // Esc on ThoughtGate's form is the person's no where wrap knows a person sees the form.
+    dismissIsNo: mode === "interactive",
     desktop,
-    alwaysAllow: async (task) =>
-      (await import("../governance/approval/always-allow.ts")).alwaysAllow(task, { policy: () => engines.policy, reload: () => engines.reload(), env: process.env, cwd: process.cwd(), origin: `wrap session ${runId}`, now: () => new Date() }),
+    always: (await import("../governance/approval/always-allow.ts")).alwaysWriter({ policy: () => engines.policy, reload: () => engines.reload(), env: process.env, cwd: process.cwd(), origin: `wrap session ${runId}`, now: () => new Date() }),
+    // The session's project: "always … in this project" keeps its rule to it.
+    sessionProject: projectRoot(ctx.cwd),
+    // Sessions side by side share a Slack app: a click on another's message is handed on to it.
+    siblings: () => siblingServices(isSameProcessRunning),
     origin: `${basename(options.command[0] ?? "the agent")} under thoughtgate wrap on ${userAtHost()}`,
     role: "wrap",
     ...(tracer ? { tracer } : {}),
@@ -165,6 +180,12 @@ async function governAndRun(options: WrapOptions, agent: AgentType, ctx: AgentCo
   if (auditExport) service.metrics.watchAuditExport(() => auditExport.stats());
   const secretFile = join(record.dir, "secret");
   writeFileSync(secretFile, sessionSecret, { mode: 0o600 });
+  // Which prompts the person will see, and from whom (sole-approver.ts): the banner says so.
+  // opencode declares no MCP elicitation (README, "Approvals, agent by agent"): it shows no form.
+  const where = canAsk && agent !== "opencode"
+    ? `in the agent's own form ("MCP server … requests your input"), on the approvals page and with thoughtgate approve${desktop ? " (a desktop notification too, if still undecided after 10 s)" : ""}`
+    : `on the approvals page and with thoughtgate approve${desktop ? ", and in a desktop notification" : ""}`;
+  const sole = soleApprover(agent, options.command, governedNames(first), mode, where);
   // The session's descriptor, before anything can start a shim: shims find the session by it.
   const info = startSessionInfo({ runId, endpoint: service.url, profile: options.profile, agent: { type: agent, command: options.command }, cwd: ctx.cwd });
   const agentName = options.command[0] ? basename(options.command[0]) : agent;
@@ -182,6 +203,7 @@ async function governAndRun(options: WrapOptions, agent: AgentType, ctx: AgentCo
   voice.say(
     [
       ...(canAsk ? [] : [`thoughtgate: ${agentName} in this mode answers no approval prompt itself: approvals go to the page, thoughtgate approve${desktop ? " and a desktop notification" : ""}`]),
+      ...(options.soleApprover ? sole.lines : [agentPromptsNote(agent, mode)].filter((line): line is string => line !== null)),
       ...(screen === "owns"
         ? [`thoughtgate: while ${agentName} runs, wrap writes nothing here: approve in ${agentName}'s own prompt, on the page (\`thoughtgate approvals\` prints its link again)${desktop ? ", in the desktop notification" : ""}; wrap's log ${voice.recording ? voice.path : "cannot be written"}`]
         : [`thoughtgate: wrap's log ${voice.recording ? voice.path : "cannot be written"}`]),
@@ -241,12 +263,15 @@ async function governAndRun(options: WrapOptions, agent: AgentType, ctx: AgentCo
   let exitCode: number;
   try {
     // The agent carries the session: its shims find it there (governance/deciders/session.ts).
-    voice.agentStarted();
+    // The terminal is the agent's once it runs (not before: "cannot start" is for the person to read).
     const onStart = (pid: number) => {
+      voice.agentStarted();
       agentPid = pid;
       info.agentStarted(pid);
     };
-    exitCode = await runAgent({ command: given.rewrittenCommand(plan.shimFor, record.dir), env: { [SESSION_ENV]: runId }, onStart }, (text) => voice.say(text));
+    const launched = given.rewrittenCommand(plan.shimFor, record.dir);
+    const command = options.soleApprover ? soleApprover(agent, launched, governedNames(plan), mode, where).command : launched;
+    exitCode = await runAgent({ command, env: { [SESSION_ENV]: runId }, onStart }, (text) => voice.say(text));
   } finally {
     voice.agentExited();
     // Tell the shims to drain, give them time, then put the configs back.

@@ -194,8 +194,8 @@ describe("approvals", () => {
     });
     await terminal.waitForText(PROMPT);
     expect(terminal.screen()).toContain("codecli wants to run fs.write (action: write)");
-    expect(terminal.screen()).toContain('"api_key":"[REDACTED:secret_field]"');
-    expect(terminal.screen()).toContain('"Authorization":"[REDACTED:secret_field]"');
+    expect(terminal.screen()).toContain('api_key: "[REDACTED:secret_field]"');
+    expect(terminal.screen()).toContain('headers: {"Authorization":"[REDACTED:secret_field]"}');
     expect(terminal.screen()).not.toContain("sk-live-123");
     terminal.type("y\n");
     await terminal.waitForText(PROMPT, 2);

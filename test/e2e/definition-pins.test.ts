@@ -11,6 +11,7 @@ import { join } from "node:path";
 import { fixture, readEvents, requireBinary, tempDir, waitFor } from "../support/harness.ts";
 import { RawAgent, type Received } from "../support/raw-agent.ts";
 import { runBinary } from "../support/serve.ts";
+import { personReads } from "../support/approval-answers.ts";
 
 setDefaultTimeout(60_000);
 requireBinary();
@@ -60,9 +61,9 @@ async function callEcho(agent: RawAgent, id: string, answer: "accept" | "decline
     if (message.method === "elicitation/create" && answer !== null) {
       asked = String((message as { params?: { message?: string } }).params?.message);
       expect((message as { params?: { requestedSchema?: { properties?: { decision?: { title?: string } } } } }).params?.requestedSchema?.properties?.decision?.title).toBe("Accept the new definition?");
-      // A person takes longer than 300 ms to read the question: a faster decline counts as no answer
-      // (docs/governance.md, Approvals), so the declining person here is given that long.
-      if (answer === "decline") await Bun.sleep(350);
+      // A person takes longer than 300 ms to read the question: a faster answer counts as no answer
+      // (docs/governance.md, Approvals), so the person here is given that long.
+      await personReads();
       agent.send({ jsonrpc: "2.0", id: message.id, result: answer === "accept" ? { action: "accept", content: { decision: "once" } } : { action: "decline" } });
       continue;
     }

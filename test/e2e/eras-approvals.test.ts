@@ -12,6 +12,7 @@ import { fixture, readEvents, requireBinary, tempDir, waitFor } from "../support
 import { RawAgent, type Received } from "../support/raw-agent.ts";
 import { runBinary, ServeProcess } from "../support/serve.ts";
 import { decideAtTerminal } from "../support/terminal.ts";
+import { personReads } from "../support/approval-answers.ts";
 
 setDefaultTimeout(30_000);
 requireBinary();
@@ -50,7 +51,8 @@ async function ask(agent: RawAgent, id: number, note: string): Promise<string> {
 }
 
 /** The agent's retry of the same call, carrying `answer` to the question and the shim's state. */
-function retry(agent: RawAgent, id: number, note: string, state: string, answer: Record<string, unknown>): Promise<Received> {
+async function retry(agent: RawAgent, id: number, note: string, state: string, answer: Record<string, unknown>): Promise<Received> {
+  await personReads();
   return agent.request(id, "tools/call", { ...call(note), inputResponses: { thoughtgate_approval: answer }, requestState: state, _meta: meta(ELICIT) });
 }
 

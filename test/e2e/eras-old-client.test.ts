@@ -13,6 +13,7 @@ import { join } from "node:path";
 import { fixture, readEvents, requireBinary, tempDir } from "../support/harness.ts";
 import { callTool, connect, type Connection } from "../support/mcp-sdk.ts";
 import { RawAgent } from "../support/raw-agent.ts";
+import { personReads } from "../support/approval-answers.ts";
 
 setDefaultTimeout(30_000);
 requireBinary();
@@ -34,9 +35,10 @@ async function oldClient(dir: string, decision: "once" | "deny"): Promise<{ shim
     dir,
     capabilities: { elicitation: {} },
     setup: (client) =>
-      client.setRequestHandler(ElicitRequestSchema, (request) => {
+      client.setRequestHandler(ElicitRequestSchema, async (request) => {
         const properties = (request.params as { requestedSchema?: { properties?: Record<string, unknown> } }).requestedSchema?.properties ?? {};
         forms.push(String(request.params.message));
+        await personReads();
         return "decision" in properties ? { action: "accept", content: { decision } } : { action: "accept", content: { confirm: true } };
       }),
   });
@@ -69,7 +71,7 @@ describe("the MCP SDK client (2025-11-25) through the shim to tmcp (serves both 
     const refused = await rejection(callTool(shim, { name: "delete_note", arguments: { id: "a" } }));
     expect(refused.code).toBe(-32007);
     expect(refused.data).toMatchObject({ gate: "approval", rule_id: "default-destructive", tool: "delete_note", server_id: "notes" });
-    expect(forms).toEqual(['Allow notes.delete_note with {"id":"a"}? (rule default-destructive: approval required)']);
+    expect(forms).toEqual(['ThoughtGate: allow delete_note on server notes? (rule default-destructive: approval required)\nid: "a"']);
     expect(textOf(await callTool(shim, { name: "read_note", arguments: { id: "a" } }))).toBe("first note");
 
     await shim.client.close();
@@ -89,8 +91,8 @@ describe("the MCP SDK client (2025-11-25) through the shim to tmcp (serves both 
     // confirm_action has no annotations: "possibly destructive" by MCP's defaults, so the shim asks first.
     expect(textOf(await callTool(shim, { name: "confirm_action", arguments: { action: "wipe" } }))).toBe("confirmed: wipe");
     expect(forms).toEqual([
-      'Allow notes.delete_note with {"id":"b"}? (rule default-destructive: approval required)',
-      'Allow notes.confirm_action with {"action":"wipe"}? (rule default-destructive: approval required)',
+      'ThoughtGate: allow delete_note on server notes? (rule default-destructive: approval required)\nid: "b"',
+      'ThoughtGate: allow confirm_action on server notes? (rule default-destructive: approval required)\naction: "wipe"',
       "Confirm: wipe?",
     ]);
   });

@@ -10,6 +10,7 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fixture, readEvents, requireBinary, tempDir } from "../support/harness.ts";
 import { RawAgent, type Received } from "../support/raw-agent.ts";
+import { personReads } from "../support/approval-answers.ts";
 
 requireBinary();
 
@@ -206,6 +207,7 @@ describe("modern era only", () => {
     const unanswered = await agent.request(2, "tools/call", era.params({ ...call, requestState: state }));
     expect(unanswered.error).toBeUndefined();
     expect(unanswered.result).toEqual(first.result);
+    await personReads();
     const answered = await agent.request(3, "tools/call", era.params({ ...call, inputResponses: { thoughtgate_approval: { action: "accept", content: { decision: "once" } } }, requestState: state }));
     expect(text(answered)).toBe("deleted a");
     expect(await agent.close()).toBe(0);
@@ -222,6 +224,7 @@ describe("modern era only", () => {
     const forged = `${state.slice(0, -4)}AAAA`;
     const refused = await agent.request(2, "tools/call", era.params({ ...call, inputResponses: { thoughtgate_approval: { action: "accept", content: { decision: "once" } } }, requestState: forged }));
     expect(refused.error).toMatchObject({ code: -32602 });
+    await personReads();
     const approved = await agent.request(3, "tools/call", era.params({ ...call, inputResponses: { thoughtgate_approval: { action: "accept", content: { decision: "once" } } }, requestState: state }));
     expect(text(approved)).toBe("deleted a");
     const again = await agent.request(4, "tools/call", era.params({ ...call, inputResponses: { thoughtgate_approval: { action: "accept", content: { decision: "once" } } }, requestState: state }));
@@ -247,13 +250,15 @@ async function approve(agent: RawAgent, era: Era, id: number, answer: Record<str
       resultType: "input_required",
       inputRequests: { thoughtgate_approval: { method: "elicitation/create", params: { mode: "form", requestedSchema: { required: ["decision"] } } } },
     });
-    expect(String(first.result.inputRequests.thoughtgate_approval.params.message)).toContain("notes.delete_note");
+    expect(String(first.result.inputRequests.thoughtgate_approval.params.message)).toContain("delete_note on server notes");
+    await personReads();
     return agent.request(id + 100, "tools/call", era.params({ ...call, inputResponses: { thoughtgate_approval: answer }, requestState: first.result.requestState }));
   }
   agent.send({ jsonrpc: "2.0", id, method: "tools/call", params: call });
   const ask = await agent.next();
   expect(ask).toMatchObject({ method: "elicitation/create" });
-  expect(String((ask as { params?: { message?: string } }).params?.message)).toContain("notes.delete_note");
+  expect(String((ask as { params?: { message?: string } }).params?.message)).toContain("delete_note on server notes");
+  await personReads();
   agent.send({ jsonrpc: "2.0", id: ask.id, result: answer });
   return (await agent.until(id)).match;
 }

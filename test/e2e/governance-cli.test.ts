@@ -91,7 +91,7 @@ describe("serve + tasks/approve/deny", () => {
     expect(await s.task(first.task_id)).toMatchObject({ status: "approved", decided_by: "cli" });
     const denied = await decideAtTerminal(["deny", second.task_id, "--reason", "not on a Friday"], { env });
     expect(denied).toMatchObject({ exitCode: 0, stdout: `denied ${second.task_id}: gh.delete_branch\n` });
-    expect(await s.task(second.task_id)).toMatchObject({ status: "denied", reason: "not on a Friday" });
+    expect(await s.task(second.task_id)).toMatchObject({ status: "denied", decided_by: "cli", person_reason: "not on a Friday" });
 
     const again = await runBinary(["deny", first.task_id], { env });
     expect(again.exitCode).toBe(1);

@@ -142,7 +142,7 @@ describe("approvals", () => {
     expect((await client.callTool({ name: "echo", arguments: { message: "asked in the agent" } })).content).toEqual([
       { type: "text", text: "Echo: asked in the agent" },
     ]);
-    expect(prompts[0]).toContain("everything.echo");
+    expect(prompts[0]).toContain("ThoughtGate: allow echo on server everything?");
     const tasks = JSON.parse(cli("tasks", "--json", "--all").out) as Array<Record<string, unknown>>;
     expect(tasks.find((task) => (task.arguments as { message?: string }).message === "asked in the agent")).toMatchObject({ status: "approved", decided_by: "elicitation" });
   });
@@ -170,7 +170,7 @@ describe("approvals", () => {
     expect(prompts).toHaveLength(1);
     expect(error.code).toBe(-32007);
     expect(error.data).toMatchObject({ gate: "approval", rule_id: "ask-echo" });
-    expect(error.message).toContain("rejected (elicitation)");
+    expect(error.message).toContain("rejected by the person in the agent's prompt");
     const taskId = String((error.data as { task_id?: unknown }).task_id);
     expect(await serve.task(taskId)).toMatchObject({ status: "denied", decided_by: "elicitation", arguments: { message: "read and refused" } });
   });

@@ -138,7 +138,7 @@ approval:
     using dir = tempDir();
     const { client, prompts, events } = await start(dir.path, approveEcho, { answer: "approve" });
     expect((await client.callTool({ name: "echo", arguments: { message: "hi" } })).content).toEqual([{ type: "text", text: "Echo: hi" }]);
-    expect(prompts).toEqual(['Allow everything.echo with {"message":"hi"}? (rule ask-echo: approval required)']);
+    expect(prompts).toEqual(['ThoughtGate: allow echo on server everything? (rule ask-echo: approval required)\nmessage: "hi"']);
     await waitFor(() => decisions(events).length === 2, "both decisions");
     expect(decisions(events).map((e) => [e.decision, e.approved_by ?? null])).toEqual([["pending", null], ["forward", "elicitation"]]);
   });
@@ -190,20 +190,20 @@ approval:
       expect(prompts).toHaveLength(1);
       expect(error.code).toBe(-32007);
       expect(error.message).toContain("rule ask-echo: approval required, but no person answered: the agent answered the approval form itself");
-      expect(error.message).not.toContain("rejected by the user");
+      expect(error.message).not.toContain("rejected by the person");
       await waitFor(() => decisions(events).length === 2, "both decisions");
       expect(decisions(events).map((e) => [e.decision, String(e.reason).includes("no person answered")])).toEqual([["pending", false], ["deny", true]]);
     });
   }
 
-  test("a decline after the form could be read is the user's no: -32007, rejected by the user", async () => {
+  test("a decline after the form could be read is the person's no: -32007, rejected by the person", async () => {
     using dir = tempDir();
     const { client, prompts } = await start(dir.path, approveEcho.replace("1s", "30s"), { answer: "decline-after-reading" });
     const error = await callError(client, "echo", { message: "read and refused" });
     expect(prompts).toHaveLength(1);
     expect(error.code).toBe(-32007);
     expect(error.data).toMatchObject({ gate: "approval", rule_id: "ask-echo" });
-    expect(error.message).toContain("rule ask-echo: approval required: rejected by the user");
+    expect(error.message).toContain("rule ask-echo: approval required: rejected by the person in the agent's prompt");
     expect(error.message).not.toContain("no person answered");
   });
 

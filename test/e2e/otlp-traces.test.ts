@@ -12,6 +12,7 @@ import { FakeOtlpCollector, type DecodedSpan } from "../support/fake-otlp-collec
 import { fixture, requireBinary, tempDir, waitFor } from "../support/harness.ts";
 import { startHttpFixture } from "../support/http-fixture.ts";
 import { RawAgent } from "../support/raw-agent.ts";
+import { personReads } from "../support/approval-answers.ts";
 
 setDefaultTimeout(60_000);
 requireBinary();
@@ -142,6 +143,7 @@ describe("a standalone shim with telemetry.otlp", () => {
     agent.send({ jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "echo", arguments: { a: 1 } } });
     const ask = await agent.next();
     expect(ask.method).toBe("elicitation/create");
+    await personReads();
     agent.send({ jsonrpc: "2.0", id: ask.id, result: { action: "accept", content: { decision: "once" } } });
     expect((await agent.until(2)).match.result.content[0].text).toBe('{"a":1}');
     expect(await agent.close()).toBe(0);

@@ -15,6 +15,7 @@ import { join } from "node:path";
 import { fixture, readEvents, requireBinary, tempDir, waitFor } from "../support/harness.ts";
 import { startHttpFixture, type HttpFixture } from "../support/http-fixture.ts";
 import { RawAgent } from "../support/raw-agent.ts";
+import { personReads } from "../support/approval-answers.ts";
 
 setDefaultTimeout(30_000);
 
@@ -93,8 +94,9 @@ describe("a 2025-11-25 agent on the same dual-era server", () => {
     });
     const client = new Client({ name: "legacy-agent", version: "1" }, { capabilities: { elicitation: {} } });
     const prompts: string[] = [];
-    client.setRequestHandler(ElicitRequestSchema, (request) => {
+    client.setRequestHandler(ElicitRequestSchema, async (request) => {
       prompts.push(request.params.message);
+      await personReads();
       // ThoughtGate's approval form has `approve`; the server's own question has `confirm`.
       const schema = JSON.stringify("requestedSchema" in request.params ? request.params.requestedSchema : {});
       return { action: "accept", content: schema.includes('"decision"') ? { decision: "once" } : { confirm: true } };
@@ -103,7 +105,7 @@ describe("a 2025-11-25 agent on the same dual-era server", () => {
     try {
       const result = await client.callTool({ name: "confirm_action", arguments: { action: "wipe" } });
       expect(result.content).toEqual([{ type: "text", text: "confirmed: wipe" }]);
-      expect(prompts).toEqual(['Allow notes.confirm_action with {"action":"wipe"}? (rule ask-confirm: approval required)', "Confirm: wipe?"]);
+      expect(prompts).toEqual(['ThoughtGate: allow confirm_action on server notes? (rule ask-confirm: approval required)\naction: "wipe"', "Confirm: wipe?"]);
       const denied = await client.callTool({ name: "delete_note", arguments: { id: "b" } }).catch((error: { code?: number }) => error);
       expect(denied).toMatchObject({ code: -32014 });
     } finally {
@@ -136,13 +138,14 @@ describe("a 2026-07-28 approval over the remote upstream", () => {
           resultType: "input_required",
           inputRequests: { thoughtgate_approval: { method: "elicitation/create", params: { mode: "form", requestedSchema: { required: ["decision"] } } } },
         });
-        expect(String(asked.result.inputRequests.thoughtgate_approval.params.message)).toContain(`notes.delete_note with {"id":"${note}"}`);
+        expect(String(asked.result.inputRequests.thoughtgate_approval.params.message)).toContain(`delete_note on server notes? (rule default-destructive: approval required)\nid: "${note}"`);
+        await personReads();
         return agent.request(++id, "tools/call", { ...call, _meta: asking, inputResponses: { thoughtgate_approval: answer }, requestState: asked.result.requestState });
       };
 
       const denied = await askThenAnswer("b", { action: "accept", content: { decision: "deny" } });
       expect(denied.error).toMatchObject({ code: -32007, data: { gate: "approval", rule_id: "default-destructive" } });
-      expect(denied.error?.message).toContain("rejected by the user");
+      expect(denied.error?.message).toContain("rejected by the person in the agent's prompt");
       const declined = await askThenAnswer("b", { action: "decline" });
       expect(declined.error).toMatchObject({ code: -32007, data: { gate: "approval", rule_id: "default-destructive" } });
       const approved = await askThenAnswer("a", { action: "accept", content: { decision: "once" } });

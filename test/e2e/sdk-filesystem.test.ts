@@ -19,6 +19,7 @@ import {
   serverPidBehindShim,
   type Connection,
 } from "../support/mcp-sdk.ts";
+import { personReads } from "../support/approval-answers.ts";
 
 // Real servers on a shared 2-core box; bun 1.4.5 does not apply bunfig's [test] timeout, so set it here.
 setDefaultTimeout(60_000);
@@ -55,8 +56,9 @@ describe("server-filesystem through the shim stays inside the client's root", ()
           rootsRequests += 1;
           return { roots: [{ uri: pathToFileURL(root).href, name: "workspace" }] };
         });
-        client.setRequestHandler(ElicitRequestSchema, (request) => {
+        client.setRequestHandler(ElicitRequestSchema, async (request) => {
           approvalPrompts.push(String(request.params.message));
+          await personReads();
           return { action: "accept", content: { decision: "once" } };
         });
       },
@@ -92,7 +94,7 @@ describe("server-filesystem through the shim stays inside the client's root", ()
     // write_file is annotated destructiveHint: true, so the embedded default policy asked the user
     // first (the client never called tools/list: the shim read the annotations itself).
     expect(approvalPrompts).toHaveLength(1);
-    expect(approvalPrompts[0]).toStartWith("Allow filesystem.write_file with {");
+    expect(approvalPrompts[0]).toStartWith("ThoughtGate: allow write_file on server filesystem?");
 
     const read = await callTool(shim, { name: "read_text_file", arguments: { path } });
     expect(read.isError).toBeFalsy();

@@ -12,6 +12,7 @@ import { join } from "node:path";
 import { blocksText, FakeSlack, findButton, type Message } from "../support/fake-slack.ts";
 import { EVERYTHING_SERVER, requireBinary, tempDir, waitFor } from "../support/harness.ts";
 import { ServeProcess } from "../support/serve.ts";
+import { personReads } from "../support/approval-answers.ts";
 
 setDefaultTimeout(60_000);
 
@@ -53,7 +54,7 @@ async function agent(service: ServeProcess, elicit?: "approve"): Promise<Client>
     stderr: "ignore",
   });
   const client = new Client({ name: "slack-e2e", version: "1" }, { capabilities: elicit ? { elicitation: {} } : {} });
-  if (elicit) client.setRequestHandler(ElicitRequestSchema, () => ({ action: "accept", content: { decision: "once" } }));
+  if (elicit) client.setRequestHandler(ElicitRequestSchema, async () => (await personReads(), { action: "accept", content: { decision: "once" } }));
   await client.connect(transport);
   agents.push(client);
   return client;

@@ -197,7 +197,7 @@ describe("thoughtgate demo", () => {
     // The agent's own form: the person denies there.
     expect(stdout).toContain("  ? the agent shows ThoughtGate's question in its own form: ");
     expect(stdout).toContain("  → the user answers: deny");
-    expect(stderr).toContain("notes.delete_notes: DENIED (rule default-destructive: approval required: rejected (elicitation))");
+    expect(stderr).toContain("notes.delete_notes: DENIED (rule default-destructive: approval required: rejected by the person in the agent's prompt)");
     // An agent that cannot ask (claude -p): the call waits for the page and the CLI, where the person approves.
     expect(stdout).toContain("  ? an agent that cannot ask anyone (claude -p, codex exec) answers the form at once, unread: no answer");
     expect(stderr).toContain("demo: the call now waits for you: on the approvals page (the link above), in a desktop notification where there is one, or in another terminal:");

@@ -4,7 +4,8 @@
  * form-encoded bodies for every method, `{"ok": false, "error": …}` with HTTP 200 for failures,
  * HTTP 429 with `Retry-After` for rate limits) and Socket Mode (`apps.connections.open` gives a
  * single-use `ws://` URL; the socket says `hello`, sends envelopes with an `envelope_id` that must
- * be acknowledged, and `disconnect` frames). References: https://api.slack.com/web,
+ * be acknowledged, and `disconnect` frames). Like Slack, it hands each click to ONE of the app's open
+ * connections, chosen at random (several ThoughtGate sessions on one app each hold one). References: https://api.slack.com/web,
  * https://api.slack.com/apis/socket-mode, https://api.slack.com/reference/interaction-payloads/block-actions-payload.
  */
 import type { Server, ServerWebSocket } from "bun";
@@ -23,6 +24,8 @@ export class FakeSlack {
   readonly messages: Message[] = [];
   readonly ephemerals: Array<{ channel: string; user: string; text: string }> = [];
   readonly acks: string[] = [];
+  /** For each click, the index (among the connections open at the time) of the one that got it. */
+  readonly deliveries: number[] = [];
   /** Channel names and ids → id; a channel deleted later answers channel_not_found. */
   readonly channels = new Map<string, string>([["approvals", "C0APPROVALS"], ["C0APPROVALS", "C0APPROVALS"]]);
   readonly botTokens = new Set<string>(["xoxb-fake-bot-token"]);
@@ -35,7 +38,8 @@ export class FakeSlack {
   private nextTs = 1_700_000_000;
   private nextEnvelope = 1;
 
-  constructor() {
+  /** `pick`: which of `count` open connections gets a click (default: at random, as Slack does); a test may fix the sequence. */
+  constructor(private readonly pick: (count: number) => number = (count) => Math.floor(Math.random() * count)) {
     this.server = Bun.serve<{ ticket: string }>({
       hostname: "127.0.0.1",
       port: 0,
@@ -83,11 +87,14 @@ export class FakeSlack {
   }
 
   /**
-   * A button click on `message` by `user`, sent over the newest Socket Mode connection; resolves
-   * once acknowledged. `value`: what the click carries instead of the button's own value (a forgery).
+   * A button click on `message` by `user`, sent over one of the open Socket Mode connections (the
+   * `pick`'s choice); resolves once acknowledged. `value`: what the click carries instead of the
+   * button's own value (a forgery); `reason`: what the user typed in the message's reason box.
    */
-  async click(message: Message, actionId: string, user: string, value = findButton(message.blocks, actionId)): Promise<void> {
-    const socket = await waitFor(() => this.open.at(-1), "a Socket Mode connection");
+  async click(message: Message, actionId: string, user: string, value = findButton(message.blocks, actionId), reason?: string): Promise<void> {
+    const open = await waitFor(() => (this.open.length > 0 ? this.open : null), "a Socket Mode connection");
+    const socket = open[Math.min(open.length - 1, Math.max(0, this.pick(open.length)))] as Socket;
+    this.deliveries.push(this.sockets.indexOf(socket));
     const envelopeId = `env-${this.nextEnvelope++}`;
     socket.send(
       JSON.stringify({
@@ -105,6 +112,8 @@ export class FakeSlack {
           trigger_id: "1.2.3",
           response_url: `http://127.0.0.1:${this.server.port}/actions/none`,
           actions: [{ type: "button", action_id: actionId, block_id: "thoughtgate_decision", value, action_ts: String(Date.now() / 1000) }],
+          // What the message's input blocks hold at the click (https://api.slack.com/reference/interaction-payloads/block-actions-payload).
+          state: { values: reason === undefined ? {} : { thoughtgate_reason: { reason: { type: "plain_text_input", value: reason } } } },
         },
       }),
     );

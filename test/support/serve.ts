@@ -70,6 +70,17 @@ export class ServeProcess {
     return ((await response.json()) as { task: Record<string, any> }).task;
   }
 
+  /** POST /approvals/api/tasks/{id} as a person, with the page key or the CLI key; the digest is the task's. */
+  async decideWithKey(id: string, key: "page" | "cli", body: Record<string, unknown>): Promise<{ status: number; body: unknown }> {
+    const digest = (await this.task(id)).digest;
+    const response = await fetch(`${this.endpoint}/approvals/api/tasks/${id}`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${key === "page" ? this.pageKey : this.key}`, "content-type": "application/json" },
+      body: JSON.stringify({ digest, ...body }),
+    });
+    return { status: response.status, body: await response.json() };
+  }
+
   async stop(): Promise<number> {
     if (this.proc.exitCode === null) this.proc.kill("SIGTERM");
     const code = await this.proc.exited;

@@ -17,13 +17,13 @@
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { waitFor } from "./harness.ts";
+import { isAlive, waitFor } from "./harness.ts";
 
 export type Tmux = AsyncDisposable & {
   /** The screen as it is now: one line per row, trailing blanks trimmed. */
   screen(): string;
-  /** Wait until the screen shows `what`; the error shows the screen. */
-  waitForScreen(what: string | RegExp, timeoutMs?: number): Promise<void>;
+  /** Wait until the screen shows `what`; the screen then. The error shows the screen. */
+  waitForScreen(what: string | RegExp, timeoutMs?: number): Promise<string>;
   /** Type text literally (no key names). */
   type(text: string): void;
   /** Press keys by tmux name: Enter, Escape, Down, Up, Tab, C-c… */
@@ -77,6 +77,13 @@ export async function startTmux(command: string[], options: TmuxOptions): Promis
   tmux("respawn-pane", "-k", "-t", "t", "-c", options.cwd, "sh", "-c", `"$@"; printf '%s' "$?" > '${statusFile}'`, "sh", ...command);
 
   const screen = () => tmux("capture-pane", "-p", "-t", "t");
+  const panePid = (): number | null => {
+    try {
+      return Number(tmux("display-message", "-p", "-t", "t", "#{pane_pid}").trim()) || null;
+    } catch {
+      return null;
+    }
+  };
   /** null while it runs; then its exit status, or 128 + the signal that ended it. */
   const dead = (): number | null => {
     const status = existsSync(statusFile) ? readFileSync(statusFile, "utf8") : "";
@@ -93,9 +100,12 @@ export async function startTmux(command: string[], options: TmuxOptions): Promis
   return {
     screen,
     async waitForScreen(what, timeoutMs = 30_000) {
-      const seen = () => (typeof what === "string" ? screen().includes(what) : what.test(screen()));
+      const seen = () => {
+        const shown = screen();
+        return (typeof what === "string" ? shown.includes(what) : what.test(shown)) ? shown : null;
+      };
       try {
-        await waitFor(seen, `${String(what)} on the screen`, timeoutMs);
+        return await waitFor(seen, `${String(what)} on the screen`, timeoutMs);
       } catch (error) {
         throw new Error(`${(error as Error).message}; the screen shows:\n${screen()}`);
       }
@@ -119,6 +129,11 @@ export async function startTmux(command: string[], options: TmuxOptions): Promis
       return ended.status;
     },
     stop,
-    [Symbol.asyncDispose]: async () => stop(),
+    [Symbol.asyncDispose]: async () => {
+      const pid = panePid();
+      stop();
+      // The pane's command got SIGHUP: wait until it is gone (no orphan outlives the test).
+      if (pid !== null) await waitFor(() => !isAlive(pid), "the tmux pane's command to end", 10_000).catch(() => undefined);
+    },
   };
 }

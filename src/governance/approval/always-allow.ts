@@ -14,7 +14,7 @@ import { GovernanceEngine, type PolicyEngine } from "../engine/engine.ts";
 import type { PolicyInForce } from "../engine/policy.ts";
 import { insertRule, type RuleText } from "./policy-edit.ts";
 import { StrictestOf } from "../engine/strictest-of.ts";
-import type { Task } from "./tasks.ts";
+import { ALWAYS_RULE_PREFIX, type AlwaysCall, type AlwaysHow, type AlwaysResult, type AlwaysWriter } from "../decision/always-rule.ts";
 
 export type AlwaysAllowContext = {
   /** The policy in force now. */
@@ -29,22 +29,33 @@ export type AlwaysAllowContext = {
   now(): Date;
 };
 
-export type AlwaysResult = { ok: true; file: string; ruleId: string; note: string } | { ok: false; reason: string };
+export type { AlwaysCall, AlwaysHow, AlwaysResult, AlwaysWriter };
+
+export function alwaysWriter(ctx: AlwaysAllowContext): AlwaysWriter {
+  return {
+    plan: (call) => {
+      const planned = planRule(call, ctx);
+      return planned.ok ? null : planned.reason;
+    },
+    write: (call, how) => alwaysAllow(call, how, ctx),
+  };
+}
 
 const INVISIBLE = new RegExp(INVISIBLE_CHARACTERS_SOURCE, "u");
 
 /**
- * "Always allow this tool on this server" (the approvals page): a rule in the user's policy file,
- * `~/.config/thoughtgate/thoughtgate.yaml`, created from the embedded default when there is none.
- * The rule goes right above the rule that asked, so every rule before it still decides first; for
- * a Cedar rule it keeps the Cedar check and drops only the question. A project's policy file is
- * never written, and an explicitly given one (`--thoughtgate-config`) is not the user's. Before the
- * file is replaced, the edited policy is loaded (with the project's policy, as in force) and must
- * forward this very call; then the running service reloads it.
+ * "Always allow this tool on this server": a rule in the user's policy file,
+ * `~/.config/thoughtgate/thoughtgate.yaml`, created from the embedded default when there is none,
+ * kept to the session's project (`project:`) unless the person chose everywhere. The rule goes
+ * right above the rule that asked, so every rule before it still decides first; for a Cedar rule
+ * it keeps the Cedar check and drops only the question. A project's policy file is never written,
+ * and an explicitly given one (`--thoughtgate-config`) is not the user's. Before the file is
+ * replaced, the edited policy is loaded (with the project's policy, as in force) and must forward
+ * this very call; then the running service reloads it.
  */
-export function alwaysAllow(task: Task, ctx: AlwaysAllowContext): Promise<AlwaysResult> {
+export function alwaysAllow(call: AlwaysCall, how: AlwaysHow, ctx: AlwaysAllowContext): Promise<AlwaysResult> {
   // One at a time: two clicks at once would each edit the same text, the second writing over the first's rule.
-  const run = writing.then(() => addRule(task, ctx));
+  const run = writing.then(() => addRule(call, how, ctx));
   writing = run.then(
     () => undefined,
     () => undefined,
@@ -54,19 +65,21 @@ export function alwaysAllow(task: Task, ctx: AlwaysAllowContext): Promise<Always
 
 let writing: Promise<void> = Promise.resolve();
 
-async function addRule(task: Task, ctx: AlwaysAllowContext): Promise<AlwaysResult> {
+type Planned = { ok: true; index: number; rules: Rule[]; input: EvaluateInput } | { ok: false; reason: string };
+
+/** The checks made before anything is written: the policy is the user's, the names are plain, the user's policy is what asks. */
+function planRule(call: Omit<AlwaysCall, "id">, ctx: AlwaysAllowContext): Planned {
   // One line, whatever the names hold: it is shown on the page and logged.
-  const refuse = (reason: string): AlwaysResult => ({ ok: false, reason: showInvisible(redactText(`cannot always allow ${task.serverId}.${task.name}: ${reason}`)) });
-  const policy = ctx.policy();
-  const { base, restriction } = policy;
+  const refuse = (reason: string): Planned => ({ ok: false, reason: refusal(call, reason) });
+  const { base, restriction } = ctx.policy();
   if (base.origin === "flag" || base.origin === "env") {
     return refuse(`the policy in force is ${base.file}, given ${base.origin === "flag" ? "with --thoughtgate-config" : "by $THOUGHTGATE_CONFIG"}, not your policy file; add a rule there`);
   }
-  for (const [what, value] of [["server id", task.serverId], ["name", task.name]] as const) {
+  for (const [what, value] of [["server id", call.serverId], ["name", call.name]] as const) {
     if (/[*?]/.test(value)) return refuse(`its ${what} holds * or ?, which a rule would read as a pattern matching other names`);
     if (INVISIBLE.test(value)) return refuse(`its ${what} holds invisible or control characters`);
   }
-  const input: EvaluateInput = { serverId: task.serverId, method: task.method, name: task.name, arguments: task.arguments, ...(task.annotations ? { annotations: task.annotations } : {}) };
+  const input: EvaluateInput = { serverId: call.serverId, method: call.method, name: call.name, arguments: call.arguments, ...(call.annotations ? { annotations: call.annotations } : {}) };
   const asked = base.engine.evaluate(input);
   if (asked.kind !== "approve") {
     return refuse(restriction ? `the approval is asked by the project's policy ${restriction.file}, which ThoughtGate never edits` : "the policy in force no longer asks about this call");
@@ -74,6 +87,21 @@ async function addRule(task: Task, ctx: AlwaysAllowContext): Promise<AlwaysResul
   const rules = base.engine.config.governance.rules;
   const index = asked.ruleId === "defaults" ? rules.length : rules.findIndex((rule, i) => (rule.id ?? `rules[${i}]`) === asked.ruleId);
   if (index < 0) return refuse(`rule ${asked.ruleId} is not in your policy file`);
+  return { ok: true, index, rules, input };
+}
+
+function refusal(call: Pick<AlwaysCall, "serverId" | "name">, reason: string): string {
+  return showInvisible(redactText(`cannot always allow ${call.serverId}.${call.name}: ${reason}`));
+}
+
+async function addRule(call: AlwaysCall, how: AlwaysHow, ctx: AlwaysAllowContext): Promise<AlwaysResult> {
+  const refuse = (reason: string): AlwaysResult => ({ ok: false, reason: refusal(call, reason) });
+  const planned = planRule(call, ctx);
+  if (!planned.ok) return planned;
+  const { index, rules, input } = planned;
+  const { base, restriction } = ctx.policy();
+  const project = how.alwaysScope === "project" ? call.project : undefined;
+  if (how.alwaysScope === "project" && project === undefined) return refuse("the session's project is not known; choose everywhere");
 
   const file = base.file ?? discoveryPaths(ctx.env, ctx.cwd).user;
   let current: string;
@@ -82,8 +110,9 @@ async function addRule(task: Task, ctx: AlwaysAllowContext): Promise<AlwaysResul
   } catch (error) {
     return refuse(messageOf(error));
   }
-  const rule = ruleFor(task, rules[index], rules);
-  const comment = `Added ${ctx.now().toISOString()} by "always allow" on the approvals page (${ctx.origin}, task ${task.id}): ${task.serverId}.${task.name} runs without asking.`;
+  const rule = ruleFor(call, rules[index], rules, project);
+  const where = project === undefined ? "" : ` in ${project}`;
+  const comment = `Added ${ctx.now().toISOString()} by "always allow" ${how.by} (${ctx.origin}, task ${call.id}): ${call.serverId}.${call.name} runs without asking${where}.`;
   const edited = insertRule(current, index, rule, comment);
   if (!edited.ok) return refuse(`${file}: ${edited.reason}`);
 
@@ -104,26 +133,29 @@ async function addRule(task: Task, ctx: AlwaysAllowContext): Promise<AlwaysResul
     bestEffort(() => existsSync(temp) && unlinkSync(temp));
   }
   const reloaded = await ctx.reload();
-  const note = `always allowed: rule ${rule.id} added to ${file}${reloaded ? "" : " (the running service could not reload it; it applies from the next start)"}`;
+  const note = `always allowed${where}: rule ${rule.id} added to ${file}${reloaded ? "" : " (the running service could not reload it; it applies from the next start)"}`;
   return { ok: true, file, ruleId: rule.id, note };
 }
 
 /** No user file was in force: start from the embedded default, which applied until now, unless one has appeared meanwhile. */
 function unchangedDefault(file: string, ctx: AlwaysAllowContext): string {
   if (existsSync(file)) throw new Error(`${file} appeared while the embedded default policy was in force; try again in a moment`);
-  return `# ThoughtGate policy (docs/governance.md). Created ${ctx.now().toISOString()} by "always allow" on the approvals page
+  return `# ThoughtGate policy (docs/governance.md). Created ${ctx.now().toISOString()} by "always allow"
 # (${ctx.origin}) from the embedded default policy, which applied until then.
 ${EMBEDDED_DEFAULT_YAML}`;
 }
 
-/** Forward this tool on this server; a Cedar rule's check stays (only its question goes). */
-function ruleFor(task: Task, asking: Rule | undefined, rules: Rule[]): RuleText {
+/**
+ * Forward this tool on this server (in `project`, when given: the rule's `project:` key, which the
+ * engine matches against the session's project); a Cedar rule's check stays (only its question goes).
+ */
+function ruleFor(call: AlwaysCall, asking: Rule | undefined, rules: Rule[], project: string | undefined): RuleText {
   const slug = (text: string) => text.replace(/[^A-Za-z0-9_.-]/g, "_").slice(0, 40);
-  const stem = `always-allow-${slug(task.serverId)}-${slug(task.name)}`;
+  const stem = `${ALWAYS_RULE_PREFIX}${slug(call.serverId)}-${slug(call.name)}`;
   const taken = new Set(rules.map((rule, i) => rule.id ?? `rules[${i}]`));
   let id = stem;
   for (let n = 2; taken.has(id); n++) id = `${stem}-${n}`;
-  const common = { id, match: task.name, method: task.method, source: task.serverId };
+  const common = { id, match: call.name, method: call.method, source: call.serverId, ...(project !== undefined ? { project } : {}) };
   if (asking?.action === "policy") return { ...common, action: "policy", ...(asking.policy_id ? { policy_id: asking.policy_id } : {}) };
   return { ...common, action: "forward" };
 }

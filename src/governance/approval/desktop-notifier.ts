@@ -5,14 +5,15 @@ import { log } from "../../core/log.ts";
 import { showInvisible } from "../../core/visible-text.ts";
 import { redactText } from "../../telemetry/redact.ts";
 import type { DecisionScope } from "../wire/api.ts";
+import { CHOICE_DECISIONS, CHOICE_TITLES, type Choice } from "../decision/choices.ts";
 import type { Clock, Task } from "./tasks.ts";
 
 /**
  * Approvals where the agent cannot ask (docs/governance.md, Desktop notifications): a call waiting
  * for a person is announced on their desktop, naming the call, the approvals page and the
  * `thoughtgate approve` line. With `notify-send` that supports actions (libnotify 0.7.9 and
- * later), the notification itself offers "Allow once", "Allow for this session" and "Deny",
- * decided as channel `desktop`; `osascript` on macOS only announces.
+ * later), the notification itself offers the form's choices (NOTIFICATION_CHOICES), decided as
+ * channel `desktop`; `osascript` on macOS only announces.
  *
  * The page key is never in a notification: a notifier's command line is readable by every local
  * user (`/proc/<pid>/cmdline`, `ps`), and notification daemons keep what they showed (GNOME and
@@ -23,14 +24,14 @@ import type { Clock, Task } from "./tasks.ts";
 export type NotifyTool = { kind: "notify-send" | "osascript"; path: string; env?: NodeJS.ProcessEnv };
 
 /** What a click on a notification's action decides. */
-export type DesktopDecision = { decision: "approve" | "deny"; scope: DecisionScope };
+export type DesktopDecision = { decision: "approve" | "deny"; scope: DecisionScope; alwaysScope?: "project" | "everywhere" };
 
 export type NotifierOptions = {
   tool: NotifyTool;
   /** The approvals page without its key: `http://127.0.0.1:<port>/approvals`. */
   pageUrl: string;
   /** A click on an action: decide the task as channel `desktop` (bound to the task's digest). */
-  decide(task: Task, decision: DesktopDecision): void;
+  decide(task: Task, decision: DesktopDecision): void | Promise<void>;
   clock: Clock;
 };
 
@@ -44,11 +45,12 @@ export const ELICITATION_GRACE_MS = 10_000;
 /** Longest name shown; the rest is on the page. */
 const NAME_CHARS = 120;
 
-const ACTIONS: Record<string, DesktopDecision> = {
-  once: { decision: "approve", scope: "once" },
-  session: { decision: "approve", scope: "session" },
-  deny: { decision: "deny", scope: "once" },
-};
+/**
+ * The notification's buttons: the form's choices but "always … everywhere" (notification servers
+ * show few buttons; GNOME three, more in a menu). The narrower "always" is the one a click can
+ * make; everywhere is on the page, in Slack and with the CLI.
+ */
+const NOTIFICATION_CHOICES: readonly Choice[] = ["once", "session", "always_project", "deny"];
 
 /** `notify-send` (Linux and BSDs) or `osascript` (macOS) when there is one; null otherwise. */
 export function findNotifyTool(env: NodeJS.ProcessEnv = process.env, platform: NodeJS.Platform = process.platform): NotifyTool | null {
@@ -158,8 +160,9 @@ export class DesktopNotifier {
       this.warnOnce(`${this.options.tool.path} exited ${code}${err.trim() ? `: ${showInvisible(err.trim().split("\n")[0] ?? "")}` : ""}`);
     }
     if (!withActions || this.closed) return;
-    const decision = ACTIONS[out.trim()];
-    if (decision && task.status === "pending") this.options.decide(task, decision);
+    const clicked = out.trim();
+    const decision = NOTIFICATION_CHOICES.find((choice) => choice === clicked && (task.alwaysPossible === true || !choice.startsWith("always")));
+    if (decision && task.status === "pending") this.options.decide(task, CHOICE_DECISIONS[decision]);
     // Clicked, dismissed or expired: the slot goes to the next task. One dismissed still waits
     // on the page and for the CLI.
     if (this.live.get(task.id)?.proc === proc) {
@@ -172,9 +175,8 @@ export class DesktopNotifier {
     const { tool } = this.options;
     if (tool.kind === "osascript") return [tool.path, "-"];
     const expires = Math.max(1_000, task.expiresAt - this.options.clock.now());
-    const actions = withActions
-      ? ["--wait", "--action=once=Allow once", "--action=session=Allow for this session", "--action=deny=Deny"]
-      : [];
+    const offered = NOTIFICATION_CHOICES.filter((choice) => task.alwaysPossible === true || !choice.startsWith("always"));
+    const actions = withActions ? ["--wait", ...offered.map((choice) => `--action=${choice}=${CHOICE_TITLES[choice]}`)] : [];
     return [tool.path, "--app-name=ThoughtGate", "--urgency=normal", `--expire-time=${expires}`, ...actions, "--", title, markupEscaped(body)];
   }
 
@@ -198,7 +200,7 @@ export function notificationText(task: Task, pageUrl: string): { title: string; 
   const destination = task.workflow.destination.type;
   const where = [
     destination === "any" || destination === "web" ? `the approvals page ${pageUrl} (open the link thoughtgate printed: it carries the key)` : null,
-    destination === "any" || destination === "cli" ? `thoughtgate approve ${task.id} [--session]` : null,
+    destination === "any" || destination === "cli" ? `thoughtgate approve ${task.id} [--session | --always]` : null,
   ].filter((line): line is string => line !== null);
   return {
     title: `ThoughtGate: allow ${call}?`,

@@ -4,7 +4,7 @@ import { parseYaml } from "../../core/config/yaml.ts";
 import { showInvisible } from "../../core/visible-text.ts";
 
 /** A rule as it is written into a policy file: plain values only. */
-export type RuleText = { id: string; match: string; method: string; source: string; action: "forward" | "policy"; policy_id?: string };
+export type RuleText = { id: string; match: string; method: string; source: string; project?: string; action: "forward" | "policy"; policy_id?: string };
 
 export type EditResult = { ok: true; text: string } | { ok: false; reason: string };
 

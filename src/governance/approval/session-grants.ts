@@ -1,6 +1,6 @@
 import { canonicalJson } from "../../core/canonical-json.ts";
 import { redactText } from "../../telemetry/redact.ts";
-import type { GrantView } from "../wire/api.ts";
+import { SESSION_GRANT_PREFIX, type GrantView } from "../wire/api.ts";
 
 /**
  * "Allow for this session": a person approved one call and said the same tool on the same server
@@ -109,4 +109,4 @@ export function grantApprover(grant: Pick<Grant, "taskId">): string {
   return `${SESSION_GRANT_PREFIX}${grant.taskId}`;
 }
 
-export const SESSION_GRANT_PREFIX = "session_grant:";
+export { SESSION_GRANT_PREFIX };

@@ -1,9 +1,12 @@
 import { randomBytes } from "node:crypto";
 import { callDigest } from "../../core/canonical-json.ts";
 import type { Workflow } from "../../core/config/schema.ts";
+import { showInvisible } from "../../core/visible-text.ts";
 import { redact, redactText } from "../../telemetry/redact.ts";
-import type { DecisionScope, TaskStatus, TaskView } from "../wire/api.ts";
+import { MAX_REASON_CHARS, type AlwaysScope, type DecisionScope, type TaskStatus, type TaskView } from "../wire/api.ts";
 import type { ToolAnnotations } from "../../core/mcp-schema.ts";
+import { visibleDiff } from "../decision/approval-prompt.ts";
+import type { ChangePreview } from "../decision/change-preview.ts";
 
 /**
  * Approval tasks (docs/architecture.md, decision 9): one per call waiting for a human, bound to a digest of the
@@ -32,7 +35,22 @@ export type Task = {
   decidedBy?: string;
   /** For an approval: what the person allowed (docs/governance.md, Approvals). */
   scope?: DecisionScope;
+  /** For `scope: always`: the rule is kept to the project, or everywhere. */
+  alwaysScope?: AlwaysScope;
+  /** ThoughtGate's words on the outcome (`approved in Slack by U…`, `no decision within 5m`). */
   decisionReason?: string;
+  /** Who decided, where known: the Slack member id, the local user for the page and the CLI. */
+  decidedByWho?: string;
+  /** The person's own words with their decision (redacted, invisible characters escaped), when they gave some. */
+  personReason?: string;
+  /** Whether "always" can be offered for it: a rule could be written into the user's policy (checked when it was made). */
+  alwaysPossible?: boolean;
+  /** Why not, when it cannot (shown on the page beside the choices it does offer). */
+  alwaysRefusal?: string;
+  /** The project the call was made in (an "always … in this project" rule is kept to it). */
+  project?: string;
+  /** What the call would change (an edit, a write over an existing file), computed when it was made, redacted. */
+  change?: ChangePreview;
   timeoutOutcome?: Workflow["on_timeout"];
   /**
    * Who asked: the shim channel the call came in on (`channel:<n>`), or `http` for a shim without
@@ -46,9 +64,14 @@ export type Task = {
   definition?: NonNullable<TaskView["definition"]>;
 };
 
-export type NewTask = Pick<Task, "serverId" | "method" | "name" | "arguments" | "ruleId" | "workflowName" | "workflow" | "reason"> & Pick<Partial<Task>, "annotations" | "definition">;
+export type NewTask = Pick<Task, "serverId" | "method" | "name" | "arguments" | "ruleId" | "workflowName" | "workflow" | "reason"> &
+  Pick<Partial<Task>, "annotations" | "definition" | "alwaysPossible" | "alwaysRefusal" | "project" | "change">;
 
-export type Decision = { decision: "approve" | "deny"; digest: string; reason?: string; scope?: DecisionScope };
+/**
+ * A decision on a task. `reason`: ThoughtGate's words on it; `personReason`: the person's own (a
+ * CLI `--reason`, the page's reason box, Slack's); `who`: the Slack member id, the local user.
+ */
+export type Decision = { decision: "approve" | "deny"; digest: string; reason?: string; personReason?: string; who?: string; scope?: DecisionScope; alwaysScope?: AlwaysScope };
 
 /**
  * Who decided, as the service knows it from the credential that came with the decision (never from
@@ -62,6 +85,20 @@ export type ChangeResult =
   | { ok: true; task: Task }
   | { ok: false; error: "not_found" }
   | { ok: false; error: "digest_mismatch" | "not_pending" | "relay_refused"; task: Task };
+
+/**
+ * A person's words as they are kept and shown (docs/events.md, `person_reason`): credentials
+ * redacted, invisible and control characters as escapes, at most MAX_REASON_CHARS; blank is none.
+ */
+export function personWords(text: string | undefined): string | undefined {
+  const trimmed = text?.trim();
+  if (!trimmed) return undefined;
+  const shown = showInvisible(redactText(trimmed));
+  return shown.length > MAX_REASON_CHARS ? `${shown.slice(0, MAX_REASON_CHARS)}…` : shown;
+}
+
+/** A decision through a channel (the service's decide-task.ts): the store's outcome, or an "always" whose rule could not be written (the task still waits). */
+export type DecideResult = ChangeResult | { ok: false; error: "not_possible"; reason: string; task: Task };
 
 /** Time, injectable so tests run timeouts without waiting. */
 export type Clock = {
@@ -167,7 +204,13 @@ export class TaskStore {
     if (task.status !== "pending") return { ok: false, error: "not_pending", task };
     if (decision.digest !== task.digest) return { ok: false, error: "digest_mismatch", task };
     // A definition is accepted as shown, once: a later change of it is asked about again.
-    if (decision.decision === "approve") task.scope = task.definition ? "once" : (decision.scope ?? "once");
+    if (decision.decision === "approve") {
+      task.scope = task.definition ? "once" : (decision.scope ?? "once");
+      if (task.scope === "always") task.alwaysScope = decision.alwaysScope ?? "project";
+    }
+    if (decision.who !== undefined) task.decidedByWho = decision.who;
+    const words = personWords(decision.personReason);
+    if (words !== undefined) task.personReason = words;
     this.finish(task, decision.decision === "approve" ? "approved" : "denied", channel, decision.reason);
     return { ok: true, task };
   }
@@ -179,10 +222,19 @@ export class TaskStore {
    * environment, files) is that channel: whatever plays a shim of its own answers only its own calls.
    */
   relay(id: string, caller: string, decision: Decision): ChangeResult {
+    const checked = this.checkRelay(id, caller);
+    return checked.ok ? this.decide(id, decision, "elicitation") : checked;
+  }
+
+  /**
+   * Whether `caller` may relay an answer for task `id`: the shim that asked, on its channel, for a
+   * task offered for elicitation (an answer the service decides later, such as "always", is checked first).
+   */
+  checkRelay(id: string, caller: string): ChangeResult {
     const task = this.get(id);
     if (!task) return { ok: false, error: "not_found" };
     if (task.relayOffered !== true || task.openedBy !== caller) return { ok: false, error: "relay_refused", task };
-    return this.decide(id, decision, "elicitation");
+    return { ok: true, task };
   }
 
   /** Whether `caller` asked for this task (a shim reads, cancels or relays only its own). */
@@ -247,7 +299,13 @@ export class TaskStore {
       created_at: new Date(task.createdAt).toISOString(),
       expires_at: new Date(task.expiresAt).toISOString(),
       ...(task.decidedBy !== undefined ? { decided_by: task.decidedBy } : {}),
+      ...(task.decidedByWho !== undefined ? { decided_by_who: task.decidedByWho } : {}),
+      ...(task.personReason !== undefined ? { person_reason: task.personReason } : {}),
       ...(task.scope !== undefined ? { scope: task.scope } : {}),
+      ...(task.alwaysScope !== undefined ? { always_scope: task.alwaysScope } : {}),
+      ...(task.status === "pending" && task.alwaysPossible !== undefined ? { always_possible: task.alwaysPossible } : {}),
+      ...(task.status === "pending" && task.alwaysRefusal !== undefined ? { always_refusal: task.alwaysRefusal } : {}),
+      ...(task.change !== undefined ? { diff: visibleDiff(task.change.diff) } : {}),
       ...(task.timeoutOutcome !== undefined ? { timeout_outcome: task.timeoutOutcome } : {}),
       // The diff and findings come from the server: redacted like arguments (escaped where shown).
       ...(task.definition !== undefined ? { definition: { ...task.definition, diff: redactText(task.definition.diff) } } : {}),

@@ -3,6 +3,9 @@ import { messageOf, ThoughtGateError } from "../../core/errors.ts";
 import { errorResponse, pageLink, PERSON_HEADER, taskResponse, tasksResponse, type GrantView, type PersonAtCli, type TaskView } from "../wire/api.ts";
 import type { ApprovalTarget } from "../wire/service-descriptor.ts";
 
+/** What `thoughtgate approve` allows: this call, this tool for the session, or always (here or everywhere). */
+export type ApprovalScope = { scope: "once" | "session" } | { scope: "always"; alwaysScope: "project" | "everywhere" };
+
 /** How long `thoughtgate approve|deny|tasks` waits for the local service. */
 const REQUEST_TIMEOUT_MS = 5_000;
 
@@ -36,11 +39,12 @@ export class ApprovalClient {
   }
 
   /**
-   * Approve (this call, or with `scope: "session"` this tool on this server until the session
-   * ends) or deny `task`, bound to the digest of the call as it was shown to the person.
+   * Approve (this call; with `scope: "session"` this tool on this server until the session ends;
+   * with `scope: "always"` a rule in the user's policy, in this project or everywhere) or deny
+   * `task`, bound to the digest of the call as it was shown to the person. `reason`: the person's own words.
    */
-  async decide(task: TaskView, decision: "approve" | "deny", reason: string | undefined, scope: "once" | "session", person: PersonAtCli): Promise<TaskView> {
-    const body = { decision, digest: task.digest, scope, ...(reason !== undefined ? { reason } : {}) };
+  async decide(task: TaskView, decision: "approve" | "deny", reason: string | undefined, scope: ApprovalScope, person: PersonAtCli): Promise<TaskView> {
+    const body = { decision, digest: task.digest, scope: scope.scope, ...(scope.scope === "always" ? { always_scope: scope.alwaysScope } : {}), ...(reason !== undefined ? { reason } : {}) };
     return (await this.call(`/approvals/api/tasks/${encodeURIComponent(task.task_id)}`, taskResponse, body, person)).task;
   }
 

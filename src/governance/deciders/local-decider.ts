@@ -9,6 +9,9 @@ import { decideSafely, type EngineDecision, type EvaluateInput, type Outcome } f
 import { GOVERNANCE_ERROR } from "../decision/errors.ts";
 import { recordGates } from "../engine/gate-trail.ts";
 import type { SecretScanPolicy } from "../decision/secret-policy.ts";
+import type { AlwaysWriter } from "../decision/always-rule.ts";
+import { projectFileReader } from "../decision/file-before.ts";
+import { projectRoot } from "../../core/project.ts";
 
 type Approval = Extract<EngineDecision, { kind: "approve" }>;
 
@@ -22,9 +25,19 @@ export class LocalDecider implements Decider {
   /** Verdicts of the engine's shared outcomes (held weakly: a reload makes new ones). */
   private readonly verdicts = new WeakMap<Outcome, Verdict>();
 
+  /** The shim's project: where an "always … in this project" rule applies, and the only place a prompt reads a file's old text. */
+  private readonly project = projectRoot(process.cwd());
+  private readonly readExisting = projectFileReader(this.project);
+  private writer: AlwaysWriter | null = null;
+
+  /**
+   * `always`: loads the writer of "always allow" rules (governance/approval/always-allow.ts, given
+   * by the shim command so this room does not import it), on the first approval only.
+   */
   constructor(
     private readonly engines: Pick<EngineHolder, "engine" | "label">,
     private readonly profile: Profile,
+    private readonly always?: () => Promise<AlwaysWriter>,
   ) {}
 
   get policy(): string {
@@ -87,18 +100,29 @@ export class LocalDecider implements Decider {
     try {
       const answer = await context.elicit(acceptancePrompt(call.serverId, change), AbortSignal.any([context.signal, timeout]), "definition");
       // "For this session" means nothing more for a definition: it is accepted as shown, once.
-      if (answer === "approved" || answer === "approved_session") return { action: "forward", gate: "definitions", ruleId: null, reason: "the new definition was accepted", approvedBy: "elicitation" };
-      return definitionRefusal(change, call, answer === "declined" ? "the user declined it" : "no person answered (the agent answered the form itself)");
+      if (answer.kind === "approved") return { action: "forward", gate: "definitions", ruleId: null, reason: "the new definition was accepted", approvedBy: "elicitation", decidedBy: { channel: "elicitation" } };
+      return definitionRefusal(change, call, answer.kind === "declined" || answer.kind === "dismissed" ? "the user declined it" : "no person answered (the agent answered the form itself)");
     } catch {
       return definitionRefusal(change, call, timeout.aborted ? `no answer in ${workflow.timeout} ms` : "cancelled");
     }
+  }
+
+  /** The writer of "always allow" rules, loaded on the first approval; null when this shim has none or it failed to load. */
+  private async alwaysWriter(): Promise<AlwaysWriter | null> {
+    if (this.writer || !this.always) return this.writer;
+    try {
+      this.writer = await this.always();
+    } catch {
+      return null;
+    }
+    return this.writer;
   }
 
   private async approve(outcome: Approval, input: EvaluateInput, call: CallRef, context: DecisionContext): Promise<Verdict> {
     const { workflow, ruleId, policyId } = outcome;
     const grant = grantKey(input);
     if (this.sessionGrants.has(grant)) {
-      return { action: "forward", gate: "approval", ruleId, policyId, reason: `${outcome.reason}: allowed for this session by an earlier approval`, approvedBy: "session_grant" };
+      return { action: "forward", gate: "approval", ruleId, policyId, reason: `${outcome.reason}: allowed for this session by an earlier approval`, approvedBy: "session_grant", decidedBy: { channel: "session_grant" } };
     }
     const block = (code: number, reason: string): Verdict => deniedVerdict({ gate: "approval", code, ruleId, policyId, reason }, call);
     const destination = workflow.destination.type;
@@ -112,16 +136,28 @@ export class LocalDecider implements Decider {
     const noSlack = destination === "slack" ? " (not in Slack: Slack approvals are posted by the governance service, under `thoughtgate wrap` or `serve`)" : "";
     context.awaitingApproval(`${outcome.reason}: asking the user through the agent${noSlack}`);
     const timeout = AbortSignal.timeout(workflow.timeout);
+    const writer = await this.alwaysWriter();
+    const asked = { serverId: input.serverId, method: input.method, name: input.name, arguments: input.arguments, annotations: input.annotations, project: this.project };
+    const offered = { always: writer !== null && writer.plan(asked) === null };
+    const approved = (how: string): Verdict => ({ action: "forward", gate: "approval", ruleId, policyId, reason: `${outcome.reason}: ${how}`, approvedBy: "elicitation", decidedBy: { channel: "elicitation" } });
     try {
-      const answer = await context.elicit(approvalPrompt(input, outcome.reason), AbortSignal.any([context.signal, timeout]));
-      if (answer === "approved") return { action: "forward", gate: "approval", ruleId, policyId, reason: `${outcome.reason}: approved`, approvedBy: "elicitation" };
-      if (answer === "approved_session") {
-        // This tool on this server, any arguments, until the shim stops (a standalone shim is its own session).
-        this.sessionGrants.add(grant);
-        return { action: "forward", gate: "approval", ruleId, policyId, reason: `${outcome.reason}: approved for this session`, approvedBy: "elicitation" };
+      const prompt = approvalPrompt({ ...input, ruleId }, outcome.reason, { readExisting: this.readExisting });
+      const answer = await context.elicit(prompt, AbortSignal.any([context.signal, timeout]), "call", offered);
+      if (answer.kind === "approved") {
+        if (answer.scope === "once") return approved("approved");
+        if (answer.scope === "session") {
+          // This tool on this server, any arguments, until the shim stops (a standalone shim is its own session).
+          this.sessionGrants.add(grant);
+          return approved("approved for this session");
+        }
+        const written = writer ? await writer.write({ id: call.correlationId, ...asked }, { alwaysScope: answer.alwaysScope, by: "in the agent's prompt" }) : { ok: false as const, reason: "this shim cannot write a policy rule" };
+        // The person's yes covers this call whatever happened to the rule; the outcome says which.
+        return written.ok ? approved(written.note) : approved(`approved once (always allow was not possible: ${written.reason})`);
       }
-      if (answer === "declined") return block(GOVERNANCE_ERROR.approvalRejected, `${outcome.reason}: rejected by the user`);
-      // The agent answered for no one (it cannot show the question); a standalone shim has no other channel.
+      if (answer.kind === "declined") return { ...block(GOVERNANCE_ERROR.approvalRejected, `${outcome.reason}: rejected by the person in the agent's prompt`), decidedBy: { channel: "elicitation" } };
+      // The agent answered for no one (it cannot show the question), or the form was dismissed: a
+      // standalone shim cannot tell a person's Esc from an agent that shows no one its forms (wrap
+      // can: there Esc is the person's no); it has no other channel either way.
       return block(
         GOVERNANCE_ERROR.approvalRejected,
         `${outcome.reason}, but no person answered: the agent answered the approval form itself (it cannot show it in this mode); run under \`thoughtgate wrap\` for the approvals page and \`thoughtgate approve\``,
@@ -129,9 +165,9 @@ export class LocalDecider implements Decider {
     } catch {
       if (!timeout.aborted) return block(GOVERNANCE_ERROR.taskCancelled, `${outcome.reason}: cancelled`);
       if (workflow.on_timeout === "approve") {
-        return { action: "forward", gate: "approval", ruleId, policyId, reason: `${outcome.reason}: no answer in ${workflow.timeout} ms, approved by on_timeout`, approvedBy: "timeout" };
+        return { action: "forward", gate: "approval", ruleId, policyId, reason: `${outcome.reason}: no answer in ${workflow.timeout} ms, approved by on_timeout`, approvedBy: "timeout", decidedBy: { channel: "timeout" } };
       }
-      return block(GOVERNANCE_ERROR.approvalTimeout, `${outcome.reason}: no answer in ${workflow.timeout} ms`);
+      return { ...block(GOVERNANCE_ERROR.approvalTimeout, `${outcome.reason}: no answer in ${workflow.timeout} ms`), decidedBy: { channel: "timeout" } };
     }
   }
 }

@@ -1,6 +1,8 @@
 import { readFileSync } from "node:fs";
 import type { Profile } from "../../core/profile.ts";
 import type { Decider } from "../decision/decider.ts";
+import type { AlwaysWriter } from "../decision/always-rule.ts";
+import type { PolicyInForce } from "../engine/policy.ts";
 import { messageOf, ThoughtGateError, usageError } from "../../core/errors.ts";
 import { ENDPOINT_ENV, SESSION_SECRET_ENV } from "../wire/env.ts";
 import { isSameProcessRunning } from "../../core/process-identity.ts";
@@ -23,6 +25,8 @@ export type ShimGovernanceOptions = {
    * its service decides; an ended one refuses every governed call; none, the shim governs on its own.
    */
   session?: SessionLookup | undefined;
+  /** The writer of "always allow" rules for a standalone shim, made from its engine holder (the shim command gives it). */
+  alwaysWriter?: (engines: { policy(): PolicyInForce; reload(): Promise<boolean> }) => Promise<AlwaysWriter>;
 };
 
 /**
@@ -36,7 +40,9 @@ export async function createLocalDecider(options: ShimGovernanceOptions): Promis
   // Polled, not watched with file-system events: one event watcher thread per shim is memory each
   // of them would pay (engine-holder.ts).
   holder.watch("poll");
-  const decider = new LocalDecider(holder, options.profile);
+  const makeWriter = options.alwaysWriter;
+  const always = makeWriter ? () => makeWriter({ policy: () => holder.policy, reload: () => holder.reload() }) : undefined;
+  const decider = new LocalDecider(holder, options.profile, always);
   // Only the user's own policy may choose where spans go (core/config/load.ts): the base layer's.
   const otlp = holder.policy.base.engine.config.telemetry?.otlp;
   return Object.assign(decider, { close: () => holder.close(), ...(otlp ? { tracing: { kind: "export" as const, otlp } } : {}) });

@@ -3,10 +3,10 @@ import { messageOf } from "../../core/errors.ts";
 import { log, type Logger } from "../../core/log.ts";
 import type { JsonRpcRequest } from "../../core/jsonrpc.ts";
 import { taskResponse, type EvaluateResponse, type TaskView } from "../wire/api.ts";
-import { callRef, type DecisionContext, type Verdict } from "../decision/decider.ts";
+import { callRef, DECISION_CHANNELS, type DecidedBy, type DecisionContext, type Verdict } from "../decision/decider.ts";
 import { deniedVerdict } from "../decision/deny-error.ts";
 import { GOVERNANCE_ERROR } from "../decision/errors.ts";
-import type { Answer } from "../wire/api.ts";
+import { SESSION_GRANT_PREFIX, type Answer } from "../wire/api.ts";
 
 /**
  * A shim waiting on an approval task of the governance service (docs/governance.md, Approvals):
@@ -58,7 +58,8 @@ export async function awaitApproval(
     if (answer.shim_channels?.includes("elicitation") && context.elicit) {
       const ask = context.elicit;
       const purpose = context.definitionChange ? "definition" : "call";
-      void elicitFor(service, path, prompt, (message, aborted) => ask(message, aborted, purpose), AbortSignal.any([signal, done.signal]));
+      const offered = { always: answer.always === true && purpose === "call" };
+      void elicitFor(service, path, prompt, (message, aborted) => ask(message, aborted, purpose, offered), AbortSignal.any([signal, done.signal]));
     }
     const interval = Math.max(50, answer.poll_interval_ms ?? 250);
     for (;;) {
@@ -84,19 +85,23 @@ export async function awaitApproval(
 async function elicitFor(service: ServiceCalls, path: string, prompt: string, elicit: NonNullable<DecisionContext["elicit"]>, signal: AbortSignal): Promise<void> {
   try {
     const outcome = await elicit(prompt, signal);
-    if (outcome === "unanswered") {
-      // The agent answered for no one: the task stays pending for the page, the CLI, Slack, until its
-      // timeout; the service tells the person at once (a desktop notification) rather than waiting.
-      service.log.warn("the agent answered the approval form without asking anyone; waiting for the approvals page or `thoughtgate approve`");
-      await service.call("POST", `${path}/unanswered`, { reason: "the agent answered the approval form without showing it" }, REQUEST_TIMEOUT_MS).catch(() => undefined);
+    if (outcome.kind === "unanswered" || outcome.kind === "dismissed") {
+      // The agent answered for no one, or the person dismissed the form: the service decides what
+      // that is (a dismissal is a no where wrap knows the agent shows its forms to a person);
+      // otherwise the task stays pending for the page, the CLI, Slack, until its timeout, and the
+      // service tells the person at once (a desktop notification) rather than waiting.
+      const dismissed = outcome.kind === "dismissed";
+      if (!dismissed) service.log.warn("the agent answered the approval form without asking anyone; waiting for the approvals page or `thoughtgate approve`");
+      const reason = dismissed ? "the agent's prompt was dismissed (Esc)" : "the agent answered the approval form without showing it";
+      await service.call("POST", `${path}/unanswered`, { reason, ...(dismissed ? { dismissed: true } : {}) }, REQUEST_TIMEOUT_MS).catch(() => undefined);
       return;
     }
     const { task } = await service.json("GET", path, undefined, taskResponse, POLL_TIMEOUT_MS);
     if (task.status !== "pending") return;
     const decision =
-      outcome === "declined"
+      outcome.kind === "declined"
         ? { decision: "deny" }
-        : { decision: "approve", scope: outcome === "approved_session" ? "session" : "once" };
+        : { decision: "approve", scope: outcome.scope, ...(outcome.scope === "always" ? { always_scope: outcome.alwaysScope } : {}) };
     const relayed = await service.call("POST", `${path}/decision`, { ...decision, digest: task.digest }, REQUEST_TIMEOUT_MS);
     if (!isOk(relayed) && relayed.status !== 409) log.warn(`the governance service refused the elicitation answer: HTTP ${relayed.status} (other channels still apply)`);
   } catch (error) {
@@ -106,24 +111,59 @@ async function elicitFor(service: ServiceCalls, path: string, prompt: string, el
 
 function settled(service: ServiceCalls, task: TaskView, request: JsonRpcRequest, answer: EvaluateResponse): Verdict {
   const by = task.decided_by ?? "unknown";
+  const person = personOf(task);
   switch (task.status) {
     case "approved":
-      return { action: "forward", gate: "approval", ruleId: answer.rule_id, policyId: answer.policy_id, reason: `${answer.reason}: approved (${by})`, approvedBy: by };
+      return { action: "forward", gate: "approval", ruleId: answer.rule_id, policyId: answer.policy_id, reason: `${answer.reason}: approved (${by})`, approvedBy: by, ...person };
     case "timed_out":
       if (task.timeout_outcome === "approve") {
-        return { action: "forward", gate: "approval", ruleId: answer.rule_id, policyId: answer.policy_id, reason: `${answer.reason}: approved by on_timeout`, approvedBy: "timeout" };
+        return { action: "forward", gate: "approval", ruleId: answer.rule_id, policyId: answer.policy_id, reason: `${answer.reason}: approved by on_timeout`, approvedBy: "timeout", decidedBy: { channel: "timeout" } };
       }
-      return blocked(service, request, answer, GOVERNANCE_ERROR.approvalTimeout, "no answer before the approval timed out");
+      return { ...blocked(service, request, answer, GOVERNANCE_ERROR.approvalTimeout, "no answer before the approval timed out"), decidedBy: { channel: "timeout" } };
     case "expired":
       return blocked(service, request, answer, GOVERNANCE_ERROR.taskExpired, "the approval task expired");
     case "cancelled":
       return blocked(service, request, answer, GOVERNANCE_ERROR.taskCancelled, "the approval task was cancelled");
     default:
-      return blocked(service, request, answer, GOVERNANCE_ERROR.approvalRejected, `rejected (${by})`);
+      return { ...blocked(service, request, answer, GOVERNANCE_ERROR.approvalRejected, `rejected ${rejectedBy(task)}`, task.person_reason), ...person };
   }
 }
 
-function blocked(service: ServiceCalls, request: JsonRpcRequest, answer: EvaluateResponse, code: number, why: string): Verdict {
+/** Who decided the task and their words, for the audit (docs/events.md, `decided_by`, `person_reason`). */
+function personOf(task: TaskView): Pick<Verdict, "decidedBy" | "personReason"> {
+  const decidedBy = decidedByOf(task);
+  return { ...(decidedBy ? { decidedBy } : {}), ...(task.person_reason !== undefined ? { personReason: task.person_reason } : {}) };
+}
+
+function decidedByOf(task: TaskView): DecidedBy | undefined {
+  const by = task.decided_by;
+  if (by === undefined) return undefined;
+  if (by.startsWith(SESSION_GRANT_PREFIX)) return { channel: "session_grant" };
+  const channel = DECISION_CHANNELS.find((known) => known === by);
+  if (channel === undefined) return undefined;
+  return task.decided_by_who !== undefined ? { channel, who: task.decided_by_who } : { channel };
+}
+
+/** `by the person in the agent's prompt`, `in Slack by U0LEAD`, … */
+function rejectedBy(task: TaskView): string {
+  const who = task.decided_by_who;
+  switch (task.decided_by) {
+    case "elicitation":
+      return "by the person in the agent's prompt";
+    case "web":
+      return `on the approvals page${who ? ` by ${who}` : ""}`;
+    case "cli":
+      return `with thoughtgate deny${who ? ` by ${who}` : ""}`;
+    case "desktop":
+      return "from a desktop notification";
+    case "slack":
+      return `in Slack${who ? ` by ${who}` : ""}`;
+    default:
+      return `(${task.decided_by ?? "unknown"})`;
+  }
+}
+
+function blocked(service: ServiceCalls, request: JsonRpcRequest, answer: EvaluateResponse, code: number, why: string, personReason?: string): Verdict {
   const block = { gate: "approval" as const, code, ruleId: answer.rule_id, policyId: answer.policy_id, reason: `${answer.reason}: ${why}` };
-  return deniedVerdict(block, callRef(request, service.serverId), answer.task_id);
+  return deniedVerdict(block, callRef(request, service.serverId), answer.task_id, personReason);
 }

@@ -1,15 +1,20 @@
 import { canonicalJson } from "../../core/canonical-json.ts";
 import { showInvisible, showInvisibleInJson } from "../../core/visible-text.ts";
 import { redact, redactText } from "../../telemetry/redact.ts";
+import { previewChange, type ChangePreview, type ReadExisting } from "./change-preview.ts";
 
 /** With somewhere to see the whole call, a prompt shows at most this many characters of arguments. */
 export const PROMPT_ARGUMENTS_CHARS = 2_000;
+/** …and at most this many of the diff. */
+export const PROMPT_DIFF_CHARS = 3_000;
 /** A shortened string keeps at least this many characters, half from each end. */
 const MIN_KEPT_CHARS = 80;
 /** How many shortened places the prompt names before "and N more". */
 const NAMED_PLACES = 8;
+/** What the arguments show where a text is in the diff below instead. */
+export const IN_THE_DIFF = "(shown as the diff below)";
 
-export type PromptCall = { serverId: string; method: string; name: string; arguments: unknown };
+export type PromptCall = { serverId: string; method: string; name: string; arguments: unknown; ruleId?: string | null };
 
 export type PromptOptions = {
   /**
@@ -18,26 +23,98 @@ export type PromptOptions = {
    * must be able to read everything they approve.
    */
   seeAllAt?: string;
+  /** How the old text of a file the call writes is read (change-preview.ts); absent: writes show no diff. */
+  readExisting?: ReadExisting;
+  /** The change as computed when the task was made (the service keeps it, so every channel shows the same); null: none. */
+  change?: ChangePreview | null;
+  /** The caller shows the diff apart (Slack, in a block of its own): the arguments still point at it. */
+  diffApart?: boolean;
 };
 
 /**
- * The one builder of what a person is asked, on every channel (elicitation through the agent, the
- * arbiter's terminal): which server, which tool (or method and target), with which arguments, and
- * why. "Allow github.delete_repo with {"repo":"x"}? (rule destructive: approval required)".
+ * The one builder of what a person is asked, on every channel (the agent's form, Slack, the
+ * arbiter's terminal; the approvals page shows the same parts): it starts "ThoughtGate:", names the
+ * tool (or method and target), the server and the rule, then the arguments one per line, and what
+ * an edit or a write over an existing file would change as a unified diff.
  *
- * - Credentials are redacted (src/telemetry/redact.ts).
+ *     ThoughtGate: allow edit_file on server fs? (rule default-destructive: approval required)
+ *     dryRun: false
+ *     edits: [{"newText":"(shown as the diff below)","oldText":"(shown as the diff below)"}]
+ *     path: "/p/notes.md"
+ *     Change to /p/notes.md:
+ *     --- /p/notes.md
+ *     …
+ *
+ * The most important line comes first and each argument takes one line: Claude Code shows the
+ * first four lines of a form's message, each cut at the terminal's width (its bundled code, 2.1.330),
+ * so a call is read at a glance there too; the approvals page shows everything.
+ *
+ * - Credentials are redacted (src/telemetry/redact.ts) before anything is shown or diffed.
  * - Bidi controls, zero-width, tag and control characters are shown as escapes, so the text
  *   cannot reorder itself or hide a part (JSON escapes inside the arguments: the same value).
  * - Long arguments are shortened from the middle of their longest strings, never from the end (a
- *   padded prefix cannot push the dangerous part out of view), and the prompt says how much was
- *   left out, where, and where to read all of it.
+ *   padded prefix cannot push the dangerous part out of view), a long diff from its middle, and the
+ *   prompt says how much was left out, where, and where to read all of it.
  */
 export function approvalPrompt(call: PromptCall, reason?: string, options: PromptOptions = {}): string {
-  const target = call.method === "tools/call" ? `${call.serverId}.${call.name}` : `${call.serverId} ${call.method} ${call.name}`;
-  const args = shownArguments(redact(call.arguments ?? {}), options.seeAllAt);
+  const shownArgs = redact(call.arguments ?? {});
+  const change = options.change !== undefined ? options.change : previewChange(shownArgs, options.readExisting);
+  const args = shownArguments(change ? pointAtDiff(shownArgs, change.covers) : shownArgs, options.seeAllAt);
+  const lines = [headline(call, reason), args.text];
+  if (change && options.diffApart !== true) lines.push(`Change to ${visible(change.path)}:`, shownDiff(change.diff, options.seeAllAt));
+  if (args.note) lines.push(args.note);
+  return lines.join("\n");
+}
+
+/** What the call would change (change-preview.ts), from its arguments as a person is shown them (redacted). */
+export function previewOf(args: unknown, readExisting?: ReadExisting): ChangePreview | null {
+  return previewChange(redact(args ?? {}), readExisting);
+}
+
+/** A diff as every channel shows it: invisible and control characters as escapes, line by line. */
+export function visibleDiff(diff: string): string {
+  return diff
+    .split("\n")
+    .map((line) => showInvisible(line))
+    .join("\n");
+}
+
+/** `ThoughtGate: allow delete_repo on server github? (rule deletes: approval required)`; other methods name the method and target. */
+function headline(call: PromptCall, reason: string | undefined): string {
   // A resource URI can carry a credential too (`?token=…`, `user:password@`).
-  const question = `Allow ${showInvisible(redactText(target))} with ${args.text}?${reason ? ` (${showInvisible(reason)})` : ""}`;
-  return args.note ? `${question}\n${args.note}` : question;
+  const what = call.method === "tools/call" ? visible(call.name) : `${visible(call.method)} ${visible(call.name)}`;
+  const why = ruleWords(call.ruleId ?? null, reason);
+  return `ThoughtGate: allow ${what} on server ${visible(call.serverId)}?${why ? ` (${why})` : ""}`;
+}
+
+/** The engine's reason (`rule deletes: approval required`), the rule named when the reason does not name it. */
+function ruleWords(ruleId: string | null, reason: string | undefined): string {
+  const said = reason ? showInvisible(reason) : "";
+  if (ruleId === null || said.startsWith("rule ")) return said;
+  return `rule ${visible(ruleId)}${said ? `: ${said}` : ""}`;
+}
+
+function visible(text: string): string {
+  return showInvisible(redactText(text));
+}
+
+/** A copy of the arguments with each text the diff shows replaced by a pointer to it. */
+function pointAtDiff(value: unknown, covers: Array<Array<string | number>>): unknown {
+  const copy = structuredClone(value) as Record<string | number, unknown>;
+  for (const path of covers) {
+    let node: unknown = copy;
+    for (const step of path.slice(0, -1)) node = (node as Record<string | number, unknown>)[step];
+    const last = path.at(-1);
+    if (node !== null && typeof node === "object" && last !== undefined) (node as Record<string | number, unknown>)[last] = IN_THE_DIFF;
+  }
+  return copy;
+}
+
+function shownDiff(diff: string, seeAllAt: string | undefined): string {
+  const text = visibleDiff(diff);
+  if (seeAllAt === undefined || text.length <= PROMPT_DIFF_CHARS) return text;
+  const half = Math.floor(PROMPT_DIFF_CHARS / 2);
+  return `${text.slice(0, half)}\n…[${text.length - 2 * half} characters of the diff not shown; the whole diff: ${seeAllAt}]…\n${text.slice(text.length - half)}`;
 }
 
 type Shown = { text: string; note?: string };
@@ -70,8 +147,19 @@ function shownArguments(value: unknown, seeAllAt: string | undefined): Shown {
 
 type Cut = { path: string; chars: number };
 
+/**
+ * The arguments one per line, `name: value`, names in canonical order (UTF-16 code units, as
+ * canonical-json.ts), each value as canonical JSON with invisible characters as JSON escapes (the
+ * same value). A name that is not a plain identifier is shown quoted. Anything but an object of
+ * arguments is shown as its JSON.
+ */
 function render(value: unknown): string {
-  return showInvisibleInJson(canonicalJson(value));
+  if (value === null || typeof value !== "object" || Array.isArray(value)) return showInvisibleInJson(canonicalJson(value));
+  const names = Object.keys(value).sort();
+  if (names.length === 0) return "(no arguments)";
+  return names
+    .map((name) => `${/^[A-Za-z_][A-Za-z0-9_]*$/.test(name) ? name : showInvisibleInJson(JSON.stringify(name))}: ${showInvisibleInJson(canonicalJson((value as Record<string, unknown>)[name]))}`)
+    .join("\n");
 }
 
 function longestString(value: unknown): number {
@@ -93,7 +181,7 @@ function shorten(value: unknown, keep: number, path: string, cuts: Cut[]): unkno
   }
   if (value === null || typeof value !== "object") return value;
   if (Array.isArray(value)) return value.map((item, i) => shorten(item, keep, `${path}[${i}]`, cuts));
-  const out: Record<string, unknown> = {};
+  const out: Record<string, unknown> = Object.create(null);
   for (const [key, item] of Object.entries(value)) out[key] = shorten(item, keep, `${path}${/^[A-Za-z_][A-Za-z0-9_]*$/.test(key) ? `.${key}` : `[${JSON.stringify(key)}]`}`, cuts);
   return out;
 }

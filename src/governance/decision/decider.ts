@@ -13,6 +13,16 @@ import type { SecretScanPolicy } from "./secret-policy.ts";
 /** The lists the visibility gate filters. */
 export type ListKind = "tools" | "prompts" | "resources";
 
+/**
+ * Who decided a call a person was asked about (docs/events.md, `decided_by`): the channel, and who
+ * where it is known (the Slack member id; the local user for the approvals page and the CLI).
+ * `timeout` is the workflow's on_timeout, `session_grant` an earlier "allow for this session",
+ * `always_rule` a rule "always allow" wrote.
+ */
+export const DECISION_CHANNELS = ["elicitation", "web", "cli", "desktop", "slack", "timeout", "session_grant", "always_rule"] as const;
+export type DecisionChannel = (typeof DECISION_CHANNELS)[number];
+export type DecidedBy = { channel: DecisionChannel; who?: string };
+
 export type Verdict =
   | {
       action: "forward";
@@ -25,6 +35,9 @@ export type Verdict =
       autoApproved?: boolean;
       /** The channel a human approved it through. */
       approvedBy?: string;
+      decidedBy?: DecidedBy;
+      /** The person's own words with their decision (redacted, escaped), when they gave some. */
+      personReason?: string;
     }
   | {
       action: "deny";
@@ -34,15 +47,28 @@ export type Verdict =
       reason: string;
       /** The JSON-RPC error the agent receives. */
       error: { code: number; message: string; data?: unknown };
+      /** A person's no: who said it, and their words (also in the error). */
+      decidedBy?: DecidedBy;
+      personReason?: string;
     };
 
 /**
- * What came back from asking the agent's user: an explicit yes (for this call, or for this tool for
- * the rest of the session), a person's no, or no answer at all
- * (the agent answered for no one, e.g. `cancel` from an agent that cannot show a prompt): then the
- * other approval channels still apply.
+ * How far a person's yes through the agent reaches (docs/governance.md, "What an approval covers"):
+ * this call, this tool on this server for the session, or always (a rule in the user's policy, kept
+ * to the session's project or for every project).
  */
-export type ElicitOutcome = "approved" | "approved_session" | "declined" | "unanswered";
+export type AllowScope = { scope: "once" } | { scope: "session" } | { scope: "always"; alwaysScope: "project" | "everywhere" };
+
+/**
+ * What came back from asking the agent's user: a yes (with how far it reaches), a person's no, the
+ * form dismissed at a person's pace (Esc: a no in an agent known to show the form to a person), or
+ * no answer at all (the agent answered for no one, e.g. `cancel` from an agent that cannot show a
+ * prompt, or any answer faster than a person can read): then the other approval channels still apply.
+ */
+export type ElicitOutcome = ({ kind: "approved" } & AllowScope) | { kind: "declined" } | { kind: "dismissed" } | { kind: "unanswered" };
+
+/** What the form may offer besides once, session and deny: `always` when a rule could be written for this call. */
+export type AskOptions = { always?: boolean };
 
 /** What a person is asked through the agent: to allow a call (the default), or to accept a changed or flagged definition. */
 export type AskPurpose = "call" | "definition";
@@ -58,7 +84,7 @@ export type DecisionContext = {
    * `input_required` answer the agent retries (modern era). null when this request's client did not
    * declare form elicitation. Rejects when `signal` aborts.
    */
-  elicit: ((message: string, signal: AbortSignal, purpose?: AskPurpose) => Promise<ElicitOutcome>) | null;
+  elicit: ((message: string, signal: AbortSignal, purpose?: AskPurpose, options?: AskOptions) => Promise<ElicitOutcome>) | null;
   /** The decider is now waiting for a human: recorded as a `pending` decision in the audit. */
   awaitingApproval(reason: string): void;
   /**

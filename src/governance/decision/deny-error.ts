@@ -8,7 +8,9 @@ export type Block = { gate: Gate; code: number; ruleId: string | null; policyId:
  * The JSON-RPC error an agent receives for a denied call, whichever path decided it (the shim's own
  * engine, the governance service, an approval that was refused, governance unavailable): the gate's
  * code (kept from the original ThoughtGate) and `data` `{gate, tool, server_id, correlation_id,
- * reason, rule_id, policy_id}`, plus `task_id` when an approval task was involved.
+ * reason, rule_id, policy_id}`, plus `task_id` when an approval task was involved, and
+ * `person_reason` when the person who said no gave their reason: it ends the message too, so the
+ * model reads it (docs/events.md, `person_reason`).
  */
 export type DenyError = {
   code: number;
@@ -22,13 +24,16 @@ export type DenyError = {
     rule_id: string | null;
     policy_id: string | null;
     task_id?: string;
+    person_reason?: string;
   };
 };
 
-export function denyError(block: Block, call: CallRef, taskId?: string): DenyError {
+/** `personReason`: the person's own words, already redacted and escaped (tasks.ts, `personWords`). */
+export function denyError(block: Block, call: CallRef, taskId?: string, personReason?: string): DenyError {
+  const said = personReason !== undefined ? `; the person said: "${personReason}"` : "";
   return {
     code: block.code,
-    message: `ThoughtGate blocked ${call.method} ${call.name}: ${block.reason}`,
+    message: `ThoughtGate blocked ${call.method} ${call.name}: ${block.reason}${said}`,
     data: {
       gate: block.gate,
       tool: call.name,
@@ -38,18 +43,20 @@ export function denyError(block: Block, call: CallRef, taskId?: string): DenyErr
       rule_id: block.ruleId,
       policy_id: block.policyId,
       ...(taskId !== undefined ? { task_id: taskId } : {}),
+      ...(personReason !== undefined ? { person_reason: personReason } : {}),
     },
   };
 }
 
 /** A deny verdict carrying the one deny error. */
-export function deniedVerdict(block: Block, call: CallRef, taskId?: string): Verdict {
+export function deniedVerdict(block: Block, call: CallRef, taskId?: string, personReason?: string): Verdict {
   return {
     action: "deny",
     gate: block.gate,
     ruleId: block.ruleId,
     policyId: block.policyId,
     reason: block.reason,
-    error: denyError(block, call, taskId),
+    error: denyError(block, call, taskId, personReason),
+    ...(personReason !== undefined ? { personReason } : {}),
   };
 }

@@ -1,4 +1,5 @@
 import { INVISIBLE_CHARACTERS_SOURCE } from "../../core/visible-text.ts";
+import { CHOICE_TITLES } from "../decision/choices.ts";
 
 /**
  * The approvals web page (docs/architecture.md, decision 9): one self-contained document, no external assets.
@@ -70,7 +71,9 @@ main { padding: 0 28px 40px; max-width: 980px; }
 .task .left { font-size: 13px; color: var(--muted); white-space: nowrap; }
 .task .left.soon { color: var(--deny); font-weight: 600; }
 .task .meta { color: var(--muted); font-size: 13px; margin: 4px 0 8px; overflow-wrap: anywhere; }
-.task pre.diff .add { color: var(--approve); }
+.task pre.diff .add, .task pre.change .add { color: var(--approve); }
+.task pre.change .del { color: var(--deny); }
+.task input.reason { width: 100%; margin: 0 0 10px; padding: 6px 10px; font: inherit; border: 1px solid var(--border); border-radius: 6px; background: var(--bg); color: var(--text); }
 .task pre.diff .del { color: var(--deny); }
 .task pre { margin: 0 0 12px; padding: 10px 12px; background: var(--bg); border: 1px solid var(--border); border-radius: 6px; max-height: 320px; overflow: auto; font-size: 13px; white-space: pre-wrap; overflow-wrap: anywhere; }
 .actions { display: flex; gap: 10px; flex-wrap: wrap; }
@@ -109,11 +112,13 @@ function visible(text) {
 function visibleJson(text) {
   return text.replace(INVISIBLE, (c) => (c === NEWLINE ? c : Array.from({ length: c.length }, (_, i) => BACKSLASH + "u" + hex4(c.charCodeAt(i))).join("")));
 }
+const TITLES = ${JSON.stringify(CHOICE_TITLES)};
 const POLL_MS = 1000;
 let lastSignature = "";
 let tasks = [];
 let grants = [];
 const busy = new Set();
+const reasons = new Map();
 
 function el(tag, className, text) {
   const node = document.createElement(tag);
@@ -154,31 +159,46 @@ function card(task) {
   }
   node.append(title);
   const meta = ["rule " + (task.rule_id || "—"), "workflow " + task.workflow, "task " + task.task_id];
-  if (!pending && task.decided_by) meta.push("by " + task.decided_by + (task.scope === "session" ? ", for this session" : task.scope === "always" ? ", always" : ""));
+  if (!pending && task.decided_by) meta.push("by " + task.decided_by + (task.decided_by_who ? " (" + task.decided_by_who + ")" : "") + (task.scope === "session" ? ", for this session" : task.scope === "always" ? (task.always_scope === "everywhere" ? ", always, everywhere" : ", always, in this project") : ""));
   node.append(el("div", "meta", visible(meta.join(" · "))));
   node.append(el("div", "meta", visible(task.reason)));
   if (task.definition) node.append(...definitionParts(task.definition));
   const args = el("pre", "arguments", prettyArguments(task.arguments));
   node.append(args);
+  if (task.diff) node.append(...changeParts(task.diff));
+  if (task.person_reason) node.append(el("div", "meta", visible("their reason: " + task.person_reason)));
   if (pending) {
+    // Kept across refreshes: the card is rebuilt each second.
+    const reason = el("input", "reason");
+    reason.type = "text";
+    reason.maxLength = 1000;
+    reason.placeholder = "Reason (optional; with Deny, the agent is told it)";
+    reason.value = reasons.get(task.task_id) || "";
+    reason.addEventListener("input", () => reasons.set(task.task_id, reason.value));
+    node.append(reason);
     const actions = el("div", "actions");
     const target = visible(task.server_id) + "." + visible(task.name);
     // A definition is accepted as it is shown (it becomes the pin): no session or always.
+    const always = task.always_possible === true;
+    if (!always && !task.definition && task.always_refusal) node.append(el("div", "meta", visible("Always allow is not offered: " + task.always_refusal)));
     const buttons = task.definition ? [
-      [el("button", "approve", "Accept the new definition"), "approve", "once", "It becomes the pin; a later change is asked about again"],
-      [el("button", "deny", "Deny"), "deny", "once", "Keep it hidden and its calls refused"],
+      [el("button", "approve", "Accept the new definition"), "approve", "once", "", "It becomes the pin; a later change is asked about again"],
+      [el("button", "deny", TITLES.deny), "deny", "once", "", "Keep it hidden and its calls refused"],
     ] : [
-      [el("button", "approve", "Allow once"), "approve", "once", "This call only"],
-      [el("button", "approve wider", "Allow for this session"), "approve", "session", target + " with any arguments, until this session ends"],
-      [el("button", "approve wider", "Always allow"), "approve", "always", "Adds a rule to your policy file (~/.config/thoughtgate/thoughtgate.yaml): " + target + " runs without asking from now on"],
-      [el("button", "deny", "Deny"), "deny", "once", "Refuse this call"],
+      [el("button", "approve", TITLES.once), "approve", "once", "", "This call only"],
+      [el("button", "approve wider", TITLES.session), "approve", "session", "", target + " with any arguments, until this session ends"],
+      ...(always ? [
+        [el("button", "approve wider", TITLES.always_project), "approve", "always", "project", "Adds a rule to your policy file (~/.config/thoughtgate/thoughtgate.yaml): " + target + " runs without asking from now on, in this session's project"],
+        [el("button", "approve wider", TITLES.always_everywhere), "approve", "always", "everywhere", "Adds a rule to your policy file (~/.config/thoughtgate/thoughtgate.yaml): " + target + " runs without asking from now on, in every project"],
+      ] : []),
+      [el("button", "deny", TITLES.deny), "deny", "once", "", "Refuse this call"],
     ];
-    for (const [button, decision, scope, title] of buttons) {
+    for (const [button, decision, scope, alwaysScope, title] of buttons) {
       button.type = "button";
       button.title = title;
       button.dataset.scope = scope;
       button.disabled = busy.has(task.task_id);
-      button.addEventListener("click", () => decide(task, decision, scope));
+      button.addEventListener("click", () => decide(task, decision, scope, alwaysScope));
       actions.append(button);
     }
     node.append(actions);
@@ -196,6 +216,13 @@ function definitionParts(d) {
     parts.push(pre);
   }
   return parts;
+}
+
+/** What the call would change, as a unified diff: the same diff the agent's prompt and Slack show. */
+function changeParts(diff) {
+  const pre = el("pre", "change");
+  for (const line of diff.split(NEWLINE)) pre.append(el("span", line.startsWith("+") && !line.startsWith("+++") ? "add" : line.startsWith("-") && !line.startsWith("---") ? "del" : "", visible(line) + NEWLINE));
+  return [el("div", "meta", "What it would change:"), pre];
 }
 
 function grantRow(grant) {
@@ -294,16 +321,18 @@ async function refresh() {
   }
 }
 
-async function decide(task, decision, scope) {
+async function decide(task, decision, scope, alwaysScope) {
   actionError = "";
   busy.add(task.task_id);
   render();
+  const reason = (reasons.get(task.task_id) || "").trim();
   try {
     await api("/approvals/api/tasks/" + encodeURIComponent(task.task_id), {
       method: "POST",
       headers: { "content-type": "application/json" },
-      body: JSON.stringify({ decision, digest: task.digest, scope }),
+      body: JSON.stringify({ decision, digest: task.digest, scope, ...(alwaysScope ? { always_scope: alwaysScope } : {}), ...(reason ? { reason } : {}) }),
     });
+    reasons.delete(task.task_id);
   } catch (error) {
     showActionError("Could not " + (scope === "always" ? "always allow" : decision) + " " + callName(task) + ": " + error.message);
   } finally {

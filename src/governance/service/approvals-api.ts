@@ -3,18 +3,20 @@ import { showInvisible } from "../../core/visible-text.ts";
 import { redactText } from "../../telemetry/redact.ts";
 import { decisionRequest, openRequest, type DecisionRequest, type PageLink } from "../wire/api.ts";
 import { newSecret } from "../wire/secrets.ts";
-import type { AlwaysResult } from "../approval/always-allow.ts";
 import { failure, json, parseBody } from "./http-guard.ts";
 import type { SessionGrants } from "../approval/session-grants.ts";
-import type { Channel, ChangeResult, Task, TaskStore } from "../approval/tasks.ts";
+import type { Channel, ChangeResult, TaskStore } from "../approval/tasks.ts";
+import type { DecideTask } from "./decide-task.ts";
 
 export type ApprovalsApiOptions = {
   tasks: TaskStore;
   grants: SessionGrants;
   /** The approvals page's address (`…/approvals`) and its key (the link people open is `url#key=…`). */
   page: () => { url: string; key: string };
-  /** "Always allow" (src/governance/approval/always-allow.ts); absent: refused as not possible here. */
-  alwaysAllow?: (task: Task) => Promise<AlwaysResult>;
+  /** Every channel's decision (decide-task.ts): "always" writes its rule first. */
+  decide: DecideTask;
+  /** Who the page and the CLI are: the local user the service runs as (docs/events.md, `decided_by.who`), when known. */
+  who?: string;
   /** The service's answer for a task change (the task view, or the error it maps to). */
   changed(result: ChangeResult, id: string): Response;
 };
@@ -38,22 +40,12 @@ export function approvalsApi(options: ApprovalsApiOptions): {
   // local user) carries one of these, never the page key.
   const openCodes = new Map<string, number>();
 
-  /**
-   * A person's decision. `always` comes only from the approvals page: it writes a rule into the
-   * user's policy file first, and the call is approved only once that is done.
-   */
+  /** A person's decision on the page or with `thoughtgate approve|deny`, their reason kept as their own words. */
   async function decide(id: string, decision: DecisionRequest, channel: Channel): Promise<Response> {
-    if (decision.decision === "deny" || decision.scope !== "always") return changed(tasks.decide(id, decision, channel), id);
-    if (channel !== "web") return failure(403, "forbidden", "only the approvals page can always allow a tool (it writes your policy file); approve once or for this session here");
-    const found = tasks.get(id);
-    if (!found) return changed({ ok: false, error: "not_found" }, id);
-    if (found.definition) return failure(409, "not_possible", "a definition is accepted as it is shown (it becomes the pin): accept it once");
-    if (found.status !== "pending") return changed({ ok: false, error: "not_pending", task: found }, id);
-    if (found.digest !== decision.digest) return changed({ ok: false, error: "digest_mismatch", task: found }, id);
-    if (!options.alwaysAllow) return failure(409, "not_possible", "this service cannot write a policy rule; approve once or for this session");
-    const written = await options.alwaysAllow(found);
-    if (!written.ok) return failure(409, "not_possible", written.reason);
-    return changed(tasks.decide(id, { ...decision, reason: decision.reason ?? written.note }, channel), id);
+    const { reason, always_scope, ...rest } = decision;
+    const result = await options.decide(id, { ...rest, alwaysScope: always_scope, ...(options.who ? { who: options.who } : {}), ...(reason !== undefined ? { personReason: reason } : {}) }, channel);
+    if (!result.ok && result.error === "not_possible") return failure(409, "not_possible", result.reason);
+    return changed(result, id);
   }
 
   async function redeem(request: Request): Promise<Response> {

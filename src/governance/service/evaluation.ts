@@ -6,7 +6,10 @@ import { redactText } from "../../telemetry/redact.ts";
 import { parseTraceparent } from "../../telemetry/tracing/trace-context.ts";
 import type { Attributes, Span, Tracer } from "../../telemetry/tracing/tracer.ts";
 import type { EvaluateRequest, EvaluateResponse } from "../wire/api.ts";
-import { approvalPrompt } from "../decision/approval-prompt.ts";
+import { approvalPrompt, previewOf } from "../decision/approval-prompt.ts";
+import { projectFileReader } from "../decision/file-before.ts";
+import { projectRoot } from "../../core/project.ts";
+import type { AlwaysWriter } from "../approval/always-allow.ts";
 import { GOVERNED_METHODS } from "../decision/decider.ts";
 import { evaluateDefinitionChange } from "./definition-evaluation.ts";
 import { denyError } from "../decision/deny-error.ts";
@@ -40,6 +43,10 @@ export type EvaluationOptions = {
   shuttingDown: () => boolean;
   /** Tracing on: a span per decision, under the shim's span when the shim sent its `traceparent`. */
   tracer?: Tracer;
+  /** "Always allow" (always-allow.ts): whether a task may offer it is planned when it is made. */
+  always?: AlwaysWriter;
+  /** A wrap session's project; absent (`serve`): the service's own working directory's. */
+  sessionProject?: string;
 };
 
 /**
@@ -57,6 +64,10 @@ export const isChannel = (caller: Caller) => caller.startsWith("channel:");
  */
 export function createEvaluator(options: EvaluationOptions): (request: EvaluateRequest, caller: Caller) => EvaluateResponse {
   const { tasks, metrics } = options;
+  // The project an "always … in this project" rule is kept to, and the only place a prompt reads a
+  // file's old text from (file-before.ts). Computed once: a wrap session has one.
+  const project = options.sessionProject ?? projectRoot(process.cwd());
+  const readExisting = projectFileReader(project);
   // The engine in force is looked up per call (a reload swaps it); a failing lookup fails closed too.
   const current = { evaluate: (input: EvaluateInput) => options.engine().evaluate(input) };
 
@@ -142,16 +153,26 @@ export function createEvaluator(options: EvaluationOptions): (request: EvaluateR
     const grant = options.grants.use(request.server_id, request.method, request.name, caller);
     // Slack adds a channel and takes none away: the agent's user may still answer (first answer wins).
     const elicit = !grant && canElicit && request.channels.includes("elicitation") && (destination === "any" || destination === "elicitation" || destination === "slack");
-    const created = tasks.create({
+    const asked = {
       serverId: request.server_id,
       method: request.method,
       name: request.name,
       arguments: request.arguments ?? null,
       ...(request.annotations ? { annotations: request.annotations } : {}),
+      project,
+    };
+    const change = grant || request.method !== "tools/call" ? null : previewOf(asked.arguments, readExisting);
+    // Every channel offers "always" only where a rule could be written for this call.
+    const alwaysRefusal = grant ? null : options.always ? options.always.plan(asked) : "this service cannot write a policy rule";
+    const created = tasks.create({
+      ...asked,
       ruleId: outcome.ruleId,
       workflowName: outcome.workflowName,
       workflow: outcome.workflow,
       reason: outcome.reason,
+      ...(change ? { change } : {}),
+      alwaysPossible: !grant && alwaysRefusal === null,
+      ...(alwaysRefusal ? { alwaysRefusal } : {}),
     }, grant ? { openedBy: caller, approvedBy: { by: grantApprover(grant), reason: `allowed for this session (task ${grant.taskId}, by ${grant.grantedBy})` } } : { openedBy: caller, relay: elicit });
     if (!created.ok) {
       const reason = `too many approvals pending (${tasks.pendingCount}); denying (fail closed)`;
@@ -162,7 +183,7 @@ export function createEvaluator(options: EvaluationOptions): (request: EvaluateR
     const task = created.task;
     if (grant) log.info(showInvisible(redactText(`${task.serverId}.${task.name}: allowed for this session (grant of task ${grant.taskId}); task ${task.id}`)));
     else {
-      log.info(showInvisible(redactText(`approval needed: task ${task.id} ${task.serverId}.${task.name} (rule ${task.ruleId ?? "-"}); thoughtgate approve ${task.id} [--session]`)));
+      log.info(showInvisible(redactText(`approval needed: task ${task.id} ${task.serverId}.${task.name} (rule ${task.ruleId ?? "-"}); thoughtgate approve ${task.id} [--session | --always [--everywhere]]`)));
       options.onPending?.(task, task.relayOffered === true);
     }
     return count(
@@ -173,9 +194,9 @@ export function createEvaluator(options: EvaluationOptions): (request: EvaluateR
         reason: outcome.reason,
         task_id: task.id,
         poll_interval_ms: POLL_INTERVAL_MS,
-        prompt: approvalPrompt(task, outcome.reason, { seeAllAt: SEE_ALL_AT }),
+        prompt: approvalPrompt(task, outcome.reason, { seeAllAt: SEE_ALL_AT, change: task.change ?? null }),
         // Only the shim that asked, on its channel, runs the form and relays its answer.
-        ...(task.relayOffered ? { shim_channels: ["elicitation" as const] } : {}),
+        ...(task.relayOffered ? { shim_channels: ["elicitation" as const], always: task.alwaysPossible === true } : {}),
       },
       request,
       profile,

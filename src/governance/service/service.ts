@@ -10,12 +10,15 @@ import { formatTraceparent } from "../../telemetry/tracing/trace-context.ts";
 import { NO_TRACER, type Tracer } from "../../telemetry/tracing/tracer.ts";
 import { VERSION } from "../../version.ts";
 import { approvalsApi } from "./approvals-api.ts";
-import type { AlwaysResult } from "../approval/always-allow.ts";
+import type { AlwaysWriter } from "../approval/always-allow.ts";
 import { DesktopNotifier, type NotifyTool } from "../approval/desktop-notifier.ts";
 import { approvalPageHtml } from "./approval-page.ts";
 import type { PolicyEngine } from "../engine/engine.ts";
 import { createEvaluator, HTTP_CALLER } from "./evaluation.ts";
-import { bearer, failure, hostProblem, isCrossOrigin, json, loopbackHosts, newNonce, pageHeaders, pathOf, readJson, toResponse } from "./http-guard.ts";
+import { bearer, failure, hostProblem, isCrossOrigin, json, loopbackHosts, newNonce, pageHeaders, parseBody, pathOf, readJson, toResponse } from "./http-guard.ts";
+import { notSibling, pidOfConnection } from "../../core/peer-process.ts";
+import { SLACK_HANDOFF_PATH, slackHandoffRequest } from "../wire/api.ts";
+import type { Sibling } from "../approval/slack/handoff.ts";
 import { secretDigest, secretMatches } from "../wire/secrets.ts";
 import type { TaskView } from "../wire/api.ts";
 import { shimApi, taskChange } from "./shim-api.ts";
@@ -23,8 +26,9 @@ import { CHANNEL_PATH, shimChannels } from "./shim-channel.ts";
 import type { PersonAct, PersonCheck } from "./person-check.ts";
 import { spanRelayHandler } from "./span-relay.ts";
 import { SessionGrants } from "../approval/session-grants.ts";
-import { systemClock, TaskStore, type Channel, type ChangeResult, type Clock, type Task } from "../approval/tasks.ts";
+import { systemClock, TaskStore, type Channel, type ChangeResult, type Clock } from "../approval/tasks.ts";
 import { SlackApprovals } from "../approval/slack/slack-approvals.ts";
+import { decideOrOnce, taskDecider } from "./decide-task.ts";
 import { collectWhenIdle } from "../../core/idle-collector.ts";
 
 const HEARTBEAT_PATH = "/governance/heartbeat";
@@ -63,10 +67,19 @@ export type ServiceOptions = {
   agentCanAsk?: boolean;
   /** A call (or a definition) now waits for a person, as people see it: wrap says so where the terminal is its to write on. */
   waiting?: (task: TaskView) => void;
+  /**
+   * True when wrap knows the agent shows its forms to a person (Claude Code without `-p`, Codex's
+   * TUI, …): a form the person dismisses (Esc) is their no, and the call is refused at once.
+   */
+  dismissIsNo?: boolean;
+  /** The project a wrap session runs in ("always … in this project" keeps its rule to it); absent: the service's own. */
+  sessionProject?: string;
   /** Announce approvals on the desktop with this tool (src/governance/approval/desktop-notifier.ts); none: no notifications. */
   desktop?: NotifyTool | null;
-  /** "Always allow" from the approvals page (src/governance/approval/always-allow.ts); absent: refused as not possible here. */
-  alwaysAllow?: (task: Task) => Promise<AlwaysResult>;
+  /** "Always allow", from every channel (src/governance/approval/always-allow.ts); absent: never offered, refused as not possible. */
+  always?: AlwaysWriter;
+  /** The governance services beside this one (their descriptors): a Slack click on one of their messages is handed on (slack/handoff.ts). */
+  siblings?: () => Sibling[];
   /** Tracing on (docs/governance.md, Traces): the service's tracer (governance/engine/tracing.ts), and what its session span is called. */
   tracer?: Tracer;
   role?: "wrap" | "serve";
@@ -109,8 +122,9 @@ export function startGovernanceService(options: ServiceOptions): GovernanceServi
   const metrics = new GovernanceMetrics(clock ? () => clock.now() : undefined);
   const grants = new SessionGrants();
   let notifier: DesktopNotifier | null = null;
-  // Slack decides through the task store like every channel (docs/architecture.md, "An approval channel").
-  const slack = new SlackApprovals({ decide: (id, decision, channel) => tasks.decide(id, decision, channel), metrics, origin: options.origin ?? defaultOrigin() });
+  // Every channel decides through one function (decide-task.ts): "always" writes its rule first.
+  const decide = taskDecider({ get: (id) => tasks.get(id), decide: (id, decision, channel) => tasks.decide(id, decision, channel) }, options.always);
+  const slack = new SlackApprovals({ decide: (id, decision, channel) => decide(id, decision, channel), metrics, origin: options.origin ?? defaultOrigin(), ...(options.siblings ? { siblings: options.siblings } : {}) });
   const tasks: TaskStore = new TaskStore({
     ...(clock ? { clock } : {}),
     ...(options.maxTasks !== undefined ? { capacity: options.maxTasks } : {}),
@@ -140,12 +154,14 @@ export function startGovernanceService(options: ServiceOptions): GovernanceServi
   const sessionSpan = tracer.session(`thoughtgate ${options.role ?? "serve"}`, { "thoughtgate.profile": options.profile });
   metrics.watchTracing(() => tracer.stats);
   let pageUrl = "";
+  const who = localUser();
   const approvals = approvalsApi({
     tasks,
     grants,
     page: () => ({ url: pageUrl, key: options.pageKey }),
+    decide,
+    ...(who ? { who } : {}),
     changed: (result, id) => changed(result, id),
-    ...(options.alwaysAllow ? { alwaysAllow: options.alwaysAllow } : {}),
   });
   const evaluate = createEvaluator({
     engine,
@@ -155,6 +171,8 @@ export function startGovernanceService(options: ServiceOptions): GovernanceServi
     metrics,
     shuttingDown: () => shutdown,
     ...(options.agentCanAsk === false ? { agentCanAsk: false } : {}),
+    ...(options.always ? { always: options.always } : {}),
+    ...(options.sessionProject ? { sessionProject: options.sessionProject } : {}),
     onPending: (task, agentAsking) => notifier?.pending(task, agentAsking),
     tracer,
   });
@@ -169,7 +187,18 @@ export function startGovernanceService(options: ServiceOptions): GovernanceServi
   }
 
   const tracing = tracer.root ? { traceparent: formatTraceparent(tracer.root), spans: spanRelayHandler(tracer, metrics, () => shutdown) } : undefined;
-  const api = shimApi({ evaluate, engine, profile: options.profile, metrics, tasks, shuttingDown: () => shutdown, unanswered: (task) => notifier?.unanswered(task), ...(tracing ? { tracing } : {}) });
+  const api = shimApi({
+    evaluate,
+    engine,
+    profile: options.profile,
+    metrics,
+    tasks,
+    shuttingDown: () => shutdown,
+    unanswered: (task) => notifier?.unanswered(task),
+    decideLater: decideOrOnce(decide),
+    dismissIsNo: options.dismissIsNo === true,
+    ...(tracing ? { tracing } : {}),
+  });
   // Decisions, audit and page requests so far: the heap is collected once they stop for a second.
   // Heartbeats are not traffic (every shim sends one each 5 s; counted, they would collect each time).
   let activity = 0;
@@ -232,9 +261,32 @@ export function startGovernanceService(options: ServiceOptions): GovernanceServi
       }
       return approvals.handle(request, path, channel);
     }
+    if (path === SLACK_HANDOFF_PATH && request.method === "POST") return slackHandoff(request, server);
     if (!secretMatches(bearer(request), sessionDigest)) return unauthorized("session secret");
     if (path === CHANNEL_PATH && request.method === "GET") return channels.upgrade(request, server as Server<never>);
     return governance(request, path);
+  }
+
+  /**
+   * A Slack click a sibling session got for a message this service posted (slack/handoff.ts). No
+   * key: a key would be a file any process of the user's can read. The kernel says which process
+   * holds the other end of this connection; only a sibling (this binary, untraced, clean
+   * environment, one of the services beside this one) is heard, and the click is then checked as
+   * one of this service's own.
+   */
+  async function slackHandoff(request: Request, server: Server<unknown>): Promise<Response> {
+    const peer = server.requestIP(request);
+    const candidates = options.siblings?.().map((s) => s.pid) ?? [];
+    const pid = peer && /^(::ffff:)?127\.0\.0\.1$/.test(peer.address) ? pidOfConnection(peer.port, port, candidates) : null;
+    const why = pid === null ? "the caller is not a ThoughtGate service running beside this one" : notSibling(pid);
+    if (why) {
+      metrics.unauthorized.inc();
+      log.warn(`Slack handoff refused: ${why}`);
+      return failure(403, "forbidden", why);
+    }
+    const body = await parseBody(request, slackHandoffRequest);
+    if (!body.ok) return body.response;
+    return json({ claimed: await slack.handedOn(body.value) });
   }
 
   let server: ReturnType<typeof Bun.serve>;
@@ -279,8 +331,8 @@ export function startGovernanceService(options: ServiceOptions): GovernanceServi
       tool: options.desktop,
       pageUrl: `${url}/approvals`,
       clock: clock ?? systemClock,
-      decide: (task, choice) => {
-        const result = tasks.decide(task.id, { decision: choice.decision, digest: task.digest, scope: choice.scope }, "desktop");
+      decide: async (task, choice) => {
+        const result = await decideOrOnce(decide)(task.id, { decision: choice.decision, digest: task.digest, scope: choice.scope, ...(choice.alwaysScope ? { alwaysScope: choice.alwaysScope } : {}) }, "desktop");
         if (!result.ok && result.error !== "not_pending") log.warn(`the desktop notification's answer for task ${task.id} was refused (${result.error})`);
       },
     });
@@ -327,11 +379,21 @@ function defaultOrigin(): string {
 
 /** `ada@laptop` (a user without a passwd entry, in a container say, by $USER). */
 export function userAtHost(): string {
-  let user: string;
+  return `${localUser() ?? "unknown"}@${hostname()}`;
+}
+
+/**
+ * The user the service runs as: who decides on its page and with its CLI key (docs/events.md,
+ * `decided_by.who`); undefined when it cannot be told (Bun answers "unknown" where the passwd
+ * database has no name for the uid).
+ */
+function localUser(): string | undefined {
+  let name: string | undefined;
   try {
-    user = userInfo().username;
+    name = userInfo().username;
   } catch {
-    user = process.env.USER ?? "unknown";
+    name = undefined;
   }
-  return `${user}@${hostname()}`;
+  if (name && name !== "unknown") return name;
+  return process.env.USER || process.env.LOGNAME || undefined;
 }

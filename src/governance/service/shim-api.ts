@@ -7,6 +7,7 @@ import type { PolicyEngine } from "../engine/engine.ts";
 import { answer, parseValue, refusal } from "./http-guard.ts";
 import type { Caller } from "./evaluation.ts";
 import type { ChangeResult, Task, TaskStore } from "../approval/tasks.ts";
+import type { DecideTask } from "./decide-task.ts";
 
 /**
  * What a shim asks the governance service (`/governance/*`), free of its transport: the same
@@ -27,6 +28,10 @@ export type ShimApiOptions = {
   shuttingDown: () => boolean;
   /** The agent's prompt for a task got no decision (a desktop notification, if any). */
   unanswered: (task: Task) => void;
+  /** A relayed "always": its rule is written first, so it is decided after the answer (decide-task.ts). */
+  decideLater: DecideTask;
+  /** wrap knows the agent shows its forms to a person: a form dismissed at a person's pace (Esc) is their no. */
+  dismissIsNo: boolean;
   /**
    * The service traces (docs/governance.md, Traces): the heartbeat tells shims the session span they
    * hang under, and `POST /governance/spans` takes their spans (span-relay.ts).
@@ -49,7 +54,18 @@ export function shimApi(options: ShimApiOptions): ShimApi {
     }
     if (action === "/decision" && method === "POST") {
       const parsed = parseValue(body, relayRequest);
-      return parsed.ok ? taskChange(tasks.relay(id, caller, parsed.value), id, context()) : parsed.answer;
+      if (!parsed.ok) return parsed.answer;
+      const { always_scope, ...decision } = parsed.value;
+      if (decision.decision === "approve" && decision.scope === "always") {
+        // The rule is written before the call is approved: checked now, decided when written (the shim polls).
+        const checked = tasks.checkRelay(id, caller);
+        if (!checked.ok) return taskChange(checked, id, context());
+        if (checked.task.status !== "pending") return taskChange({ ok: false, error: "not_pending", task: checked.task }, id, context());
+        if (checked.task.digest !== decision.digest) return taskChange({ ok: false, error: "digest_mismatch", task: checked.task }, id, context());
+        void options.decideLater(id, { ...decision, alwaysScope: always_scope }, "elicitation");
+        return taskChange(checked, id, context());
+      }
+      return taskChange(tasks.relay(id, caller, decision), id, context());
     }
     if (action === "/unanswered" && method === "POST") {
       const parsed = parseValue(body, unansweredRequest, {});
@@ -57,6 +73,10 @@ export function shimApi(options: ShimApiOptions): ShimApi {
       const found = tasks.get(id);
       if (!found) return taskChange({ ok: false, error: "not_found" }, id, context());
       if (found.relayOffered !== true || !tasks.openedBy(found, caller)) return taskChange({ ok: false, error: "relay_refused", task: found }, id, context());
+      if (found.status === "pending" && parsed.value.dismissed === true && options.dismissIsNo) {
+        // Esc in an agent wrap knows to show its forms to a person: their no, at once (docs/governance.md, Approvals).
+        return taskChange(tasks.decide(id, { decision: "deny", digest: found.digest, reason: "declined by the person: they dismissed the agent's prompt (Esc)" }, "elicitation"), id, context());
+      }
       if (found.status === "pending") options.unanswered(found);
       return answer({ task: tasks.toView(found), shutdown: shutdown() });
     }

@@ -81,6 +81,8 @@ export const evaluateResponse = v.object({
   shim_channels: v.optional(v.array(v.picklist(["elicitation"]))),
   /** Human-readable prompt for the approval ("Allow github.delete_repo with {…}?"). */
   prompt: v.optional(v.string()),
+  /** With `shim_channels`: the form may offer "always" (a rule could be written into the user's policy for this call). */
+  always: v.optional(v.boolean()),
   shutdown: v.boolean(),
 });
 export type EvaluateResponse = v.InferOutput<typeof evaluateResponse>;
@@ -88,6 +90,16 @@ export type EvaluateResponse = v.InferOutput<typeof evaluateResponse>;
 /** What an approval covers: this call, this tool for the session, or this tool from now on (a policy rule). */
 export const DECISION_SCOPES = ["once", "session", "always"] as const;
 export type DecisionScope = (typeof DECISION_SCOPES)[number];
+
+/** Where an "always" rule applies: the session's project only (the rule's `project:`), or every project. */
+export const ALWAYS_SCOPES = ["project", "everywhere"] as const;
+export type AlwaysScope = (typeof ALWAYS_SCOPES)[number];
+
+/** A call an earlier "allow for this session" let through is approved by `session_grant:<task id>` (the task that made the grant). */
+export const SESSION_GRANT_PREFIX = "session_grant:";
+
+/** The longest reason a person may give with a decision (it reaches the model and the audit). */
+export const MAX_REASON_CHARS = 1_000;
 
 export const TASK_STATUSES = ["pending", "approved", "denied", "timed_out", "expired", "cancelled"] as const;
 export type TaskStatus = (typeof TASK_STATUSES)[number];
@@ -108,6 +120,18 @@ export const taskView = v.object({
   created_at: v.string(),
   expires_at: v.string(),
   decided_by: v.optional(v.string()),
+  /** Who decided, where known: the Slack member id, the local user for the page and the CLI. */
+  decided_by_who: v.optional(v.string()),
+  /** The person's own words with their decision (redacted, escaped), when they gave some. */
+  person_reason: v.optional(v.string()),
+  /** For `approved` with `scope: always`: whether the rule is kept to the session's project. */
+  always_scope: v.optional(v.picklist(ALWAYS_SCOPES)),
+  /** For `pending`: whether "always" can be offered (a rule could be written into the user's policy for this call). */
+  always_possible: v.optional(v.boolean()),
+  /** For `pending`, when "always" cannot be offered: why (a project's policy asks, an explicit policy file, a name a rule would read as a pattern). */
+  always_refusal: v.optional(v.string()),
+  /** What the call would change, as a unified diff (an edit's old and new text; a write over an existing file), redacted. */
+  diff: v.optional(v.string()),
   /** For `approved`: what the person allowed (`once`, `session`: this tool on this server until the session ends, `always`: a rule in their policy file). */
   scope: v.optional(v.picklist(DECISION_SCOPES)),
   auto_approved: v.optional(v.boolean()),
@@ -147,13 +171,16 @@ export const decisionRequest = v.object({
   decision: v.picklist(["approve", "deny"]),
   /** Must equal the task's digest: a decision is bound to the exact call it was shown. */
   digest: v.string(),
-  reason: v.optional(v.string()),
+  /** The person's own words: they reach the model (with a deny) and the audit. */
+  reason: v.optional(v.pipe(v.string(), v.maxLength(MAX_REASON_CHARS, `a reason is at most ${MAX_REASON_CHARS} characters`))),
   /**
    * For `approve`: `once` (this call, the default), `session` (this tool on this server, any
-   * arguments, until the session ends) or `always` (a rule in the user's policy file; the
-   * approvals page only). Every channel offers `once` and `session`.
+   * arguments, until the session ends) or `always` (a rule in the user's policy file), on every
+   * channel.
    */
   scope: v.optional(v.picklist(DECISION_SCOPES), "once"),
+  /** With `scope: always`: the rule is kept to the session's project (the default) or applies everywhere. */
+  always_scope: v.optional(v.picklist(ALWAYS_SCOPES), "project"),
 });
 export type DecisionRequest = v.InferOutput<typeof decisionRequest>;
 
@@ -181,12 +208,11 @@ export const openResponse = v.object({ key: v.string() });
  * POST /governance/task/{id}/decision, on the shim's channel: the shim relays its user's answer to
  * the elicitation it ran for a call it asked about on that same channel, still waiting; recorded as
  * channel elicitation. Refused (401) from anywhere else: another channel, plain HTTP, a task not
- * offered for elicitation. `scope`: `once` or `session` (never `always`: only the approvals page
- * writes the user's policy file); a session grant made so covers that shim's calls only.
+ * offered for elicitation. `scope` as the person chose it in the form (`always` only where the
+ * evaluate answer said the form may offer it); a session grant made so covers that shim's calls only.
  */
 export const relayRequest = v.object({
   ...decisionRequest.entries,
-  scope: v.optional(v.picklist(["once", "session"]), "once"),
 });
 
 /**
@@ -195,7 +221,11 @@ export const relayRequest = v.object({
  * does, or failed); the task stays pending and the service tells the person another way (a desktop
  * notification). Answers `taskResponse`.
  */
-export const unansweredRequest = v.object({ reason: v.optional(v.string()) });
+export const unansweredRequest = v.object({
+  reason: v.optional(v.string()),
+  /** The form was dismissed at a person's pace (Esc): the person's no where wrap knows the agent shows its forms to a person. */
+  dismissed: v.optional(v.boolean()),
+});
 
 /** POST /governance/task/{id}/cancel (the agent sent notifications/cancelled); answers `taskResponse`. */
 export const cancelRequest = v.object({ reason: v.optional(v.string()) });
@@ -322,3 +352,19 @@ export const errorResponse = v.object({
 
 /** A JSON answer free of its transport: an HTTP response, or a message on a shim's channel. */
 export type Answer = { status: number; body: unknown };
+
+/**
+ * POST /slack/handoff (no bearer: the service checks with the kernel that the caller is this
+ * ThoughtGate binary running beside it, src/core/peer-process.ts): a Slack click that reached a
+ * session that did not post its message, handed on as Slack sent it, with the Slack app it came
+ * through (its Web API URL and a SHA-256 of its app token, never the token). Answers `{claimed}`:
+ * whether this service posted that message (and so decided or refused the click itself).
+ */
+export const slackHandoffRequest = v.object({
+  base_url: v.pipe(v.string(), v.maxLength(2048)),
+  app_token_sha256: v.pipe(v.string(), v.regex(/^[0-9a-f]{64}$/, "expected 64 lower-case hex digits")),
+  payload: v.unknown(),
+});
+export type SlackHandoffRequest = v.InferOutput<typeof slackHandoffRequest>;
+export const slackHandoffResponse = v.object({ claimed: v.boolean() });
+export const SLACK_HANDOFF_PATH = "/slack/handoff";

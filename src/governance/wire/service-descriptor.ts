@@ -91,6 +91,13 @@ function unsafe(path: string): string | null {
   return null;
 }
 
+/** The live services other than this process (a Slack click on another session's message is handed on to one of them). */
+export function siblingServices(isAlive: IsAlive, env: NodeJS.ProcessEnv = process.env): Array<{ endpoint: string; pid: number }> {
+  return findServices(isAlive, env)
+    .live.filter((d) => d.pid !== process.pid)
+    .map((d) => ({ endpoint: d.endpoint, pid: d.pid }));
+}
+
 export type ApprovalTarget = { endpoint: string; key: string };
 
 /**

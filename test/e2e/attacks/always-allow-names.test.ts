@@ -41,7 +41,7 @@ async function alwaysAllow(serve: ServeProcess, name: string): Promise<{ status:
   const answer = await fetch(`${serve.endpoint}/approvals/api/tasks/${pending.task_id}`, {
     method: "POST",
     headers: { authorization: `Bearer ${serve.pageKey}`, "content-type": "application/json" },
-    body: JSON.stringify({ decision: "approve", scope: "always", digest }),
+    body: JSON.stringify({ decision: "approve", scope: "always", always_scope: "everywhere", digest }),
   });
   const body = (await answer.json()) as { error?: string };
   return { status: answer.status, task: (await serve.task(pending.task_id)).status, ...(body.error ? { error: body.error } : {}) };

@@ -1,8 +1,10 @@
 /**
  * Attack family: widening an approval beyond what a person granted. "Allow for this session" covers
- * one tool on one server, for one session; "always allow" is written only from the approvals page.
- * Anything that holds the session secret (a hostile MCP server reading its shim's argv) can make
- * neither, a grant covers no look-alike name, and none survives its session. Through the compiled
+ * one tool on one server, for one session; "always allow" is written only on a person's answer (the
+ * page key, the CLI key, the relay token of the one task a shim was asked about, a listed Slack
+ * approver, a click on the desktop). Anything that holds the session secret (a hostile MCP server
+ * reading its shim's argv) can make neither, a grant covers no look-alike name, and none survives
+ * its session. Through the compiled
  * binary: `thoughtgate serve`, spoken to as a shim would (session secret) and as a person would
  * (CLI key, page key).
  */
@@ -74,16 +76,16 @@ describe("a session grant covers exactly one tool on one server", () => {
 });
 
 describe("the session secret makes no grant and writes no rule", () => {
-  test("a hostile MCP server relays 'allow for this session' with a made-up token, revokes or lists grants, reports its prompt unanswered: all refused", async () => {
+  test("a hostile MCP server relays 'allow for this session' over plain HTTP, revokes or lists grants, reports its prompt unanswered: all refused", async () => {
     const serve = await serveWith(home(POLICY));
     const pending = await serve.evaluate({ server_id: "fs", name: "delete_file" });
     const { digest } = await serve.task(pending.task_id);
     const answers = [
-      await post(serve, `/governance/task/${pending.task_id}/decision`, serve.secret, { decision: "approve", scope: "session", digest, relay_token: "0".repeat(64) }),
+      await post(serve, `/governance/task/${pending.task_id}/decision`, serve.secret, { decision: "approve", scope: "session", digest }),
       await post(serve, `/approvals/api/tasks/${pending.task_id}`, serve.secret, { decision: "approve", scope: "session", digest }),
       await post(serve, `/approvals/api/grants/grant-${pending.task_id}/revoke`, serve.secret, {}),
       await fetch(`${serve.endpoint}/approvals/api/tasks`, { headers: { authorization: `Bearer ${serve.secret}` } }),
-      await post(serve, `/governance/task/${pending.task_id}/unanswered`, serve.secret, { relay_token: "0".repeat(64) }),
+      await post(serve, `/governance/task/${pending.task_id}/unanswered`, serve.secret, {}),
     ];
     expect(answers.map((a) => a.status)).toEqual([401, 401, 401, 401, 401]);
     expect((await serve.task(pending.task_id)).status).toBe("pending");
@@ -91,19 +93,25 @@ describe("the session secret makes no grant and writes no rule", () => {
     expect((await serve.task((await serve.evaluate({ server_id: "fs", name: "delete_file" })).task_id)).status).toBe("pending");
   });
 
-  test("'always' from the CLI key or in a relayed elicitation answer is refused and writes nothing", async () => {
+  test("'always' with the session secret alone, or from a shim channel that did not ask, is refused and writes nothing", async () => {
     const user = home();
     const serve = await serveWith(user);
     // Asked on a shim's channel, the only place an elicitation answer is relayed from.
     const shim = await openShimChannel(serve.endpoint, serve.secret);
+    const other = await openShimChannel(serve.endpoint, serve.secret);
     const offered = (await shim.ask("POST", "/governance/evaluate", { server_id: "notes", direction: "agent_to_server", method: "tools/call", name: "purge", arguments: {}, annotations: { destructiveHint: true }, message_type: "request", profile: "production", channels: ["elicitation"] })).body;
     expect(offered.shim_channels).toEqual(["elicitation"]);
     const { digest } = (await shim.ask("GET", `/governance/task/${offered.task_id}`)).body.task;
-    const byCli = await post(serve, `/approvals/api/tasks/${offered.task_id}`, serve.key, { decision: "approve", scope: "always", digest });
-    const relayed = await shim.ask("POST", `/governance/task/${offered.task_id}/decision`, { decision: "approve", scope: "always", digest });
-    expect([byCli.status, relayed.status]).toEqual([403, 400]);
+    const always = { decision: "approve", scope: "always", always_scope: "everywhere", digest };
+    const answers = [
+      await post(serve, `/approvals/api/tasks/${offered.task_id}`, serve.secret, always),
+      await post(serve, `/governance/task/${offered.task_id}/decision`, serve.secret, always),
+      await other.ask("POST", `/governance/task/${offered.task_id}/decision`, always),
+    ];
+    expect(answers.map((a) => a.status)).toEqual([401, 401, 401]);
     expect((await shim.ask("GET", `/governance/task/${offered.task_id}`)).body.task.status).toBe("pending");
     shim.close();
+    other.close();
     expect(existsSync(user.userFile)).toBe(false);
   });
 });

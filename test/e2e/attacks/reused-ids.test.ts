@@ -8,6 +8,7 @@ import { afterEach, describe, expect, test } from "bun:test";
 import { requireBinary, tempDir, waitFor } from "../../support/harness.ts";
 import type { RawAgent } from "../../support/raw-agent.ts";
 import { callsReceived, shimWithScriptedServer } from "./support.ts";
+import { personReads } from "../../support/approval-answers.ts";
 
 requireBinary();
 
@@ -28,6 +29,7 @@ describe("a request id reused while the first is pending", () => {
     shim.agent.send({ jsonrpc: "2.0", id: 7, method: "tools/call", params: { name: "echo", arguments: { sneaky: true } } });
     const refused = await shim.agent.next();
     expect(refused).toMatchObject({ id: 7, error: { code: -32600, data: { gate: "framing", reason: "DuplicateRequestId" } } });
+    await personReads();
     shim.agent.send({ jsonrpc: "2.0", id: ask.id, result: { action: "accept", content: { decision: "once" } } });
     const result = (await shim.agent.until(7)).match;
     expect(result.result?.content?.[0]?.text).toBe("deleted everything");

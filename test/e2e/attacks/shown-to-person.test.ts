@@ -15,6 +15,7 @@ import { fixture, readEvents, requireBinary, tempDir, waitFor } from "../../supp
 import { SECRETS } from "../../fixtures/secrets/corpus.ts";
 import { RawAgent } from "../../support/raw-agent.ts";
 import { runBinary, ServeProcess } from "../../support/serve.ts";
+import { personReads } from "../../support/approval-answers.ts";
 
 setDefaultTimeout(60_000);
 
@@ -59,8 +60,9 @@ describe("approval prompts and task views", () => {
     });
     const client = new Client({ name: "attack", version: "1" }, { capabilities: { elicitation: {} } });
     const prompts: string[] = [];
-    client.setRequestHandler(ElicitRequestSchema, (request) => {
+    client.setRequestHandler(ElicitRequestSchema, async (request) => {
       prompts.push(String(request.params.message));
+      await personReads();
       return { action: "accept", content: { decision: "deny" } };
     });
     await client.connect(transport);
@@ -71,7 +73,7 @@ describe("approval prompts and task views", () => {
     const prompt = prompts[0] ?? "";
     expect(prompt).not.toContain(SECRET);
     expect(prompt).toContain("Authorization: [REDACTED:authorization_header]");
-    expect(prompt).toContain('"api_key":"[REDACTED:secret_field]"');
+    expect(prompt).toContain('api_key: "[REDACTED:secret_field]"');
     expect(prompt).toContain("; rm -rf ~/projects");
     expect(prompt).toContain("/tmp/invoice\\u202efdp.exe");
     expect(prompt).not.toContain(RLO);
@@ -125,7 +127,8 @@ describe("credentials recognised by their shape, whatever the key they are under
       const [task] = JSON.parse(tasks.stdout) as Array<{ task_id: string }>;
       const api = await fetch(`${s.endpoint}/approvals/api/tasks/${task?.task_id}`, { headers: { authorization: `Bearer ${s.key}` } });
       shown = [String(request.params.message), tasks.stdout, await api.text()].join("\n");
-      return { action: "accept", content: { approve: false } };
+      await personReads();
+      return { action: "accept", content: { decision: "deny" } };
     });
     await client.connect(transport);
     cleanup.push(() => client.close());

@@ -14,6 +14,8 @@ import { policyHome, type PolicyHome } from "../../support/policy-home.ts";
 
 const WORKFLOW: Workflow = { destination: { type: "any" }, timeout: 300_000, on_timeout: "deny" };
 const NOW = new Date("2026-11-22T12:00:00.000Z");
+/** Chosen on the approvals page, for every project (the rule has no `project:`). */
+const PAGE = { alwaysScope: "everywhere", by: "on the approvals page" } as const;
 
 function taskFor(serverId: string, name: string, annotations?: Task["annotations"]): Task {
   const created = new TaskStore().create({ serverId, method: "tools/call", name, arguments: { path: "/tmp/x" }, ...(annotations ? { annotations } : {}), ruleId: null, workflowName: "default", workflow: WORKFLOW, reason: "" });
@@ -49,7 +51,7 @@ describe("the rule in the user's policy file", () => {
     home.writeUser(USER);
     const { holder, ctx } = await holderIn(home);
     const task = taskFor("fs", "delete_file");
-    const result = await alwaysAllow(task, ctx);
+    const result = await alwaysAllow(task, PAGE, ctx);
     expect(result).toEqual({ ok: true, file: home.userFile, ruleId: "always-allow-fs-delete_file", note: `always allowed: rule always-allow-fs-delete_file added to ${home.userFile}` });
     const added = `    # Added 2026-11-22T12:00:00.000Z by "always allow" on the approvals page (wrap session run-1, task ${task.id}): fs.delete_file runs without asking.
     - { id: "always-allow-fs-delete_file", match: "delete_file", method: "tools/call", source: "fs", action: "forward" }
@@ -60,7 +62,7 @@ describe("the rule in the user's policy file", () => {
     expect(holder.engine.evaluate(call("other", "delete_file")).kind).toBe("approve");
     expect(holder.engine.evaluate(call("fs", "delete_dir")).kind).toBe("approve");
     // Two more at once (two clicks): each gets its own rule, neither writes over the other's.
-    const both = await Promise.all([alwaysAllow(taskFor("fs", "delete_dir"), ctx), alwaysAllow(taskFor("fs", "delete_link"), ctx)]);
+    const both = await Promise.all([alwaysAllow(taskFor("fs", "delete_dir"), PAGE, ctx), alwaysAllow(taskFor("fs", "delete_link"), PAGE, ctx)]);
     expect(both.map((r) => r.ok && r.ruleId)).toEqual(["always-allow-fs-delete_dir", "always-allow-fs-delete_link"]);
     expect([holder.engine.evaluate(call("fs", "delete_dir")).kind, holder.engine.evaluate(call("fs", "delete_link")).kind]).toEqual(["forward", "forward"]);
   });
@@ -70,10 +72,10 @@ describe("the rule in the user's policy file", () => {
     const { holder, ctx } = await holderIn(home);
     const destructive = { destructiveHint: true };
     expect(holder.engine.evaluate(call("notes", "delete_note", destructive)).kind).toBe("approve");
-    const result = await alwaysAllow(taskFor("notes", "delete_note", destructive), ctx);
+    const result = await alwaysAllow(taskFor("notes", "delete_note", destructive), PAGE, ctx);
     expect(result.ok).toBe(true);
     const text = readFileSync(home.userFile, "utf8");
-    expect(text).toStartWith('# ThoughtGate policy (docs/governance.md). Created 2026-11-22T12:00:00.000Z by "always allow" on the approvals page\n# (wrap session run-1) from the embedded default policy');
+    expect(text).toStartWith('# ThoughtGate policy (docs/governance.md). Created 2026-11-22T12:00:00.000Z by "always allow"\n# (wrap session run-1) from the embedded default policy');
     expect(statSync(home.userFile).mode & 0o777).toBe(0o600);
     expect(holder.label).toBe(`user policy ${home.userFile}`);
     expect(holder.engine.evaluate(call("notes", "delete_note", destructive))).toMatchObject({ kind: "forward", ruleId: "always-allow-notes-delete_note" });
@@ -86,7 +88,7 @@ describe("the rule in the user's policy file", () => {
     writeFileSync(`${home.userFile.replace(/thoughtgate\.yaml$/, "")}main.cedar`, 'permit(principal, action, resource) unless { resource.arguments has path && resource.arguments.path like "/etc/*" };\n');
     home.writeUser(`schema: 1\ngovernance:\n  rules:\n    - { id: guarded, match: "write_*", action: policy, approval: careful }\napproval:\n  careful: {}\ncedar:\n  policies: [main.cedar]\n`);
     const { holder, ctx } = await holderIn(home);
-    expect(await alwaysAllow(taskFor("fs", "write_file"), ctx)).toMatchObject({ ok: true });
+    expect(await alwaysAllow(taskFor("fs", "write_file"), PAGE, ctx)).toMatchObject({ ok: true });
     expect(readFileSync(home.userFile, "utf8")).toContain('- { id: "always-allow-fs-write_file", match: "write_file", method: "tools/call", source: "fs", action: "policy" }');
     expect(holder.engine.evaluate({ ...call("fs", "write_file"), arguments: { path: "/tmp/a" } }).kind).toBe("forward");
     expect(holder.engine.evaluate({ ...call("fs", "write_file"), arguments: { path: "/etc/passwd" } }).kind).toBe("deny");
@@ -99,7 +101,7 @@ describe("refused, with the file unchanged", () => {
     home.writeUser(USER);
     home.writeProject(`schema: 1\ngovernance:\n  rules:\n    - { id: project-asks, match: "drop_*", action: approve }\n`);
     const { ctx } = await holderIn(home);
-    const result = await alwaysAllow(taskFor("db", "drop_table"), ctx);
+    const result = await alwaysAllow(taskFor("db", "drop_table"), PAGE, ctx);
     expect(result).toEqual({ ok: false, reason: `cannot always allow db.drop_table: the approval is asked by the project's policy ${home.projectFile}, which ThoughtGate never edits` });
     expect(readFileSync(home.userFile, "utf8")).toBe(USER);
   });
@@ -109,7 +111,7 @@ describe("refused, with the file unchanged", () => {
     home.writeUser(USER);
     home.writeProject(`schema: 1\ngovernance:\n  rules:\n    - { id: project-asks, match: "delete_*", action: approve }\n`);
     const { ctx } = await holderIn(home);
-    const result = await alwaysAllow(taskFor("fs", "delete_file"), ctx);
+    const result = await alwaysAllow(taskFor("fs", "delete_file"), PAGE, ctx);
     expect(result).toEqual({ ok: false, reason: "cannot always allow fs.delete_file: even with the rule, project policy: rule project-asks: approval required" });
     expect(readFileSync(home.userFile, "utf8")).toBe(USER);
   });
@@ -118,7 +120,7 @@ describe("refused, with the file unchanged", () => {
     using home = policyHome();
     home.writeUser(USER);
     const { ctx } = await holderIn(home, home.userFile);
-    expect(await alwaysAllow(taskFor("fs", "delete_file"), ctx)).toEqual({ ok: false, reason: `cannot always allow fs.delete_file: the policy in force is ${home.userFile}, given with --thoughtgate-config, not your policy file; add a rule there` });
+    expect(await alwaysAllow(taskFor("fs", "delete_file"), PAGE, ctx)).toEqual({ ok: false, reason: `cannot always allow fs.delete_file: the policy in force is ${home.userFile}, given with --thoughtgate-config, not your policy file; add a rule there` });
     expect(readFileSync(home.userFile, "utf8")).toBe(USER);
   });
 
@@ -127,7 +129,7 @@ describe("refused, with the file unchanged", () => {
     const { ctx } = await holderIn(home);
     const reasons = [];
     for (const [server, name] of [["fs", "delete_*"], ["f?", "delete_file"], ["fs", "delete\nfile"], ["fs", "delete\u202efile"]] as const) {
-      const result = await alwaysAllow(taskFor(server, name, { destructiveHint: true }), ctx);
+      const result = await alwaysAllow(taskFor(server, name, { destructiveHint: true }), PAGE, ctx);
       reasons.push(result.ok ? "written" : result.reason.replace(/^cannot always allow .*?: /s, ""));
     }
     expect(reasons).toEqual([
@@ -158,6 +160,14 @@ describe("insertRule", () => {
     expect(text.split("\n")).toHaveLength(7);
     expect(text).toContain("# by\\u000arules: []");
     expect(yamlString("\u2028\u007f\u0085")).toBe('"\\u2028\\u007f\\u0085"');
+  });
+
+  test("\"always … in this project\" writes the rule's project: key (the session's project, quoted like every value)", () => {
+    const edited = insertRule("schema: 1\ngovernance:\n  rules:\n    - { match: x, action: deny }\n", 0, { id: "r", match: "write_file", method: "tools/call", source: "s", project: '/home/ada/my "app"', action: "forward" }, "added");
+    expect(edited).toEqual({
+      ok: true,
+      text: 'schema: 1\ngovernance:\n  rules:\n    # added\n    - { id: "r", match: "write_file", method: "tools/call", source: "s", project: "/home/ada/my \\"app\\"", action: "forward" }\n    - { match: x, action: deny }\n',
+    });
   });
 
   test("a governance section that is not a mapping is refused", () => {

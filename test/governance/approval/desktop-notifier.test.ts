@@ -23,7 +23,7 @@ function setup(tool: NotifyTool) {
   const clock = new FakeClock();
   const store = new TaskStore({ clock });
   const decided: Array<{ id: string } & DesktopDecision> = [];
-  const notifier = new DesktopNotifier({ tool, pageUrl: "http://127.0.0.1:4321/approvals", clock, decide: (task, choice) => decided.push({ id: task.id, ...choice }) });
+  const notifier = new DesktopNotifier({ tool, pageUrl: "http://127.0.0.1:4321/approvals", clock, decide: (task, choice) => void decided.push({ id: task.id, ...choice }) });
   closers.push(() => notifier.close());
   const task = (name: string, workflow: Workflow = ANY): Task => {
     const created = store.create({ serverId: "fs", method: "tools/call", name, arguments: { path: "/tmp/x" }, ruleId: "deletes", workflowName: "default", workflow, reason: "rule deletes: approval required" });
@@ -71,6 +71,27 @@ describe("when a task is announced", () => {
   });
 });
 
+describe("its actions", () => {
+  test("the form's words; always (in this project) only where a rule could be written, and a click on it decides always", async () => {
+    using fake = fakeNotifySend();
+    const { notifier, task, decided } = setup(notifySend(fake.env));
+    const plain = task("delete_a");
+    const writable = Object.assign(task("delete_b"), { alwaysPossible: true });
+    notifier.pending(plain, false);
+    notifier.pending(writable, false);
+    const [first, second] = await waitFor(() => (fake.notifications().length === 2 ? fake.notifications() : null), "two notifications");
+    const actions = (args: string[] | undefined) => (args ?? []).filter((arg) => arg.startsWith("--action="));
+    expect(actions(first?.args)).toEqual(["--action=once=Allow once", "--action=session=Allow this tool for this session", "--action=deny=Deny"]);
+    expect(actions(second?.args)).toEqual(["--action=once=Allow once", "--action=session=Allow this tool for this session", "--action=always_project=Always allow this tool in this project", "--action=deny=Deny"]);
+    // An action the notification did not offer decides nothing.
+    await fake.click(first?.pid ?? 0, "always_project");
+    await waitFor(() => fake.ended(first?.pid ?? 0) !== null, "the first notification to end");
+    await fake.click(second?.pid ?? 0, "always_project");
+    await waitFor(() => decided.length === 1, "the click on always");
+    expect(decided).toEqual([{ id: writable.id, decision: "approve", scope: "always", alwaysScope: "project" }]);
+  });
+});
+
 describe("what it says", () => {
   test("names are redacted and escaped, markup stays text, and the page is named without a key", () => {
     const { task } = setup({ kind: "notify-send", path: "/bin/false" });
@@ -78,7 +99,7 @@ describe("what it says", () => {
     const { title, body } = notificationText(hostile, "http://127.0.0.1:4321/approvals");
     expect(title).toBe("ThoughtGate: allow fs.delete\\u202e<a href='https://evil'>x</a> Bearer [REDACTED:bearer_token]?");
     expect(body).toBe(
-      `Task ${hostile.id}, rule deletes.\nDecide with the approvals page http://127.0.0.1:4321/approvals (open the link thoughtgate printed: it carries the key), or thoughtgate approve ${hostile.id} [--session].`,
+      `Task ${hostile.id}, rule deletes.\nDecide with the approvals page http://127.0.0.1:4321/approvals (open the link thoughtgate printed: it carries the key), or thoughtgate approve ${hostile.id} [--session | --always].`,
     );
   });
 
@@ -111,7 +132,7 @@ describe("what it says", () => {
     }, "the script on stdin");
     expect(readFileSync(join(dir.path, "argv"), "utf8")).toBe("-\n");
     expect(readFileSync(join(dir.path, "stdin"), "utf8")).toBe(
-      `display notification "Task ${t.id}, rule deletes. Decide with the approvals page http://127.0.0.1:4321/approvals (open the link thoughtgate printed: it carries the key), or thoughtgate approve ${t.id} [--session]." with title "ThoughtGate" subtitle "ThoughtGate: allow fs.delete \\"quoted\\" \\\\ name?"\n`,
+      `display notification "Task ${t.id}, rule deletes. Decide with the approvals page http://127.0.0.1:4321/approvals (open the link thoughtgate printed: it carries the key), or thoughtgate approve ${t.id} [--session | --always]." with title "ThoughtGate" subtitle "ThoughtGate: allow fs.delete \\"quoted\\" \\\\ name?"\n`,
     );
   });
 });

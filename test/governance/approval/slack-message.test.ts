@@ -36,6 +36,26 @@ describe("the Slack message", () => {
     expect(parseButtonValue(findButton(message.blocks, "thoughtgate_deny"))).toEqual({ taskId: t.id, digest: t.digest });
   });
 
+  test("buttons for every choice the form offers (always only where a rule could be written), and a reason box whose text comes with the click", () => {
+    const labels = (blocks: unknown[]) => JSON.stringify(blocks).match(/"action_id":"thoughtgate_[a-z_]+"/g);
+    expect(labels(pendingMessage(task({ alwaysPossible: true }), context).blocks)).toEqual([
+      '"action_id":"thoughtgate_approve"',
+      '"action_id":"thoughtgate_approve_session"',
+      '"action_id":"thoughtgate_approve_always_project"',
+      '"action_id":"thoughtgate_approve_always_everywhere"',
+      '"action_id":"thoughtgate_deny"',
+    ]);
+    const plain = pendingMessage(task(), context);
+    expect(labels(plain.blocks)).toEqual(['"action_id":"thoughtgate_approve"', '"action_id":"thoughtgate_approve_session"', '"action_id":"thoughtgate_deny"']);
+    expect(blocksText(plain.blocks)).toContain("Allow this tool for this session");
+    expect(plain.blocks).toContainEqual(expect.objectContaining({ type: "input", block_id: "thoughtgate_reason", optional: true, element: expect.objectContaining({ type: "plain_text_input", action_id: "reason" }) }));
+  });
+
+  test("an edit's change is a block of its own, the same diff the page shows", () => {
+    const message = pendingMessage(task({ change: { path: "/p/a.md", diff: "--- /p/a.md\n+++ /p/a.md\n@@ edit 1 of 1 @@\n-old\n+new", covers: [] } }), context);
+    expect(blocksText(message.blocks)).toContain("Change to /p/a.md:\n--- /p/a.md\n+++ /p/a.md\n@@ edit 1 of 1 @@\n-old\n+new");
+  });
+
   test("what the agent or server wrote is plain_text: a tool name cannot mention @channel, link or hide characters", () => {
     const hostile = task({ name: "<!channel> <https://evil.example|click me> x\u202eyz", arguments: { note: "<@U0LEAD> approved already" } });
     const message = pendingMessage(hostile, { ...context, decideBy: "reactions" });
@@ -52,7 +72,7 @@ describe("the Slack message", () => {
     const approved = finishedMessage(task({ status: "approved", decidedBy: "slack" }), "serve", "U0LEAD");
     expect(blocksText(approved.blocks)).toContain(":white_check_mark: Approved by <@U0LEAD> in Slack.");
     expect(findButton(approved.blocks, "thoughtgate_approve")).toBe("");
-    const denied = finishedMessage(task({ status: "denied", decidedBy: "cli", decisionReason: "not on a Friday <!here>" }), "serve", undefined);
+    const denied = finishedMessage(task({ status: "denied", decidedBy: "cli", personReason: "not on a Friday <!here>" }), "serve", undefined);
     expect(blocksText(denied.blocks)).toContain("Denied on the command line");
     expect(JSON.stringify(denied.blocks)).toContain('{"type":"plain_text","text":"Reason: not on a Friday <!here>","emoji":false}');
     const expired = finishedMessage(task({ status: "timed_out", decidedBy: "timeout", timeoutOutcome: "deny" }), "serve", undefined);

@@ -1,23 +1,36 @@
 import { expect, test } from "bun:test";
-import { approvalPrompt, PROMPT_ARGUMENTS_CHARS } from "../../../src/governance/decision/approval-prompt.ts";
+import { approvalPrompt, IN_THE_DIFF, PROMPT_ARGUMENTS_CHARS, PROMPT_DIFF_CHARS } from "../../../src/governance/decision/approval-prompt.ts";
 
 const call = (args: unknown, name = "run") => ({ serverId: "gh", method: "tools/call", name, arguments: args });
 const SEE = "the approvals page, or `thoughtgate tasks --json`";
 
-test("a short call is asked whole, credentials redacted", () => {
+test("a short call is asked whole, read at a glance: who asks, tool, server and rule on the first line, one argument a line, credentials redacted", () => {
   expect(approvalPrompt(call({ repo: "acme/site", token: "ghp_123" }), "rule deletes: approval required", { seeAllAt: SEE })).toBe(
-    'Allow gh.run with {"repo":"acme/site","token":"[REDACTED:secret_field]"}? (rule deletes: approval required)',
+    ["ThoughtGate: allow run on server gh? (rule deletes: approval required)", 'repo: "acme/site"', 'token: "[REDACTED:secret_field]"'].join("\n"),
   );
+  expect(approvalPrompt(call({}))).toBe("ThoughtGate: allow run on server gh?\n(no arguments)");
+});
+
+test("the rule is named even when the reason does not name it", () => {
+  expect(approvalPrompt({ ...call({}), ruleId: "guarded" }, "permitted by Cedar policy p1; approval required").split("\n")[0]).toBe(
+    "ThoughtGate: allow run on server gh? (rule guarded: permitted by Cedar policy p1; approval required)",
+  );
+});
+
+test("an argument named __proto__ is shown like any other (it reaches the server); odd names are quoted", () => {
+  expect(approvalPrompt(call(JSON.parse('{"__proto__": {"path": "/etc/passwd"}, "a b": 1}')))).toBe('ThoughtGate: allow run on server gh?\n__proto__: {"path":"/etc/passwd"}\n"a b": 1');
 });
 
 test("padding cannot push the dangerous end out of view: the middle goes, and the prompt says how much, where, and where to see all", () => {
   const command = `echo ${"a".repeat(20_000)}; rm -rf ~`;
   const prompt = approvalPrompt(call({ command, cwd: "/home/me" }), undefined, { seeAllAt: SEE });
-  const [question, note] = prompt.split("\n");
-  expect(question).toContain("; rm -rf ~");
-  expect(question).toContain('"cwd":"/home/me"');
-  expect(question?.length).toBeLessThan(PROMPT_ARGUMENTS_CHARS + 100);
-  const hidden = Number(/…\[(\d+) characters not shown\]…/.exec(question ?? "")?.[1]);
+  const lines = prompt.split("\n");
+  const note = lines.at(-1);
+  const args = lines.slice(1, -1).join("\n");
+  expect(args).toContain("; rm -rf ~");
+  expect(args).toContain('cwd: "/home/me"');
+  expect(args.length).toBeLessThan(PROMPT_ARGUMENTS_CHARS + 100);
+  const hidden = Number(/…\[(\d+) characters not shown\]…/.exec(args)?.[1]);
   expect(hidden).toBeGreaterThan(18_000);
   expect(note).toBe(`Shortened to fit: ${hidden} characters not shown, from the middle of $.command. The whole call: ${SEE}.`);
 });
@@ -25,23 +38,71 @@ test("padding cannot push the dangerous end out of view: the middle goes, and th
 test("many small values: the middle of the whole text goes, both ends stay", () => {
   const list = Array.from({ length: 2_000 }, (_, i) => i);
   const prompt = approvalPrompt(call({ list }), undefined, { seeAllAt: SEE });
-  expect(prompt).toContain("[0,1,2,3");
-  expect(prompt).toContain("1998,1999]}?");
+  expect(prompt).toContain("list: [0,1,2,3");
+  expect(prompt).toContain("1998,1999]");
   expect(prompt).toContain("from the middle of the arguments as a whole");
 });
 
 test("with nowhere to see the whole call (a standalone shim, the arbiter) nothing is shortened", () => {
   const command = "x".repeat(10_000);
-  expect(approvalPrompt(call({ command }))).toBe(`Allow gh.run with {"command":"${command}"}?`);
+  expect(approvalPrompt(call({ command }))).toBe(`ThoughtGate: allow run on server gh?\ncommand: "${command}"`);
 });
 
 test("bidi, zero-width and tag characters are shown as escapes in names and arguments", () => {
   const prompt = approvalPrompt(call({ path: "/tmp/\u202Egpj.exe" }, "delete\u200B_file\u{E0041}"), "rule \u2066x\u2069");
-  expect(prompt).toBe('Allow gh.delete\\u200b_file\\u{e0041} with {"path":"/tmp/\\u202egpj.exe"}? (rule \\u2066x\\u2069)');
+  expect(prompt).toBe('ThoughtGate: allow delete\\u200b_file\\u{e0041} on server gh? (rule \\u2066x\\u2069)\npath: "/tmp/\\u202egpj.exe"');
 });
 
 test("a credential in a resource URI is redacted too", () => {
-  expect(approvalPrompt({ serverId: "web", method: "resources/read", name: "https://u:pw@api.example/x?access_token=abc", arguments: {} })).toBe(
-    "Allow web resources/read https://u:[REDACTED:url_password]@api.example/x?access_token=[REDACTED:secret_field] with {}?",
+  expect(approvalPrompt({ serverId: "web", method: "resources/read", name: "https://u:pw@api.example/x?access_token=abc", arguments: {} }).split("\n")[0]).toBe(
+    "ThoughtGate: allow resources/read https://u:[REDACTED:url_password]@api.example/x?access_token=[REDACTED:secret_field] on server web?",
   );
+});
+
+test("an edit is shown as a unified diff of its old and new text; the arguments point at it instead of repeating it", () => {
+  const args = { path: "/p/notes.md", edits: [{ oldText: "one\ntwo\nthree", newText: "one\n2\nthree" }, { oldText: "x", newText: "y" }], dryRun: false };
+  expect(approvalPrompt(call(args, "edit_file"), "rule default-destructive: approval required")).toBe(
+    [
+      "ThoughtGate: allow edit_file on server gh? (rule default-destructive: approval required)",
+      "dryRun: false",
+      `edits: [{"newText":"${IN_THE_DIFF}","oldText":"${IN_THE_DIFF}"},{"newText":"${IN_THE_DIFF}","oldText":"${IN_THE_DIFF}"}]`,
+      'path: "/p/notes.md"',
+      "Change to /p/notes.md:",
+      "--- /p/notes.md",
+      "+++ /p/notes.md",
+      "@@ edit 1 of 2 @@",
+      " one",
+      "-two",
+      "+2",
+      " three",
+      "@@ edit 2 of 2 @@",
+      "-x",
+      "+y",
+    ].join("\n"),
+  );
+});
+
+test("one old_string/new_string pair is an edit too; credentials in it are redacted before the diff", () => {
+  const prompt = approvalPrompt(call({ file_path: "/p/.env", old_string: "A=1", new_string: "A=1\napi_key=sk-live-abcdefghijklmnop" }, "Edit"));
+  expect(prompt).toContain("--- /p/.env\n+++ /p/.env\n@@ the edit @@\n A=1\n+api_key=[REDACTED:");
+  expect(prompt).not.toContain("sk-live-abcdefghijklmnop");
+});
+
+test("a write over a file the caller may read is shown as a diff against it; one it may not read shows its arguments only", () => {
+  const write = call({ path: "/p/a.txt", content: "a\nB\nc\n" }, "write_file");
+  expect(approvalPrompt(write, undefined, { readExisting: () => "a\nb\nc\n" })).toContain(`content: "${IN_THE_DIFF}"`);
+  expect(approvalPrompt(write, undefined, { readExisting: () => "a\nb\nc\n" })).toContain("Change to /p/a.txt:\n--- /p/a.txt\n+++ /p/a.txt\n@@ -1,3 +1,3 @@\n a\n-b\n+B\n c");
+  const unread = approvalPrompt(write, undefined, { readExisting: () => null });
+  expect(unread).toContain('content: "a\\nB\\nc\\n"');
+  expect(unread).not.toContain("Change to");
+});
+
+test("invisible characters in a diff are shown as escapes; a long diff loses its middle and says where to see it all", () => {
+  expect(approvalPrompt(call({ path: "/p", old_string: "a", new_string: "b\u202e" }))).toContain("+b\\u202e");
+  const long = Array.from({ length: 2_000 }, (_, i) => `line ${i}`).join("\n");
+  const prompt = approvalPrompt(call({ path: "/p", old_string: "", new_string: long }), undefined, { seeAllAt: SEE });
+  const diff = prompt.slice(prompt.indexOf("Change to /p:"));
+  expect(diff.length).toBeLessThan(PROMPT_DIFF_CHARS + 200);
+  expect(diff).toContain(`characters of the diff not shown; the whole diff: ${SEE}]`);
+  expect(diff).toContain("+line 1999");
 });

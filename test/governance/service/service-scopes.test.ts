@@ -1,20 +1,25 @@
 /**
  * What a person's approval covers (docs/governance.md, Approvals): this call, this tool on this
  * server for the rest of the session (a grant, made through any channel and checked before a new
- * task is made), or always (a rule in the user's policy file, through the approvals page only);
- * and an elicitation the agent did not answer, which leaves the task to the person's other channels.
+ * task is made), or always (a rule in the user's policy file, from every channel, kept to the
+ * session's project or everywhere); an elicitation the agent did not answer, which leaves the task
+ * to the person's other channels, and one the person dismissed, which is their no where wrap knows
+ * the agent shows its forms to a person; and the person's reason, kept with who decided.
  */
 import { afterEach, describe, expect, test } from "bun:test";
 import * as v from "valibot";
 import { evaluateResponse, taskResponse, tasksResponse, type EvaluateRequest } from "../../../src/governance/wire/api.ts";
-import type { AlwaysResult } from "../../../src/governance/approval/always-allow.ts";
+import type { AlwaysCall, AlwaysHow, AlwaysResult, AlwaysWriter } from "../../../src/governance/decision/always-rule.ts";
 import { findNotifyTool, type NotifyTool } from "../../../src/governance/approval/desktop-notifier.ts";
 import { GovernanceEngine } from "../../../src/governance/engine/engine.ts";
 import { startGovernanceService } from "../../../src/governance/service/service.ts";
-import type { Task } from "../../../src/governance/approval/tasks.ts";
 import { fakeNotifySend } from "../../support/fake-notify.ts";
 import { waitFor } from "../../support/harness.ts";
 import { openShimChannel } from "../../support/shim-channel.ts";
+
+// Who decides on the page and with the CLI is the local user; where the passwd database has no
+// name for the uid (a container), the service takes $USER.
+process.env.USER ||= "ada";
 
 const SESSION = "s".repeat(64);
 const PAGE = "p".repeat(64);
@@ -43,7 +48,22 @@ afterEach(async () => {
   for (const stop of stops.splice(0).reverse()) await stop();
 });
 
-function start(options: { alwaysAllow?: (task: Task) => Promise<AlwaysResult>; agentCanAsk?: boolean; desktop?: NotifyTool } = {}) {
+/** A writer of "always" rules that records what it was asked to write and answers `result`. */
+function fakeWriter(result: AlwaysResult, planned: string | null = null): AlwaysWriter & { written: Array<{ id: string; project: string | undefined } & AlwaysHow> } {
+  const written: Array<{ id: string; project: string | undefined } & AlwaysHow> = [];
+  return {
+    written,
+    plan: () => planned,
+    write: async (call: AlwaysCall, how: AlwaysHow) => {
+      written.push({ id: call.id, project: call.project, ...how });
+      return result;
+    },
+  };
+}
+
+const WRITTEN: AlwaysResult = { ok: true, file: "/x/thoughtgate.yaml", ruleId: "always-allow-gh-delete_repo", note: "always allowed: rule r added to /x" };
+
+function start(options: { always?: AlwaysWriter; agentCanAsk?: boolean; dismissIsNo?: boolean; desktop?: NotifyTool } = {}) {
   const service = startGovernanceService({
     // In-process: the test's own requests come from the service's own process, which is not under test here.
     people: () => null,
@@ -53,8 +73,10 @@ function start(options: { alwaysAllow?: (task: Task) => Promise<AlwaysResult>; a
     pageKey: PAGE,
     cliKey: CLI,
     port: 0,
-    ...(options.alwaysAllow ? { alwaysAllow: options.alwaysAllow } : {}),
+    ...(options.always ? { always: options.always } : {}),
     ...(options.agentCanAsk === false ? { agentCanAsk: false } : {}),
+    ...(options.dismissIsNo ? { dismissIsNo: true } : {}),
+    sessionProject: "/home/ada/project",
     ...(options.desktop ? { desktop: options.desktop } : {}),
   });
   stops.push(() => service.stop());
@@ -150,32 +172,86 @@ describe("allow for this session", () => {
 });
 
 describe("always allow", () => {
-  test("only the approvals page may ask, and the call is approved only once the rule is written", async () => {
-    const written: string[] = [];
-    const s = start({ alwaysAllow: async (task) => (written.push(task.id), { ok: true, file: "/x/thoughtgate.yaml", ruleId: "always-allow-gh-delete_repo", note: "always allowed: rule r added to /x" }) });
-    const id = (await s.evaluate({})).task_id ?? "";
-    const byCli = await s.decide(id, CLI, { decision: "approve", scope: "always" });
-    expect([byCli.status, ((await byCli.json()) as { error: string }).error]).toEqual([403, expect.stringContaining("only the approvals page")]);
-    expect(written).toEqual([]);
-    const byPage = await s.decide(id, PAGE, { decision: "approve", scope: "always" });
-    expect(v.parse(taskResponse, await byPage.json()).task).toMatchObject({ status: "approved", decided_by: "web", scope: "always", reason: "always allowed: rule r added to /x" });
-    expect(written).toEqual([id]);
-    // The relay never carries `always`.
+  test("from every channel, the call is approved only once the rule is written, kept to the session's project unless everywhere was chosen", async () => {
+    const writer = fakeWriter(WRITTEN);
+    const s = start({ always: writer });
+    const byCli = (await s.evaluate({})).task_id ?? "";
+    const cli = await s.decide(byCli, CLI, { decision: "approve", scope: "always" });
+    expect(v.parse(taskResponse, await cli.json()).task).toMatchObject({ status: "approved", decided_by: "cli", scope: "always", always_scope: "project", reason: "always allowed: rule r added to /x" });
+    const byPage = (await s.evaluate({})).task_id ?? "";
+    const page = await s.decide(byPage, PAGE, { decision: "approve", scope: "always", always_scope: "everywhere" });
+    expect(v.parse(taskResponse, await page.json()).task).toMatchObject({ status: "approved", decided_by: "web", scope: "always", always_scope: "everywhere" });
+    // Through the agent's form, on the shim's channel: checked at once, approved when the rule is written.
     const shim = await s.shim();
     const offered = await shim.evaluate({ channels: ["elicitation"] });
-    const relayed = await shim.ask("POST", `/governance/task/${offered.task_id}/decision`, { decision: "approve", scope: "always", digest: await shim.digest(offered.task_id ?? "") });
-    expect(relayed.status).toBe(400);
+    expect(offered.always).toBe(true);
+    const relayed = await shim.ask("POST", `/governance/task/${offered.task_id}/decision`, { decision: "approve", scope: "always", always_scope: "project", digest: await shim.digest(offered.task_id ?? "") });
+    expect(relayed.status).toBe(200);
+    await waitFor(async () => (await s.task(offered.task_id ?? "")).status === "approved", "the relayed always");
+    expect(await s.task(offered.task_id ?? "")).toMatchObject({ decided_by: "elicitation", scope: "always", always_scope: "project" });
+    expect(writer.written).toEqual([
+      { id: byCli, project: "/home/ada/project", alwaysScope: "project", by: "with thoughtgate approve" },
+      { id: byPage, project: "/home/ada/project", alwaysScope: "everywhere", by: "on the approvals page" },
+      { id: offered.task_id ?? "", project: "/home/ada/project", alwaysScope: "project", by: "in the agent's prompt" },
+    ]);
+    // From anywhere but the channel the call came in on (another shim, plain HTTP with the session secret): nothing written.
+    const forged = await shim.evaluate({ channels: ["elicitation"] });
+    const always = { decision: "approve", scope: "always", digest: (await s.task(forged.task_id ?? "")).digest };
+    const another = await s.shim();
+    expect([(await another.ask("POST", `/governance/task/${forged.task_id}/decision`, always)).status, (await s.call(`/governance/task/${forged.task_id}/decision`, SESSION, always)).status]).toEqual([401, 401]);
+    expect(writer.written).toHaveLength(3);
   });
 
-  test("a rule that cannot be written leaves the task pending and says why", async () => {
-    const s = start({ alwaysAllow: async () => ({ ok: false, reason: "cannot always allow gh.delete_repo: the approval is asked by the project's policy /p/thoughtgate.yaml" }) });
+  test("a rule that cannot be written: the page and the CLI say why and the task waits; the form's answer approves this one call and says so", async () => {
+    const s = start({ always: fakeWriter({ ok: false, reason: "cannot always allow gh.delete_repo: the approval is asked by the project's policy /p/thoughtgate.yaml" }) });
     const id = (await s.evaluate({})).task_id ?? "";
-    const refused = await s.decide(id, PAGE, { decision: "approve", scope: "always" });
-    expect([refused.status, await refused.json()]).toEqual([409, { code: "not_possible", error: expect.stringContaining("project's policy") }]);
+    for (const key of [PAGE, CLI]) {
+      const refused = await s.decide(id, key, { decision: "approve", scope: "always" });
+      expect([refused.status, await refused.json()]).toEqual([409, { code: "not_possible", error: expect.stringContaining("project's policy") }]);
+    }
     expect((await s.task(id)).status).toBe("pending");
+    const shim = await s.shim();
+    const offered = await shim.evaluate({ channels: ["elicitation"] });
+    await shim.ask("POST", `/governance/task/${offered.task_id}/decision`, { decision: "approve", scope: "always", digest: await shim.digest(offered.task_id ?? "") });
+    await waitFor(async () => (await s.task(offered.task_id ?? "")).status === "approved", "the fallback to once");
+    expect(await s.task(offered.task_id ?? "")).toMatchObject({ scope: "once", reason: expect.stringContaining("always allow was not possible (cannot always allow gh.delete_repo: the approval is asked by the project's policy") });
     const noWriter = start();
     const other = (await noWriter.evaluate({})).task_id ?? "";
     expect((await noWriter.decide(other, PAGE, { decision: "approve", scope: "always" })).status).toBe(409);
+  });
+
+  test("no channel offers always where a rule could not be written: the form's answer says so, and so does the task", async () => {
+    const s = start({ always: fakeWriter(WRITTEN, "the policy in force is /etc/tg.yaml, given with --thoughtgate-config") });
+    const offered = await (await s.shim()).evaluate({ channels: ["elicitation"] });
+    expect(offered.always).toBe(false);
+    expect((await s.task(offered.task_id ?? "")).always_possible).toBe(false);
+    const able = start({ always: fakeWriter(WRITTEN) });
+    expect((await able.task((await able.evaluate({})).task_id ?? "")).always_possible).toBe(true);
+  });
+});
+
+describe("the person's reason and who decided", () => {
+  test("kept with the task in their own words (redacted, escaped), with the local user for the CLI and the page", async () => {
+    const s = start();
+    const id = (await s.evaluate({})).task_id ?? "";
+    const denied = await s.decide(id, CLI, { decision: "deny", reason: "  not on main\u202e, use a branch; token ghp_abcdefghijklmnopqrstuvwxyz0123456789  " });
+    const task = v.parse(taskResponse, await denied.json()).task;
+    expect(task).toMatchObject({ status: "denied", decided_by: "cli", decided_by_who: expect.any(String), person_reason: "not on main\\u202e, use a branch; token [REDACTED:github_token]" });
+    const long = await s.decide((await s.evaluate({})).task_id ?? "", PAGE, { decision: "deny", reason: "x".repeat(1_001) });
+    expect([long.status, ((await long.json()) as { error: string }).error]).toEqual([400, expect.stringContaining("at most 1000 characters")]);
+  });
+
+  test("a form the person dismissed (Esc) is their no where wrap knows the agent shows forms to a person; elsewhere it leaves the task waiting", async () => {
+    const interactive = start({ dismissIsNo: true });
+    const shim = await interactive.shim();
+    const asked = await shim.evaluate({ channels: ["elicitation"] });
+    const told = await shim.ask("POST", `/governance/task/${asked.task_id}/unanswered`, { reason: "dismissed", dismissed: true });
+    expect(v.parse(taskResponse, told.body).task).toMatchObject({ status: "denied", decided_by: "elicitation", reason: "declined by the person: they dismissed the agent's prompt (Esc)" });
+    const unknown = start();
+    const otherShim = await unknown.shim();
+    const other = await otherShim.evaluate({ channels: ["elicitation"] });
+    await otherShim.ask("POST", `/governance/task/${other.task_id}/unanswered`, { dismissed: true });
+    expect((await unknown.task(other.task_id ?? "")).status).toBe("pending");
   });
 });
 
@@ -194,10 +270,11 @@ describe("where the agent cannot ask", () => {
     expect(shown).toMatchObject({ waiting: true, title: "ThoughtGate: allow gh.delete_repo?" });
     expect(shown?.body).toContain(`Task ${id}, rule deletes.`);
     expect(shown?.body).toContain(`${s.service.url}/approvals (open the link thoughtgate printed`);
-    expect(shown?.body).toContain(`thoughtgate approve ${id} [--session]`);
+    expect(shown?.body).toContain(`thoughtgate approve ${id} [--session | --always]`);
     expect(shown?.args.join(" ")).not.toContain(PAGE);
     expect(shown?.args.join(" ")).not.toContain(CLI);
-    expect(shown?.args).toEqual(expect.arrayContaining(["--action=once=Allow once", "--action=session=Allow for this session", "--action=deny=Deny"]));
+    // No "always": this service cannot write a rule. Those it offers are the form's words.
+    expect(shown?.args.filter((arg) => arg.startsWith("--action="))).toEqual(["--action=once=Allow once", "--action=session=Allow this tool for this session", "--action=deny=Deny"]);
 
     await notify.click(shown?.pid ?? 0, "session");
     await waitFor(async () => (await s.task(id)).status === "approved", "the click to decide");

@@ -221,7 +221,7 @@ describe("approvals", () => {
       gate: "approval",
       rule_id: "deletes",
       poll_interval_ms: 250,
-      prompt: 'Allow gh.delete_repo with {"repo":"acme/site"}? (rule deletes: approval required)',
+      prompt: 'ThoughtGate: allow delete_repo on server gh? (rule deletes: approval required)\nrepo: "acme/site"',
       shutdown: false,
     });
     const id = answer.task_id ?? "";

@@ -1,9 +1,11 @@
 import { showInvisible } from "../../../core/visible-text.ts";
 import { redactText } from "../../../telemetry/redact.ts";
-import { approvalPrompt } from "../../decision/approval-prompt.ts";
+import { approvalPrompt, visibleDiff } from "../../decision/approval-prompt.ts";
 import { formatDuration } from "../../../core/duration.ts";
 import { definitionTaskPrompt, SEE_ALL_AT } from "../task-prompt.ts";
 import type { Task } from "../tasks.ts";
+import { CHOICE_TITLES, offeredChoices, type Choice } from "../../decision/choices.ts";
+import { MAX_REASON_CHARS } from "../../wire/api.ts";
 
 /**
  * The Block Kit message of one approval task (https://api.slack.com/block-kit). Everything that
@@ -13,8 +15,24 @@ import type { Task } from "../tasks.ts";
  * prompt builder every channel uses; only ids we validated and our own words are `mrkdwn`.
  */
 
-export const APPROVE_ACTION = "thoughtgate_approve";
-export const DENY_ACTION = "thoughtgate_deny";
+/** One button per choice of the form (decision/choices.ts); Approve keeps its id from before there were more. */
+export const CHOICE_ACTIONS: Record<Choice, string> = {
+  once: "thoughtgate_approve",
+  session: "thoughtgate_approve_session",
+  always_project: "thoughtgate_approve_always_project",
+  always_everywhere: "thoughtgate_approve_always_everywhere",
+  deny: "thoughtgate_deny",
+};
+export const APPROVE_ACTION = CHOICE_ACTIONS.once;
+export const DENY_ACTION = CHOICE_ACTIONS.deny;
+/** The reason box: its text comes with the click (the payload's `state.values`). */
+export const REASON_BLOCK = "thoughtgate_reason";
+export const REASON_ACTION = "reason";
+
+/** The choice a button stands for, or undefined for an action that is none of ours. */
+export function choiceOf(actionId: string): Choice | undefined {
+  return (Object.keys(CHOICE_ACTIONS) as Choice[]).find((choice) => CHOICE_ACTIONS[choice] === actionId);
+}
 
 /** Block Kit limits: header text, section text, a field. */
 const HEADER_CHARS = 150;
@@ -42,14 +60,28 @@ export function pendingMessage(task: Task, context: MessageContext): SlackMessag
     { type: "context", elements: [{ type: "mrkdwn", text: `${how} The approvals page and \`thoughtgate approve ${task.id}\` work too; the first answer counts.` }] },
   ];
   if (context.decideBy === "buttons") {
-    blocks.push({
-      type: "actions",
-      block_id: "thoughtgate_decision",
-      elements: [
-        { type: "button", action_id: APPROVE_ACTION, style: "primary", text: plain("Approve"), value: buttonValue(task) },
-        { type: "button", action_id: DENY_ACTION, style: "danger", text: plain("Deny"), value: buttonValue(task) },
-      ],
-    });
+    // A definition is accepted as it is shown (it becomes the pin): accept or deny, nothing wider.
+    const choices: Choice[] = task.definition ? ["once", "deny"] : offeredChoices(task.alwaysPossible === true);
+    blocks.push(
+      {
+        type: "input",
+        block_id: REASON_BLOCK,
+        optional: true,
+        label: plain("Reason (optional; with a deny, the agent is told it)"),
+        element: { type: "plain_text_input", action_id: REASON_ACTION, max_length: MAX_REASON_CHARS },
+      },
+      {
+        type: "actions",
+        block_id: "thoughtgate_decision",
+        elements: choices.map((choice) => ({
+          type: "button",
+          action_id: CHOICE_ACTIONS[choice],
+          ...(choice === "once" ? { style: "primary" } : choice === "deny" ? { style: "danger" } : {}),
+          text: plain(task.definition && choice === "once" ? "Accept the new definition" : CHOICE_TITLES[choice]),
+          value: buttonValue(task),
+        })),
+      },
+    );
   }
   return { text: escapeMrkdwn(`Approval needed: ${target(task)} (task ${task.id})`), blocks };
 }
@@ -58,9 +90,8 @@ export function pendingMessage(task: Task, context: MessageContext): SlackMessag
 export function finishedMessage(task: Task, origin: string, slackUser: string | undefined): SlackMessage {
   const outcome = outcomeOf(task, slackUser);
   const blocks: Block[] = [...details(task, `${outcome.title}: ${target(task)}`, origin), { type: "context", elements: [{ type: "mrkdwn", text: outcome.line }] }];
-  // The reason a person gave (`thoughtgate deny --reason …`); Slack's own and ThoughtGate's are in the outcome line.
-  const personal = (task.decidedBy === "web" || task.decidedBy === "cli" || task.decidedBy === "elicitation") && task.decisionReason !== undefined;
-  if (personal) blocks.push({ type: "context", elements: [plain(clip(`Reason: ${showInvisible(redactText(task.decisionReason ?? ""))}`, FIELD_CHARS))] });
+  // The person's own words, whatever the channel (already redacted and escaped: tasks.ts, personWords).
+  if (task.personReason !== undefined) blocks.push({ type: "context", elements: [plain(clip(`Reason: ${task.personReason}`, FIELD_CHARS))] });
   return { text: escapeMrkdwn(`${outcome.title}: ${target(task)} (task ${task.id})`), blocks };
 }
 
@@ -86,7 +117,9 @@ function details(task: Task, title: string, origin: string): Block[] {
   ].map(([label, value]) => plain(clip(`${label}\n${shown(value ?? "")}`, FIELD_CHARS)));
   return [
     { type: "header", text: plain(clip(title, HEADER_CHARS)) },
-    { type: "section", text: plain(clip(definitionTaskPrompt(task, SEE_ALL_AT) ?? approvalPrompt(task, task.reason, { seeAllAt: SEE_ALL_AT }), SECTION_CHARS)) },
+    { type: "section", text: plain(clip(definitionTaskPrompt(task, SEE_ALL_AT) ?? approvalPrompt(task, task.reason, { seeAllAt: SEE_ALL_AT, change: task.change ?? null, diffApart: true }), SECTION_CHARS)) },
+    // The change in a block of its own (a section holds 3,000 characters): the same diff as the page.
+    ...(task.change ? [{ type: "section", text: plain(clip(`Change to ${shown(task.change.path)}:\n${visibleDiff(task.change.diff)}`, SECTION_CHARS)) }] : []),
     { type: "section", fields },
   ];
 }
@@ -104,8 +137,10 @@ function expiry(task: Task): Block {
 function outcomeOf(task: Task, slackUser: string | undefined): { title: string; line: string } {
   const by = decidedBy(task, slackUser);
   switch (task.status) {
-    case "approved":
-      return { title: "Approved", line: `:white_check_mark: Approved ${by}.` };
+    case "approved": {
+      const scope = task.scope === "session" ? " for this session" : task.scope === "always" ? (task.alwaysScope === "everywhere" ? " always, everywhere" : " always, in this project") : "";
+      return { title: "Approved", line: `:white_check_mark: Approved${scope} ${by}.` };
+    }
     case "denied":
       return { title: "Denied", line: `:no_entry: Denied ${by}.` };
     case "timed_out": {

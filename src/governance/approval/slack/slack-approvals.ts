@@ -1,7 +1,8 @@
 import type { SlackDestination } from "../../../core/config/schema.ts";
 import { log } from "../../../core/log.ts";
 import type { GovernanceMetrics } from "../../../telemetry/metrics.ts";
-import type { ChangeResult, Decision, Task } from "../tasks.ts";
+import type { Decision, DecideResult, Task } from "../tasks.ts";
+import { CHOICE_DECISIONS, type Choice } from "../../decision/choices.ts";
 import { finishedMessage, pendingMessage } from "./message.ts";
 import { Interactions } from "./interactions.ts";
 import { ReactionPoller, REACTION_POLL_MS, type ReactionVerdict } from "./reactions.ts";
@@ -10,6 +11,8 @@ import { SlackTrouble } from "./trouble.ts";
 import { SlackWebApi, type SlackFailure } from "./web-api.ts";
 import { postMessageAnswer, updateAnswer } from "./wire.ts";
 import type { Posted, Workspace } from "./workspace.ts";
+import { appTokenDigest, handOn, type Sibling } from "./handoff.ts";
+import type { SlackHandoffRequest } from "../../wire/api.ts";
 
 /** Updating a finished task's message is retried this many times (Slack down, rate limited). */
 const UPDATE_ATTEMPTS = 5;
@@ -23,12 +26,14 @@ const POSTING_WAIT_MS = 5_000;
 const CLOSE_GRACE_MS = 3_000;
 
 export type SlackApprovalsOptions = {
-  /** The task store's `decide`: the one path every channel's decision takes. */
-  decide(id: string, decision: Decision, channel: "slack"): ChangeResult;
+  /** The service's `decide` (decide-task.ts): the one path every channel's decision takes. */
+  decide(id: string, decision: Decision, channel: "slack"): Promise<DecideResult>;
   metrics: GovernanceMetrics;
   /** Who asked, as the message says ("claude under thoughtgate wrap on ada@laptop"). */
   origin: string;
   reactionPollMs?: number;
+  /** The governance services running beside this one (their descriptors), for clicks on their messages; none: no handoff. */
+  siblings?: () => Sibling[];
 };
 
 /**
@@ -52,8 +57,9 @@ export class SlackApprovals {
     this.trouble = new SlackTrouble(options.metrics);
     this.interactions = new Interactions({
       posted: (taskId) => this.postedFor(taskId),
-      decide: (posted, decision, digest, user) => this.decide(posted, decision, digest, user),
+      decide: (posted, choice, digest, user, reason) => this.decide(posted, choice, digest, user, reason),
       refresh: (posted, task) => this.finished(task, posted),
+      handOn: (workspace, payload) => (workspace.app && options.siblings ? handOn(options.siblings(), workspace.app, payload) : Promise.resolve(false)),
       trouble: this.trouble,
     });
   }
@@ -66,6 +72,17 @@ export class SlackApprovals {
     this.posting.set(task.id, posting);
     void posting.finally(() => this.posting.delete(task.id));
     this.track(posting);
+  }
+
+  /**
+   * A click a sibling session got for a message it did not post (handoff.ts; the caller has checked
+   * the sibling): decided here as if it came on this service's own connection, when this service
+   * posted that message in that Slack app. True when it did (claimed).
+   */
+  async handedOn(request: SlackHandoffRequest): Promise<boolean> {
+    const workspace = [...this.workspaces.values()].find((w) => w.app !== null && w.app.baseUrl === request.base_url && w.app.appTokenDigest === request.app_token_sha256);
+    if (!workspace) return false;
+    return (await this.interactions.handle(workspace, request.payload, "sibling")) === "claimed";
   }
 
   /** Slack shows the message before its answer to chat.postMessage reaches us: a quick click waits for that answer. */
@@ -101,7 +118,7 @@ export class SlackApprovals {
     if (known) return known;
     const api = new SlackWebApi(destination.base_url);
     const where = `Slack app for ${destination.channel}`;
-    const workspace: Workspace = { api, token: destination.token, socket: null, poller: null, off: null };
+    const workspace: Workspace = { api, token: destination.token, socket: null, poller: null, off: null, app: destination.app_token ? { baseUrl: destination.base_url, appTokenDigest: appTokenDigest(destination.app_token) } : null };
     if (destination.app_token) {
       workspace.socket = new SocketModeClient(api, destination.app_token, {
         interactive: (payload) => void this.interactions.handle(workspace, payload),
@@ -177,19 +194,25 @@ export class SlackApprovals {
     return this.update(posted, task, attempt + 1);
   }
 
-  /** A listed approver's click or reaction: the same `decide` as every channel. */
-  private decide(posted: Posted, decision: "approve" | "deny", digest: string, user: string): ChangeResult {
+  /** A listed approver's click or reaction: the same `decide` as every channel, with their reason if they wrote one. */
+  private async decide(posted: Posted, choice: Choice, digest: string, user: string, reason?: string): Promise<DecideResult> {
     const before = posted.slackUser;
     // Set first: the task store reports the outcome (and the message is updated) inside `decide`.
     posted.slackUser = user;
-    const result = this.options.decide(posted.taskId, { decision, digest, reason: `${decision === "approve" ? "approved" : "denied"} in Slack by ${user}` }, "slack");
+    const { decision, scope, alwaysScope } = CHOICE_DECISIONS[choice];
+    const said = decision === "approve" ? "approved" : "denied";
+    const result = await this.options.decide(
+      posted.taskId,
+      { decision, scope, ...(alwaysScope ? { alwaysScope } : {}), digest, who: user, reason: `${said} in Slack by ${user}`, ...(reason !== undefined ? { personReason: reason } : {}) },
+      "slack",
+    );
     if (!result.ok) posted.slackUser = before;
-    else log.info(`approval task ${posted.taskId}: ${decision === "approve" ? "approved" : "denied"} in Slack by ${user}`);
+    else log.info(`approval task ${posted.taskId}: ${said} in Slack by ${user}`);
     return result;
   }
 
   private reacted(posted: Posted, verdict: ReactionVerdict): void {
-    this.decide(posted, verdict.decision, posted.digest, verdict.user);
+    void this.decide(posted, verdict.decision === "approve" ? "once" : "deny", posted.digest, verdict.user);
   }
 
   private socketFailure(where: string, failure: SlackFailure, fatal: boolean): void {

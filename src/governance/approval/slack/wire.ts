@@ -48,5 +48,7 @@ export const blockActions = v.looseObject({
   channel: v.optional(v.looseObject({ id: v.string() })),
   message: v.optional(v.looseObject({ ts: v.string() })),
   actions: v.array(v.looseObject({ action_id: v.string(), value: v.optional(v.string()) })),
+  /** What the message's input blocks hold at the click: block id → action id → `{value}`. */
+  state: v.optional(v.looseObject({ values: v.optional(v.record(v.string(), v.record(v.string(), v.looseObject({ value: v.optional(v.nullable(v.string())) })))) })),
 });
 export type BlockActions = v.InferOutput<typeof blockActions>;

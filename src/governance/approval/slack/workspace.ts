@@ -1,6 +1,7 @@
 import type { ReactionPoller, Watched } from "./reactions.ts";
 import type { SocketModeClient } from "./socket-mode.ts";
 import type { SlackWebApi } from "./web-api.ts";
+import type { SlackAppIdentity } from "./handoff.ts";
 
 /** One Slack app as the config names it (API URL and tokens): its client and how decisions arrive. */
 export type Workspace = {
@@ -12,6 +13,8 @@ export type Workspace = {
   poller: ReactionPoller<Posted> | null;
   /** Why it is off (Slack refused its token), or null. */
   off: string | null;
+  /** With Socket Mode: which app this is, as a click handed on between sessions names it (handoff.ts). */
+  app: SlackAppIdentity | null;
 };
 
 /** A posted approval message: the task it asks about, where it is, and who may answer it. */
