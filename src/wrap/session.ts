@@ -10,6 +10,7 @@ import { APPROVAL_KEY_ENV, ENDPOINT_ENV } from "../governance/wire/env.ts";
 import { desktopTool } from "../governance/approval/desktop-notifier.ts";
 import { EngineHolder } from "../governance/engine/engine-holder.ts";
 import { publishService } from "../governance/wire/service-descriptor.ts";
+import { projectRoot } from "../core/project.ts";
 import { newSecret, startGovernanceService, userAtHost, type GovernanceService } from "../governance/service/service.ts";
 import { startServiceTracer } from "../governance/engine/tracing.ts";
 import { remoteShimArgs } from "./remote-entry.ts";
@@ -129,6 +130,8 @@ async function governAndRun(options: WrapOptions, agent: AgentType, ctx: AgentCo
       (await import("../governance/approval/always-allow.ts")).alwaysAllow(task, { policy: () => engines.policy, reload: () => engines.reload(), env: process.env, cwd: process.cwd(), origin: `wrap session ${runId}`, now: () => new Date() }),
     origin: `${basename(options.command[0] ?? "the agent")} under thoughtgate wrap on ${userAtHost()}`,
     role: "wrap",
+    // The session's project (docs/governance.md, "Rules that see arguments"): where wrap was started.
+    sessionProject: projectRoot(process.cwd()),
     ...(tracer ? { tracer } : {}),
   });
   engines.watch();

@@ -1,5 +1,6 @@
 import { readFileSync } from "node:fs";
 import type { Profile } from "../../core/profile.ts";
+import { placeOf, type Place } from "../../core/project.ts";
 import type { Decider } from "../decision/decider.ts";
 import { messageOf, ThoughtGateError, usageError } from "../../core/errors.ts";
 import { ENDPOINT_ENV, SESSION_SECRET_ENV } from "../wire/env.ts";
@@ -15,7 +16,17 @@ export type ShimGovernanceOptions = {
   configFlag: string | undefined;
   /** `--governance-ready-timeout`: how long to wait for the service to be ready. */
   readyTimeoutMs?: number | undefined;
+  /**
+   * The session's project directory, when the shim belongs to a session that knows it (docs/governance.md,
+   * "Rules that see arguments"); otherwise the project root of the shim's working directory.
+   */
+  project?: string | undefined;
 };
+
+/** Where this shim's calls are made from: its working directory, and the session's project or its own. */
+function shimPlace(options: ShimGovernanceOptions): Place {
+  return placeOf(process.cwd(), options.project);
+}
 
 /**
  * The decider a standalone shim uses: its own engine, reloaded on SIGHUP and file changes.
@@ -28,7 +39,7 @@ export async function createLocalDecider(options: ShimGovernanceOptions): Promis
   // Polled, not watched with file-system events: one event watcher thread per shim is memory each
   // of them would pay (engine-holder.ts).
   holder.watch("poll");
-  const decider = new LocalDecider(holder, options.profile);
+  const decider = new LocalDecider(holder, options.profile, shimPlace(options));
   // Only the user's own policy may choose where spans go (core/config/load.ts): the base layer's.
   const otlp = holder.policy.base.engine.config.telemetry?.otlp;
   return Object.assign(decider, { close: () => holder.close(), ...(otlp ? { tracing: { kind: "export" as const, otlp } } : {}) });
@@ -51,7 +62,7 @@ export async function createShimDecider(options: ShimGovernanceOptions, env: Nod
   if (!secret) throw usageError(`--governance-endpoint needs the session secret in $${SESSION_SECRET_ENV} or --governance-secret-file`);
   // Loaded only here: a shim with a local policy never needs the HTTP client.
   const { RemoteDecider } = await import("./remote-decider.ts");
-  return RemoteDecider.connect({ endpoint, secret, serverId: options.serverId, profile: options.profile, ...(options.readyTimeoutMs === undefined ? {} : { readyTimeoutMs: options.readyTimeoutMs }) });
+  return RemoteDecider.connect({ endpoint, secret, serverId: options.serverId, profile: options.profile, place: shimPlace(options), ...(options.readyTimeoutMs === undefined ? {} : { readyTimeoutMs: options.readyTimeoutMs }) });
 }
 
 function nonEmpty(value: string | undefined, name: string): string | undefined {

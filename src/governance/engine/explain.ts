@@ -1,4 +1,4 @@
-import { SLACK_API_URL, type Rule, type ThoughtGateConfig, type Workflow } from "../../core/config/schema.ts";
+import { SLACK_API_URL, type ArgumentMatcherConfig, type Rule, type ThoughtGateConfig, type Workflow } from "../../core/config/schema.ts";
 import { formatDuration } from "../../core/duration.ts";
 import { DEFAULT_WORKFLOW } from "./engine.ts";
 import { policyLabel, type PolicyInForce, type PolicyLayer } from "./policy.ts";
@@ -96,12 +96,25 @@ function describeRule(rule: Rule): string {
     const hints = Object.entries(rule.annotations).filter(([, value]) => value !== undefined);
     on.push(`with ${hints.map(([key, value]) => `${key}=${value}`).join(", ")}`);
   }
+  if (rule.arguments) on.push(`where ${Object.entries(rule.arguments).map(([name, matcher]) => `${name} ${describeMatcher(matcher)}`).join(" and ")}`);
+  if (rule.project) on.push(`in project ${rule.project}`);
   let action: string = rule.action;
   if (rule.action === "approve") action = `approve (workflow ${rule.approval ?? "default"})`;
   if (rule.action === "policy") {
     action = `Cedar decides${rule.policy_id ? ` (policy_id ${rule.policy_id})` : ""}${rule.approval ? `, then approval (workflow ${rule.approval})` : ""}`;
   }
   return `${on.join(" ")} → ${action}`;
+}
+
+/** An argument matcher in words: `within ${PROJECT}`, `like *.md`, `= "x"`, or `one of …`. */
+function describeMatcher(matcher: ArgumentMatcherConfig): string {
+  if (Array.isArray(matcher)) return `one of (${matcher.map(describeMatcher).join(", ")})`;
+  if (matcher !== null && typeof matcher === "object") {
+    if ("within" in matcher) return `within ${matcher.within}`;
+    if ("glob" in matcher) return `like ${matcher.glob}`;
+    return `= ${JSON.stringify(matcher.equals)}`;
+  }
+  return `= ${JSON.stringify(matcher)}`;
 }
 
 function describeWorkflow(workflow: Workflow): string {

@@ -1,5 +1,6 @@
 import type { Profile } from "../../core/profile.ts";
 import { log } from "../../core/log.ts";
+import { placeOf, type Place } from "../../core/project.ts";
 import { showInvisible } from "../../core/visible-text.ts";
 import type { GovernanceMetrics } from "../../telemetry/metrics.ts";
 import { redactText } from "../../telemetry/redact.ts";
@@ -40,6 +41,8 @@ export type EvaluationOptions = {
   shuttingDown: () => boolean;
   /** Tracing on: a span per decision, under the shim's span when the shim sent its `traceparent`. */
   tracer?: Tracer;
+  /** A wrap session's project: it wins over what a shim sends (docs/governance.md, "Rules that see arguments"). */
+  sessionProject?: string;
 };
 
 /**
@@ -55,6 +58,12 @@ export function createEvaluator(options: EvaluationOptions): (request: EvaluateR
     metrics.countDecision(request.server_id, response.decision, profile);
     log.debug(`${request.server_id} ${request.method} ${request.name}: ${response.decision} (${response.reason})`);
     return response;
+  }
+
+  const own = placeOf(process.cwd(), options.sessionProject);
+  /** The call's place: the shim's working directory, and the session's project, else the shim's, else the service's own. */
+  function placeOfRequest(request: EvaluateRequest): Place {
+    return { cwd: request.cwd ?? own.cwd, project: options.sessionProject ? own.project : (request.project ?? own.project), home: own.home };
   }
 
   return function evaluate(request: EvaluateRequest): EvaluateResponse {
@@ -97,6 +106,8 @@ export function createEvaluator(options: EvaluationOptions): (request: EvaluateR
       name: request.name,
       arguments: request.arguments,
       ...(request.annotations ? { annotations: request.annotations } : {}),
+      ...(request.annotations && request.annotation_source ? { annotationSource: request.annotation_source } : {}),
+      place: placeOfRequest(request),
     };
     const started = performance.now();
     const outcome = decideSafely(current, input, profile);

@@ -60,6 +60,11 @@ export type ServiceOptions = {
   /** Tracing on (docs/governance.md, Traces): the service's tracer (governance/engine/tracing.ts), and what its session span is called. */
   tracer?: Tracer;
   role?: "wrap" | "serve";
+  /**
+   * A wrap session's project (the project root wrap was started in): every call of the session is
+   * decided in it, whatever a shim says. Absent (`serve`): each shim's own project.
+   */
+  sessionProject?: string;
 };
 
 export type GovernanceService = {
@@ -134,6 +139,7 @@ export function startGovernanceService(options: ServiceOptions): GovernanceServi
     metrics,
     shuttingDown: () => shutdown,
     ...(options.agentCanAsk === false ? { agentCanAsk: false } : {}),
+    ...(options.sessionProject ? { sessionProject: options.sessionProject } : {}),
     onPending: (task, agentAsking) => notifier?.pending(task, agentAsking),
     tracer,
   });

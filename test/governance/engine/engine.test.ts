@@ -96,7 +96,9 @@ approval:
 });
 
 describe("gate 3: Cedar", () => {
-  async function cedarEngine(policies: string, rules = '[{ id: p, match: "*", action: policy }]', schema?: string) {
+  /** The argument types the policies below read (tool arguments have no shape until declared). */
+  const ARGUMENTS = "namespace ThoughtGate { type Arguments = { path?: String, target?: App }; }";
+  async function cedarEngine(policies: string, rules = '[{ id: p, match: "*", action: policy }]', schema: string | undefined = ARGUMENTS) {
     // The files are read once, at load: the directory can go when this returns.
     using dir = tempDir();
     writeFileSync(join(dir.path, "p.cedar"), policies);
@@ -127,15 +129,31 @@ describe("gate 3: Cedar", () => {
   });
 
   test("arguments cannot forge entity references", async () => {
-    const engine = await cedarEngine(`@id("allow") permit(principal, action, resource) when { !(resource.arguments has target) || resource.arguments.target != ThoughtGate::App::"admin" };`);
+    const engine = await cedarEngine(`@id("allow") permit(principal, action, resource) unless { resource.arguments has target && resource.arguments.target == ThoughtGate::App::"admin" };`);
     expect(engine.evaluate(call("x", { arguments: { target: { __entity: { type: "ThoughtGate::App", id: "admin" } } } })).kind).toBe("forward");
   });
 
-  test("invalid policy text and policies that break the schema are fatal at load", async () => {
-    await expect(cedarEngine("permit(principal, action, resource")).rejects.toThrow();
-    const schema = `namespace ThoughtGate { entity App; entity ToolCall { name: String, server: String }; entity McpMethod; action "tools/call" appliesTo { principal: App, resource: ToolCall }; }`;
-    await expect(cedarEngine(`permit(principal, action, resource) when { resource.nmae == "x" };`, undefined, schema)).rejects.toThrow("do not match the schema");
-    expect((await cedarEngine(`permit(principal, action, resource) when { resource.name == "x" };`, undefined, schema)).cedar?.policyIds).toEqual(["p.cedar#0"]);
+  test("invalid policy text and policies that break ThoughtGate's schema are fatal at load, with file:line:column", async () => {
+    await expect(cedarEngine("permit(principal, action, resource")).rejects.toThrow(/p\.cedar:1:35: unexpected end of input/);
+    await expect(cedarEngine(`permit(principal, action, resource)\n  when { resource.nmae == "x" };`)).rejects.toThrow(/p\.cedar:2:10: policy p\.cedar#0: attribute `nmae` on entity type `ThoughtGate::(ToolCall|McpMethod)` not found: did you mean `name`\?/);
+    expect((await cedarEngine(`permit(principal, action, resource) when { resource.name == "x" };`)).cedar?.policyIds).toEqual(["p.cedar#0"]);
+  });
+
+  test("a denial caused by a policy that failed to evaluate says so, with the policy id and Cedar's message", async () => {
+    // `limit` is declared, so the policy validates; a call without it makes the permit fail, not silently not apply.
+    const engine = await cedarEngine(`@id("small") permit(principal, action, resource) when { resource.arguments.limit < 10 };`, undefined, "namespace ThoughtGate { type Arguments = { limit: Long }; }");
+    expect(engine.evaluate(call("x", { arguments: { limit: 3 } })).kind).toBe("forward");
+    expect(engine.evaluate(call("x", { arguments: {} }))).toMatchObject({
+      kind: "deny",
+      block: { gate: "cedar", code: -32003, reason: expect.stringMatching(/^Cedar error \(failing closed\): no Cedar policy permits it, and policy small failed to evaluate: .*limit/) },
+    });
+  });
+
+  test("context carries the call's project and working directory", async () => {
+    const engine = await cedarEngine(`@id("here") permit(principal, action, resource) when { context.project == "/src/app" && context.cwd like "/src/app*" };`);
+    const place = { project: "/src/app", cwd: "/src/app/lib", home: "/home/u" };
+    expect(engine.evaluate(call("x", { place })).kind).toBe("forward");
+    expect(engine.evaluate(call("x", { place: { ...place, project: "/src/other" } })).kind).toBe("deny");
   });
 });
 
