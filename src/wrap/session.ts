@@ -11,6 +11,7 @@ import { desktopTool } from "../governance/approval/desktop-notifier.ts";
 import { EngineHolder } from "../governance/engine/engine-holder.ts";
 import { publishService } from "../governance/wire/service-descriptor.ts";
 import { projectRoot } from "../core/project.ts";
+import { EMBEDDED_DEFAULT_WORDS } from "../governance/engine/default-policy.ts";
 import { newSecret, startGovernanceService, userAtHost, type GovernanceService } from "../governance/service/service.ts";
 import { startServiceTracer } from "../governance/engine/tracing.ts";
 import { remoteShimArgs } from "./remote-entry.ts";
@@ -145,7 +146,7 @@ async function governAndRun(options: WrapOptions, agent: AgentType, ctx: AgentCo
   writeFileSync(secretFile, sessionSecret, { mode: 0o600 });
   options.say(
     [
-      `thoughtgate: policy ${engines.files.length > 0 ? engines.label : "embedded default (read-only tools forwarded, destructive tools need approval)"}, profile ${options.profile}`,
+      `thoughtgate: policy ${engines.files.length > 0 ? engines.label : `embedded default (${EMBEDDED_DEFAULT_WORDS})`}, profile ${options.profile}`,
       `thoughtgate: governance service ${service.url}; approvals page (keep it private) ${service.approvalsUrl}`,
       cli.howTo,
       ...(canAsk ? [] : [`thoughtgate: ${options.command[0] ? basename(options.command[0]) : agent} in this mode answers no approval prompt itself: approvals go to the page, thoughtgate approve${desktop ? " and a desktop notification" : ""}`]),

@@ -19,6 +19,7 @@ governance:
     - { id: files, match: read_file, action: policy }
 cedar:
   policies: [policy.cedar]
+  schema: arguments.cedarschema
 `;
 const NO_ETC = `@id("allow") permit(principal, action, resource);
 @id("no-etc") forbid(principal, action, resource) when { resource.arguments has path && resource.arguments.path like "/etc/*" };
@@ -37,6 +38,7 @@ function policyDir(cedar = NO_ETC, config = CONFIG): string {
   cleanup.push(() => dir[Symbol.dispose]());
   writeFileSync(join(dir.path, "thoughtgate.yaml"), config);
   writeFileSync(join(dir.path, "policy.cedar"), cedar);
+  writeFileSync(join(dir.path, "arguments.cedarschema"), "namespace ThoughtGate { type Arguments = { path?: String }; }\n");
   return dir.path;
 }
 

@@ -178,11 +178,14 @@ describe("embedded default policy", () => {
     expect(parseConfig(EMBEDDED_DEFAULT_YAML, {})).toEqual({ ok: true, config: EMBEDDED_DEFAULT });
   });
 
-  test("read-only forwards, destructive needs approval, additive (destructiveHint: false) forwards", async () => {
+  test("read-only forwards, destructive needs approval, additive forwards on this machine and asks when it reaches the open world", async () => {
     const engine = new GovernanceEngine(EMBEDDED_DEFAULT, null, "embedded");
     expect(engine.evaluate(call("get", { annotations: { readOnlyHint: true } }))).toMatchObject({ kind: "forward", ruleId: "default-read-only" });
     expect(engine.evaluate(call("rm", { annotations: { destructiveHint: true } }))).toMatchObject({ kind: "approve", ruleId: "default-destructive", workflowName: "default" });
-    expect(engine.evaluate(call("add", { annotations: { readOnlyHint: false, destructiveHint: false } }))).toMatchObject({ kind: "forward", ruleId: "defaults" });
+    expect(engine.evaluate(call("mkdir", { annotations: { readOnlyHint: false, destructiveHint: false, openWorldHint: false } }))).toMatchObject({ kind: "forward", ruleId: "defaults" });
+    // An issue, a message, a post: additive, and seen by others; open-world is MCP's default when not said.
+    expect(engine.evaluate(call("create_issue", { annotations: { readOnlyHint: false, destructiveHint: false, openWorldHint: true } }))).toMatchObject({ kind: "approve", ruleId: "default-open-world" });
+    expect(engine.evaluate(call("add", { annotations: { readOnlyHint: false, destructiveHint: false } }))).toMatchObject({ kind: "approve", ruleId: "default-open-world" });
   });
 
   test("a tool without annotations, or whose annotations are unknown, is decided under the MCP defaults: it needs approval", async () => {

@@ -31,6 +31,7 @@ approval:
   lenient: { timeout: 30s, on_timeout: approve }
 cedar:
   policies: [policy.cedar]
+  schema: arguments.cedarschema
 `;
 
 const POLICY = `@id("allow") permit(principal, action, resource);
@@ -49,6 +50,7 @@ async function engineFrom(yaml: string): Promise<GovernanceEngine> {
   dirs.push(dir);
   writeFileSync(join(dir.path, "thoughtgate.yaml"), yaml);
   writeFileSync(join(dir.path, "policy.cedar"), POLICY);
+  writeFileSync(join(dir.path, "arguments.cedarschema"), "namespace ThoughtGate { type Arguments = { path?: String }; }\n");
   const loaded = loadConfig(join(dir.path, "thoughtgate.yaml"), {});
   if (!loaded) throw new Error("config not found");
   return GovernanceEngine.fromConfig(loaded.config, loaded.file ?? "test");
