@@ -11,7 +11,9 @@ import { desktopTool } from "../governance/approval/desktop-notifier.ts";
 import { EngineHolder } from "../governance/engine/engine-holder.ts";
 import { publishService } from "../governance/wire/service-descriptor.ts";
 import { projectRoot } from "../core/project.ts";
+import { discoveryPaths } from "../core/config/discover.ts";
 import { EMBEDDED_DEFAULT_WORDS } from "../governance/engine/default-policy.ts";
+import { looseningReport } from "../governance/engine/explain.ts";
 import { newSecret, startGovernanceService, userAtHost, type GovernanceService } from "../governance/service/service.ts";
 import { startServiceTracer } from "../governance/engine/tracing.ts";
 import { remoteShimArgs } from "./remote-entry.ts";
@@ -147,6 +149,8 @@ async function governAndRun(options: WrapOptions, agent: AgentType, ctx: AgentCo
   options.say(
     [
       `thoughtgate: policy ${engines.files.length > 0 ? engines.label : `embedded default (${EMBEDDED_DEFAULT_WORDS})`}, profile ${options.profile}`,
+      // A project rule that can never take effect (it would loosen the user's policy) is said, with where it belongs.
+      ...looseningReport(engines.policy, discoveryPaths().user).map((line) => `thoughtgate: ${line}`),
       `thoughtgate: governance service ${service.url}; approvals page (keep it private) ${service.approvalsUrl}`,
       cli.howTo,
       ...(canAsk ? [] : [`thoughtgate: ${options.command[0] ? basename(options.command[0]) : agent} in this mode answers no approval prompt itself: approvals go to the page, thoughtgate approve${desktop ? " and a desktop notification" : ""}`]),

@@ -9,7 +9,7 @@ import type { EvaluateInput } from "../decision/decider.ts";
 import type { PinSettings } from "../decision/definition-acceptance.ts";
 import type { Block } from "../decision/deny-error.ts";
 import { GOVERNANCE_ERROR, type Gate } from "../decision/errors.ts";
-import { Rules, type RuleMatch } from "./rules.ts";
+import { Rules, type Candidate, type RuleMatch } from "./rules.ts";
 import { secretScanOf, type SecretScanPolicy } from "../decision/secret-policy.ts";
 import { listKindOf, Visibility, type ListVisibility } from "./visibility.ts";
 
@@ -95,6 +95,11 @@ export class GovernanceEngine implements PolicyEngine {
       case "policy":
         return this.policy(input, place, rule.ruleId, rule.policyId, rule.approval);
     }
+  }
+
+  /** The rules that may decide this tool's calls (rules.ts, `whatDecides`), for `validate-config --explain`. */
+  whatDecides(input: Omit<EvaluateInput, "arguments">): Candidate[] {
+    return this.rules.whatDecides({ serverId: input.serverId, method: input.method, name: input.name, annotations: input.annotations, place: input.place ?? defaultPlace() });
   }
 
   pins(serverId: string): PinSettings {

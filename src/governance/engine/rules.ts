@@ -19,7 +19,11 @@ export type RuleMatch = {
 /** What a rule is matched against: the call, its tool's annotations, and where it is made from. */
 export type RuleInput = { serverId: string; method: string; name: string; annotations: ToolAnnotations | undefined; arguments: unknown; place: Place };
 
+/** One rule that may decide a tool's calls, as `validate-config --explain` tells it (`whatDecides`). */
+export type Candidate = { rule: Rule | null; ruleId: string; action: Action; policyId: string | null; approval: string | null; conditional: boolean };
+
 type CompiledRule = {
+  rule: Rule;
   id: string;
   match: Glob;
   method: Glob;
@@ -42,6 +46,7 @@ export class Rules {
     this.rules = config.governance.rules.map((rule: Rule, i) => {
       const id = rule.id ?? `rules[${i}]`;
       return {
+        rule,
         id,
         match: compileGlob(rule.match),
         method: compileGlob(rule.method),
@@ -61,6 +66,26 @@ export class Rules {
       };
     });
     this.defaults = Object.freeze({ ruleId: "defaults", action: config.governance.defaults.action, policyId: null, approval: null, readsAnnotations: false });
+  }
+
+  /**
+   * The rules that may decide calls of this tool whatever their arguments, in order: each rule
+   * whose other conditions hold and that looks at arguments (it decides some calls), up to the
+   * first that does not (it decides the rest), or the defaults.
+   */
+  whatDecides(input: Omit<RuleInput, "arguments">): Candidate[] {
+    const found: Candidate[] = [];
+    for (const rule of this.rules) {
+      if (!rule.method.test(input.method) || !rule.match.test(input.name)) continue;
+      if (rule.source && !rule.source.test(input.serverId)) continue;
+      if (rule.project && rule.project(input.place) !== input.place.project) continue;
+      if (rule.annotations && !annotationsMatch(rule.annotations, input.annotations)) continue;
+      const { action, policyId, approval } = rule.result;
+      found.push({ rule: rule.rule, ruleId: rule.id, action, policyId, approval, conditional: rule.arguments !== null });
+      if (rule.arguments === null) return found;
+    }
+    const { action, policyId, approval } = this.defaults;
+    return [...found, { rule: null, ruleId: "defaults", action, policyId, approval, conditional: false }];
   }
 
   match(input: RuleInput): RuleMatch {
