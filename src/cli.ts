@@ -22,6 +22,7 @@ const subCommands = {
   arbiter: () => import("./commands/arbiter.ts").then((m) => m.default),
   auth: () => import("./commands/auth.ts").then((m) => m.default),
   pins: () => import("./commands/pins.ts").then((m) => m.default),
+  policy: () => import("./commands/policy.ts").then((m) => m.default),
 } satisfies SubCommandsDef;
 
 const root = defineCommand({

@@ -9,6 +9,7 @@
  * - chromium: the approvals page in a real browser (driven by playwright-core, no browser download)
  * - util-linux (`script`, `unshare`): a pseudo terminal for the arbiter's prompts; a private
  *   namespace for the arm64 npm test
+ * - openssl: the self-signed certificate of the loopback HTTPS host an organisation's policy is fetched from
  */
 import { existsSync } from "node:fs";
 
@@ -20,10 +21,11 @@ const needs: Array<[pkg: string, present: () => boolean]> = [
   ["curl", () => Bun.which("curl") !== null],
   ["chromium", () => Bun.which("chromium") !== null],
   ["util-linux", () => Bun.which("script") !== null && Bun.which("unshare") !== null],
+  ["openssl", () => Bun.which("openssl") !== null],
 ];
 
 if (process.platform !== "linux") {
-  console.error("test setup: not Linux; install qemu, ruby, dash, curl, chromium and util-linux yourself");
+  console.error("test setup: not Linux; install qemu, ruby, dash, curl, chromium, util-linux and openssl yourself");
   process.exit(0);
 }
 const missing = needs.filter(([, present]) => !present()).map(([pkg]) => pkg);

@@ -71,6 +71,13 @@ async function validate(path: string | undefined, explain: boolean, out: string[
   }
   if (failed) return EXIT.error;
   const policy = await loadPolicyInForce(discovery);
+  const organisation = policy.organisation?.source;
+  if (organisation?.state.kind === "refused") {
+    // Every call would be refused: the policy in force is not in order.
+    out.push(`${organisation.label}; every governed call is refused until it is fixed`);
+    return EXIT.error;
+  }
+  if (organisation) out.push(`ok: ${organisation.label}`);
   // A project rule that can never take effect is no error (the file is valid), but never silent.
   out.push(...looseningReport(policy, discoveryPaths().user));
   if (explain) out.push("", ...explainPolicy(policy));

@@ -262,6 +262,19 @@ const otlpSchema = strict({
   ),
 });
 
+/**
+ * The organisation's policy (docs/team.md): a signed bundle at an HTTPS URL, the floor under this
+ * policy and the project's. `max_stale`: how old the cached copy may be while the URL cannot be
+ * reached before every call is refused; `refresh`: how often it is fetched again in the background.
+ */
+const organisationSchema = strict({
+  url: v.pipe(text("a URL"), v.check((url) => /^https:\/\/[^/@\s]+(\/\S*)?$/.test(url), "expected an https:// URL without user:password@")),
+  public_key: v.pipe(text("a public key"), v.regex(/^ed25519:[A-Za-z0-9+/]{43}=$/, "expected an Ed25519 public key as `ed25519:` and 44 base64 characters (what `thoughtgate policy keygen` prints)")),
+  max_stale: v.optional(duration, 7 * 24 * 3_600_000),
+  refresh: v.optional(duration, 300_000),
+});
+export type OrganisationConfig = v.InferOutput<typeof organisationSchema>;
+
 export const configSchema = v.pipe(
   strict({
     schema: v.literal(1, (issue) => `expected 1 (the only schema version), got ${issue.received}`),
@@ -283,6 +296,7 @@ export const configSchema = v.pipe(
     ),
     secrets: v.optional(secretsSchema),
     telemetry: v.optional(strict({ otlp: v.optional(otlpSchema) })),
+    policy: v.optional(strict({ organisation: v.optional(organisationSchema) })),
   }),
 );
 

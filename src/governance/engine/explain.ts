@@ -22,6 +22,20 @@ const ORIGINS: Record<PolicyLayer["origin"], string> = {
  * each one's gates in the order they apply.
  */
 export function explainPolicy(policy: PolicyInForce): string[] {
+  const organisation = policy.organisation;
+  if (!organisation) return explainLocal(policy);
+  const { source } = organisation;
+  const floor = [
+    `organisation policy: ${source.settings.url} (from ${source.settings.from}; fetched again every ${formatDuration(source.settings.refreshMs)}, usable offline for ${formatDuration(source.settings.maxStaleMs)})`,
+    "  The floor: the policies below may only restrict it. Each call gets the stricter decision, and one the",
+    "  organisation's policy made says so in its reason (\"organisation policy: rule x: deny\").",
+  ];
+  if (source.state.kind === "refused" || !organisation.layer) return [...floor, `  REFUSED: ${source.label}: every call is refused until it is fixed`, "", ...explainLocal(policy)];
+  const layer: PolicyLayer = { engine: organisation.layer, file: `${source.settings.url} version ${source.state.version}`, origin: "flag" };
+  return [...floor, "", ...explainLayer(layer, `organisation policy version ${source.state.version} (signed ${source.state.issuedAt}${source.state.note ? `; ${source.state.note}` : ""})`), "", ...explainLocal(policy)];
+}
+
+function explainLocal(policy: PolicyInForce): string[] {
   if (!policy.restriction) return explainLayer(policy.base, `policy: ${policy.base.file ?? "the embedded default"} (${ORIGINS[policy.base.origin]})`);
   return [
     `policy: ${policyLabel(policy)}`,
@@ -147,6 +161,24 @@ function list(globs: string[]): string {
  * `userFile`: where the user's own policy is (or would be).
  */
 export function looseningReport(policy: PolicyInForce, userFile: string): string[] {
+  return [...belowOrganisation(policy), ...belowUser(policy, userFile)];
+}
+
+/** The user's (and the project's) rules that would loosen the organisation's policy: theirs to ask for. */
+function belowOrganisation(policy: PolicyInForce): string[] {
+  const organisation = policy.organisation;
+  if (!organisation?.layer) return [];
+  const url = organisation.source.settings.url;
+  const layers = [policy.base, ...(policy.restriction ? [policy.restriction] : [])].filter((layer) => layer.file !== null);
+  return layers.flatMap((layer) =>
+    looseningRules(organisation.layer?.config as ThoughtGateConfig, layer.engine.config, dirname(layer.file as string)).flatMap(({ ruleId, rule, overriddenBy }) => [
+      `${layer.origin === "project" ? "project" : "user"} policy ${layer.file}: rule ${ruleId} (${describeRule(rule)}) can never take effect where the organisation policy ${url} ${VERBS[overriddenBy.action] ?? "decides"} (${overriddenBy.rule ? `rule ${overriddenBy.ruleId}: ${describeRule(overriddenBy.rule)}` : `its default: ${overriddenBy.action}`}): the organisation's policy is the floor, and only its administrators can change it.`,
+    ]),
+  );
+}
+
+/** The project's rules that would loosen the user's policy (or the embedded default), with where they belong. */
+function belowUser(policy: PolicyInForce, userFile: string): string[] {
   const { base, restriction } = policy;
   if (!restriction || restriction.file === null) return [];
   const projectDir = dirname(restriction.file);
