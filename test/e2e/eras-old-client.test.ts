@@ -90,7 +90,7 @@ describe("the MCP SDK client (2025-11-25) through the shim to tmcp (serves both 
     expect(textOf(await callTool(shim, { name: "confirm_action", arguments: { action: "wipe" } }))).toBe("confirmed: wipe");
     expect(forms).toEqual([
       'Allow notes.delete_note with {"id":"b"}? (rule default-destructive: approval required)',
-      'Allow notes.confirm_action with {"action":"wipe"}? (rule default-destructive: approval required)',
+      "Allow notes.confirm_action with {\"action\":\"wipe\"}? (rule default-destructive: approval required; the tool declares no annotations, so MCP's defaults apply: not read-only, destructive)",
       "Confirm: wipe?",
     ]);
   });

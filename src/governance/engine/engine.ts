@@ -167,8 +167,8 @@ export class GovernanceEngine implements PolicyEngine {
  */
 function hintNote(input: EvaluateInput): string {
   if (input.method !== "tools/call") return "";
-  if (input.annotations === undefined) return " (the tool declares no annotations: MCP's defaults count it as not read-only and destructive)";
-  return input.annotationSource ? ` (annotations from ${input.annotationSource})` : "";
+  if (input.annotations === undefined) return "; the tool declares no annotations, so MCP's defaults apply: not read-only, destructive";
+  return input.annotationSource ? `; annotations from ${input.annotationSource}` : "";
 }
 
 function withNote(decision: EngineDecision, note: string): EngineDecision {

@@ -194,14 +194,14 @@ governance:
   test("a tool that declares nothing is asked, and the reason says why", () => {
     expect(rules.evaluate(call({}))).toMatchObject({
       kind: "approve",
-      reason: "rule writes: approval required (the tool declares no annotations: MCP's defaults count it as not read-only and destructive)",
+      reason: "rule writes: approval required; the tool declares no annotations, so MCP's defaults apply: not read-only, destructive",
     });
   });
 
   test("a catalog hint is named; the tool's own annotations are not remarked on", () => {
     expect(rules.evaluate(call({ annotations: { readOnlyHint: true }, annotationSource: "ThoughtGate's catalog (x 1.0)" }))).toMatchObject({
       kind: "forward",
-      reason: "rule reads: forward (annotations from ThoughtGate's catalog (x 1.0))",
+      reason: "rule reads: forward; annotations from ThoughtGate's catalog (x 1.0)",
     });
     expect(rules.evaluate(call({ annotations: { readOnlyHint: true } }))).toMatchObject({ kind: "forward", reason: "rule reads: forward" });
   });
