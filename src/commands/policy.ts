@@ -79,8 +79,9 @@ async function sign(dir: string | undefined, keyFile: string | undefined, versio
   if (!Number.isSafeInteger(version) || version < 1) throw usageError(`--version: expected a whole number of at least 1, got ${JSON.stringify(versionFlag)}`);
   const root = resolve(dir);
   const text = readPolicyFile(join(root, "thoughtgate.yaml"));
-  // The machines' environment is not the administrator's: nothing is expanded when checking.
-  const parsed = parseConfig(text, {}, "user");
+  // Checked as a machine will load it, with this environment standing in for the machines' (a field
+  // that expands `${VAR}` needs the variable set here too, to a sample value if need be).
+  const parsed = parseConfig(text, process.env, "user");
   if (!parsed.ok) throw new ThoughtGateError("CONFIG", `${join(root, "thoughtgate.yaml")}: ${parsed.problems.map((p) => `${p.path}: ${p.message}`).join("; ")}`);
   if (parsed.config.policy) throw new ThoughtGateError("CONFIG", `${join(root, "thoughtgate.yaml")}: policy: an organisation's policy cannot name another one`);
   const files: Record<string, string> = { "thoughtgate.yaml": text };

@@ -22,8 +22,8 @@ import type { Place } from "../../core/project.ts";
  */
 export type ArgumentTest = (value: unknown, place: Place) => boolean;
 
-export const PLACEHOLDERS = ["PROJECT", "CWD", "HOME"] as const;
 const PLACEHOLDER = /\$\{(PROJECT|CWD|HOME)\}/g;
+const HAS_PLACEHOLDER = /\$\{(PROJECT|CWD|HOME)\}/;
 
 export function compileArguments(matchers: Record<string, ArgumentMatcherConfig>): Array<[string, ArgumentTest]> {
   return Object.entries(matchers).map(([name, matcher]) => [name, compileMatcher(matcher)]);
@@ -66,8 +66,7 @@ function compileOne(matcher: MatcherConfig): ArgumentTest {
 }
 
 function equality(expected: unknown): ArgumentTest {
-  if (typeof expected === "string" && PLACEHOLDER.test(expected)) {
-    PLACEHOLDER.lastIndex = 0;
+  if (typeof expected === "string" && HAS_PLACEHOLDER.test(expected)) {
     return (value, place) => typeof value === "string" && value === fillPlace(expected, place);
   }
   const wanted = canonicalJson(expected);
@@ -88,7 +87,7 @@ function everyString(test: (text: string, place: Place) => boolean): ArgumentTes
  * per distinct filled-in text (a session has one place; a service serving several has a few).
  */
 function templated<T>(text: string, build: (filled: string) => T): (place: Place) => T {
-  if (!/\$\{(PROJECT|CWD|HOME)\}/.test(text)) {
+  if (!HAS_PLACEHOLDER.test(text)) {
     let built: T | undefined;
     return () => (built ??= build(text));
   }
