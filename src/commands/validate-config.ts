@@ -1,13 +1,10 @@
 import { defineCommand } from "citty";
-import { existsSync } from "node:fs";
-import { discoverPolicy, discoveryPaths, policyFiles, type PolicyFile } from "../core/config/discover.ts";
-import { loadConfigFile, parseConfig, type LoadedConfig } from "../core/config/load.ts";
-import { readPolicyFile } from "../core/config/read-file.ts";
-import { EXIT, messageOf, usageError } from "../core/errors.ts";
+import { discoverPolicy, discoveryPaths, policyFiles } from "../core/config/discover.ts";
+import { EXIT, usageError } from "../core/errors.ts";
+import { showInvisible } from "../core/visible-text.ts";
 import { EMBEDDED_DEFAULT_WORDS, EMBEDDED_DEFAULT_YAML } from "../governance/engine/default-policy.ts";
-import { GovernanceEngine } from "../governance/engine/engine.ts";
 import { explainPolicy, looseningReport } from "../governance/engine/explain.ts";
-import { embeddedDefault, loadPolicyInForce } from "../governance/engine/policy.ts";
+import { checkPolicyFile, embeddedDefault, loadPolicyInForce } from "../governance/engine/policy.ts";
 import { agentServers, explainServers, serverFromFlag, type ServerToExplain } from "./_explain-servers.ts";
 import { commonArgs, rejectUnknownFlags } from "./_shared.ts";
 
@@ -37,7 +34,8 @@ export default defineCommand({
     const servers = serversToExplain(parsed.agent, parsed.server, parsed["server-id"]);
     if (servers && parsed.explain !== true) throw usageError("--agent and --server go with --explain");
     const code = await validate(parsed.path, parsed.explain === true, out, servers);
-    await Bun.write(Bun.stdout, `${out.join("\n")}\n`);
+    // A project's policy comes with the repository: its keys and values are shown escaped (src/core/visible-text.ts).
+    await Bun.write(Bun.stdout, `${out.join("\n").split("\n").map(showInvisible).join("\n")}\n`);
     return code;
   },
 });
@@ -62,12 +60,12 @@ async function validate(path: string | undefined, explain: boolean, out: string[
   // Every file is checked, so one run lists the problems of both the user's and the project's.
   let failed = false;
   for (const found of files) {
-    const result = await check(found);
+    const result = await checkPolicyFile(found);
     const name = found.origin === "project" ? `${found.file} (project policy)` : found.file;
     if ("unreadable" in result) out.push(result.unreadable);
-    else if (result.problems.length > 0) out.push(`${name}: ${result.problems.length} problem${result.problems.length === 1 ? "" : "s"}`, ...result.problems);
+    else if ("problems" in result) out.push(`${name}: ${result.problems.length} problem${result.problems.length === 1 ? "" : "s"}`, ...result.problems);
     else out.push(`ok: ${name}`);
-    failed ||= "unreadable" in result || result.problems.length > 0;
+    failed ||= !result.ok;
   }
   if (failed) return EXIT.error;
   const policy = await loadPolicyInForce(discovery);
@@ -83,30 +81,4 @@ async function validate(path: string | undefined, explain: boolean, out: string[
   if (explain) out.push("", ...explainPolicy(policy));
   if (servers) out.push("", ...(await explainServers(policy, servers)));
   return EXIT.ok;
-}
-
-/** One file's problems as `path: message` lines, or one message naming the file when it cannot be read or placed. */
-async function check(found: PolicyFile): Promise<{ problems: string[] } | { unreadable: string }> {
-  if (!existsSync(found.file)) return { unreadable: `${found.file}: no such file` };
-  let text: string;
-  try {
-    text = readPolicyFile(found.file);
-  } catch (error) {
-    return { unreadable: messageOf(error) };
-  }
-  const parsed = parseConfig(text, process.env, found.origin === "project" ? "project" : "user");
-  if (!parsed.ok) return { problems: parsed.problems.map((p) => `${p.path}: ${p.message}`) };
-  // The schema is fine; now where its files are, and the Cedar files it names must parse (and match their schema).
-  let loaded: LoadedConfig;
-  try {
-    loaded = loadConfigFile(found);
-  } catch (error) {
-    return { unreadable: messageOf(error) };
-  }
-  try {
-    await GovernanceEngine.fromConfig(loaded.config, loaded.file);
-  } catch (error) {
-    return { problems: [`cedar: ${messageOf(error)}`] };
-  }
-  return { problems: [] };
 }
