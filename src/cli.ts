@@ -26,6 +26,7 @@ const subCommands = {
   auth: () => import("./commands/auth.ts").then((m) => m.default),
   pins: () => import("./commands/pins.ts").then((m) => m.default),
   log: () => import("./commands/log.ts").then((m) => m.default),
+  policy: () => import("./commands/policy.ts").then((m) => m.default),
 } satisfies SubCommandsDef;
 
 const root = defineCommand({

@@ -11,6 +11,7 @@
  *   `thoughtgate approve`; a private namespace for the arm64 npm test
  * - tmux: interactive agents (Claude Code's TUI) driven by keys, their screen read and every byte
  *   written to their terminal recorded (test/support/tmux.ts)
+ * - openssl: the self-signed certificate of the loopback HTTPS host an organisation's policy is fetched from
  */
 import { existsSync } from "node:fs";
 
@@ -23,10 +24,11 @@ const needs: Array<[pkg: string, present: () => boolean]> = [
   ["chromium", () => Bun.which("chromium") !== null],
   ["util-linux", () => Bun.which("script") !== null && Bun.which("unshare") !== null],
   ["tmux", () => Bun.which("tmux") !== null],
+  ["openssl", () => Bun.which("openssl") !== null],
 ];
 
 if (process.platform !== "linux") {
-  console.error("test setup: not Linux; install qemu, ruby, dash, curl, chromium, util-linux and tmux yourself");
+  console.error("test setup: not Linux; install qemu, ruby, dash, curl, chromium, util-linux, tmux and openssl yourself");
   process.exit(0);
 }
 const missing = needs.filter(([, present]) => !present()).map(([pkg]) => pkg);

@@ -5,6 +5,7 @@ import { showInvisible, showInvisibleInJson } from "../core/visible-text.ts";
 import { definitionDigest, type DefinitionKind } from "../governance/definitions/definition.ts";
 import { describeFinding, FindingContext, findingsOf, worstSeverity, type Finding, type OtherDefinition } from "../governance/definitions/findings.ts";
 import { allPinFiles } from "../governance/definitions/pin-store.ts";
+import { catalogHint, type CatalogHint } from "../governance/definitions/annotation-catalog.ts";
 import { inspectServer, type Hint, type InspectReport } from "../mcp/inspect.ts";
 import { commonArgs, optionalDuration, splitChildCommand } from "./_shared.ts";
 
@@ -34,7 +35,10 @@ export default defineCommand({
   },
 });
 
-type Checked = Omit<InspectReport, "tools" | "prompts"> & { tools: Array<InspectReport["tools"][number] & { findings: Finding[] }>; prompts: Array<InspectReport["prompts"][number] & { findings: Finding[] }> };
+type Checked = Omit<InspectReport, "tools" | "prompts"> & {
+  tools: Array<InspectReport["tools"][number] & { findings: Finding[]; annotation_hint: CatalogHint | null }>;
+  prompts: Array<InspectReport["prompts"][number] & { findings: Finding[] }>;
+};
 
 /**
  * The poisoning checks the shim runs on every list (docs/governance.md, "Pinned definitions"), on
@@ -50,7 +54,9 @@ function withFindings(report: InspectReport, serverId: string | undefined): Chec
     const context = new FindingContext(new Set(items.map((item) => item.name)), lengths, pinned);
     return items.map((item) => ({ ...item, findings: findingsOf(kind, item.name, item.definition, definitionDigest(item.definition), context) }));
   };
-  return { ...report, tools: check("tool", report.tools, others), prompts: check("prompt", report.prompts, []) };
+  // A tool that declares nothing may have ThoughtGate's hint for its exact definition (annotation-catalog.ts).
+  const tools = check("tool", report.tools, others).map((tool) => ({ ...tool, annotation_hint: catalogHint(tool.definition) }));
+  return { ...report, tools, prompts: check("prompt", report.prompts, []) };
 }
 
 /** Plain-text tables; no colour, so the output reads the same in a terminal, a pipe or a file. */
@@ -67,17 +73,21 @@ function renderTables(report: Checked): string {
         ["NAME", "READ-ONLY", "DESTRUCTIVE", "IDEMPOTENT", "OPEN-WORLD", "FINDINGS", "DEFINITION HASH"],
         report.tools.map((tool) => [
           tool.name,
-          hint(tool.annotations.readOnlyHint),
-          hint(tool.annotations.destructiveHint),
-          hint(tool.annotations.idempotentHint),
-          hint(tool.annotations.openWorldHint),
+          hint(tool.annotations.readOnlyHint, tool.annotation_hint?.annotations.readOnlyHint),
+          hint(tool.annotations.destructiveHint, tool.annotation_hint?.annotations.destructiveHint),
+          hint(tool.annotations.idempotentHint, tool.annotation_hint?.annotations.idempotentHint),
+          hint(tool.annotations.openWorldHint, tool.annotation_hint?.annotations.openWorldHint),
           tool.findings.length === 0 ? "-" : `${worstSeverity(tool.findings)} (${tool.findings.length})`,
           tool.definition_hash,
         ]),
       ),
     );
-    if (report.tools.some((tool) => Object.values(tool.annotations).includes(null))) {
-      out.push("  - = not declared; MCP then assumes read-only no, destructive yes, idempotent no, open-world yes");
+    const sources = [...new Set(report.tools.flatMap((tool) => (tool.annotation_hint ? [tool.annotation_hint.source] : [])))];
+    if (sources.length > 0) {
+      out.push(`  * = the server declares no annotations; hint from ${sources.join(", ")}, for this exact definition (a changed definition loses it)`);
+    }
+    if (report.tools.some((tool) => !tool.annotation_hint && Object.values(tool.annotations).includes(null))) {
+      out.push("  - = not declared; MCP then assumes read-only no, destructive yes, idempotent no, open-world yes (the embedded default asks before such a tool runs)");
     }
   }
   out.push("");
@@ -123,8 +133,11 @@ function table(header: string[], serverRows: string[][]): string[] {
   return [line(header), ...rows.map(line)];
 }
 
-function hint(value: Hint): string {
-  return value === null ? "-" : value ? "yes" : "no";
+/** The server's own hint; where it declared none, the catalog's (marked `*`), else `-`. */
+function hint(value: Hint, catalog?: boolean): string {
+  if (value !== null) return value ? "yes" : "no";
+  if (catalog !== undefined) return catalog ? "yes*" : "no*";
+  return "-";
 }
 
 const DESCRIPTION_CHARS = 60;

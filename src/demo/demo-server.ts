@@ -19,7 +19,8 @@ const TOOLS = [
     name: "add_note",
     description: "Add a note",
     inputSchema: { type: "object", properties: { text: { type: "string" } }, required: ["text"] },
-    annotations: { readOnlyHint: false, destructiveHint: false },
+    // A local notebook: it adds, and reaches nothing outside this machine (the embedded default forwards it).
+    annotations: { readOnlyHint: false, destructiveHint: false, openWorldHint: false },
   },
   {
     name: "delete_notes",

@@ -52,6 +52,8 @@ export type InspectOptions = {
   command: string[];
   /** For each answer from the server, initialize included. */
   timeoutMs: number;
+  /** Variables the server's entry sets, over ours (`THOUGHTGATE_*` never reaches it). */
+  env?: Record<string, string>;
   graces?: Graces;
 };
 
@@ -73,7 +75,7 @@ export async function inspectServer(options: InspectOptions): Promise<InspectRep
   process.on("SIGINT", onSignal);
   process.on("SIGTERM", onSignal);
   try {
-    client = McpClient.start({ command: options.command });
+    client = McpClient.start({ command: options.command, ...(options.env ? { env: { ...process.env, ...options.env } } : {}) });
     try {
       if (interruption.signal) throw interruptedError(interruption.signal);
       const init = await client.initialize({ timeoutMs: options.timeoutMs });

@@ -266,6 +266,7 @@ export class Governor {
       },
       serverId,
       annotations: request.method === "tools/call" ? catalog.annotationsOf(targetName(request)) : undefined,
+      annotationSource: request.method === "tools/call" ? catalog.annotationSourceOf(targetName(request)) : undefined,
       elicit,
     };
   }

@@ -2,6 +2,7 @@ import type { JsonRpcResponse } from "../core/jsonrpc.ts";
 import { messageOf } from "../core/errors.ts";
 import type { Logger } from "../core/log.ts";
 import type { ToolAnnotations } from "../core/mcp-schema.ts";
+import { catalogHint } from "../governance/definitions/annotation-catalog.ts";
 
 const TOOL_LIST_MAX_PAGES = 50;
 
@@ -16,8 +17,10 @@ const TOOL_LIST_MAX_PAGES = 50;
  * annotations, which the engine reads as the MCP defaults: possibly destructive, never benign.
  */
 export class ToolCatalog {
-  /** Listed tools; null for one listed without annotations. */
+  /** Listed tools; null for one listed without annotations (and unknown to the annotation catalog). */
   private readonly tools = new Map<string, ToolAnnotations | null>();
+  /** Tools whose annotations are the annotation catalog's hint: where they came from. */
+  private readonly hinted = new Map<string, string>();
   private complete = false;
   /** The shim tried to read the whole list since it last changed (a failed read is not retried per call). */
   private attempted = false;
@@ -35,12 +38,25 @@ export class ToolCatalog {
     return this.tools.get(tool) ?? undefined;
   }
 
+  /** Where the tool's annotations came from when they are the annotation catalog's hint, not the server's. */
+  annotationSourceOf(tool: string): string | undefined {
+    return this.hinted.get(tool);
+  }
+
   /** A page of a `tools/list` result, the agent's or the shim's own; `whole` when it was the entire list. */
   remember(tools: unknown[], whole: boolean): void {
     for (const tool of tools) {
       const { name, annotations } = (tool ?? {}) as { name?: unknown; annotations?: unknown };
       if (typeof name !== "string") continue;
-      this.tools.set(name, annotations !== null && typeof annotations === "object" && !Array.isArray(annotations) ? (annotations as ToolAnnotations) : null);
+      this.hinted.delete(name);
+      if (annotations !== null && typeof annotations === "object" && !Array.isArray(annotations)) {
+        this.tools.set(name, annotations as ToolAnnotations);
+        continue;
+      }
+      // Declares nothing: the catalog's hint, for this exact definition only (annotation-catalog.ts).
+      const hint = catalogHint(tool);
+      this.tools.set(name, hint ? hint.annotations : null);
+      if (hint) this.hinted.set(name, hint.source);
     }
     if (whole) this.complete = true;
   }
@@ -48,6 +64,7 @@ export class ToolCatalog {
   /** `notifications/tools/list_changed`: nothing read before may still hold. */
   invalidate(): void {
     this.tools.clear();
+    this.hinted.clear();
     this.complete = false;
     this.attempted = false;
   }

@@ -9,6 +9,9 @@ import { APPROVAL_KEY_ENV, ENDPOINT_ENV } from "../governance/wire/env.ts";
 import { desktopTool } from "../governance/approval/desktop-notifier.ts";
 import { EngineHolder } from "../governance/engine/engine-holder.ts";
 import { publishService, siblingServices } from "../governance/wire/service-descriptor.ts";
+import { discoveryPaths } from "../core/config/discover.ts";
+import { EMBEDDED_DEFAULT_WORDS } from "../governance/engine/default-policy.ts";
+import { looseningReport } from "../governance/engine/explain.ts";
 import { newSecret, processPersonCheck, startGovernanceService, userAtHost, type GovernanceService } from "../governance/service/service.ts";
 import { startServiceTracer } from "../governance/engine/tracing.ts";
 import { AGENT_TYPES, detectAgent, isVsCodeInsiders, projectDir, renderCoverage, rewrite, type AgentContext, type AgentType } from "./adapters/index.ts";
@@ -162,7 +165,8 @@ async function governAndRun(options: WrapOptions, agent: AgentType, ctx: AgentCo
     dismissIsNo: mode === "interactive",
     desktop,
     always: (await import("../governance/approval/always-allow.ts")).alwaysWriter({ policy: () => engines.policy, reload: () => engines.reload(), env: process.env, cwd: process.cwd(), origin: `wrap session ${runId}`, now: () => new Date() }),
-    // The session's project: "always … in this project" keeps its rule to it.
+    // The session's project: its calls are decided in it (docs/governance.md, "Rules that see
+    // arguments"), and "always … in this project" keeps its rule to it.
     sessionProject: projectRoot(ctx.cwd),
     // Sessions side by side share a Slack app: a click on another's message is handed on to it.
     siblings: () => siblingServices(isSameProcessRunning),
@@ -191,7 +195,9 @@ async function governAndRun(options: WrapOptions, agent: AgentType, ctx: AgentCo
   const agentName = options.command[0] ? basename(options.command[0]) : agent;
   voice.say(
     [
-      `thoughtgate: policy ${engines.files.length > 0 ? engines.label : "embedded default (read-only tools forwarded, destructive tools need approval)"}, profile ${options.profile}`,
+      `thoughtgate: policy ${engines.files.length > 0 ? engines.label : `embedded default (${EMBEDDED_DEFAULT_WORDS})`}, profile ${options.profile}`,
+      // A project rule that can never take effect (it would loosen the user's policy) is said, with where it belongs.
+      ...looseningReport(engines.policy, discoveryPaths().user).map((line) => `thoughtgate: ${line}`),
       `thoughtgate: governance service ${service.url}`,
     ].join("\n"),
   );

@@ -68,16 +68,23 @@ function home(k: number): string {
 /** A policy file holds at most 1 MiB (docs/governance.md): a larger set is split over several. */
 const POLICIES_PER_FILE = 1_000;
 
-/** Write a `count`-policy set into `dir`; returns the files' paths. */
-export function writePolicySet(dir: string, count = CEDAR_PLAN.policies): string[] {
+/** The argument types the generated policies read (cedar-schema.ts: tool arguments have no shape until declared). */
+const ARGUMENTS_SCHEMA = "namespace ThoughtGate { type Arguments = { path?: String, limit?: Long, force?: Bool }; }\n";
+
+export type PolicySet = { policies: string[]; schema: string };
+
+/** Write a `count`-policy set into `dir`, and the schema of the arguments it reads; returns the files' paths. */
+export function writePolicySet(dir: string, count = CEDAR_PLAN.policies): PolicySet {
   const policies = generatePolicies(count);
+  const schema = join(dir, "bench-arguments.cedarschema");
+  writeFileSync(schema, ARGUMENTS_SCHEMA);
   const files: string[] = [];
   for (let start = 0; start < policies.length; start += POLICIES_PER_FILE) {
     const file = join(dir, `bench-${count}-${files.length}.cedar`);
     writeFileSync(file, `${policies.slice(start, start + POLICIES_PER_FILE).join("\n\n")}\n`);
     files.push(file);
   }
-  return files;
+  return { policies: files, schema };
 }
 
 /**
@@ -91,7 +98,7 @@ const REQUESTED_FAMILIES = 12;
 export function requests(policies: number): CedarRequest[] {
   const families = Math.ceil((policies - MATCH_ALL.length) / 4);
   const out: CedarRequest[] = [];
-  const base = { user: "bench", method: "tools/call", policyId: null } as const;
+  const base = { user: "bench", method: "tools/call", policyId: null, project: "/srv/project", cwd: "/srv/project" } as const;
   for (let j = 0; j < Math.min(REQUESTED_FAMILIES, families); j++) {
     // Whole families only: the last one may be cut short.
     const k = Math.floor((j * (families - 1)) / REQUESTED_FAMILIES);
@@ -140,7 +147,7 @@ export async function measureCedar(dir: string): Promise<CedarFigures> {
   for (let i = 0; i < CEDAR_PLAN.warmup; i++) fixedWork();
   for (const size of CEDAR_PLAN.sizes) {
     progress(`Cedar: ${size.policies} policies, ${size.evaluations} evaluations sliced and ${size.fullEvaluations} of the whole set`);
-    const policies = CedarPolicies.load({ policies: writePolicySet(dir, size.policies) });
+    const policies = CedarPolicies.load(writePolicySet(dir, size.policies));
     if (policies.policyIds.length !== size.policies) throw new Error(`expected ${size.policies} Cedar policies, loaded ${policies.policyIds.length}`);
     const variants = requests(size.policies);
     const run: CedarRun = { policies: size.policies, sliced: [], full: [], slicedCpu: [], fullCpu: [], requests: variants.length, allowed: 0, deniedByDefault: 0, deniedByForbid: 0, policiesDeciding: 0 };

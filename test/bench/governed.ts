@@ -12,6 +12,7 @@
  * lives for this phase only; its RSS is read once idle, once after the runs and once more when it has been quiet, and a second
  * service with the rules alone is started briefly for its idle RSS.
  */
+import type { PolicySet } from "./cedar-eval.ts";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { BINARY } from "../support/harness.ts";
@@ -29,10 +30,11 @@ governance:
     - { id: ok, match: echo, action: forward }
 `;
 
-function withCedar(cedarFiles: string[]): string {
+function withCedar(cedar: PolicySet): string {
   return `${RULES}    - { id: cedar, match: "*", action: policy }
 cedar:
-  policies: ${JSON.stringify(cedarFiles)}
+  policies: ${JSON.stringify(cedar.policies)}
+  schema: ${JSON.stringify(cedar.schema)}
 `;
 }
 
@@ -49,14 +51,14 @@ export type GovernedFigures = {
 
 /**
  * `runId` goes into the policy files' names, which are on the services' command lines, so the
- * end-of-run check finds a service left behind as it finds a server. `cedarFiles`: the bench's
- * Cedar policy set (cedar-eval.ts).
+ * end-of-run check finds a service left behind as it finds a server. `cedar`: the bench's
+ * Cedar policy set and the schema of the arguments it reads (cedar-eval.ts).
  */
 export async function measureGoverned(
   server: string[],
   dir: string,
   runId: string,
-  cedarFiles: string[],
+  cedar: PolicySet,
   env: Record<string, string>,
 ): Promise<GovernedFigures> {
   const rulesOnly = join(dir, `rules-${runId}.yaml`);
@@ -64,7 +66,7 @@ export async function measureGoverned(
   const rulesOnlyIdleRssKb = await idleServiceRss(rulesOnly, env);
 
   const policy = join(dir, `governance-${runId}.yaml`);
-  writeFileSync(policy, withCedar(cedarFiles));
+  writeFileSync(policy, withCedar(cedar));
   await using service = await ServeProcess.start(["--thoughtgate-config", policy], { env: withoutOwnVariables(env) });
   const idleRssKb = residentKb(service.proc.pid);
 

@@ -12,10 +12,11 @@ export const QUICK = process.argv.includes("--quick");
  * `memory` and `throughput` (one part of `shim` each, throughput without the latency blocks);
  * `governed` (the governance section without Cedar alone); `pins` (pinned definitions); `secrets`
  * (secret scanning); `cedar` (one Cedar evaluation, sliced and whole, at 50 and 5,000 policies); `log` (the
- * audit's cost with arguments recorded, and `thoughtgate log` over a million recorded calls).
+ * audit's cost with arguments recorded, and `thoughtgate log` over a million recorded calls); `hour`
+ * (the scripted hour: prompts a person sees in an ordinary hour of work, hour.ts).
  */
 export const ONLY = process.argv.includes("--only") ? (process.argv[process.argv.indexOf("--only") + 1] ?? null) : null;
-export const PHASES = ["remote", "shim", "startup", "memory", "throughput", "governed", "pins", "secrets", "cedar", "log"] as const;
+export const PHASES = ["remote", "shim", "startup", "memory", "throughput", "governed", "pins", "secrets", "cedar", "log", "hour"] as const;
 if (ONLY !== null && !(PHASES as readonly string[]).includes(ONLY)) throw new Error(`--only: unknown phase ${JSON.stringify(ONLY)} (one of ${PHASES.join(", ")})`);
 export const PLAN = QUICK
   ? { warmup: 200, iterations: 1_000, blocks: 10, pipelined: 10_000, throughputRounds: 2, spawns: 5, versionRuns: 10 }

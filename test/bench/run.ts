@@ -20,6 +20,7 @@ import { BenchClient } from "./bench-client.ts";
 import { wallTimes } from "./measure.ts";
 import { ALL_PARTS, measureShimPhase, partsOf, pickRuns } from "./shim-phase.ts";
 import { measureWrapLaunch } from "./wrap-launch.ts";
+import { hourChecks, hourSection, measureHour } from "./hour.ts";
 import { measureRemote } from "./remote.ts";
 import { measurePins, type PinsFigures } from "./pins.ts";
 import { measureRewrite } from "./wrap-rewrite.ts";
@@ -291,6 +292,7 @@ async function main(): Promise<void> {
   const secrets = await measureSecrets(server, work.path, runId, env);
   const scanner = measureScanner();
   const logFigures = await measureLog(server, work.path, runId, env);
+  const hour = await measureHour();
   // Last: it loads Cedar's wasm into the bench process itself.
   const cedar = await measureCedar(work.path);
 
@@ -369,15 +371,26 @@ async function main(): Promise<void> {
       "",
       ...renderFramingChecks(framing),
       "",
+      hourSection(hour),
+      "",
       `- processes left behind: ${leftovers.length === 0 ? "none" : `${leftovers.length} (killed: ${leftovers.join(", ")})`}`,
       `- bench wall time: ${((performance.now() - started) / 1000).toFixed(1)} s`,
     ].join("\n"),
   );
-  if (leftovers.length > 0) process.exitCode = 1;
+  if (leftovers.length > 0 || hourChecks(hour).length > 0) process.exitCode = 1;
+}
+
+/** `--only hour`: the scripted hour alone. */
+async function onlyHour(): Promise<void> {
+  requireBinary();
+  const figures = await measureHour();
+  console.log([`# thoughtgate benchmark: the scripted hour only`, "", `- date: ${new Date().toISOString()}`, `- binary: dist/thoughtgate from ${sourceRevision()}`, "", hourSection(figures)].join("\n"));
+  if (hourChecks(figures).length > 0) process.exitCode = 1;
 }
 
 // plan.ts refuses a phase it does not know.
 if (ONLY === "secrets") await onlySecrets();
 else if (ONLY === "log") await onlyLog();
+else if (ONLY === "hour") await onlyHour();
 else if (ONLY === "cedar") await runCedarAlone();
 else await main();

@@ -172,7 +172,9 @@ describe("approvals", () => {
   test("with no policy file, a codecli tool (no annotations: possibly destructive) needs approval; no terminal denies it", async () => {
     using dir = tempDir();
     const { lines } = await run(dir.path, { yaml: null, steps: [waited("r-1", "fs.read", { args: { path: "a" } })] });
-    expect(lines[0]).toBe("skipped fs.read (deny: rule default-destructive: approval required: no terminal to ask on; --default-action deny) [rule default-destructive]");
+    expect(lines[0]).toBe(
+      "skipped fs.read (deny: rule default-destructive: approval required; the tool declares no annotations, so MCP's defaults apply: not read-only, destructive: no terminal to ask on; --default-action deny) [rule default-destructive]",
+    );
   });
 
   test("no terminal: --default-action applies (deny unless told allow)", async () => {

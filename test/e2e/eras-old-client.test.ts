@@ -92,7 +92,7 @@ describe("the MCP SDK client (2025-11-25) through the shim to tmcp (serves both 
     expect(textOf(await callTool(shim, { name: "confirm_action", arguments: { action: "wipe" } }))).toBe("confirmed: wipe");
     expect(forms).toEqual([
       'ThoughtGate: allow delete_note on server notes? (rule default-destructive: approval required)\nid: "b"',
-      'ThoughtGate: allow confirm_action on server notes? (rule default-destructive: approval required)\naction: "wipe"',
+      "ThoughtGate: allow confirm_action on server notes? (rule default-destructive: approval required; the tool declares no annotations, so MCP's defaults apply: not read-only, destructive)\naction: \"wipe\"",
       "Confirm: wipe?",
     ]);
   });

@@ -101,10 +101,11 @@ for (const era of ERAS) {
         join(dir.path, "policy.cedar"),
         `@id("allow-all") permit(principal, action, resource);\n@id("not-b") forbid(principal, action == ThoughtGate::Action::"tools/call", resource) when { resource.name == "read_note" && resource.arguments has id && resource.arguments.id == "b" };\n`,
       );
+      writeFileSync(join(dir.path, "arguments.cedarschema"), "namespace ThoughtGate { type Arguments = { id?: String }; }\n");
       const { agent } = shim(
         dir.path,
         era,
-        "schema: 1\ngovernance:\n  rules:\n    - { id: no-delete, match: delete_note, action: deny }\n    - { id: cedar, match: '*', action: policy }\ncedar: { policies: [policy.cedar] }\n",
+        "schema: 1\ngovernance:\n  rules:\n    - { id: no-delete, match: delete_note, action: deny }\n    - { id: cedar, match: '*', action: policy }\ncedar: { policies: [policy.cedar], schema: arguments.cedarschema }\n",
       );
       await era.open(agent, ELICIT);
       expect((await agent.request(1, "tools/call", era.params({ name: "delete_note", arguments: { id: "a" } }))).error).toMatchObject({ code: -32014, data: { rule_id: "no-delete" } });

@@ -20,6 +20,7 @@ governance:
     - { id: files, match: read_file, action: policy }
 cedar:
   policies: [policy.cedar]
+  schema: arguments.cedarschema
 `;
 const NO_ETC = `@id("allow") permit(principal, action, resource);
 @id("no-etc") forbid(principal, action, resource) when { resource.arguments has path && resource.arguments.path like "/etc/*" };
@@ -38,6 +39,7 @@ function policyDir(cedar = NO_ETC, config = CONFIG): string {
   cleanup.push(() => dir[Symbol.dispose]());
   writeFileSync(join(dir.path, "thoughtgate.yaml"), config);
   writeFileSync(join(dir.path, "policy.cedar"), cedar);
+  writeFileSync(join(dir.path, "arguments.cedarschema"), "namespace ThoughtGate { type Arguments = { path?: String }; }\n");
   return dir.path;
 }
 

@@ -94,10 +94,11 @@ governance:
 @id("no-secrets") forbid(principal, action == ThoughtGate::Action::"tools/call", resource)
   when { resource.name == "echo" && resource.arguments has message && resource.arguments.message like "*secret*" };`,
     );
+    writeFileSync(join(dir.path, "arguments.cedarschema"), "namespace ThoughtGate { type Arguments = { message?: String }; }\n");
     const { client } = await start(dir.path, `schema: 1
 governance:
   rules: [{ id: cedar, match: "*", action: policy }]
-cedar: { policies: [policy.cedar] }
+cedar: { policies: [policy.cedar], schema: arguments.cedarschema }
 `);
     expect((await client.callTool({ name: "echo", arguments: { message: "hello" } })).content).toEqual([{ type: "text", text: "Echo: hello" }]);
     const error = await callError(client, "echo", { message: "the secret plan" });

@@ -217,4 +217,18 @@ describe("thoughtgate inspect", () => {
     expect(badTimeout.exitCode).toBe(2);
     expect(badTimeout.stderr).toContain("--timeout");
   }, TEST_TIMEOUT_MS);
+
+  test("server-github declares no annotations: its tools show ThoughtGate's catalog hints, marked and named", async () => {
+    const github = ["node", join(import.meta.dir, "../../node_modules/@modelcontextprotocol/server-github/dist/index.js")];
+    const table = await thoughtgate("inspect", "--", ...github);
+    expect(table.exitCode).toBe(0);
+    expect(table.stdout).toMatch(/\n  search_repositories +yes\* +- +- +yes\* /);
+    expect(table.stdout).toMatch(/\n  create_issue +no\* +no\* +- +yes\* /);
+    expect(table.stdout).toContain("* = the server declares no annotations; hint from ThoughtGate's annotation catalog (@modelcontextprotocol/server-github 2025.4.8), for this exact definition (a changed definition loses it)");
+    const json = JSON.parse((await thoughtgate("inspect", "--json", "--", ...github)).stdout) as { tools: Array<{ name: string; annotations: Record<string, unknown>; annotation_hint: unknown }> };
+    expect(json.tools.find((tool) => tool.name === "get_issue")).toMatchObject({
+      annotations: { readOnlyHint: null },
+      annotation_hint: { annotations: { readOnlyHint: true, openWorldHint: true }, source: "ThoughtGate's annotation catalog (@modelcontextprotocol/server-github 2025.4.8)" },
+    });
+  }, TEST_TIMEOUT_MS);
 });

@@ -13,6 +13,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, wri
 import { join } from "node:path";
 import { fixture, FILESYSTEM_SERVER_JS, requireBinary, ROOT, tempDir, waitFor } from "../support/harness.ts";
 import { answerForms } from "../support/approval-answers.ts";
+import { decideAtTerminal } from "../support/terminal.ts";
 import { LogCallSchema, type LogCall } from "../../src/record/log-call.ts";
 
 setDefaultTimeout(120_000);
@@ -90,7 +91,8 @@ async function session(project: string, calls: Array<[string, Record<string, unk
       });
       expect(response.status).toBe(200);
     } else {
-      const decided = await run([answer === "cli" ? "approve" : "deny", task.task_id, "--reason", answer === "cli" ? "fine from the terminal" : `not that one ${TOKEN}`], { cwd: project });
+      // A person at a terminal of their own confirms.
+      const decided = await decideAtTerminal([answer === "cli" ? "approve" : "deny", task.task_id, "--reason", answer === "cli" ? "fine from the terminal" : `not that one ${TOKEN}`], { env });
       expect(decided.exitCode).toBe(0);
     }
   }
@@ -249,7 +251,7 @@ describe("thoughtgate log", () => {
     for (const call of calls) {
       const shown = await run(["log", "--show", call.call_id]);
       expect(shown.exitCode).toBe(0);
-      expect(shown.stdout).toContain(`call        ${call.call_id}`);
+      expect(shown.stdout).toMatch(new RegExp(`^call +${call.call_id}$`, "m"));
       expect(shown.stdout).not.toContain(TOKEN);
     }
     for (const text of [table.stdout, JSON.stringify(calls), (await run(["log", "--since", "1h"])).stdout, ...summaries]) {
@@ -298,7 +300,8 @@ describe("thoughtgate log", () => {
   test("wrap's summary lists the denied and the person-approved calls and ends with the log command", () => {
     const summary = summaries[1] ?? "";
     const tail = summary.slice(summary.indexOf("session summary"));
-    expect(tail).toMatch(/denied:\n\s+fs\.move_file \{"source":"[^"]*c\.txt".*by cli: [^\n]*rejected \(cli\)/);
+    // The person's own words are the reason shown (redacted: the token they pasted is not).
+    expect(tail).toMatch(/denied:\n\s+fs\.move_file \{"source":"[^"]*c\.txt".*by cli: not that one \[REDACTED/);
     expect(tail).toMatch(/approved by a person:\n\s+fs\.move_file \{"source":"[^"]*b\.txt".*by cli/);
     expect(tail.trimEnd().split("\n").at(-1)).toBe(`  every call: thoughtgate log --session ${sessions[1]}`);
   });

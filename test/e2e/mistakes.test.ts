@@ -44,14 +44,14 @@ describe("a mistyped command line: exit 2, the line that was meant, and the help
   test("an unknown word that is close to nothing lists the commands", async () => {
     const result = await runBinary(["frobnicate"]);
     expect(result.exitCode).toBe(2);
-    expect(result.stderr.split("\n")[0]).toBe("[error] unknown command \"frobnicate\"; the commands: wrap, demo, shim, inspect, doctor, serve, tasks, approvals, approve, deny, validate-config, unwrap, enroll, unenroll, arbiter, auth, pins, log");
+    expect(result.stderr.split("\n")[0]).toBe("[error] unknown command \"frobnicate\"; the commands: wrap, demo, shim, inspect, doctor, serve, tasks, approvals, approve, deny, validate-config, unwrap, enroll, unenroll, arbiter, auth, pins, log, policy");
   });
 });
 
 describe("a mistyped policy: validate-config names each problem with the key or value that was meant", () => {
   test.each([
     // [the policy after `schema: 1`, the problem line]
-    ["governance:\n  rules:\n    - mach: delete_*\n      action: deny\n", 'governance.rules[0].mach: unknown key "mach" (did you mean "match"?); allowed keys: id, match, method, source, annotations, action, policy_id, approval'],
+    ["governance:\n  rules:\n    - mach: delete_*\n      action: deny\n", 'governance.rules[0].mach: unknown key "mach" (did you mean "match"?); allowed keys: id, match, method, source, annotations, arguments, project, action, policy_id, approval'],
     ["governance:\n  defualts:\n    action: deny\n", 'governance.defualts: unknown key "defualts" (did you mean "defaults"?); allowed keys: defaults, rules'],
     [
       "governance:\n  rules:\n    - match: '*'\n      annotations: { readOnly: true }\n      action: forward\n",
@@ -61,7 +61,7 @@ describe("a mistyped policy: validate-config names each problem with the key or 
     ["governance:\n  defaults: { action: block }\n", 'governance.defaults.action: expected one of forward|deny|approve|policy, got "block" (did you mean "deny"?)'],
     ["governance:\n  rules:\n    - action: deny\n", 'governance.rules[0].match: a rule needs match: the tool names it applies to, a glob like "delete_*" ("*" for every tool)'],
     ["governance:\n  rules:\n    - match: delete_*\n", "governance.rules[0].action: a rule needs action: what to do with a matching call: forward, deny, approve, policy"],
-    ["governence: {}\n", 'governence: unknown key "governence" (did you mean "governance"?); allowed keys: schema, sources, governance, approval, pins, cedar, secrets, telemetry, audit, cli'],
+    ["governence: {}\n", 'governence: unknown key "governence" (did you mean "governance"?); allowed keys: schema, sources, governance, approval, pins, cedar, secrets, telemetry, audit, cli, policy'],
     ["sources:\n  - id: fs\n    expose: { mode: whitelist, tools: [read_*] }\n", 'sources[0].expose.mode: expected one of all|allowlist|blocklist, got "whitelist" (did you mean "allowlist"?)'],
     ["approval:\n  page-only:\n    destination: { type: page }\n", 'approval.page-only.destination.type: expected destination.type one of any|elicitation|web|cli|slack, got "page" (did you mean "web"?)'],
     [

@@ -24,12 +24,13 @@ beforeAll(() => {
 @id("no-secrets") forbid(principal, action == ThoughtGate::Action::"tools/call", resource)
   when { resource.name == "echo" && resource.arguments has message && resource.arguments.message like "*secret*" };`,
   );
+  writeFileSync(join(outside.path, "arguments.cedarschema"), "namespace ThoughtGate { type Arguments = { message?: String }; }\n");
   writeFileSync(
     join(outside.path, "thoughtgate.yaml"),
     `schema: 1
 governance:
   rules: [{ id: cedar, match: "*", action: policy }]
-cedar: { policies: [policy.cedar] }
+cedar: { policies: [policy.cedar], schema: arguments.cedarschema }
 `,
   );
 });

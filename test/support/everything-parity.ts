@@ -18,6 +18,8 @@ import {
   type ElicitRequest,
   type Root,
 } from "@modelcontextprotocol/sdk/types.js";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { gunzipSync } from "node:zlib";
 import { readEvents, tempDir, waitFor } from "./harness.ts";
 import {
@@ -69,8 +71,13 @@ const SECOND_ROOT: Root = { uri: "file:///workspace/second", name: "second works
 async function open(route: Route, dir: string, server: ServerUnderTest): Promise<Session> {
   const observed: Observed = { samplingRequests: [], elicitations: [], rootsRequests: 0, updatedUris: [], logMessages: [] };
   const roots: Root[] = [WORKSPACE_ROOT];
+  // What is compared is the proxy, not a policy: every call forwarded. (The embedded default asks
+  // before server-everything's tools that reach the open world, such as gzip-file-as-resource.)
+  const policy = join(dir, "forward-everything.yaml");
+  writeFileSync(policy, "schema: 1\ngovernance: { defaults: { action: forward } }\n");
   const connection = await connect({
     route,
+    policy,
     server: server.command ?? [],
     ...(server.url === undefined ? {} : { url: server.url }),
     serverId: "everything",

@@ -49,6 +49,8 @@ export type ConnectOptions = {
   capabilities: NonNullable<ClientOptions["capabilities"]>;
   /** Register request and notification handlers before `initialize` is sent. */
   setup?: (client: Client) => void;
+  /** The shim's `--thoughtgate-config` (shim route only); absent: discovery (the embedded default in the tests' HOME). */
+  policy?: string;
 };
 
 /** Spawn the server (direct) or `thoughtgate shim … -- server` (or `shim --url`) and run the MCP handshake. */
@@ -56,7 +58,9 @@ export async function connect(options: ConnectOptions): Promise<Connection> {
   const eventsPath = options.route === "shim" ? join(options.dir, `${options.serverId}-events.jsonl`) : null;
   const target = options.url === undefined ? ["--", ...options.server] : ["--url", options.url];
   const [command, ...args] =
-    options.route === "shim" ? [requireBinary(), "shim", "--server-id", options.serverId, "--events", eventsPath ?? "", ...target] : options.server;
+    options.route === "shim"
+      ? [requireBinary(), "shim", "--server-id", options.serverId, "--events", eventsPath ?? "", ...(options.policy ? ["--thoughtgate-config", options.policy] : []), ...target]
+      : options.server;
   let stderr = "";
   let transport: StdioClientTransport | StreamableHTTPClientTransport;
   if (options.route === "direct" && options.url !== undefined) {

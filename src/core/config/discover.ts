@@ -3,6 +3,16 @@ import { join, resolve } from "node:path";
 import { ThoughtGateError } from "../errors.ts";
 import { configDir } from "../paths.ts";
 
+/**
+ * The organisation's policy on a machine set up by MDM (src/governance/engine/organisation.ts,
+ * docs/team.md): its URL, the file holding its public key, and optionally its max_stale and
+ * refresh. They apply whatever policy file is in force.
+ */
+export const ORG_URL_ENV = "THOUGHTGATE_ORG_POLICY_URL";
+export const ORG_KEY_ENV = "THOUGHTGATE_ORG_POLICY_KEY_FILE";
+export const ORG_MAX_STALE_ENV = "THOUGHTGATE_ORG_POLICY_MAX_STALE";
+export const ORG_REFRESH_ENV = "THOUGHTGATE_ORG_POLICY_REFRESH";
+
 /** How a file was found: the flag, the environment, the user config dir, or the working directory (a project). */
 export type ConfigOrigin = "flag" | "env" | "user" | "project";
 

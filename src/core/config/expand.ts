@@ -46,10 +46,30 @@ export function expandEnv(value: unknown, env: NodeJS.ProcessEnv, layer: Layer, 
   return value;
 }
 
+/**
+ * Where a rule names the call's place (docs/governance.md, "Rules that see arguments"): these are
+ * left as they are, for the engine to fill in per call from the session, in every policy file (a
+ * project's too: they read nothing of the environment); any other `${…}` there is an error.
+ */
+const PLACE_FIELDS: ReadonlyArray<{ at: (at: Segment[]) => boolean; names: readonly string[]; words: string }> = [
+  { at: (at) => ruleField(at, "arguments"), names: ["PROJECT", "CWD", "HOME"], words: "${PROJECT}, ${CWD} and ${HOME}" },
+  { at: (at) => ruleField(at, "project") && at.length === 4, names: ["HOME"], words: "${HOME}" },
+];
+
+function ruleField(at: Segment[], field: string): boolean {
+  return at[0] === "governance" && at[1] === "rules" && typeof at[2] === "number" && at[3] === field;
+}
+
 function expandString(value: string, env: NodeJS.ProcessEnv, layer: Layer, at: Segment[], problems: ExpandProblem[]): string {
   const references = [...value.matchAll(REFERENCE)].map((match) => match[0]);
   if (references.length === 0) return value;
   const path = fieldPath(at);
+  const place = PLACE_FIELDS.find((field) => field.at(at));
+  if (place) {
+    const others = references.filter((reference) => !place.names.some((name) => reference === `\${${name}}`));
+    if (others.length > 0) problems.push({ path, message: `only ${place.words} are filled in here, per session and never from the environment (found ${others.join(", ")})` });
+    return value;
+  }
   if (layer === "project") {
     problems.push({ path, message: `environment variables are not expanded in a project policy (found ${references.join(", ")}); write the value itself` });
     return value;

@@ -29,11 +29,11 @@ export { discoverPolicy };
 export type ParseResult = { ok: true; config: ThoughtGateConfig } | { ok: false; problems: ConfigProblem[] };
 
 /**
- * Settings only the user's own policy may hold: each sends data somewhere (OTLP export), or says
- * who may decide (`cli`), which a repository's policy must never choose. A project policy may only
- * add restrictions.
+ * Settings only the user's own policy may hold: each sends data somewhere (OTLP export), says who
+ * may decide (`cli`), or names where policy comes from (the organisation's), which a repository's
+ * policy must never choose. A project policy may only add restrictions.
  */
-const USER_ONLY_KEYS = ["telemetry", "cli"] as const;
+const USER_ONLY_KEYS = ["telemetry", "cli", "policy"] as const;
 
 /**
  * Parse and validate YAML text. Every problem comes with its field path. `layer` says whose file it

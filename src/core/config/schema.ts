@@ -93,6 +93,54 @@ const annotationsFilter = strict({
   openWorldHint: v.optional(v.boolean("expected true or false")),
 });
 
+/**
+ * One argument matcher (docs/governance.md, "Rules that see arguments"; engine/argument-match.ts):
+ * `{within: DIR}`, `{glob: PATTERN}`, `{equals: VALUE}`, or a string, number or boolean (equality).
+ */
+export type MatcherConfig = string | number | boolean | { within: string } | { glob: string } | { equals: unknown };
+/** A matcher, or a list of them (any one matches). */
+export type ArgumentMatcherConfig = MatcherConfig | MatcherConfig[];
+
+const MATCHER_WORDS = "expected {within: DIR}, {glob: PATTERN}, {equals: VALUE}, a string, number or boolean, or a list of these (any one matches)";
+
+/** Why `value` is not one matcher, or null. */
+function matcherProblem(value: unknown): string | null {
+  if (typeof value === "string" || typeof value === "boolean") return null;
+  if (typeof value === "number") return Number.isFinite(value) ? null : MATCHER_WORDS;
+  if (value === null || typeof value !== "object" || Array.isArray(value)) return MATCHER_WORDS;
+  const keys = Object.keys(value);
+  if (keys.length !== 1 || !["within", "glob", "equals"].includes(keys[0] as string)) {
+    return `${MATCHER_WORDS}; got a mapping with ${keys.length === 0 ? "no keys" : `keys ${keys.join(", ")}`}`;
+  }
+  const [key] = keys as [string];
+  const inner = (value as Record<string, unknown>)[key];
+  if (key === "equals") return inner === undefined ? "equals needs a value" : null;
+  if (typeof inner !== "string" || inner === "") return `${key} needs a non-empty string`;
+  if (key === "within" && !/^(\/|\$\{(PROJECT|CWD|HOME)\})/.test(inner)) return "within needs an absolute directory (or one starting with ${PROJECT}, ${CWD} or ${HOME})";
+  return null;
+}
+
+function argumentProblem(value: unknown): string | null {
+  if (!Array.isArray(value)) return matcherProblem(value);
+  if (value.length === 0) return "an empty list matches nothing; list at least one matcher";
+  for (const [i, item] of value.entries()) {
+    const problem = matcherProblem(item);
+    if (problem) return `[${i}]: ${problem}`;
+  }
+  return null;
+}
+
+const argumentMatcher = v.custom<ArgumentMatcherConfig>(
+  (value) => argumentProblem(value) === null,
+  (issue) => argumentProblem(issue.input) ?? MATCHER_WORDS,
+);
+
+/** `project:` of a rule: an absolute directory (`${HOME}/…` allowed), the session's project it applies to. */
+const projectDir = v.pipe(
+  text("a project directory"),
+  v.check((dir) => /^(\/|\$\{HOME\}(\/|$))/.test(dir), "expected an absolute directory (or one starting with ${HOME}/)"),
+);
+
 const ruleSchema = strict(
   {
     id: v.optional(text("a rule id")),
@@ -102,6 +150,10 @@ const ruleSchema = strict(
     source: v.optional(text("a server id glob")),
     /** Only tools whose annotations (from the server's tools/list) have these values. */
     annotations: v.optional(annotationsFilter),
+    /** Only calls whose arguments match (each named argument must). */
+    arguments: v.optional(v.record(text("an argument name"), argumentMatcher, "expected a mapping of argument names to matchers")),
+    /** Only when the session's project is this directory. */
+    project: v.optional(projectDir),
     action: v.pipe(actionChoice, v.description(`what to do with a matching call: ${ACTIONS.join(", ")}`)),
     policy_id: v.optional(text("a policy id")),
     approval: v.optional(text("an approval workflow name")),
@@ -240,6 +292,19 @@ const otlpSchema = strict({
   ),
 });
 
+/**
+ * The organisation's policy (docs/team.md): a signed bundle at an HTTPS URL, the floor under this
+ * policy and the project's. `max_stale`: how old the cached copy may be while the URL cannot be
+ * reached before every call is refused; `refresh`: how often it is fetched again in the background.
+ */
+const organisationSchema = strict({
+  url: v.pipe(text("a URL"), v.check((url) => /^https:\/\/[^/@\s]+(\/\S*)?$/.test(url), "expected an https:// URL without user:password@")),
+  public_key: v.pipe(text("a public key"), v.regex(/^ed25519:[A-Za-z0-9+/]{43}=$/, "expected an Ed25519 public key as `ed25519:` and 44 base64 characters (what `thoughtgate policy keygen` prints)")),
+  max_stale: v.optional(duration, 7 * 24 * 3_600_000),
+  refresh: v.optional(duration, 300_000),
+});
+export type OrganisationConfig = v.InferOutput<typeof organisationSchema>;
+
 export const configSchema = v.pipe(
   strict(
     {
@@ -284,6 +349,7 @@ export const configSchema = v.pipe(
        * script of the user's decide without one. The user's own policy only.
        */
       cli: v.optional(strict({ require_terminal: v.optional(v.boolean("expected true or false"), true) })),
+      policy: v.optional(strict({ organisation: v.optional(organisationSchema) })),
     },
     "policy file",
   ),

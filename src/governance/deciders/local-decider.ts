@@ -1,5 +1,6 @@
 import type { JsonRpcRequest } from "../../core/jsonrpc.ts";
 import type { Profile } from "../../core/profile.ts";
+import type { Place } from "../../core/project.ts";
 import { approvalPrompt } from "../decision/approval-prompt.ts";
 import { callRef, toInput, type CallRef, type DecisionContext, type Decider, type ListKind, type Verdict } from "../decision/decider.ts";
 import { acceptancePrompt, definitionRefusal, type DefinitionChange, type PinPolicy } from "../decision/definition-acceptance.ts";
@@ -38,6 +39,8 @@ export class LocalDecider implements Decider {
     private readonly engines: Pick<EngineHolder, "engine" | "label">,
     private readonly profile: Profile,
     private readonly always?: () => Promise<AlwaysWriter>,
+    /** Where this shim's calls are made from; absent: the engine's own (this process's working directory). */
+    private readonly place?: Place,
   ) {}
 
   get policy(): string {
@@ -47,6 +50,7 @@ export class LocalDecider implements Decider {
   decide(request: JsonRpcRequest, context: DecisionContext): Verdict | Promise<Verdict> {
     if (context.definitionChange) return this.acceptDefinition(context.definitionChange, callRef(request, context.serverId), context);
     const input = toInput(request, context);
+    if (this.place) input.place = this.place;
     const outcome = decideSafely(this.engines.engine, input, this.profile);
     recordGates(context.span, outcome);
     if (outcome.kind === "forward") return this.forwardVerdict(outcome);

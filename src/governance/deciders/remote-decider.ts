@@ -2,6 +2,7 @@ import * as v from "valibot";
 import { messageOf, ThoughtGateError } from "../../core/errors.ts";
 import { taggedLog, type Logger } from "../../core/log.ts";
 import type { Profile } from "../../core/profile.ts";
+import type { Place } from "../../core/project.ts";
 import type { JsonRpcRequest } from "../../core/jsonrpc.ts";
 import type { RelayBody, TracingPlan } from "../../telemetry/tracing/start.ts";
 import type { SendOutcome } from "../../telemetry/tracing/span-queue.ts";
@@ -40,6 +41,8 @@ export type RemoteOptions = {
   secret: string;
   serverId: string;
   profile: Profile;
+  /** Where this shim's calls are made from: sent with each evaluate request. */
+  place?: Place;
   /** How long to wait for the service to answer /healthz before giving up (default READY_TIMEOUT_MS). */
   readyTimeoutMs?: number;
   /**
@@ -156,6 +159,8 @@ export class RemoteDecider implements Decider {
           name: input.name,
           arguments: input.arguments,
           ...(input.annotations ? { annotations: input.annotations } : {}),
+          ...(input.annotationSource ? { annotation_source: input.annotationSource } : {}),
+          ...(this.options.place ? { cwd: this.options.place.cwd, project: this.options.place.project } : {}),
           id: request.id,
           message_type: "request",
           profile: this.options.profile,

@@ -1,5 +1,6 @@
 import { readFileSync } from "node:fs";
 import type { Profile } from "../../core/profile.ts";
+import { placeOf, type Place } from "../../core/project.ts";
 import type { Decider } from "../decision/decider.ts";
 import type { AlwaysWriter } from "../decision/always-rule.ts";
 import type { PolicyInForce } from "../engine/policy.ts";
@@ -27,7 +28,17 @@ export type ShimGovernanceOptions = {
   session?: SessionLookup | undefined;
   /** The writer of "always allow" rules for a standalone shim, made from its engine holder (the shim command gives it). */
   alwaysWriter?: (engines: { policy(): PolicyInForce; reload(): Promise<boolean> }) => Promise<AlwaysWriter>;
+  /**
+   * The session's project directory, when the shim belongs to a session that knows it (docs/governance.md,
+   * "Rules that see arguments"); otherwise the project root of the shim's working directory.
+   */
+  project?: string | undefined;
 };
+
+/** Where this shim's calls are made from: its working directory, and the session's project or its own. */
+function shimPlace(options: ShimGovernanceOptions): Place {
+  return placeOf(process.cwd(), options.project);
+}
 
 /**
  * The decider a standalone shim uses: its own engine, reloaded on SIGHUP and file changes.
@@ -42,7 +53,7 @@ export async function createLocalDecider(options: ShimGovernanceOptions): Promis
   holder.watch("poll");
   const makeWriter = options.alwaysWriter;
   const always = makeWriter ? () => makeWriter({ policy: () => holder.policy, reload: () => holder.reload() }) : undefined;
-  const decider = new LocalDecider(holder, options.profile, always);
+  const decider = new LocalDecider(holder, options.profile, always, shimPlace(options));
   // Only the user's own policy may choose where spans go (core/config/load.ts): the base layer's.
   const otlp = holder.policy.base.engine.config.telemetry?.otlp;
   return Object.assign(decider, { close: () => holder.close(), ...(otlp ? { tracing: { kind: "export" as const, otlp } } : {}) });
@@ -68,7 +79,7 @@ export async function createShimDecider(options: ShimGovernanceOptions, env: Nod
   if (!secret) throw usageError(`--governance-endpoint needs the session secret in $${SESSION_SECRET_ENV} or --governance-secret-file`);
   // Loaded only here: a shim with a local policy never needs the HTTP client.
   const { RemoteDecider } = await import("./remote-decider.ts");
-  return RemoteDecider.connect({ endpoint, secret, serverId: options.serverId, profile: options.profile, ...(options.readyTimeoutMs === undefined ? {} : { readyTimeoutMs: options.readyTimeoutMs }) });
+  return RemoteDecider.connect({ endpoint, secret, serverId: options.serverId, profile: options.profile, place: shimPlace(options), ...(options.readyTimeoutMs === undefined ? {} : { readyTimeoutMs: options.readyTimeoutMs }) });
 }
 
 /**
@@ -87,7 +98,7 @@ async function joinSession(session: Session, options: ShimGovernanceOptions): Pr
   }
   const { RemoteDecider, SessionEnded } = await import("./remote-decider.ts");
   try {
-    return await RemoteDecider.connect({ endpoint: session.endpoint, secret, serverId: options.serverId, profile: options.profile, sessionGone: gone, ...(options.readyTimeoutMs === undefined ? {} : { readyTimeoutMs: options.readyTimeoutMs }) });
+    return await RemoteDecider.connect({ endpoint: session.endpoint, secret, serverId: options.serverId, profile: options.profile, place: placeOf(process.cwd(), session.project), sessionGone: gone, ...(options.readyTimeoutMs === undefined ? {} : { readyTimeoutMs: options.readyTimeoutMs }) });
   } catch (error) {
     if (error instanceof SessionEnded) return ended(error.message);
     throw error;

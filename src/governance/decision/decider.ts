@@ -1,5 +1,6 @@
 import type { JsonRpcRequest } from "../../core/jsonrpc.ts";
 import type { ToolAnnotations } from "../../core/mcp-schema.ts";
+import type { Place } from "../../core/project.ts";
 import type { DefinitionChange, PinPolicy } from "../definitions/change.ts";
 import type { TracingPlan } from "../../telemetry/tracing/start.ts";
 import type { Span } from "../../telemetry/tracing/tracer.ts";
@@ -79,6 +80,8 @@ export type DecisionContext = {
   serverId: string;
   /** The tool's annotations from the server's last tools/list, when known. */
   annotations: ToolAnnotations | undefined;
+  /** Set when `annotations` are the catalog's hint for a definition that declares none (EvaluateInput). */
+  annotationSource?: string | undefined;
   /**
    * Ask the human through the agent: an `elicitation/create` request (legacy era) or an
    * `input_required` answer the agent retries (modern era). null when this request's client did not
@@ -174,10 +177,17 @@ export type EvaluateInput = {
   arguments: unknown;
   /** The tool's annotations as the server listed them, when known. */
   annotations?: ToolAnnotations;
+  /**
+   * Where `annotations` came from when the server declared none: ThoughtGate's catalog of that
+   * exact definition (definitions/annotation-catalog.ts), named in decisions that used a hint.
+   */
+  annotationSource?: string;
+  /** Where the call is made from (the session's project, the shim's working directory); absent: the engine's own. */
+  place?: Place;
 };
 
 /** A governed request as the engine sees it. */
-export function toInput(request: JsonRpcRequest, context: Pick<DecisionContext, "serverId" | "annotations">): EvaluateInput {
+export function toInput(request: JsonRpcRequest, context: Pick<DecisionContext, "serverId" | "annotations" | "annotationSource">): EvaluateInput {
   const params = (request.params ?? {}) as { arguments?: unknown };
   const input: EvaluateInput = {
     serverId: context.serverId,
@@ -186,6 +196,7 @@ export function toInput(request: JsonRpcRequest, context: Pick<DecisionContext, 
     arguments: request.method === "tools/call" ? (params.arguments ?? {}) : request.params,
   };
   if (context.annotations) input.annotations = context.annotations;
+  if (context.annotations && context.annotationSource) input.annotationSource = context.annotationSource;
   return input;
 }
 

@@ -5,6 +5,7 @@ import { ThoughtGateError } from "../../core/errors.ts";
 import { ACTION_TYPE, indexPolicies, PRINCIPAL_TYPE, RESOURCE_TYPE, sliceKey, type ActionId, type PolicyIndex } from "./cedar-index.ts";
 import { readScope, type Scope } from "./cedar-scope.ts";
 import { SliceSets } from "./cedar-slices.ts";
+import { located, validatePolicies, type PolicySource } from "./cedar-schema.ts";
 import { loadCedar } from "./cedar-wasm.ts";
 
 // The engine embedded in the binary. cedar-wasm's `nodejs` build would read its wasm from the build
@@ -15,9 +16,10 @@ const cedar = loadCedar();
  * The Cedar gate (docs/governance.md, "Cedar", namespace `ThoughtGate`):
  *   principal  ThoughtGate::App::"<user>"
  *   action     ThoughtGate::Action::"tools/call" | ThoughtGate::Action::"mcp/method"
- *   resource   ThoughtGate::ToolCall::"<server>/<tool>" {name, server, arguments}
- *              ThoughtGate::McpMethod::"<server>/<method>" {method, server, name}
- *   context    {policy_id, source_id, time: {hour, day_of_week, timestamp}}
+ *   resource   ThoughtGate::ToolCall::"<server>/<tool>" {name, server, method, arguments}
+ *              ThoughtGate::McpMethod::"<server>/<method>" {name, server, method, arguments}
+ *   context    {policy_id, source_id, project, cwd, time: {hour, day_of_week, timestamp}}
+ * Every policy is validated against that schema at load (cedar-schema.ts).
  * No entity has a parent: cedar-index.ts relies on it to evaluate only the policies whose scope can
  * match a request (their slice), which decides exactly as the whole set does (the equivalence test
  * in test/governance/engine/cedar-slicing.test.ts) at a cost that does not grow with policies scoped to
@@ -31,6 +33,9 @@ export type CedarRequest = {
   name: string;
   arguments: unknown;
   policyId: string | null;
+  /** The session's project root and the calling shim's working directory (src/core/project.ts). */
+  project: string;
+  cwd: string;
   now?: Date;
 };
 
@@ -58,51 +63,45 @@ export class CedarPolicies {
   ) {}
 
   /**
-   * Parse (and, with a schema, validate) the policy files. Any problem throws a CONFIG error.
-   * `mergedCopies`: how many policy copies the merged slices may hold (cedar-slices.ts).
+   * Parse the policy files and validate them against ThoughtGate's Cedar schema (cedar-schema.ts,
+   * with the `schema` file's argument types). Any problem throws a CONFIG error naming
+   * file:line:column. `mergedCopies`: how many policy copies the merged slices may hold (cedar-slices.ts).
    */
   static load(files: CedarSources, options: { mergedCopies?: number } = {}): CedarPolicies {
-    const texts = new Map<string, string>();
-    const scopes = new Map<string, Scope>();
-    for (const file of files.policies) {
-      const text = readText(file, "policy");
-      const parts = cedar.policySetTextToParts(text);
-      if (parts.type === "failure") throw configError(file, parts.errors);
-      if (parts.policy_templates.length > 0) throw new ThoughtGateError("CONFIG", `${file}: policy templates are not supported`);
-      parts.policies.forEach((policy, i) => {
-        const id = /@id\(\s*"((?:[^"\\]|\\.)*)"\s*\)/.exec(policy)?.[1] ?? `${basename(file)}#${i}`;
-        if (texts.has(id)) throw new ThoughtGateError("CONFIG", `${file}: duplicate policy id "${id}"`);
-        texts.set(id, policy);
-        scopes.set(id, scopeOf(file, policy));
-      });
-    }
-    if (files.schema) {
-      const schema = readText(files.schema, "schema");
-      const answer = cedar.validate({ schema, policies: { staticPolicies: Object.fromEntries(texts) }, validationSettings: { mode: "strict" } });
-      if (answer.type === "failure") throw configError(files.schema, answer.errors);
-      if (answer.validationErrors.length > 0) {
-        const lines = answer.validationErrors.map((e) => `  policy ${e.policyId}: ${e.error.message}`);
-        throw new ThoughtGateError("CONFIG", `Cedar policies do not match the schema ${files.schema}:\n${lines.join("\n")}`);
-      }
-    }
-    const index = indexPolicies(scopes);
+    const read = readPolicies(files);
+    validatePolicies(read.texts, read.sources, files.schema ? { file: files.schema, text: readText(files.schema, "schema") } : null);
+    return CedarPolicies.build(files, read, options);
+  }
+
+  /**
+   * Parse without validating: every policy Cedar parses, the ones its validator would refuse
+   * included. Only for the slicing equivalence test (test/governance/engine/cedar-slicing.test.ts),
+   * whose corpus holds such policies on purpose; everything that decides calls uses `load`.
+   */
+  static parse(files: CedarSources, options: { mergedCopies?: number } = {}): CedarPolicies {
+    return CedarPolicies.build(files, readPolicies(files), options);
+  }
+
+  private static build(files: CedarSources, read: ReadPolicies, options: { mergedCopies?: number }): CedarPolicies {
+    const index = indexPolicies(read.scopes);
     let sets: SliceSets;
     try {
-      sets = new SliceSets(texts, index, options.mergedCopies);
+      sets = new SliceSets(read.texts, index, options.mergedCopies);
     } catch (error) {
       throw new ThoughtGateError("CONFIG", `${files.policies.join(", ")}: ${(error as Error).message}`);
     }
-    return new CedarPolicies(sets, index, [...texts.keys()], files);
+    return new CedarPolicies(sets, index, [...read.texts.keys()], files);
   }
 
   /** `over`: as `authorize`'s; only the bench asks for `"full"`. */
   evaluate(request: CedarRequest, over: "sliced" | "full" = "sliced"): CedarVerdict {
     const answer = this.authorize(request, over);
     if (answer.type === "failure") return { decision: "error", reason: answer.reason };
+    const failed = answer.errors.map((e) => `policy ${e.policyId} failed to evaluate: ${e.message}`).join("; ");
     // A policy that errored (e.g. a missing attribute) could have been a forbid: fail closed.
-    if (answer.errors.length > 0 && answer.decision === "allow") {
-      return { decision: "error", reason: answer.errors.map((e) => `${e.policyId}: ${e.message}`).join("; ") };
-    }
+    if (answer.errors.length > 0 && answer.decision === "allow") return { decision: "error", reason: failed };
+    // A deny no forbid decided may be one a permit would have made an allow, had it not failed: say so.
+    if (answer.errors.length > 0 && answer.determining.length === 0) return { decision: "error", reason: `no Cedar policy permits it, and ${failed}` };
     return { decision: answer.decision, policies: answer.determining };
   }
 
@@ -113,10 +112,8 @@ export class CedarPolicies {
   authorize(request: CedarRequest, over: "sliced" | "full" = "sliced"): CedarAnswer {
     const action: ActionId = request.method === "tools/call" ? "tools/call" : "mcp/method";
     const resource = { type: RESOURCE_TYPE[action], id: `${request.serverId}/${action === "tools/call" ? request.name : request.method}` };
-    const attrs: Record<string, CedarValueJson> =
-      action === "tools/call"
-        ? { name: request.name, server: request.serverId, arguments: toCedarRecord(request.arguments) }
-        : { method: request.method, server: request.serverId, name: request.name };
+    // Both entity types have the same attributes (cedar-schema.ts), so a policy may read any of them whatever its action.
+    const attrs: Record<string, CedarValueJson> = { name: request.name, server: request.serverId, method: request.method, arguments: toCedarRecord(request.arguments) };
     const now = request.now ?? new Date();
     const call: StatefulAuthorizationCall = {
       principal: { type: PRINCIPAL_TYPE, id: request.user },
@@ -125,6 +122,8 @@ export class CedarPolicies {
       context: {
         policy_id: request.policyId ?? "",
         source_id: request.serverId,
+        project: request.project,
+        cwd: request.cwd,
         time: { hour: now.getHours(), day_of_week: now.getDay(), timestamp: Math.floor(now.getTime() / 1000) },
       },
       // No parents: the slices assume none (cedar-index.ts).
@@ -144,6 +143,33 @@ export class CedarPolicies {
       return { type: "failure", reason: `Cedar evaluation failed: ${(error as Error).message}` };
     }
   }
+}
+
+type ReadPolicies = { texts: Map<string, string>; scopes: Map<string, Scope>; sources: Map<string, PolicySource> };
+
+/** Each policy of the files: its text, its scope and where it is (a syntax error: file:line:column). */
+function readPolicies(files: CedarSources): ReadPolicies {
+  const texts = new Map<string, string>();
+  const scopes = new Map<string, Scope>();
+  const sources = new Map<string, PolicySource>();
+  for (const file of files.policies) {
+    const text = readText(file, "policy");
+    const parts = cedar.policySetTextToParts(text);
+    if (parts.type === "failure") throw new ThoughtGateError("CONFIG", parts.errors.map((e) => located({ file, text }, e)).join("\n"));
+    if (parts.policy_templates.length > 0) throw new ThoughtGateError("CONFIG", `${file}: policy templates are not supported`);
+    let cursor = 0;
+    parts.policies.forEach((policy, i) => {
+      // Each part is the file's own text of the policy (comments between policies dropped).
+      const start = text.indexOf(policy, cursor);
+      cursor = start < 0 ? cursor : start + policy.length;
+      const id = /@id\(\s*"((?:[^"\\]|\\.)*)"\s*\)/.exec(policy)?.[1] ?? `${basename(file)}#${i}`;
+      if (texts.has(id)) throw new ThoughtGateError("CONFIG", `${located({ file, text }, { message: `duplicate policy id "${id}"`, help: null, code: null, url: null, severity: null }, Math.max(start, 0))}`);
+      texts.set(id, policy);
+      sources.set(id, { file, text, start: Math.max(start, 0) });
+      scopes.set(id, scopeOf(file, policy));
+    });
+  }
+  return { texts, scopes, sources };
 }
 
 /**

@@ -14,8 +14,8 @@ export const POLL_INTERVAL_MS = 1_000;
 export type WatchMode = "events" | "poll";
 
 /**
- * The policy currently in force, and how it is replaced: on SIGHUP or when a policy file or a
- * Cedar file changes, discovery runs again and every file is loaded again (the user's and the
+ * The policy currently in force, and how it is replaced: on SIGHUP, when a policy file or a
+ * Cedar file changes, or when the organisation's policy changes (its background refresh), discovery runs again and every file is loaded again (the user's and the
  * project's alike, or the explicit one). A project file that appears is added; a file that was in
  * force and is gone, or a reload that fails, keeps the policy in force and logs the problems
  * loudly; a start that fails is fatal (the caller's error).
@@ -95,6 +95,7 @@ export class EngineHolder {
   }
 
   close(): void {
+    this.current.organisation?.source.unwatch(this.onOrganisationChange);
     if (this.onHangup) process.off("SIGHUP", this.onHangup);
     for (const watcher of this.watchers) watcher.close();
     this.watchers = [];
@@ -117,8 +118,13 @@ export class EngineHolder {
     return { required: [...this.files, ...cedar], candidates: layered ? Object.values(discoveryPaths(this.env, this.cwd)) : [] };
   }
 
+  /** The organisation's policy changed (a new version, refused, or back): every layer is loaded again. */
+  private readonly onOrganisationChange = () => this.scheduleReload();
+
   private rewatch(): void {
     if (!this.onHangup) return;
+    // Its own refresh interval (organisation.ts); a change reaches this session without a restart.
+    this.current.organisation?.source.watch(this.onOrganisationChange);
     if (this.mode === "poll") {
       this.repoll();
       return;

@@ -3,12 +3,13 @@ import type { ThoughtGateConfig, Workflow } from "../../core/config/schema.ts";
 import type { Profile } from "../../core/profile.ts";
 import { messageOf } from "../../core/errors.ts";
 import { log } from "../../core/log.ts";
+import { placeOf, type Place } from "../../core/project.ts";
 import type { CedarPolicies } from "./cedar.ts";
 import type { EvaluateInput } from "../decision/decider.ts";
 import type { PinSettings } from "../decision/definition-acceptance.ts";
 import type { Block } from "../decision/deny-error.ts";
 import { GOVERNANCE_ERROR, type Gate } from "../decision/errors.ts";
-import { Rules, type RuleMatch } from "./rules.ts";
+import { Rules, type Candidate, type RuleMatch } from "./rules.ts";
 import { secretScanOf, type SecretScanPolicy } from "../decision/secret-policy.ts";
 import { listKindOf, Visibility, type ListVisibility } from "./visibility.ts";
 
@@ -88,16 +89,23 @@ export class GovernanceEngine implements PolicyEngine {
     if (kind && !this.visibility.isVisible(input.serverId, kind, input.name)) {
       return deny("visibility", GOVERNANCE_ERROR.toolNotExposed, null, null, `${kind.slice(0, -1)} "${input.name}" is not exposed by source "${input.serverId}"`);
     }
-    const rule = this.rules.match(input.serverId, input.method, input.name, input.annotations);
+    const place = input.place ?? defaultPlace();
+    const rule = this.rules.match({ serverId: input.serverId, method: input.method, name: input.name, annotations: input.annotations, arguments: input.arguments, place });
+    const hints = rule.readsAnnotations ? hintNote(input) : "";
     switch (rule.action) {
       case "forward":
       case "deny":
-        return this.ruleDecision(rule);
+        return hints === "" ? this.ruleDecision(rule) : withNote(this.ruleDecision(rule), hints);
       case "approve":
-        return this.approval(rule.ruleId, null, rule.approval, `rule ${rule.ruleId}: approval required`);
+        return this.approval(rule.ruleId, null, rule.approval, `rule ${rule.ruleId}: approval required${hints}`);
       case "policy":
-        return this.policy(input, rule.ruleId, rule.policyId, rule.approval);
+        return this.policy(input, place, rule.ruleId, rule.policyId, rule.approval);
     }
+  }
+
+  /** The rules that may decide this tool's calls (rules.ts, `whatDecides`), for `validate-config --explain`. */
+  whatDecides(input: Omit<EvaluateInput, "arguments">): Candidate[] {
+    return this.rules.whatDecides({ serverId: input.serverId, method: input.method, name: input.name, annotations: input.annotations, place: input.place ?? defaultPlace() });
   }
 
   pins(serverId: string): PinSettings {
@@ -125,7 +133,7 @@ export class GovernanceEngine implements PolicyEngine {
     return decision;
   }
 
-  private policy(input: EvaluateInput, ruleId: string, policyId: string | null, approval: string | null): EngineDecision {
+  private policy(input: EvaluateInput, place: Place, ruleId: string, policyId: string | null, approval: string | null): EngineDecision {
     if (!this.cedar) {
       return deny("cedar", GOVERNANCE_ERROR.policyDenied, ruleId, policyId, "no Cedar policies are loaded");
     }
@@ -136,6 +144,8 @@ export class GovernanceEngine implements PolicyEngine {
       name: input.name,
       arguments: input.arguments,
       policyId,
+      project: place.project,
+      cwd: place.cwd,
     });
     if (verdict.decision === "error") {
       return deny("cedar", GOVERNANCE_ERROR.policyDenied, ruleId, policyId, `Cedar error (failing closed): ${verdict.reason}`);
@@ -154,6 +164,30 @@ export class GovernanceEngine implements PolicyEngine {
     if (!workflow) return deny("approval", GOVERNANCE_ERROR.approvalRejected, ruleId, policyId, `no approval workflow "${name}"`);
     return { kind: "approve", ruleId, policyId, reason, workflowName: name ?? "default", workflow };
   }
+}
+
+/**
+ * Where the annotations a rule matched on came from, when that is not plain: the tool declared
+ * none (MCP's defaults then count it as not read-only and destructive), or they are ThoughtGate's
+ * catalog hint for that exact definition. Said in the reason, so the record and the prompt name it.
+ */
+function hintNote(input: EvaluateInput): string {
+  if (input.method !== "tools/call") return "";
+  if (input.annotations === undefined) return "; the tool declares no annotations, so MCP's defaults apply: not read-only, destructive";
+  return input.annotationSource ? `; annotations from ${input.annotationSource}` : "";
+}
+
+function withNote(decision: EngineDecision, note: string): EngineDecision {
+  if (decision.kind === "deny") return { kind: "deny", block: { ...decision.block, reason: `${decision.block.reason}${note}` } };
+  return { ...decision, reason: `${decision.reason}${note}` };
+}
+
+let processPlace: Place | null = null;
+
+/** The place of a call that came without one (the arbiter, an older shim): this process's working directory. */
+function defaultPlace(): Place {
+  processPlace ??= placeOf(process.cwd());
+  return processPlace;
 }
 
 function deny(gate: Gate, code: number, ruleId: string | null, policyId: string | null, reason: string): EngineDecision {

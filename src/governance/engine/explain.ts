@@ -1,7 +1,13 @@
-import { SLACK_API_URL, type Rule, type ThoughtGateConfig, type Workflow } from "../../core/config/schema.ts";
+import { SLACK_API_URL, type ArgumentMatcherConfig, type Rule, type ThoughtGateConfig, type Workflow } from "../../core/config/schema.ts";
+import { dirname } from "node:path";
 import { formatDuration } from "../../core/duration.ts";
-import { DEFAULT_WORKFLOW } from "./engine.ts";
+import type { ToolAnnotations } from "../../core/mcp-schema.ts";
+import type { Place } from "../../core/project.ts";
+import { EMBEDDED_DEFAULT_WORDS } from "./default-policy.ts";
+import { DEFAULT_WORKFLOW, type GovernanceEngine } from "./engine.ts";
+import { looseningRules } from "./loosening.ts";
 import { policyLabel, type PolicyInForce, type PolicyLayer } from "./policy.ts";
+import type { Candidate } from "./rules.ts";
 
 const ORIGINS: Record<PolicyLayer["origin"], string> = {
   flag: "given on the command line",
@@ -16,6 +22,20 @@ const ORIGINS: Record<PolicyLayer["origin"], string> = {
  * each one's gates in the order they apply.
  */
 export function explainPolicy(policy: PolicyInForce): string[] {
+  const organisation = policy.organisation;
+  if (!organisation) return explainLocal(policy);
+  const { source } = organisation;
+  const floor = [
+    `organisation policy: ${source.settings.url} (from ${source.settings.from}; fetched again every ${formatDuration(source.settings.refreshMs)}, usable offline for ${formatDuration(source.settings.maxStaleMs)})`,
+    "  The floor: the policies below may only restrict it. Each call gets the stricter decision, and one the",
+    "  organisation's policy made says so in its reason (\"organisation policy: rule x: deny\").",
+  ];
+  if (source.state.kind === "refused" || !organisation.layer) return [...floor, `  REFUSED: ${source.label}: every call is refused until it is fixed`, "", ...explainLocal(policy)];
+  const layer: PolicyLayer = { engine: organisation.layer, file: `${source.settings.url} version ${source.state.version}`, origin: "flag" };
+  return [...floor, "", ...explainLayer(layer, `organisation policy version ${source.state.version} (signed ${source.state.issuedAt}${source.state.note ? `; ${source.state.note}` : ""})`), "", ...explainLocal(policy)];
+}
+
+function explainLocal(policy: PolicyInForce): string[] {
   if (!policy.restriction) return explainLayer(policy.base, `policy: ${policy.base.file ?? "the embedded default"} (${ORIGINS[policy.base.origin]})`);
   return [
     `policy: ${policyLabel(policy)}`,
@@ -38,6 +58,7 @@ function explainLayer(layer: PolicyLayer, heading: string): string[] {
   const config: ThoughtGateConfig = layer.engine.config;
   const cedarPolicyIds = layer.engine.cedar?.policyIds ?? [];
   const lines: string[] = [heading];
+  if (layer.file === null) lines.push(`  ${EMBEDDED_DEFAULT_WORDS}.`, "  A tool that declares no annotations is taken as MCP's defaults say (not read-only, destructive, open-world): asked.");
 
   lines.push("", "gate 1, visibility (what each server shows the agent):");
   for (const s of config.sources) {
@@ -96,12 +117,25 @@ function describeRule(rule: Rule): string {
     const hints = Object.entries(rule.annotations).filter(([, value]) => value !== undefined);
     on.push(`with ${hints.map(([key, value]) => `${key}=${value}`).join(", ")}`);
   }
+  if (rule.arguments) on.push(`where ${Object.entries(rule.arguments).map(([name, matcher]) => `${name} ${describeMatcher(matcher)}`).join(" and ")}`);
+  if (rule.project) on.push(`in project ${rule.project}`);
   let action: string = rule.action;
   if (rule.action === "approve") action = `approve (workflow ${rule.approval ?? "default"})`;
   if (rule.action === "policy") {
     action = `Cedar decides${rule.policy_id ? ` (policy_id ${rule.policy_id})` : ""}${rule.approval ? `, then approval (workflow ${rule.approval})` : ""}`;
   }
   return `${on.join(" ")} → ${action}`;
+}
+
+/** An argument matcher in words: `within ${PROJECT}`, `like *.md`, `= "x"`, or `one of …`. */
+function describeMatcher(matcher: ArgumentMatcherConfig): string {
+  if (Array.isArray(matcher)) return `one of (${matcher.map(describeMatcher).join(", ")})`;
+  if (matcher !== null && typeof matcher === "object") {
+    if ("within" in matcher) return `within ${matcher.within}`;
+    if ("glob" in matcher) return `like ${matcher.glob}`;
+    return `= ${JSON.stringify(matcher.equals)}`;
+  }
+  return `= ${JSON.stringify(matcher)}`;
 }
 
 function describeWorkflow(workflow: Workflow): string {
@@ -119,4 +153,114 @@ function describeDestination(destination: Workflow["destination"]): string {
 
 function list(globs: string[]): string {
   return globs.length > 0 ? globs.join(", ") : "(empty)";
+}
+
+/**
+ * The project's rules that can never take effect, each with where it belongs (loosening.ts), in
+ * words for `validate-config` and wrap's banner; empty when there is no project policy or none.
+ * `userFile`: where the user's own policy is (or would be).
+ */
+export function looseningReport(policy: PolicyInForce, userFile: string): string[] {
+  return [...belowOrganisation(policy), ...belowUser(policy, userFile)];
+}
+
+/** The user's (and the project's) rules that would loosen the organisation's policy: theirs to ask for. */
+function belowOrganisation(policy: PolicyInForce): string[] {
+  const organisation = policy.organisation;
+  if (!organisation?.layer) return [];
+  const url = organisation.source.settings.url;
+  const layers = [policy.base, ...(policy.restriction ? [policy.restriction] : [])].filter((layer) => layer.file !== null);
+  return layers.flatMap((layer) =>
+    looseningRules(organisation.layer?.config as ThoughtGateConfig, layer.engine.config, dirname(layer.file as string)).flatMap(({ ruleId, rule, overriddenBy }) => [
+      `${layer.origin === "project" ? "project" : "user"} policy ${layer.file}: rule ${ruleId} (${describeRule(rule)}) can never take effect where the organisation policy ${url} ${VERBS[overriddenBy.action] ?? "decides"} (${overriddenBy.rule ? `rule ${overriddenBy.ruleId}: ${describeRule(overriddenBy.rule)}` : `its default: ${overriddenBy.action}`}): the organisation's policy is the floor, and only its administrators can change it.`,
+    ]),
+  );
+}
+
+/** The project's rules that would loosen the user's policy (or the embedded default), with where they belong. */
+function belowUser(policy: PolicyInForce, userFile: string): string[] {
+  const { base, restriction } = policy;
+  if (!restriction || restriction.file === null) return [];
+  const projectDir = dirname(restriction.file);
+  const whose = base.file === null ? "the embedded default policy" : `your policy ${base.file}`;
+  return looseningRules(base.engine.config, restriction.engine.config, projectDir).flatMap(({ ruleId, rule, overriddenBy }) => [
+    `project policy ${restriction.file}: rule ${ruleId} (${describeRule(rule)}) can never take effect where ${whose} ${VERBS[overriddenBy.action] ?? "decides"} (${overriddenBy.rule ? `rule ${overriddenBy.ruleId}: ${describeRule(overriddenBy.rule)}` : `its default: ${overriddenBy.action}`}): a project policy may only add restrictions.`,
+    base.file === null
+      ? `  To let these calls through in this project, start your own policy ${userFile} from the embedded default (\`thoughtgate validate-config --explain\` prints it as a thoughtgate.yaml) and put this rule, kept to the project, first:`
+      : `  To let these calls through in this project, put this rule, kept to the project, in your policy ${base.file} above ${overriddenBy.rule ? `rule ${overriddenBy.ruleId}` : "the end of its rules"}:`,
+    `    - ${ruleYaml({ ...rule, id: ruleId, project: projectDir })}`,
+  ]);
+}
+
+const VERBS: Record<string, string> = { deny: "denies", approve: "asks", policy: "lets Cedar decide" };
+
+/** A rule as one line of YAML (a flow mapping), as it would be written into a policy file. */
+function ruleYaml(rule: Rule): string {
+  const parts: string[] = [];
+  if (rule.id !== undefined) parts.push(`id: ${JSON.stringify(rule.id)}`);
+  parts.push(`match: ${JSON.stringify(rule.match)}`);
+  if (rule.method !== "tools/call") parts.push(`method: ${JSON.stringify(rule.method)}`);
+  if (rule.source !== undefined) parts.push(`source: ${JSON.stringify(rule.source)}`);
+  if (rule.annotations !== undefined) parts.push(`annotations: ${JSON.stringify(rule.annotations)}`);
+  if (rule.arguments !== undefined) parts.push(`arguments: ${JSON.stringify(rule.arguments)}`);
+  if (rule.project !== undefined) parts.push(`project: ${JSON.stringify(rule.project)}`);
+  parts.push(`action: ${rule.action}`);
+  return `{ ${parts.join(", ")} }`;
+}
+
+/** A tool as a server lists it, for `validate-config --explain --server`. */
+export type ListedTool = { name: string; annotations: ToolAnnotations | undefined; annotationSource?: string | undefined };
+
+/**
+ * What each tool of one server will get and why (`validate-config --explain --agent|--server`):
+ * per policy in force, the rules that decide its calls (those that look at arguments first, with
+ * their condition), and where its annotations came from.
+ */
+export function explainTools(policy: PolicyInForce, serverId: string, tools: ListedTool[], place: Place): string[] {
+  const layers = policy.restriction ? [{ name: "user policy", layer: policy.base }, { name: "project policy", layer: policy.restriction }] : [{ name: "", layer: policy.base }];
+  const width = Math.max(0, ...tools.map((tool) => tool.name.length));
+  const lines: string[] = [];
+  for (const tool of tools) {
+    const input = { serverId, method: "tools/call", name: tool.name, ...(tool.annotations ? { annotations: tool.annotations } : {}), place };
+    const said = layers.map(({ name, layer }) => {
+      const engine: GovernanceEngine = layer.engine;
+      const hidden = !engine.visibility.isVisible(serverId, "tools", tool.name);
+      return `${name ? `${name}: ` : ""}${hidden ? "hidden (not exposed by its source): every call refused" : describeCandidates(engine.whatDecides(input))}`;
+    });
+    const gets = policy.restriction ? `${stricterOf(layers.map(({ layer }) => layer.engine.whatDecides(input)))}: ` : "";
+    lines.push(`  ${tool.name.padEnd(width)}  ${gets}${said.join("; ")}  [${annotationWords(tool)}]`);
+  }
+  return lines;
+}
+
+const GETS: Record<string, string> = { forward: "forwarded", approve: "asked", deny: "denied", policy: "Cedar decides" };
+const STRICTNESS = ["forward", "approve", "deny"];
+
+/** What a tool gets from two policies at once, when each decides it whatever the arguments; else that it depends. */
+function stricterOf(layers: Candidate[][]): string {
+  const actions = layers.map((candidates) => (candidates.length === 1 && STRICTNESS.includes(candidates[0]?.action ?? "") ? (candidates[0]?.action as string) : null));
+  if (actions.includes("deny")) return "denied";
+  if (actions.some((action) => action === null)) return "depends on the call";
+  return GETS[actions.includes("approve") ? "approve" : "forward"] as string;
+}
+
+function describeCandidates(candidates: Candidate[]): string {
+  const said = candidates.map((c) => {
+    const by = c.ruleId === "defaults" ? "the default" : `rule ${c.ruleId}`;
+    const gets = c.action === "policy" ? `Cedar decides${c.approval ? ", then asked" : ""}` : (GETS[c.action] ?? c.action);
+    if (!c.conditional || !c.rule?.arguments) return `${gets} (${by})`;
+    const when = Object.entries(c.rule.arguments).map(([name, matcher]) => `${name} ${describeMatcher(matcher)}`).join(" and ");
+    return `${gets} when ${when} (${by})`;
+  });
+  if (said.length === 1) return said[0] as string;
+  return `${said.slice(0, -1).join("; ")}; otherwise ${said[said.length - 1]}`;
+}
+
+function annotationWords(tool: ListedTool): string {
+  if (!tool.annotations) return "declares no annotations: MCP's defaults, not read-only and destructive";
+  const hints = Object.entries(tool.annotations)
+    .filter(([key, value]) => key.endsWith("Hint") && typeof value === "boolean")
+    .map(([key, value]) => `${key}=${value}`)
+    .join(", ");
+  return `${hints || "no hints"}, from ${tool.annotationSource ?? "the server"}`;
 }

@@ -1,11 +1,26 @@
 import type { Action, Rule, ThoughtGateConfig } from "../../core/config/schema.ts";
 import { compileGlob, type Glob } from "../../core/glob.ts";
 import type { ToolAnnotations } from "../../core/mcp-schema.ts";
+import type { Place } from "../../core/project.ts";
 import { effectiveHints, type AnnotationHint } from "../../core/tool-hints.ts";
+import { argumentsMatch, compileArguments, fillPlace, resolveLinks, type ArgumentTest } from "./argument-match.ts";
 
 export type { ToolAnnotations };
 
-export type RuleMatch = { ruleId: string; action: Action; policyId: string | null; approval: string | null };
+export type RuleMatch = {
+  ruleId: string;
+  action: Action;
+  policyId: string | null;
+  approval: string | null;
+  /** The rule asked for annotation hints: a decision says where they came from. */
+  readsAnnotations: boolean;
+};
+
+/** What a rule is matched against: the call, its tool's annotations, and where it is made from. */
+export type RuleInput = { serverId: string; method: string; name: string; annotations: ToolAnnotations | undefined; arguments: unknown; place: Place };
+
+/** One rule that may decide a tool's calls, as `validate-config --explain` tells it (`whatDecides`). */
+export type Candidate = { rule: Rule | null; ruleId: string; action: Action; policyId: string | null; approval: string | null; conditional: boolean };
 
 type CompiledRule = {
   rule: Rule;
@@ -15,17 +30,20 @@ type CompiledRule = {
   source: Glob | null;
   /** The annotation filter as [hint, wanted value] pairs, built once. */
   annotations: Array<[AnnotationHint, boolean]> | null;
+  arguments: Array<[string, ArgumentTest]> | null;
+  /** The project directory the rule is kept to (`${HOME}` filled in per place), links resolved. */
+  project: ((place: Place) => string) | null;
   /** What a match returns: built once, shared by every call it matches (never changed). */
   result: RuleMatch;
 };
 
-/** Gate 2: the first rule whose globs and annotation filter match decides; else the defaults. */
+/** Gate 2: the first rule whose globs, annotation filter, arguments and project match decides; else the defaults. */
 export class Rules {
   private readonly rules: CompiledRule[];
   private readonly defaults: RuleMatch;
 
   constructor(config: ThoughtGateConfig) {
-    this.rules = config.governance.rules.map((rule, i) => {
+    this.rules = config.governance.rules.map((rule: Rule, i) => {
       const id = rule.id ?? `rules[${i}]`;
       return {
         rule,
@@ -36,21 +54,60 @@ export class Rules {
         annotations: rule.annotations
           ? (Object.entries(rule.annotations).filter(([, value]) => value !== undefined) as Array<[AnnotationHint, boolean]>)
           : null,
-        result: Object.freeze({ ruleId: id, action: rule.action, policyId: rule.policy_id ?? null, approval: rule.approval ?? null }),
+        arguments: rule.arguments ? compileArguments(rule.arguments) : null,
+        project: rule.project === undefined ? null : projectOf(rule.project),
+        result: Object.freeze({
+          ruleId: id,
+          action: rule.action,
+          policyId: rule.policy_id ?? null,
+          approval: rule.approval ?? null,
+          readsAnnotations: rule.annotations !== undefined,
+        }),
       };
     });
-    this.defaults = { ruleId: "defaults", action: config.governance.defaults.action, policyId: null, approval: null };
+    this.defaults = Object.freeze({ ruleId: "defaults", action: config.governance.defaults.action, policyId: null, approval: null, readsAnnotations: false });
   }
 
-  match(serverId: string, method: string, name: string, annotations: ToolAnnotations | undefined): RuleMatch {
-    for (const { match, method: methodGlob, source, annotations: wanted, result } of this.rules) {
-      if (!methodGlob.test(method) || !match.test(name)) continue;
-      if (source && !source.test(serverId)) continue;
-      if (wanted && !annotationsMatch(wanted, annotations)) continue;
-      return result;
+  /**
+   * The rules that may decide calls of this tool whatever their arguments, in order: each rule
+   * whose other conditions hold and that looks at arguments (it decides some calls), up to the
+   * first that does not (it decides the rest), or the defaults.
+   */
+  whatDecides(input: Omit<RuleInput, "arguments">): Candidate[] {
+    const found: Candidate[] = [];
+    for (const rule of this.rules) {
+      if (!rule.method.test(input.method) || !rule.match.test(input.name)) continue;
+      if (rule.source && !rule.source.test(input.serverId)) continue;
+      if (rule.project && rule.project(input.place) !== input.place.project) continue;
+      if (rule.annotations && !annotationsMatch(rule.annotations, input.annotations)) continue;
+      const { action, policyId, approval } = rule.result;
+      found.push({ rule: rule.rule, ruleId: rule.id, action, policyId, approval, conditional: rule.arguments !== null });
+      if (rule.arguments === null) return found;
+    }
+    const { action, policyId, approval } = this.defaults;
+    return [...found, { rule: null, ruleId: "defaults", action, policyId, approval, conditional: false }];
+  }
+
+  match(input: RuleInput): RuleMatch {
+    for (const rule of this.rules) {
+      if (!rule.method.test(input.method) || !rule.match.test(input.name)) continue;
+      if (rule.source && !rule.source.test(input.serverId)) continue;
+      if (rule.project && rule.project(input.place) !== input.place.project) continue;
+      if (rule.annotations && !annotationsMatch(rule.annotations, input.annotations)) continue;
+      if (rule.arguments && !argumentsMatch(rule.arguments, input.arguments, input.place)) continue;
+      return rule.result;
     }
     return this.defaults;
   }
+}
+
+/** `project:` as the place sees projects: absolute, links resolved (`${HOME}` filled in). */
+function projectOf(dir: string): (place: Place) => string {
+  let last: { home: string; dir: string } | null = null;
+  return (place) => {
+    if (last?.home !== place.home) last = { home: place.home, dir: resolveLinks(fillPlace(dir, place)) };
+    return last.dir;
+  };
 }
 
 /**

@@ -1,5 +1,6 @@
 import type { Profile } from "../../core/profile.ts";
 import { log } from "../../core/log.ts";
+import { placeOf, type Place } from "../../core/project.ts";
 import { showInvisible } from "../../core/visible-text.ts";
 import type { GovernanceMetrics } from "../../telemetry/metrics.ts";
 import { redactText } from "../../telemetry/redact.ts";
@@ -45,7 +46,7 @@ export type EvaluationOptions = {
   tracer?: Tracer;
   /** "Always allow" (always-allow.ts): whether a task may offer it is planned when it is made. */
   always?: AlwaysWriter;
-  /** A wrap session's project; absent (`serve`): the service's own working directory's. */
+  /** A wrap session's project: it wins over what a shim sends (docs/governance.md, "Rules that see arguments"); absent (`serve`): the shim's, else the service's own working directory's. */
   sessionProject?: string;
 };
 
@@ -75,6 +76,12 @@ export function createEvaluator(options: EvaluationOptions): (request: EvaluateR
     metrics.countDecision(request.server_id, response.decision, profile);
     log.debug(`${request.server_id} ${request.method} ${request.name}: ${response.decision} (${response.reason})`);
     return response;
+  }
+
+  const own = placeOf(process.cwd(), options.sessionProject);
+  /** The call's place: the shim's working directory, and the session's project, else the shim's, else the service's own. */
+  function placeOfRequest(request: EvaluateRequest): Place {
+    return { cwd: request.cwd ?? own.cwd, project: options.sessionProject ? own.project : (request.project ?? own.project), home: own.home };
   }
 
   return function evaluate(request: EvaluateRequest, caller: Caller): EvaluateResponse {
@@ -120,6 +127,8 @@ export function createEvaluator(options: EvaluationOptions): (request: EvaluateR
       name: request.name,
       arguments: request.arguments,
       ...(request.annotations ? { annotations: request.annotations } : {}),
+      ...(request.annotations && request.annotation_source ? { annotationSource: request.annotation_source } : {}),
+      place: placeOfRequest(request),
     };
     const started = performance.now();
     const outcome = decideSafely(current, input, profile);

@@ -72,8 +72,6 @@ export type ServiceOptions = {
    * TUI, …): a form the person dismisses (Esc) is their no, and the call is refused at once.
    */
   dismissIsNo?: boolean;
-  /** The project a wrap session runs in ("always … in this project" keeps its rule to it); absent: the service's own. */
-  sessionProject?: string;
   /** Announce approvals on the desktop with this tool (src/governance/approval/desktop-notifier.ts); none: no notifications. */
   desktop?: NotifyTool | null;
   /** "Always allow", from every channel (src/governance/approval/always-allow.ts); absent: never offered, refused as not possible. */
@@ -83,6 +81,12 @@ export type ServiceOptions = {
   /** Tracing on (docs/governance.md, Traces): the service's tracer (governance/engine/tracing.ts), and what its session span is called. */
   tracer?: Tracer;
   role?: "wrap" | "serve";
+  /**
+   * A wrap session's project (the project root wrap was started in): every call of the session is
+   * decided in it, whatever a shim says, and "always … in this project" keeps its rule to it.
+   * Absent (`serve`): each shim's own project.
+   */
+  sessionProject?: string;
 };
 
 export type GovernanceService = {

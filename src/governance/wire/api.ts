@@ -49,6 +49,11 @@ export const evaluateRequest = v.object({
   name: v.string(),
   arguments: v.optional(v.unknown()),
   annotations: v.optional(ToolAnnotationsSchema),
+  /** The annotations are ThoughtGate's catalog hint for a definition that declares none: its name. */
+  annotation_source: v.optional(v.pipe(v.string(), v.maxLength(200))),
+  /** The shim's working directory and its project (docs/governance.md, "Rules that see arguments"): absolute paths. */
+  cwd: v.optional(v.pipe(v.string(), v.maxLength(4096), v.startsWith("/"))),
+  project: v.optional(v.pipe(v.string(), v.maxLength(4096), v.startsWith("/"))),
   id: v.optional(v.nullable(jsonRpcId)),
   message_type: v.picklist(["request", "response", "notification"]),
   profile: v.picklist(["production", "development"]),

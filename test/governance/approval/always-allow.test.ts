@@ -86,7 +86,8 @@ describe("the rule in the user's policy file", () => {
   test("a Cedar rule that asked keeps its Cedar check: only the question goes", async () => {
     using home = policyHome();
     writeFileSync(`${home.userFile.replace(/thoughtgate\.yaml$/, "")}main.cedar`, 'permit(principal, action, resource) unless { resource.arguments has path && resource.arguments.path like "/etc/*" };\n');
-    home.writeUser(`schema: 1\ngovernance:\n  rules:\n    - { id: guarded, match: "write_*", action: policy, approval: careful }\napproval:\n  careful: {}\ncedar:\n  policies: [main.cedar]\n`);
+    writeFileSync(`${home.userFile.replace(/thoughtgate\.yaml$/, "")}arguments.cedarschema`, "namespace ThoughtGate { type Arguments = { path?: String }; }\n");
+    home.writeUser(`schema: 1\ngovernance:\n  rules:\n    - { id: guarded, match: "write_*", action: policy, approval: careful }\napproval:\n  careful: {}\ncedar:\n  policies: [main.cedar]\n  schema: arguments.cedarschema\n`);
     const { holder, ctx } = await holderIn(home);
     expect(await alwaysAllow(taskFor("fs", "write_file"), PAGE, ctx)).toMatchObject({ ok: true });
     expect(readFileSync(home.userFile, "utf8")).toContain('- { id: "always-allow-fs-write_file", match: "write_file", method: "tools/call", source: "fs", action: "policy" }');

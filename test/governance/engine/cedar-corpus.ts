@@ -121,6 +121,8 @@ export function request(rng: Random): CedarRequest {
     name: pick(rng, TOOLS),
     arguments: args,
     policyId: rng() < 0.5 ? "prod" : null,
+    project: "/srv/project",
+    cwd: "/srv/project",
     now: new Date(2026, 0, 5, Math.floor(rng() * 24)),
   };
 }

@@ -28,8 +28,9 @@ describe("Cedar evaluates a request's slice and decides as the whole policy set"
       const policies = policySet(rng, 30);
       writeFileSync(file, policies);
       // Slices merged into one set each, and (no copies allowed) the shared and specific parts evaluated apart.
-      const merged = CedarPolicies.load({ policies: [file] });
-      const split = CedarPolicies.load({ policies: [file] }, { mergedCopies: 0 });
+      // Parsed, not validated: the corpus holds policies the validator refuses, and slicing must still agree.
+      const merged = CedarPolicies.parse({ policies: [file] });
+      const split = CedarPolicies.parse({ policies: [file] }, { mergedCopies: 0 });
       for (let r = 0; r < REQUESTS_PER_SET; r++) {
         const req = request(rng);
         const full = merged.authorize(req, "full");
@@ -56,7 +57,7 @@ describe("Cedar evaluates a request's slice and decides as the whole policy set"
     const forbids = Array.from({ length: 12 }, (_, i) => `@id("no-${String.fromCharCode(108 - i)}") forbid (principal, action, resource);`);
     writeFileSync(file, `${forbids.join("\n")}\n@id("allow") permit (principal, action, resource);\n`);
     const policies = CedarPolicies.load({ policies: [file] });
-    const req: CedarRequest = { user: "alice", serverId: "s1", method: "tools/call", name: "t1", arguments: {}, policyId: null };
+    const req: CedarRequest = { user: "alice", serverId: "s1", method: "tools/call", name: "t1", arguments: {}, policyId: null, project: "/p", cwd: "/p" };
     expect(policies.evaluate(req)).toEqual({
       decision: "deny",
       policies: ["no-a", "no-b", "no-c", "no-d", "no-e", "no-f", "no-g", "no-h", "no-i", "no-j", "no-k", "no-l"],
@@ -68,8 +69,10 @@ describe("Cedar evaluates a request's slice and decides as the whole policy set"
     const file = join(dir.path, "named.cedar");
     const named = Array.from({ length: 200 }, (_, i) => `@id("p${i}") permit (principal, action, resource == ThoughtGate::ToolCall::"s1/t${i}");`);
     writeFileSync(file, `${named.join("\n")}\n@id("guard") forbid (principal, action, resource) when { resource.arguments has force };\n`);
-    const policies = CedarPolicies.load({ policies: [file] });
-    const call = (name: string): CedarRequest => ({ user: "alice", serverId: "s1", method: "tools/call", name, arguments: {}, policyId: null });
+    const schema = join(dir.path, "arguments.cedarschema");
+    writeFileSync(schema, "namespace ThoughtGate { type Arguments = { force?: Bool }; }\n");
+    const policies = CedarPolicies.load({ policies: [file], schema });
+    const call = (name: string): CedarRequest => ({ user: "alice", serverId: "s1", method: "tools/call", name, arguments: {}, policyId: null, project: "/p", cwd: "/p" });
     for (let i = 0; i < 500; i++) policies.evaluate(call(`warm-${i}`));
     Bun.gc(true);
     const before = { engine: cedarMemoryBytes(), objects: heapStats().objectCount };
@@ -93,11 +96,13 @@ describe("Cedar evaluates a request's slice and decides as the whole policy set"
     const count = 600;
     const large = Array.from({ length: count }, (_, i) => `@id("p${i}") permit (principal, action, resource == ThoughtGate::ToolCall::"s1/t${i}") when { resource.arguments.limit > ${i} };`);
     writeFileSync(file, `${large.join("\n")}\n`);
-    const req: CedarRequest = { user: "alice", serverId: "s1", method: "tools/call", name: "t7", arguments: { limit: 9 }, policyId: null };
+    const schema = join(dir.path, "arguments.cedarschema");
+    writeFileSync(schema, "namespace ThoughtGate { type Arguments = { limit: Long }; }\n");
+    const req: CedarRequest = { user: "alice", serverId: "s1", method: "tools/call", name: "t7", arguments: { limit: 9 }, policyId: null, project: "/p", cwd: "/p" };
     let replaced = 0;
     const collected = new FinalizationRegistry<null>(() => (replaced += 1));
     const reload = () => {
-      const policies = CedarPolicies.load({ policies: [file] });
+      const policies = CedarPolicies.load({ policies: [file], schema });
       // The whole set as one preparsed set (~1.5 MB in the engine), and the request's slice.
       expect(policies.authorize(req)).toEqual({ type: "answer", decision: "allow", determining: ["p7"], errors: [] });
       expect(policies.authorize(req, "full")).toEqual(policies.authorize(req));

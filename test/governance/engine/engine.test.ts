@@ -96,7 +96,9 @@ approval:
 });
 
 describe("gate 3: Cedar", () => {
-  async function cedarEngine(policies: string, rules = '[{ id: p, match: "*", action: policy }]', schema?: string) {
+  /** The argument types the policies below read (tool arguments have no shape until declared). */
+  const ARGUMENTS = "namespace ThoughtGate { type Arguments = { path?: String, target?: App }; }";
+  async function cedarEngine(policies: string, rules = '[{ id: p, match: "*", action: policy }]', schema: string | undefined = ARGUMENTS) {
     // The files are read once, at load: the directory can go when this returns.
     using dir = tempDir();
     writeFileSync(join(dir.path, "p.cedar"), policies);
@@ -127,15 +129,31 @@ describe("gate 3: Cedar", () => {
   });
 
   test("arguments cannot forge entity references", async () => {
-    const engine = await cedarEngine(`@id("allow") permit(principal, action, resource) when { !(resource.arguments has target) || resource.arguments.target != ThoughtGate::App::"admin" };`);
+    const engine = await cedarEngine(`@id("allow") permit(principal, action, resource) unless { resource.arguments has target && resource.arguments.target == ThoughtGate::App::"admin" };`);
     expect(engine.evaluate(call("x", { arguments: { target: { __entity: { type: "ThoughtGate::App", id: "admin" } } } })).kind).toBe("forward");
   });
 
-  test("invalid policy text and policies that break the schema are fatal at load", async () => {
-    await expect(cedarEngine("permit(principal, action, resource")).rejects.toThrow();
-    const schema = `namespace ThoughtGate { entity App; entity ToolCall { name: String, server: String }; entity McpMethod; action "tools/call" appliesTo { principal: App, resource: ToolCall }; }`;
-    await expect(cedarEngine(`permit(principal, action, resource) when { resource.nmae == "x" };`, undefined, schema)).rejects.toThrow("do not match the schema");
-    expect((await cedarEngine(`permit(principal, action, resource) when { resource.name == "x" };`, undefined, schema)).cedar?.policyIds).toEqual(["p.cedar#0"]);
+  test("invalid policy text and policies that break ThoughtGate's schema are fatal at load, with file:line:column", async () => {
+    await expect(cedarEngine("permit(principal, action, resource")).rejects.toThrow(/p\.cedar:1:35: unexpected end of input/);
+    await expect(cedarEngine(`permit(principal, action, resource)\n  when { resource.nmae == "x" };`)).rejects.toThrow(/p\.cedar:2:10: policy p\.cedar#0: attribute `nmae` on entity type `ThoughtGate::(ToolCall|McpMethod)` not found: did you mean `name`\?/);
+    expect((await cedarEngine(`permit(principal, action, resource) when { resource.name == "x" };`)).cedar?.policyIds).toEqual(["p.cedar#0"]);
+  });
+
+  test("a denial caused by a policy that failed to evaluate says so, with the policy id and Cedar's message", async () => {
+    // `limit` is declared, so the policy validates; a call without it makes the permit fail, not silently not apply.
+    const engine = await cedarEngine(`@id("small") permit(principal, action, resource) when { resource.arguments.limit < 10 };`, undefined, "namespace ThoughtGate { type Arguments = { limit: Long }; }");
+    expect(engine.evaluate(call("x", { arguments: { limit: 3 } })).kind).toBe("forward");
+    expect(engine.evaluate(call("x", { arguments: {} }))).toMatchObject({
+      kind: "deny",
+      block: { gate: "cedar", code: -32003, reason: expect.stringMatching(/^Cedar error \(failing closed\): no Cedar policy permits it, and policy small failed to evaluate: .*limit/) },
+    });
+  });
+
+  test("context carries the call's project and working directory", async () => {
+    const engine = await cedarEngine(`@id("here") permit(principal, action, resource) when { context.project == "/src/app" && context.cwd like "/src/app*" };`);
+    const place = { project: "/src/app", cwd: "/src/app/lib", home: "/home/u" };
+    expect(engine.evaluate(call("x", { place })).kind).toBe("forward");
+    expect(engine.evaluate(call("x", { place: { ...place, project: "/src/other" } })).kind).toBe("deny");
   });
 });
 
@@ -160,11 +178,14 @@ describe("embedded default policy", () => {
     expect(parseConfig(EMBEDDED_DEFAULT_YAML, {})).toEqual({ ok: true, config: EMBEDDED_DEFAULT });
   });
 
-  test("read-only forwards, destructive needs approval, additive (destructiveHint: false) forwards", async () => {
+  test("read-only forwards, destructive needs approval, additive forwards on this machine and asks when it reaches the open world", async () => {
     const engine = new GovernanceEngine(EMBEDDED_DEFAULT, null, "embedded");
     expect(engine.evaluate(call("get", { annotations: { readOnlyHint: true } }))).toMatchObject({ kind: "forward", ruleId: "default-read-only" });
     expect(engine.evaluate(call("rm", { annotations: { destructiveHint: true } }))).toMatchObject({ kind: "approve", ruleId: "default-destructive", workflowName: "default" });
-    expect(engine.evaluate(call("add", { annotations: { readOnlyHint: false, destructiveHint: false } }))).toMatchObject({ kind: "forward", ruleId: "defaults" });
+    expect(engine.evaluate(call("mkdir", { annotations: { readOnlyHint: false, destructiveHint: false, openWorldHint: false } }))).toMatchObject({ kind: "forward", ruleId: "defaults" });
+    // An issue, a message, a post: additive, and seen by others; open-world is MCP's default when not said.
+    expect(engine.evaluate(call("create_issue", { annotations: { readOnlyHint: false, destructiveHint: false, openWorldHint: true } }))).toMatchObject({ kind: "approve", ruleId: "default-open-world" });
+    expect(engine.evaluate(call("add", { annotations: { readOnlyHint: false, destructiveHint: false } }))).toMatchObject({ kind: "approve", ruleId: "default-open-world" });
   });
 
   test("a tool without annotations, or whose annotations are unknown, is decided under the MCP defaults: it needs approval", async () => {

@@ -32,6 +32,7 @@ approval:
   lenient: { timeout: 30s, on_timeout: approve }
 cedar:
   policies: [policy.cedar]
+  schema: arguments.cedarschema
 `;
 
 const POLICY = `@id("allow") permit(principal, action, resource);
@@ -50,6 +51,7 @@ async function engineFrom(yaml: string): Promise<GovernanceEngine> {
   dirs.push(dir);
   writeFileSync(join(dir.path, "thoughtgate.yaml"), yaml);
   writeFileSync(join(dir.path, "policy.cedar"), POLICY);
+  writeFileSync(join(dir.path, "arguments.cedarschema"), "namespace ThoughtGate { type Arguments = { path?: String }; }\n");
   const loaded = loadConfig(join(dir.path, "thoughtgate.yaml"), {});
   if (!loaded) throw new Error("config not found");
   return GovernanceEngine.fromConfig(loaded.config, loaded.file ?? "test");
@@ -61,7 +63,7 @@ type Started = {
   evaluate(request: Partial<EvaluateRequest>): Promise<v.InferOutput<typeof evaluateResponse>>;
 };
 
-async function start(options: { profile?: Profile; clock?: FakeClock; yaml?: string; engine?: () => GovernanceEngine; maxTasks?: number } = {}): Promise<Started> {
+async function start(options: { profile?: Profile; clock?: FakeClock; yaml?: string; engine?: () => GovernanceEngine; maxTasks?: number; sessionProject?: string } = {}): Promise<Started> {
   const service = startGovernanceService({
     // In-process: the test's own requests come from the service's own process, which is not under test here.
     people: () => null,
@@ -73,6 +75,7 @@ async function start(options: { profile?: Profile; clock?: FakeClock; yaml?: str
     port: 0,
     ...(options.clock ? { clock: options.clock } : {}),
     ...(options.maxTasks ? { maxTasks: options.maxTasks } : {}),
+    ...(options.sessionProject ? { sessionProject: options.sessionProject } : {}),
   });
   open.push(service);
   const call: Started["call"] = (path, init = {}) => {
@@ -477,4 +480,33 @@ test("a taken port is a clear CONFIG error", async () => {
   }
   expect(thrown).toBeInstanceOf(ThoughtGateError);
   expect(thrown).toMatchObject({ code: "CONFIG", message: `port ${s.service.port} is in use on 127.0.0.1 (choose another with --governance-port, or 0 for any free port)` });
+});
+
+describe("the call's place", () => {
+  const IN_PROJECT = `schema: 1
+governance:
+  defaults: { action: deny }
+  rules:
+    - { id: in-project, match: write_file, arguments: { path: { within: "\${PROJECT}" } }, action: forward }
+    - { id: here, match: read_file, arguments: { path: { glob: "\${CWD}/*" } }, action: forward }
+`;
+
+  test("serve decides in the project and working directory each shim sends", async () => {
+    const s = await start({ yaml: IN_PROJECT });
+    const write = (project: string, path: string) => s.evaluate({ name: "write_file", arguments: { path }, project, cwd: project });
+    expect((await write("/srv/a", "/srv/a/x.md")).decision).toBe("forward");
+    expect(await write("/srv/b", "/srv/a/x.md")).toMatchObject({ decision: "deny", rule_id: "defaults" });
+    expect((await s.evaluate({ name: "read_file", arguments: { path: "/w/lib/x" }, cwd: "/w/lib" })).decision).toBe("forward");
+    expect((await s.evaluate({ name: "read_file", arguments: { path: "/w/lib/x" }, cwd: "/elsewhere" })).decision).toBe("deny");
+  });
+
+  test("a wrap session's project wins over what a shim sends; a place that is not an absolute path is refused", async () => {
+    const s = await start({ yaml: IN_PROJECT, sessionProject: "/srv/a" });
+    expect((await s.evaluate({ name: "write_file", arguments: { path: "/srv/a/x.md" }, project: "/srv/b" })).decision).toBe("forward");
+    expect((await s.evaluate({ name: "write_file", arguments: { path: "/srv/b/x.md" }, project: "/srv/b" })).decision).toBe("deny");
+    const bad = await s.call("/governance/evaluate", {
+      body: { server_id: "gh", direction: "agent_to_server", method: "tools/call", name: "write_file", arguments: {}, message_type: "request", profile: "production", project: "relative/dir" },
+    });
+    expect(bad.status).toBe(400);
+  });
 });

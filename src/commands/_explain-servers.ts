@@ -1,0 +1,70 @@
+import { homedir } from "node:os";
+import { messageOf, usageError } from "../core/errors.ts";
+import { placeOf } from "../core/project.ts";
+import { showInvisible } from "../core/visible-text.ts";
+import { catalogHint } from "../governance/definitions/annotation-catalog.ts";
+import { explainTools, type ListedTool } from "../governance/engine/explain.ts";
+import type { PolicyInForce } from "../governance/engine/policy.ts";
+import { inspectServer } from "../mcp/inspect.ts";
+import { AGENT_TYPES, discover, effectiveEntries, isAgentType } from "../wrap/adapters/index.ts";
+
+/** How long `--explain` waits for each answer of a server it starts. */
+const SERVER_TIMEOUT_MS = 30_000;
+
+/** A server to explain: its id (the config's name for it, as `wrap` gives the shim) and how to start it. */
+export type ServerToExplain = { id: string; command: string[]; env?: Record<string, string> } | { id: string; skipped: string };
+
+/** The servers an agent's configuration names, in every scope `wrap` would rewrite. */
+export function agentServers(agent: string): ServerToExplain[] {
+  if (!isAgentType(agent) || agent === "custom") {
+    throw usageError(`--agent: expected one of ${AGENT_TYPES.filter((a) => a !== "custom").join("|")}, got ${JSON.stringify(agent)}`);
+  }
+  const ctx = { home: homedir(), cwd: process.cwd(), env: process.env, platform: process.platform };
+  return effectiveEntries(discover(agent, ctx)).map((entry) => {
+    if (!entry.governed) return { id: entry.name, skipped: `not governed by wrap (${entry.reason ?? entry.status})` };
+    if (entry.transport === "remote" || !entry.effective) return { id: entry.name, skipped: "a remote server: not started here (its tools are decided the same way once listed)" };
+    return { id: entry.name, command: [entry.effective.command, ...entry.effective.args], env: entry.effective.env };
+  });
+}
+
+/** `--server "CMD ARGS"`: split as a shell would split plain words and quoted ones (no expansion). */
+export function serverFromFlag(text: string, id: string): ServerToExplain {
+  const words: string[] = [];
+  const pattern = /"((?:[^"\\]|\\.)*)"|'([^']*)'|(\S+)/g;
+  for (const match of text.matchAll(pattern)) words.push(match[1]?.replace(/\\(.)/g, "$1") ?? match[2] ?? match[3] ?? "");
+  if (words.length === 0) throw usageError("--server is empty: give the command that starts the server");
+  return { id, command: words };
+}
+
+/**
+ * Start each server, list its tools, stop it, and say what each tool will get and why under the
+ * policy in force. A server that cannot be started or listed is one line; the others are still
+ * explained.
+ */
+export async function explainServers(policy: PolicyInForce, servers: ServerToExplain[]): Promise<string[]> {
+  const place = placeOf(process.cwd());
+  const lines: string[] = [`what each tool will get (the session's project: ${place.project}):`];
+  if (servers.length === 0) lines.push("  (the configuration names no server)");
+  for (const server of servers) {
+    if ("skipped" in server) {
+      lines.push("", `server ${server.id}: ${server.skipped}`);
+      continue;
+    }
+    let tools: ListedTool[];
+    try {
+      const report = await inspectServer({ command: server.command, timeoutMs: SERVER_TIMEOUT_MS, ...(server.env ? { env: server.env } : {}) });
+      tools = report.tools.map((tool) => {
+        const declared = (tool.definition as { annotations?: unknown }).annotations;
+        if (declared !== null && typeof declared === "object") return { name: tool.name, annotations: declared as ListedTool["annotations"] };
+        const hint = catalogHint(tool.definition);
+        return hint ? { name: tool.name, annotations: hint.annotations, annotationSource: hint.source } : { name: tool.name, annotations: undefined };
+      });
+    } catch (error) {
+      lines.push("", `server ${server.id}: could not be listed: ${messageOf(error)}`);
+      continue;
+    }
+    lines.push("", `server ${server.id} (${server.command.join(" ")}): ${tools.length} tool${tools.length === 1 ? "" : "s"}`, ...explainTools(policy, server.id, tools, place));
+  }
+  // Names and messages come from the servers: shown escaped, so nothing in them drives the terminal.
+  return lines.map(showInvisible);
+}
