@@ -7,7 +7,7 @@ import { EXIT, messageOf } from "../core/errors.ts";
 import { EMBEDDED_DEFAULT_YAML } from "../governance/engine/default-policy.ts";
 import { GovernanceEngine } from "../governance/engine/engine.ts";
 import { explainPolicy } from "../governance/engine/explain.ts";
-import { embeddedDefault, loadPolicyInForce } from "../governance/engine/policy.ts";
+import { embeddedDefault, loadPolicyInForce, unboundAlwaysAllowRules } from "../governance/engine/policy.ts";
 import { commonArgs, rejectUnknownFlags } from "./_shared.ts";
 
 const args = {
@@ -47,7 +47,7 @@ async function validate(path: string | undefined, explain: boolean, out: string[
     const name = found.origin === "project" ? `${found.file} (project policy)` : found.file;
     if ("unreadable" in result) out.push(result.unreadable);
     else if (result.problems.length > 0) out.push(`${name}: ${result.problems.length} problem${result.problems.length === 1 ? "" : "s"}`, ...result.problems);
-    else out.push(`ok: ${name}`);
+    else out.push(`ok: ${name}`, ...(result.notes ?? []).map((note) => `note: ${note}`));
     failed ||= "unreadable" in result || result.problems.length > 0;
   }
   if (failed) return EXIT.error;
@@ -56,7 +56,7 @@ async function validate(path: string | undefined, explain: boolean, out: string[
 }
 
 /** One file's problems as `path: message` lines, or one message naming the file when it cannot be read or placed. */
-async function check(found: PolicyFile): Promise<{ problems: string[] } | { unreadable: string }> {
+async function check(found: PolicyFile): Promise<{ problems: string[]; notes?: string[] } | { unreadable: string }> {
   if (!existsSync(found.file)) return { unreadable: `${found.file}: no such file` };
   let text: string;
   try {
@@ -78,5 +78,5 @@ async function check(found: PolicyFile): Promise<{ problems: string[] } | { unre
   } catch (error) {
     return { problems: [`cedar: ${messageOf(error)}`] };
   }
-  return { problems: [] };
+  return { problems: [], notes: unboundAlwaysAllowRules(loaded.config, loaded.file) };
 }

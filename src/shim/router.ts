@@ -76,8 +76,9 @@ export class Router {
     this.own = new OwnRequests(options.toAgent, () => this.toServer);
     this.catalog = new ToolCatalog(this.log);
     this.listChanges = new ListChanges(options.toAgent, (id) => this.agentRequests.has(id));
+    const identity = serverIdentity(options.serverId, options.serverCommand ?? [], options.serverUrl);
     this.definitions = new DefinitionGuard({
-      identity: serverIdentity(options.serverId, options.serverCommand ?? [], options.serverUrl),
+      identity,
       log: this.log,
       events: options.events,
       onUnblocked: (kinds) => this.listChanges.announce(kinds),
@@ -86,6 +87,7 @@ export class Router {
     this.lists = new ListFilter({ ...options, catalog: this.catalog, log: this.log, audit: this.audit, definitions: this.definitions, pinPolicy });
     this.governor = new Governor({
       serverId: options.serverId,
+      server: { command: identity.command, url: identity.url },
       decider: options.decider,
       toAgent: options.toAgent,
       toServer: () => this.toServer,

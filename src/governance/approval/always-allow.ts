@@ -9,7 +9,7 @@ import { bestEffort, messageOf } from "../../core/errors.ts";
 import { INVISIBLE_CHARACTERS_SOURCE, showInvisible } from "../../core/visible-text.ts";
 import { redactText } from "../../telemetry/redact.ts";
 import { EMBEDDED_DEFAULT_YAML } from "../engine/default-policy.ts";
-import type { EvaluateInput } from "../decision/decider.ts";
+import type { EvaluateInput, ServerProgram } from "../decision/decider.ts";
 import { GovernanceEngine, type PolicyEngine } from "../engine/engine.ts";
 import type { PolicyInForce } from "../engine/policy.ts";
 import { insertRule, type RuleText } from "./policy-edit.ts";
@@ -62,11 +62,14 @@ async function addRule(task: Task, ctx: AlwaysAllowContext): Promise<AlwaysResul
   if (base.origin === "flag" || base.origin === "env") {
     return refuse(`the policy in force is ${base.file}, given ${base.origin === "flag" ? "with --thoughtgate-config" : "by $THOUGHTGATE_CONFIG"}, not your policy file; add a rule there`);
   }
+  // The rule names the program the person saw served this tool: without it, any server a
+  // repository gives the same id would be allowed too.
+  if (!task.server) return refuse("its shim did not say what runs the server, so a rule could not name it");
   for (const [what, value] of [["server id", task.serverId], ["name", task.name]] as const) {
     if (/[*?]/.test(value)) return refuse(`its ${what} holds * or ?, which a rule would read as a pattern matching other names`);
     if (INVISIBLE.test(value)) return refuse(`its ${what} holds invisible or control characters`);
   }
-  const input: EvaluateInput = { serverId: task.serverId, method: task.method, name: task.name, arguments: task.arguments, ...(task.annotations ? { annotations: task.annotations } : {}) };
+  const input: EvaluateInput = { serverId: task.serverId, server: task.server, method: task.method, name: task.name, arguments: task.arguments, ...(task.annotations ? { annotations: task.annotations } : {}) };
   const asked = base.engine.evaluate(input);
   if (asked.kind !== "approve") {
     return refuse(restriction ? `the approval is asked by the project's policy ${restriction.file}, which ThoughtGate never edits` : "the policy in force no longer asks about this call");
@@ -82,8 +85,8 @@ async function addRule(task: Task, ctx: AlwaysAllowContext): Promise<AlwaysResul
   } catch (error) {
     return refuse(messageOf(error));
   }
-  const rule = ruleFor(task, rules[index], rules);
-  const comment = `Added ${ctx.now().toISOString()} by "always allow" on the approvals page (${ctx.origin}, task ${task.id}): ${task.serverId}.${task.name} runs without asking.`;
+  const rule = ruleFor(task, task.server, rules[index], rules);
+  const comment = `Added ${ctx.now().toISOString()} by "always allow" on the approvals page (${ctx.origin}, task ${task.id}): ${task.serverId}.${task.name} runs without asking when the program under "server" serves it.`;
   const edited = insertRule(current, index, rule, comment);
   if (!edited.ok) return refuse(`${file}: ${edited.reason}`);
 
@@ -116,14 +119,14 @@ function unchangedDefault(file: string, ctx: AlwaysAllowContext): string {
 ${EMBEDDED_DEFAULT_YAML}`;
 }
 
-/** Forward this tool on this server; a Cedar rule's check stays (only its question goes). */
-function ruleFor(task: Task, asking: Rule | undefined, rules: Rule[]): RuleText {
+/** Forward this tool on this server (its id and its program); a Cedar rule's check stays (only its question goes). */
+function ruleFor(task: Task, server: ServerProgram, asking: Rule | undefined, rules: Rule[]): RuleText {
   const slug = (text: string) => text.replace(/[^A-Za-z0-9_.-]/g, "_").slice(0, 40);
   const stem = `always-allow-${slug(task.serverId)}-${slug(task.name)}`;
   const taken = new Set(rules.map((rule, i) => rule.id ?? `rules[${i}]`));
   let id = stem;
   for (let n = 2; taken.has(id); n++) id = `${stem}-${n}`;
-  const common = { id, match: task.name, method: task.method, source: task.serverId };
+  const common = { id, match: task.name, method: task.method, source: task.serverId, server: server.url !== null ? { url: server.url } : { command: server.command } };
   if (asking?.action === "policy") return { ...common, action: "policy", ...(asking.policy_id ? { policy_id: asking.policy_id } : {}) };
   return { ...common, action: "forward" };
 }

@@ -4,6 +4,7 @@ import type { Workflow } from "../../core/config/schema.ts";
 import { redact, redactText } from "../../telemetry/redact.ts";
 import type { DecisionScope, TaskStatus, TaskView } from "../wire/api.ts";
 import type { ToolAnnotations } from "../../core/mcp-schema.ts";
+import type { ServerProgram } from "../decision/decider.ts";
 import { newSecret, secretDigest, secretMatches } from "../wire/secrets.ts";
 
 /**
@@ -20,6 +21,8 @@ export type Task = {
   arguments: unknown;
   /** The tool's annotations as the server listed them, when known (an `always` rule is checked with them). */
   annotations?: ToolAnnotations;
+  /** What runs the server, as its shim said: a session grant and an `always` rule are bound to it. */
+  server?: ServerProgram;
   ruleId: string | null;
   workflowName: string;
   workflow: Workflow;
@@ -41,7 +44,7 @@ export type Task = {
   definition?: NonNullable<TaskView["definition"]>;
 };
 
-export type NewTask = Pick<Task, "serverId" | "method" | "name" | "arguments" | "ruleId" | "workflowName" | "workflow" | "reason"> & Pick<Partial<Task>, "annotations" | "definition">;
+export type NewTask = Pick<Task, "serverId" | "method" | "name" | "arguments" | "ruleId" | "workflowName" | "workflow" | "reason"> & Pick<Partial<Task>, "annotations" | "server" | "definition">;
 
 export type Decision = { decision: "approve" | "deny"; digest: string; reason?: string; scope?: DecisionScope };
 

@@ -143,6 +143,7 @@ export class RemoteDecider implements Decider {
           name: input.name,
           arguments: input.arguments,
           ...(input.annotations ? { annotations: input.annotations } : {}),
+          ...(input.server ? { server: input.server } : {}),
           id: request.id,
           message_type: "request",
           profile: this.options.profile,

@@ -82,7 +82,7 @@ export class GovernanceEngine implements PolicyEngine {
     if (kind && !this.visibility.isVisible(input.serverId, kind, input.name)) {
       return deny("visibility", GOVERNANCE_ERROR.toolNotExposed, null, null, `${kind.slice(0, -1)} "${input.name}" is not exposed by source "${input.serverId}"`);
     }
-    const rule = this.rules.match(input.serverId, input.method, input.name, input.annotations);
+    const rule = this.rules.match(input.serverId, input.method, input.name, input.annotations, input.server);
     switch (rule.action) {
       case "forward":
       case "deny":

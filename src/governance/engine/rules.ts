@@ -2,6 +2,7 @@ import type { Action, Rule, ThoughtGateConfig } from "../../core/config/schema.t
 import { compileGlob, type Glob } from "../../core/glob.ts";
 import type { ToolAnnotations } from "../../core/mcp-schema.ts";
 import { effectiveHints, type AnnotationHint } from "../../core/tool-hints.ts";
+import type { ServerProgram } from "../decision/decider.ts";
 
 export type { ToolAnnotations };
 
@@ -13,6 +14,8 @@ type CompiledRule = {
   match: Glob;
   method: Glob;
   source: Glob | null;
+  /** The one program the rule is for (`server:`), compared exactly. */
+  server: Rule["server"] | null;
   /** The annotation filter as [hint, wanted value] pairs, built once. */
   annotations: Array<[AnnotationHint, boolean]> | null;
   /** What a match returns: built once, shared by every call it matches (never changed). */
@@ -33,6 +36,7 @@ export class Rules {
         match: compileGlob(rule.match),
         method: compileGlob(rule.method),
         source: rule.source ? compileGlob(rule.source) : null,
+        server: rule.server ?? null,
         annotations: rule.annotations
           ? (Object.entries(rule.annotations).filter(([, value]) => value !== undefined) as Array<[AnnotationHint, boolean]>)
           : null,
@@ -42,15 +46,24 @@ export class Rules {
     this.defaults = { ruleId: "defaults", action: config.governance.defaults.action, policyId: null, approval: null };
   }
 
-  match(serverId: string, method: string, name: string, annotations: ToolAnnotations | undefined): RuleMatch {
-    for (const { match, method: methodGlob, source, annotations: wanted, result } of this.rules) {
+  match(serverId: string, method: string, name: string, annotations: ToolAnnotations | undefined, program?: ServerProgram): RuleMatch {
+    for (const { match, method: methodGlob, source, server, annotations: wanted, result } of this.rules) {
       if (!methodGlob.test(method) || !match.test(name)) continue;
       if (source && !source.test(serverId)) continue;
+      if (server && !sameProgram(server, program)) continue;
       if (wanted && !annotationsMatch(wanted, annotations)) continue;
       return result;
     }
     return this.defaults;
   }
+}
+
+/** A rule's `server:` and the program that runs the call's server; unknown (the arbiter) matches none. */
+function sameProgram(wanted: NonNullable<Rule["server"]>, actual: ServerProgram | undefined): boolean {
+  if (!actual) return false;
+  if (wanted.url !== undefined) return actual.url === wanted.url;
+  const command = wanted.command ?? [];
+  return actual.url === null && actual.command.length === command.length && actual.command.every((word, i) => word === command[i]);
 }
 
 /**

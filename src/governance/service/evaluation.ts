@@ -97,6 +97,7 @@ export function createEvaluator(options: EvaluationOptions): (request: EvaluateR
       name: request.name,
       arguments: request.arguments,
       ...(request.annotations ? { annotations: request.annotations } : {}),
+      ...(request.server ? { server: request.server } : {}),
     };
     const started = performance.now();
     const outcome = decideSafely(current, input, profile);
@@ -126,7 +127,7 @@ export function createEvaluator(options: EvaluationOptions): (request: EvaluateR
     const destination = outcome.workflow.destination.type;
     // A session grant stands in for the person who made it: the call still gets its own task,
     // approved as it is made, so the shim's protocol and the audit are those of any approval.
-    const grant = options.grants.use(request.server_id, request.method, request.name);
+    const grant = options.grants.use(request.server_id, request.method, request.name, request.server);
     // Slack adds a channel and takes none away: the agent's user may still answer (first answer wins).
     const elicit = !grant && options.agentCanAsk !== false && request.channels.includes("elicitation") && (destination === "any" || destination === "elicitation" || destination === "slack");
     const created = tasks.create({
@@ -135,6 +136,7 @@ export function createEvaluator(options: EvaluationOptions): (request: EvaluateR
       name: request.name,
       arguments: request.arguments ?? null,
       ...(request.annotations ? { annotations: request.annotations } : {}),
+      ...(request.server ? { server: request.server } : {}),
       ruleId: outcome.ruleId,
       workflowName: outcome.workflowName,
       workflow: outcome.workflow,

@@ -48,6 +48,8 @@ export const evaluateRequest = v.object({
   name: v.string(),
   arguments: v.optional(v.unknown()),
   annotations: v.optional(ToolAnnotationsSchema),
+  /** What runs the server: the shim's command line (after `--`) or its URL without the query. */
+  server: v.optional(v.object({ command: v.array(v.string()), url: v.nullable(v.string()) })),
   id: v.optional(v.nullable(jsonRpcId)),
   message_type: v.picklist(["request", "response", "notification"]),
   profile: v.picklist(["production", "development"]),
