@@ -3,6 +3,7 @@ import { messageOf } from "../core/errors.ts";
 import { taggedLog, type Logger } from "../core/log.ts";
 import type { Profile } from "../core/profile.ts";
 import { GOVERNED_METHODS, type Decider } from "../governance/decision/decider.ts";
+import { redactText } from "../telemetry/redact.ts";
 import { serverIdentity } from "../governance/definitions/identity.ts";
 import type { Unit } from "../stdio/framer.ts";
 import type { Sink } from "../stdio/line-sink.ts";
@@ -339,8 +340,9 @@ export class Router {
     this.audit.framing(error, direction, "rejected", answered);
   }
 
+  /** The detail may hold bytes of the rejected line (a name, a method): redacted as in the log before the other side sees it. */
   private errorData(error: FramingError): Record<string, unknown> {
-    return { gate: "framing", reason: error.code, detail: error.detail, server_id: this.options.serverId };
+    return { gate: "framing", reason: error.code, detail: redactText(error.detail), server_id: this.options.serverId };
   }
 
   private answerUnavailable(entry: Outstanding): void {
