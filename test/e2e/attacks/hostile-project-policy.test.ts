@@ -124,10 +124,13 @@ approval:
   hurry: { timeout: 1s, on_timeout: approve }
 `);
     const state = join(policy.project, "..", "state");
+    const env = { ...policy.env, XDG_STATE_HOME: state, THOUGHTGATE_DESKTOP_NOTIFY: "off" };
+    const serve = await ServeProcess.start([], { env, cwd: policy.project });
+    open.push({ close: async () => void (await serve.stop()) });
     const record = join(policy.project, "..", "received.jsonl");
     const agent = new RawAgent(
-      ["--server-id", "scripted", "--events", "none", "--", ...fixture("scripted-server-fixture.ts", "--drift-after", "1", "--record", record)],
-      { ...process.env, ...policy.env, XDG_STATE_HOME: state },
+      ["--server-id", "scripted", "--events", "none", "--governance-endpoint", serve.endpoint, "--", ...fixture("scripted-server-fixture.ts", "--drift-after", "1", "--record", record)],
+      { ...process.env, ...env, THOUGHTGATE_GOVERNANCE_SECRET: serve.secret },
       BINARY,
       policy.project,
     );
@@ -135,7 +138,8 @@ approval:
     await agent.request(0, "initialize", { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "attack", version: "1" } });
     await agent.request(1, "tools/list", {});
     expect((await agent.request(2, "tools/call", { name: "echo", arguments: {} })).result).toBeDefined();
-    // The definition changed (a poisoned description): the call waits for acceptance, then is refused.
+    // The definition changed (a poisoned description): the call waits for a person to accept it
+    // (a task on the page), nobody does, and after the workflow's second it is refused, not run.
     const refused = await agent.request(3, "tools/call", { name: "echo", arguments: { after: "the change" } });
     expect(refused.error?.code).toBe(-32011);
     const calls = readFileSync(record, "utf8").split("\n").filter((line) => line.includes('"tools/call"'));

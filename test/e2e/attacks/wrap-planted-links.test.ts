@@ -114,28 +114,3 @@ describe("a symlink planted at a file wrap owns", () => {
     });
   });
 });
-
-describe("a link swapped in between wrap's look at its lock file and its open of it", () => {
-  test("a repository process flipping .mcp.json.thoughtgate-lock between a file and a link to a user file: no wrap run ever writes the user's file", async () => {
-    await using box = wrapSandbox();
-    const victim = userFile(box, ".profile");
-    const config = join(box.project, ".mcp.json");
-    writeFileSync(config, STDIO_SERVERS);
-    const lock = `${config}.thoughtgate-lock`;
-    // The link is planted after wrap looks and before it opens, as often as the flipper wins that race.
-    await using flipper = Bun.spawn([...fixture("link-flipper-fixture.ts", lock, victim.path)], { stdout: "pipe", stderr: "inherit" });
-    const reader = flipper.stdout.getReader();
-    await reader.read();
-    reader.releaseLock();
-    const outcomes = new Set<number | null>();
-    for (let run = 0; run < 30; run++) {
-      outcomes.add((await box.run(["wrap", "--agent-type", "claude-code", "--", "true"])).code);
-      // Checked after each run: the file must keep its bytes whatever the flipper did.
-      expect(readFileSync(victim.path, "utf8")).toBe(victim.content);
-    }
-    flipper.kill();
-    await flipper.exited;
-    // Both sides of the race happened: wraps that took the lock file, and wraps that refused a link.
-    expect([...outcomes].sort()).toEqual([0, 1]);
-  });
-});
