@@ -6,6 +6,7 @@
  * real Claude Code's call runs and its result reaches the (fake) model.
  */
 import { expect, setDefaultTimeout, test } from "bun:test";
+import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { agentBinary, agentSandbox, claudeToolName, describeRun } from "../../support/agents.ts";
 import { startFakeAnthropic } from "../../support/fake-models/anthropic.ts";
@@ -22,6 +23,11 @@ test("claude -p, which would cancel the approval form, is not asked; the task wa
   // delete_note is annotated destructive: with no policy file the embedded default asks a person.
   const server = { command: process.execPath, args: [join(FIXTURES, "sdk-server-fixture.ts"), sandbox.marker] };
   await Bun.write(join(sandbox.home, ".claude.json"), `${JSON.stringify({ mcpServers: { notes: server } }, null, 2)}\n`);
+  // Claude Code runs an Elicitation hook for every form an MCP server puts to it: the hook leaves a
+  // mark, so the test sees whether claude -p was asked at all (it would cancel, unseen).
+  const asked = join(sandbox.home, "claude-was-asked");
+  const hook = { type: "command", command: `touch ${JSON.stringify(asked)}` };
+  await Bun.write(join(sandbox.home, ".claude", "settings.json"), `${JSON.stringify({ hooks: { Elicitation: [{ hooks: [hook] }] } }, null, 2)}\n`);
   const env = {
     ...sandbox.env,
     ANTHROPIC_BASE_URL: model.url,
@@ -29,6 +35,8 @@ test("claude -p, which would cancel the approval form, is not asked; the task wa
     ENABLE_TOOL_SEARCH: "false",
     CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
     DISABLE_AUTOUPDATER: "1",
+    // Connect the MCP server before the first model request (else a slow start offers the model no MCP tool).
+    MCP_CONNECTION_NONBLOCKING: "false",
   };
   const wrap = Bun.spawn([BINARY, "wrap", "--", agentBinary("claude-code"), "-p", "Delete note a.", "--allowedTools", DELETE], {
     cwd: sandbox.project,
@@ -48,6 +56,7 @@ test("claude -p, which would cancel the approval form, is not asked; the task wa
     const pending = await waitFor(() => tasks().find((t) => t.status === "pending" && t.name === "delete_note"), "the approval task", 60_000);
     // Claude Code is not put the form (it would cancel it unseen under -p); the task is still pending.
     await waitFor(() => readEvents(sessionEvents(sandbox.home)).some((e) => e.type === "tool_call_decision" && e.decision === "pending"), "the pending decision in the record");
+    expect(existsSync(asked)).toBe(false);
     const approved = Bun.spawnSync([BINARY, "approve", pending.task_id], { env, stdout: "pipe", stderr: "pipe" });
     expect(approved.exitCode, approved.stderr.toString()).toBe(0);
     expect(await wrap.exited).toBe(0);
@@ -58,6 +67,8 @@ test("claude -p, which would cancel the approval form, is not asked; the task wa
     const decisions = readEvents(sessionEvents(sandbox.home)).filter((e) => e.type === "tool_call_decision").map((e) => [e.decision, e.approved_by ?? null]);
     expect(decisions).toContainEqual(["forward", "cli"]);
     expect(await stderr).toContain("1 approved by a person");
+    // Never put the form at any point of the run.
+    expect(existsSync(asked)).toBe(false);
   } finally {
     if (wrap.exitCode === null) wrap.kill("SIGTERM");
     await wrap.exited;
