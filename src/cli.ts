@@ -1,5 +1,5 @@
 #!/usr/bin/env bun
-import { defineCommand, renderUsage, runCommand, type CommandDef, type SubCommandsDef } from "citty";
+import { defineCommand, runCommand, type CommandDef, type SubCommandsDef } from "citty";
 import { EXIT, messageOf, ThoughtGateError } from "./core/errors.ts";
 import { log, setVerbose } from "./core/log.ts";
 import { TARGET, VERSION } from "./version.ts";
@@ -34,16 +34,19 @@ const root = defineCommand({
 });
 
 /**
- * The one error boundary. Exit codes (also in README.md):
- *   0 ok · 1 ThoughtGate or configuration error · 2 usage error · shim: the server's own code.
+ * The one error boundary. Exit codes (the table in README.md, "Exit codes", and src/core/errors.ts):
+ *   0 ok · 1 ThoughtGate or configuration error, governance service unavailable · 2 usage error ·
+ *   shim, wrap, arbiter: the server's or the agent's own code.
  */
 export async function main(argv: string[]): Promise<number> {
   const verbose = argv.includes("--verbose");
   if (verbose) setVerbose();
+  // Which command a usage error's hint names: `thoughtgate wrap --help`, or the root's for an unknown one.
+  let known: string | undefined;
   try {
     const [name, ...rest] = argv;
     if (name === undefined || name === "--help" || name === "-h" || name === "help") {
-      process.stdout.write(`${await renderUsage(root)}\n`);
+      process.stdout.write(await (await import("./commands/_help.ts")).renderRootHelp(root));
       return name === undefined ? EXIT.usage : EXIT.ok;
     }
     if (name === "--version" || name === "-v" || name === "version") {
@@ -51,30 +54,37 @@ export async function main(argv: string[]): Promise<number> {
       return EXIT.ok;
     }
     const load = subCommands[name as keyof typeof subCommands];
-    if (!load) throw new ThoughtGateError("USAGE", `unknown command ${JSON.stringify(name)} (see thoughtgate --help)`);
+    if (!load) throw await (await import("./commands/_unknown-command.ts")).unknownCommand(name, rest, Object.keys(subCommands));
+    known = name;
     const command = (await load()) as CommandDef;
     const ours = rest.includes("--") ? rest.slice(0, rest.indexOf("--")) : rest;
     if (ours.includes("--help") || ours.includes("-h")) {
-      process.stdout.write(`${await renderUsage(command, root)}\n`);
+      process.stdout.write(await (await import("./commands/_help.ts")).renderCommandHelp(command, rest, "thoughtgate"));
       return EXIT.ok;
+    }
+    if (command.subCommands !== undefined) {
+      const unknown = await (await import("./commands/_unknown-command.ts")).unknownSubcommand(name, command, rest);
+      if (unknown) throw unknown;
     }
     const { result } = await runCommand(command, { rawArgs: rest });
     return typeof result === "number" ? result : EXIT.ok;
   } catch (error) {
-    return report(error, verbose);
+    return report(error, verbose, known);
   }
 }
 
-function report(error: unknown, verbose: boolean): number {
+function report(error: unknown, verbose: boolean, command: string | undefined): number {
+  const usage = `run \`thoughtgate ${command === undefined ? "" : `${command} `}--help\` for usage`;
   if (error instanceof ThoughtGateError) {
     log.error(error.message);
     if (verbose && error.stack) log.debug(error.stack);
-    if (error.code === "USAGE") log.info("run `thoughtgate <command> --help` for usage");
+    if (error.code === "USAGE") log.info(usage);
     return error.exitCode;
   }
   // citty's own argument errors (missing required flag, bad enum) are usage errors too.
   if (error instanceof Error && error.name === "CLIError") {
     log.error(error.message);
+    log.info(usage);
     return EXIT.usage;
   }
   log.error(`unexpected error: ${messageOf(error)}`);

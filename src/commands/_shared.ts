@@ -4,6 +4,8 @@ import { parseDuration } from "../core/duration.ts";
 import { stateDir } from "../core/paths.ts";
 import { isProfile, PROFILES, type Profile } from "../core/profile.ts";
 import { usageError } from "../core/errors.ts";
+import { didYouMean } from "../core/suggest.ts";
+import { showInvisible } from "../core/visible-text.ts";
 
 /** Flags several commands share. */
 export const commonArgs = {
@@ -20,7 +22,7 @@ export const profileArg = {
 
 export function resolveProfile(flag: string | undefined): Profile {
   const value = givenOrAbsent(flag, "--profile") ?? givenOrAbsent(process.env.THOUGHTGATE_PROFILE, "$THOUGHTGATE_PROFILE") ?? "production";
-  if (!isProfile(value)) throw usageError(`--profile: expected one of ${PROFILES.join("|")}, got ${JSON.stringify(value)}`);
+  if (!isProfile(value)) throw usageError(`--profile: expected one of ${PROFILES.join("|")}, got ${JSON.stringify(value)}${didYouMean(value, PROFILES, { prod: "production", dev: "development" })}`);
   return value;
 }
 
@@ -78,33 +80,53 @@ export function optionalDuration(value: string | undefined, flag: string): numbe
   return given === undefined ? undefined : parseDuration(given, flag);
 }
 
-/** What goes after `--` for each command, in the usage error. */
-const CHILD_EXAMPLES: Record<string, string> = {
-  shim: "npx -y @modelcontextprotocol/server-everything",
-  inspect: "npx -y @modelcontextprotocol/server-everything",
-  wrap: "zed",
-  arbiter: "codecli run",
+/**
+ * The commands that run another program after `--`: what that program is, its usage form, and an
+ * example for the usage error.
+ */
+export const CHILD_COMMANDS: Record<string, { what: string; usage: string; example: string }> = {
+  wrap: { what: "the agent's command", usage: "-- CMD [ARGS...]", example: "claude" },
+  shim: { what: "the MCP server's command", usage: "-- CMD [ARGS...] | --url URL", example: "npx -y @modelcontextprotocol/server-everything" },
+  inspect: { what: "the MCP server's command", usage: "-- CMD [ARGS...]", example: "npx -y @modelcontextprotocol/server-everything" },
+  arbiter: { what: "the agent's command", usage: "-- CMD [ARGS...]", example: "codecli run" },
 };
 
 /**
  * Split `[flags…] -- CMD [ARGS…]` (shim, inspect, wrap, arbiter). Everything after the first `--`
  * belongs to the child, so its own flags are never read as ours; before it, only flags we define
- * are accepted.
+ * are accepted. A command typed without `--` (`wrap claude -p hi`) is answered with the line that
+ * was meant, not with "unknown flag -p".
  */
 export function splitChildCommand(rawArgs: string[], args: ArgsDef, commandName: string): { ours: string[]; child: string[] } {
   const separator = rawArgs.indexOf("--");
   const ours = separator === -1 ? rawArgs : rawArgs.slice(0, separator);
   const child = separator === -1 ? [] : rawArgs.slice(separator + 1);
+  if (separator === -1) rejectChildWithoutSeparator(rawArgs, args, commandName);
   rejectUnknownFlags(ours, args);
-  if (child.length === 0) throw usageError(`${commandName} needs a command after --, e.g. thoughtgate ${commandName} -- ${CHILD_EXAMPLES[commandName] ?? "CMD [ARGS...]"}`);
+  if (child.length === 0) throw usageError(`${commandName} needs ${CHILD_COMMANDS[commandName]?.what ?? "a command"} after --, e.g. thoughtgate ${commandName} -- ${CHILD_COMMANDS[commandName]?.example ?? "CMD [ARGS...]"}`);
   return { ours, child };
+}
+
+/**
+ * `thoughtgate wrap claude -p hi`: the first word that is neither one of our flags nor a flag's
+ * value starts the child's command, and the error says the line with `--` in its place.
+ */
+export function rejectChildWithoutSeparator(rawArgs: string[], args: ArgsDef, commandName: string): void {
+  const start = rawArgs.findIndex((arg, i) => !arg.startsWith("-") && !isFlagValue(rawArgs, i, args));
+  if (start === -1) return;
+  // An unknown flag before the command word is the first mistake to report.
+  rejectUnknownFlags(rawArgs.slice(0, start), args);
+  const meant = ["thoughtgate", commandName, ...rawArgs.slice(0, start), "--", ...rawArgs.slice(start)].map(shellWord).join(" ");
+  throw usageError(`${commandName} runs ${CHILD_COMMANDS[commandName]?.what ?? "its command"} after --: did you mean \`${meant}\`?`);
 }
 
 export function rejectUnknownFlags(rawArgs: string[], args: ArgsDef): void {
   const known = new Set<string>();
+  const suggestible: string[] = [];
   for (const [name, def] of Object.entries(args)) {
     known.add(name);
     known.add(kebab(name));
+    if (def.type !== "positional") suggestible.push(`--${kebab(name)}`);
     const aliases = "alias" in def && def.alias !== undefined ? def.alias : [];
     for (const alias of Array.isArray(aliases) ? aliases : [aliases]) known.add(alias);
     if (def.type === "boolean") known.add(`no-${kebab(name)}`);
@@ -112,11 +134,21 @@ export function rejectUnknownFlags(rawArgs: string[], args: ArgsDef): void {
   for (const arg of rawArgs) {
     if (!arg.startsWith("-") || arg === "-") continue;
     const name = arg.replace(/^--?/, "").split("=")[0] ?? "";
-    if (!known.has(name)) throw usageError(`unknown flag ${arg.split("=")[0]}`);
+    const flag = arg.split("=")[0] ?? arg;
+    if (!known.has(name)) throw usageError(`unknown flag ${showInvisible(flag)}${didYouMean(flag.startsWith("--") ? flag : `--${name}`, suggestible)}`);
   }
   const positional = rawArgs.filter((arg, i) => !arg.startsWith("-") && !isFlagValue(rawArgs, i, args));
   const positionalAllowed = Object.values(args).some((def) => def.type === "positional");
   if (positional.length > 0 && !positionalAllowed) throw usageError(`unexpected argument ${JSON.stringify(positional[0])}`);
+}
+
+/**
+ * A word as a POSIX shell reads it back, quoted only when it has to be; control and invisible
+ * characters shown as escapes (src/core/visible-text.ts), so an echoed argument cannot drive the
+ * terminal.
+ */
+export function shellWord(word: string): string {
+  return showInvisible(/^[A-Za-z0-9_@%+=:,./-]+$/.test(word) ? word : `'${word.replaceAll("'", `'\\''`)}'`);
 }
 
 function isFlagValue(rawArgs: string[], index: number, args: ArgsDef): boolean {

@@ -6,7 +6,7 @@ import type { Authorizer } from "../http/remote-server.ts";
 import type { AgentSide } from "../shim/stdio-agent.ts";
 import { StdioUpstream } from "../shim/stdio-upstream.ts";
 import type { Upstream } from "../shim/upstream.ts";
-import { givenOrAbsent, optionalDuration, rejectUnknownFlags } from "./_shared.ts";
+import { CHILD_COMMANDS, givenOrAbsent, optionalDuration, rejectChildWithoutSeparator, rejectUnknownFlags } from "./_shared.ts";
 
 /** The flags that choose the server side of `shim` (a remote server instead of `-- CMD`). */
 export const remoteArgs = {
@@ -36,6 +36,8 @@ export async function shimSides(
   const separator = rawArgs.indexOf("--");
   const ours = separator === -1 ? rawArgs : rawArgs.slice(0, separator);
   const child = separator === -1 ? [] : rawArgs.slice(separator + 1);
+  // `shim npx server`: the server's command without `--` (with --url there is none to run).
+  if (separator === -1 && parsed.url === undefined && parsed["url-env"] === undefined) rejectChildWithoutSeparator(rawArgs, args, "shim");
   rejectUnknownFlags(ours, args);
   const url = urlOf(givenOrAbsent(parsed.url, "--url"), givenOrAbsent(parsed["url-env"], "--url-env"));
   const headers = [...repeated(ours, "header"), ...repeated(ours, "header-env").map((variable) => fromEnv(variable, "--header-env"))];
@@ -44,7 +46,7 @@ export async function shimSides(
     if (headers.length > 0 || parsed["bearer-token-env"] !== undefined || parsed["request-timeout"] !== undefined) {
       throw usageError("--header, --header-env, --bearer-token-env and --request-timeout go with --url");
     }
-    if (child.length === 0) throw usageError("shim needs a command after --, e.g. thoughtgate shim -- npx -y @modelcontextprotocol/server-everything (or --url URL for a remote server)");
+    if (child.length === 0) throw usageError(`shim needs the MCP server's command after --, e.g. thoughtgate shim -- ${CHILD_COMMANDS.shim?.example} (or --url URL for a remote server)`);
     const serverId = serverIdFlag ?? basename(child[0] ?? "server");
     // The agent's token for --listen is the shim's credential, never the server's.
     const withhold = parsed.listen === undefined ? [] : [parsed["listen-token-env"] ?? DEFAULT_LISTEN_TOKEN_ENV];

@@ -1,6 +1,7 @@
 import { defineCommand } from "citty";
 import { runArbiter, DECISION_TIMEOUT_MS } from "../arbiter/session.ts";
 import { usageError } from "../core/errors.ts";
+import { didYouMean } from "../core/suggest.ts";
 import { EngineHolder } from "../governance/engine/engine-holder.ts";
 import { commonArgs, eventsArg, eventsPath, givenOrAbsent, optionalDuration, profileArg, resolveProfile, runIdFromEnv, splitChildCommand } from "./_shared.ts";
 
@@ -22,13 +23,13 @@ const args = {
 export default defineCommand({
   meta: {
     name: "arbiter",
-    description: "Run a codecli-style agent and decide the tool.request events it prints, answering on its stdin: arbiter [flags] -- CMD [ARGS...]",
+    description: "Run a codecli-style agent and decide the tool.request events it prints, answering on its stdin",
   },
   args,
   async run({ rawArgs, args: parsed }) {
     const { child } = splitChildCommand(rawArgs, args, "arbiter");
     const defaultAction = parsed["default-action"] ?? "deny";
-    if (defaultAction !== "deny" && defaultAction !== "allow") throw usageError(`--default-action: expected deny or allow, got ${JSON.stringify(defaultAction)}`);
+    if (defaultAction !== "deny" && defaultAction !== "allow") throw usageError(`--default-action: expected deny or allow, got ${JSON.stringify(defaultAction)}${didYouMean(defaultAction, ["deny", "allow"])}`);
     const decisionTimeoutMs = optionalDuration(parsed["decision-timeout"], "--decision-timeout") ?? DECISION_TIMEOUT_MS;
     if (decisionTimeoutMs <= 0) throw usageError("--decision-timeout must be more than 0");
     const profile = resolveProfile(parsed.profile);

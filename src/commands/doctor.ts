@@ -1,5 +1,6 @@
 import { defineCommand } from "citty";
 import { EXIT } from "../core/errors.ts";
+import { showInvisibleInJson } from "../core/visible-text.ts";
 import { runDoctor, type CheckResult, type DoctorReport } from "../doctor/checks.ts";
 import { commonArgs, rejectUnknownFlags } from "./_shared.ts";
 
@@ -11,13 +12,14 @@ const args = {
 export default defineCommand({
   meta: {
     name: "doctor",
-    description: "Check this install: binary, agent configs, a left-over wrap journal, the governance service, the Cedar engine",
+    description: "Check this install: binary, agent configs, the policy in force, a left-over wrap journal, the governance service, which approval channels work here, the Cedar engine",
   },
   args,
   async run({ rawArgs, args: parsed }) {
     rejectUnknownFlags(rawArgs, args);
     const report = await runDoctor();
-    process.stdout.write(parsed.json ? `${JSON.stringify(report, null, 2)}\n` : renderText(report));
+    // A project policy's problem is in the report: invisible characters escaped the JSON way.
+    process.stdout.write(parsed.json ? `${showInvisibleInJson(JSON.stringify(report, null, 2))}\n` : renderText(report));
     return report.ok ? EXIT.ok : EXIT.error;
   },
 });

@@ -18,7 +18,7 @@ const args = {
 export default defineCommand({
   meta: {
     name: "inspect",
-    description: "Start an MCP server, list its tools (annotations, definition hash), prompts and resources, stop it: inspect [flags] -- CMD [ARGS...]",
+    description: "Start an MCP server, list its tools (annotations, definition hash), prompts and resources, stop it",
   },
   args,
   async run({ rawArgs, args: parsed }) {

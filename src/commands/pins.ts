@@ -1,5 +1,6 @@
 import { defineCommand } from "citty";
 import { EXIT, ThoughtGateError, usageError } from "../core/errors.ts";
+import { didYouMean } from "../core/suggest.ts";
 import { showInvisible, showInvisibleInJson } from "../core/visible-text.ts";
 import { visibleLines } from "../governance/decision/definition-acceptance.ts";
 import { KIND_WORDS, pretty } from "../governance/definitions/definition.ts";
@@ -27,7 +28,7 @@ export default defineCommand({
   async run({ rawArgs, args: parsed }) {
     rejectUnknownFlags(rawArgs, args);
     const action = parsed.action as (typeof ACTIONS)[number];
-    if (!ACTIONS.includes(action)) throw usageError(`pins: expected one of ${ACTIONS.join("|")}, got ${JSON.stringify(parsed.action)}`);
+    if (!ACTIONS.includes(action)) throw usageError(`pins: expected one of ${ACTIONS.join("|")}, got ${JSON.stringify(parsed.action)}${didYouMean(parsed.action, ACTIONS)}`);
     const server = parsed.server ?? null;
     const name = parsed.name ?? null;
     if ((action === "accept" || action === "reset") && process.env.THOUGHTGATE_ACTIVE === "1") {

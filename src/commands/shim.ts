@@ -38,7 +38,7 @@ const args = {
 export default defineCommand({
   meta: {
     name: "shim",
-    description: "Proxy one MCP server, checking every JSON-RPC message and auditing tool calls: shim [flags] -- CMD [ARGS...] | shim --url URL [flags]",
+    description: "Proxy one MCP server, checking every JSON-RPC message and auditing tool calls",
   },
   args,
   async run({ rawArgs, args: parsed }) {

@@ -1,5 +1,5 @@
 import { defineCommand } from "citty";
-import { canonicalJson } from "../core/canonical-json.ts";
+import { briefArguments } from "../core/brief-arguments.ts";
 import { EXIT } from "../core/errors.ts";
 import { showInvisibleInJson } from "../core/visible-text.ts";
 import type { GrantView, TaskView } from "../governance/wire/api.ts";
@@ -39,7 +39,7 @@ function render(tasks: TaskView[], all: boolean): string {
     callLabel(task),
     printable(task.rule_id ?? "-"),
     task.status === "pending" ? timeLeft(Date.parse(task.expires_at) - now) : printable(task.decided_by ?? "-"),
-    printable(shorten(canonicalJson(task.arguments))),
+    shortArguments(task.arguments),
   ]);
   const header = ["TASK", "STATUS", "CALL", "RULE", all ? "LEFT / BY" : "LEFT", "ARGUMENTS"];
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => (row[i] ?? "").length)));
@@ -64,8 +64,8 @@ function timeLeft(ms: number): string {
   return seconds >= 60 ? `${Math.floor(seconds / 60)}m ${String(seconds % 60).padStart(2, "0")}s` : `${seconds}s`;
 }
 
-function shorten(text: string): string {
-  if (text.length <= ARGUMENTS_CHARS) return text;
-  const cut = `… (+${text.length - ARGUMENTS_CHARS} chars: --json shows all)`;
-  return `${text.slice(0, ARGUMENTS_CHARS)}${cut}`;
+/** The path, URL or query kept whole where it can be, the bulk cut first (src/core/brief-arguments.ts). */
+function shortArguments(args: unknown): string {
+  const brief = briefArguments(args, ARGUMENTS_CHARS);
+  return brief.complete ? brief.text : `${brief.text} (--json shows all)`;
 }

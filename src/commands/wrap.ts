@@ -1,6 +1,7 @@
 import { defineCommand } from "citty";
 import { discoverPolicy } from "../core/config/discover.ts";
 import { usageError } from "../core/errors.ts";
+import { didYouMean } from "../core/suggest.ts";
 import { AGENT_TYPES } from "../wrap/adapters/types.ts";
 import { isAgentType } from "../wrap/adapters/detect.ts";
 import { runWrap } from "../wrap/session.ts";
@@ -19,16 +20,16 @@ const args = {
 } as const;
 
 export default defineCommand({
-  meta: { name: "wrap", description: "Govern an agent: route its MCP servers through ThoughtGate while it runs: wrap [flags] -- CMD [ARGS...]" },
+  meta: { name: "wrap", description: "Govern an agent: route its MCP servers through ThoughtGate while it runs" },
   args,
   async run({ rawArgs, args: parsed }) {
-    const { child } = splitChildCommand(rawArgs.filter((arg) => arg !== "--no-restore"), args, "wrap");
+    const { child } = splitChildCommand(rawArgs, args, "wrap");
     const agentType = givenOrAbsent(parsed["agent-type"], "--agent-type");
     const configPath = givenOrAbsent(parsed["config-path"], "--config-path");
     const policyFile = givenOrAbsent(parsed["thoughtgate-config"], "--thoughtgate-config");
     // The policy's flag and $THOUGHTGATE_CONFIG are checked before wrap reads or prints anything.
     discoverPolicy(policyFile);
-    if (agentType !== undefined && !isAgentType(agentType)) throw usageError(`--agent-type: expected one of ${AGENT_TYPES.join("|")}, got ${JSON.stringify(agentType)}`);
+    if (agentType !== undefined && !isAgentType(agentType)) throw usageError(`--agent-type: expected one of ${AGENT_TYPES.join("|")}, got ${JSON.stringify(agentType)}${didYouMean(agentType, AGENT_TYPES)}`);
     return runWrap({
       command: child,
       ...(agentType ? { agentType } : {}),

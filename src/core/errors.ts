@@ -2,12 +2,14 @@
  * Typed errors and the exit-code table. Leaf code throws a `ThoughtGateError`; only the
  * error boundary in `src/cli.ts` turns it into a message and an exit code.
  *
- * | exit | meaning                                                          |
- * |------|------------------------------------------------------------------|
- * | 0    | success                                                          |
- * | 1    | ThoughtGate error: configuration, I/O, a server that failed      |
- * | 2    | usage error: unknown command, bad or missing flag                |
- * | N    | `shim` passes the MCP server's exit code through                 |
+ * | exit | meaning                                                                   |
+ * |------|---------------------------------------------------------------------------|
+ * | 0    | success                                                                   |
+ * | 1    | ThoughtGate error: configuration, I/O, governance service unavailable     |
+ * | 2    | usage error: unknown command, bad or missing flag, an ambiguous target    |
+ * | N    | `shim` passes the MCP server's exit code through; `wrap`, `arbiter` the agent's |
+ *
+ * README.md's "Exit codes" is the user's copy; test/e2e/exit-codes.test.ts holds the binary to it.
  */
 export const EXIT = { ok: 0, error: 1, usage: 2 } as const;
 

@@ -8,7 +8,10 @@ import { RpcError } from "../mcp/rpc-errors.ts";
  * The demo's agent (hidden `thoughtgate __demo-agent CONFIG`): like a real agent it reads its MCP
  * config, starts the server entry exactly as written there (after `wrap`, that is
  * `thoughtgate shim … -- <server>`), and talks MCP to it. It declares MCP elicitation, so approvals
- * come to it; its scripted "user" says no the first time and yes the second.
+ * come to it. It meets both routes a person answers by: the first time it asks to delete, it shows
+ * the form, as an interactive agent does, and its scripted user denies; the second time it answers
+ * the form at once without showing it, as `claude -p` does, so the call waits for the approvals
+ * page and `thoughtgate approve` (the demo answers there: src/demo/demo-person.ts).
  */
 type Entry = { command: string; args?: string[]; env?: Record<string, string> };
 
@@ -24,12 +27,16 @@ export async function runDemoAgent(configPath: string, out: (line: string) => vo
     keepThoughtGateEnv: true,
     label: name,
   });
-  const answers = [false, true];
+  let asked = 0;
   client.setRequestHandler("elicitation/create", (params) => {
-    const approve = answers.shift() ?? false;
-    out(`  ? ${(params as { message?: string }).message ?? "(approval)"}`);
-    out(`  → the user answers: ${approve ? "approve" : "deny"}`);
-    return { action: "accept", content: { decision: approve ? "once" : "deny" } };
+    asked += 1;
+    if (asked === 1) {
+      out(`  ? the agent shows ThoughtGate's question in its own form: ${(params as { message?: string }).message ?? "(approval)"}`);
+      out("  → the user answers: deny");
+      return { action: "accept", content: { decision: "deny" } };
+    }
+    out("  ? an agent that cannot ask anyone (claude -p, codex exec) answers the form at once, unread: no answer");
+    return { action: "cancel" };
   });
   try {
     await client.initialize({ capabilities: { elicitation: {} } });

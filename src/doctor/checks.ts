@@ -9,6 +9,8 @@ import { messageOf } from "../core/errors.ts";
 import { journalPath } from "../core/paths.ts";
 import { TARGET, VERSION } from "../version.ts";
 import { checkAgentConfigs } from "./agent-configs.ts";
+import { checkApprovalChannels } from "./approval-channels.ts";
+import { checkPolicy, type PolicyFound } from "./policy.ts";
 import { checkRunningWraps, npmInstall } from "./upgrade.ts";
 import type { CheckBody, CheckResult, DoctorContext, DoctorReport } from "./report.ts";
 
@@ -21,12 +23,18 @@ export function currentContext(): DoctorContext {
 const SERVICE_PROBE_TIMEOUT_MS = 5_000;
 
 export async function runDoctor(context: DoctorContext = currentContext()): Promise<DoctorReport> {
+  let policy: PolicyFound | null = null;
+  const bind = await guarded("governance-bind", "governance service", () => checkGovernanceBind());
   const checks = [
     await guarded("binary", "binary", () => checkBinary(context)),
     await guarded("agent-configs", "agent configs", () => checkAgentConfigs(context)),
+    await guarded("policy", "policy", async () => (policy = await checkPolicy(context)).body),
     await guarded("wrap-journal", "wrap journal", () => checkWrapJournal(context)),
     await guarded("running-wraps", "running wraps", () => checkRunningWraps(context)),
-    await guarded("governance-bind", "governance service", () => checkGovernanceBind()),
+    bind,
+    await guarded("approval-channels", "approval channels", () =>
+      checkApprovalChannels(context, { serviceCanBind: bind.status === "pass", configs: policy?.valid ? policy.configs : null }),
+    ),
     await guarded("cedar", "cedar engine", () => checkCedar()),
   ];
   return { ok: checks.every((check) => check.status !== "fail"), version: VERSION, target: TARGET, checks };

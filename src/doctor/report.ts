@@ -7,7 +7,7 @@
 export type CheckStatus = "pass" | "fail" | "info" | "warn";
 
 export type CheckResult = {
-  id: "binary" | "agent-configs" | "wrap-journal" | "running-wraps" | "governance-bind" | "cedar";
+  id: "binary" | "agent-configs" | "wrap-journal" | "running-wraps" | "governance-bind" | "cedar" | "policy" | "approval-channels";
   title: string;
   status: CheckStatus;
   summary: string;

@@ -27,6 +27,12 @@ export function agentCanAsk(agent: AgentType, command: readonly string[]): boole
   }
 }
 
+/**
+ * The modes `agentCanAsk` answers no for, in words a person types (for `doctor`): their approvals
+ * go to the page, `thoughtgate approve` and the desktop instead of the agent's own form.
+ */
+export const MODES_THAT_CANNOT_ASK = ["claude -p", "codex exec", "opencode run", "gemini -p", "qwen -p", "copilot -p"] as const;
+
 function beforeDoubleDash(args: readonly string[]): string[] {
   const end = args.indexOf("--");
   return end < 0 ? [...args] : args.slice(0, end);

@@ -28,18 +28,31 @@ describe("thoughtgate.yaml schema", () => {
 
   test("errors name the field and say what to write instead", () => {
     expect(problems("schema: 1\nsources:\n  - id: a\n  - id: b\n    expose: { mode: allow }\n")).toEqual([
-      'sources[1].expose.mode: expected one of all|allowlist|blocklist, got "allow"',
+      'sources[1].expose.mode: expected one of all|allowlist|blocklist, got "allow" (did you mean "allowlist"?)',
     ]);
     expect(problems("schema: 1\ngovernance:\n  rules:\n    - { match: x, action: block }\n")).toEqual([
-      'governance.rules[0].action: expected one of forward|deny|approve|policy, got "block"',
+      'governance.rules[0].action: expected one of forward|deny|approve|policy, got "block" (did you mean "deny"?)',
     ]);
     expect(problems("schema: 2\n")).toEqual(["schema: expected 1 (the only schema version), got 2"]);
   });
 
   test("unknown keys are rejected with the allowed ones listed", () => {
-    expect(problems("schema: 1\ngovernence: {}\n")[0]).toStartWith('governence: unknown key "governence"; allowed keys: schema, sources, governance');
+    expect(problems("schema: 1\ngovernence: {}\n")[0]).toStartWith('governence: unknown key "governence" (did you mean "governance"?); allowed keys: schema, sources, governance');
     expect(problems("schema: 1\nsources: [{ id: a, enabeld: false }]\n")).toEqual([
-      'sources[0].enabeld: unknown key "enabeld"; allowed keys: id, enabled, expose, pin',
+      'sources[0].enabeld: unknown key "enabeld" (did you mean "enabled"?); allowed keys: id, enabled, expose, pin',
+    ]);
+    // Nothing close: no guess, the allowed keys only.
+    expect(problems("schema: 1\nsources: [{ id: a, colour: red }]\n")).toEqual(['sources[0].colour: unknown key "colour"; allowed keys: id, enabled, expose, pin']);
+  });
+
+  test("a required key that is missing is said in a sentence; a misspelling of it is one problem, not two", () => {
+    expect(problems("schema: 1\ngovernance:\n  rules:\n    - { action: deny }\n")).toEqual([
+      'governance.rules[0].match: a rule needs match: the tool names it applies to, a glob like "delete_*" ("*" for every tool)',
+    ]);
+    expect(problems("schema: 1\nsources: [{ pin: warn }]\n")).toEqual(["sources[0].id: a source needs id: the server id it is about (the name in the agent's config, the shim's --server-id)"]);
+    expect(problems("sources: []\n")).toEqual(["schema: a policy file needs schema: the format's version, `schema: 1`, as its first line"]);
+    expect(problems("schema: 1\ngovernance:\n  rules:\n    - { mach: x, action: deny }\n")).toEqual([
+      'governance.rules[0].mach: unknown key "mach" (did you mean "match"?); allowed keys: id, match, method, source, annotations, action, policy_id, approval',
     ]);
   });
 
@@ -59,7 +72,7 @@ approval: { q: {} }
 `;
     expect(problems(yaml)).toEqual([
       'sources[1].id: duplicate id "gh" (also sources[0])',
-      'governance.rules[0].approval: no approval workflow named "oncall" (defined: q)',
+      'governance.rules[0].approval: no approval workflow named "oncall"; defined: q',
       'governance.rules[1].id: duplicate rule id "r" (also rules[0])',
       "governance.rules[1].action: action policy needs Cedar policies: add cedar.policies",
       "governance.rules[2].approval: only rules with action approve or policy use an approval workflow (this one is deny)",

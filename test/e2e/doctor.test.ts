@@ -1,12 +1,13 @@
-import { expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
+import { fakeNotifySend } from "../support/fake-notify.ts";
 import { requireBinary, tempDir } from "../support/harness.ts";
 
 type Report = { ok: boolean; version: string; target: string; checks: Array<{ id: string; status: string; summary: string; data: Record<string, unknown> }> };
 
-async function doctor(args: string[], home: string, cwd: string) {
-  const env = { HOME: home, PATH: "/usr/bin:/bin", XDG_STATE_HOME: join(home, "state") };
+async function doctor(args: string[], home: string, cwd: string, extraEnv: Record<string, string> = {}) {
+  const env = { HOME: home, PATH: "/usr/bin:/bin", XDG_STATE_HOME: join(home, "state"), ...extraEnv };
   await using proc = Bun.spawn([requireBinary(), "doctor", ...args], { cwd, env, stdout: "pipe", stderr: "pipe" });
   const [code, stdout, stderr] = await Promise.all([proc.exited, new Response(proc.stdout).text(), new Response(proc.stderr).text()]);
   return { code, stdout, stderr };
@@ -31,9 +32,11 @@ test("a healthy install: every check passes, and it lists the agent configs that
   expect(report.checks.map((c) => [c.id, c.status])).toEqual([
     ["binary", "pass"],
     ["agent-configs", "info"],
+    ["policy", "pass"],
     ["wrap-journal", "pass"],
     ["running-wraps", "pass"],
     ["governance-bind", "pass"],
+    ["approval-channels", "pass"],
     ["cedar", "pass"],
   ]);
   expect(report.checks[0]?.data).toMatchObject({ path: requireBinary(), compiled: true, onPath: null, version: report.version, target: report.target });
@@ -41,7 +44,7 @@ test("a healthy install: every check passes, and it lists the agent configs that
   const found = agents.flatMap((agent) => agent.files.filter((file) => file.exists).map((file) => `${agent.label} (${file.scope})`));
   // Copilot CLI reads the project's .mcp.json as well.
   expect(found).toEqual(["Claude Code (project)", "Cursor (user)", "Copilot CLI (project)"]);
-  expect(report.checks[4]?.data.port).toBeGreaterThan(0);
+  expect(report.checks.find((c) => c.id === "governance-bind")?.data.port).toBeGreaterThan(0);
 });
 
 test("a left-over wrap journal fails the report with exit 1 and says what to do", async () => {
@@ -79,4 +82,92 @@ test("doctor rejects flags it does not know", async () => {
   const { code, stderr } = await doctor(["--jsn"], home.path, home.path);
   expect(code).toBe(2);
   expect(stderr).toContain("unknown flag --jsn");
+});
+
+describe("the policy in force: which files, from where, valid or the one-line error", () => {
+  test("none: the embedded default policy, and the profile", async () => {
+    using home = tempDir();
+    const { code, stdout } = await doctor([], home.path, home.path);
+    expect(code).toBe(0);
+    expect(stdout).toMatch(/^ok    policy +the embedded default policy$/m);
+    expect(stdout).toMatch(/^ +no ~\/\.config\/thoughtgate\/thoughtgate\.yaml: the embedded default policy \(read-only tools forwarded, destructive tools need approval, the rest forwarded\)$/m);
+    expect(stdout).toMatch(/^ +profile production \(the default; --profile development logs WOULD_BLOCK and forwards instead\)$/m);
+  });
+
+  test("the user's policy restricted by the project's, each valid; the JSON says which is which", async () => {
+    using home = tempDir();
+    using project = tempDir();
+    write(join(home.path, ".config", "thoughtgate", "thoughtgate.yaml"), "schema: 1\n");
+    write(join(project.path, "thoughtgate.yaml"), "schema: 1\ngovernance:\n  rules:\n    - { match: delete_*, action: deny }\n");
+    const text = await doctor([], home.path, project.path, { THOUGHTGATE_PROFILE: "development" });
+    expect(text.code).toBe(0);
+    expect(text.stdout).toMatch(new RegExp(`^ok    policy +~/\\.config/thoughtgate/thoughtgate\\.yaml, restricted by ${project.path}/thoughtgate\\.yaml$`, "m"));
+    expect(text.stdout).toMatch(/^ +~\/\.config\/thoughtgate\/thoughtgate\.yaml \(your policy\): valid$/m);
+    expect(text.stdout).toContain(`${project.path}/thoughtgate.yaml (this directory's project policy: it can only add restrictions to yours): valid`);
+    expect(text.stdout).toMatch(/^ +profile development \(from \$THOUGHTGATE_PROFILE\)$/m);
+    const report = JSON.parse((await doctor(["--json"], home.path, project.path)).stdout) as Report;
+    expect(report.checks.find((c) => c.id === "policy")?.data).toEqual({
+      files: [
+        { file: join(home.path, ".config", "thoughtgate", "thoughtgate.yaml"), origin: "user", valid: true },
+        { file: join(project.path, "thoughtgate.yaml"), origin: "project", valid: true },
+      ],
+      embedded: false,
+      profile: "production",
+    });
+  });
+
+  test("an invalid policy fails the report (wrap would refuse to start) with its first problem in one line", async () => {
+    using home = tempDir();
+    write(join(home.path, ".config", "thoughtgate", "thoughtgate.yaml"), "schema: 1\ngovernance:\n  defualts: { action: deny }\n  rules:\n    - { mach: delete_*, action: deny }\n");
+    const { code, stdout } = await doctor([], home.path, home.path);
+    expect(code).toBe(1);
+    expect(stdout).toMatch(/^FAIL  policy +~\/\.config\/thoughtgate\/thoughtgate\.yaml is invalid: wrap, serve and shims refuse to start on it \(fail closed\); `thoughtgate validate-config` lists every problem$/m);
+    expect(stdout).toMatch(/^ +~\/\.config\/thoughtgate\/thoughtgate\.yaml \(your policy\): INVALID: governance\.rules\[0\]\.mach: unknown key "mach" \(did you mean "match"\?\); allowed keys: .* \(and 1 more problem\)$/m);
+    expect(stdout.trimEnd().split("\n").at(-1)).toBe("failed: policy");
+  });
+
+  test("$THOUGHTGATE_CONFIG names the one file used alone; a missing one fails", async () => {
+    using home = tempDir();
+    const missing = join(home.path, "nowhere.yaml");
+    const { code, stdout } = await doctor([], home.path, home.path, { THOUGHTGATE_CONFIG: missing });
+    expect(code).toBe(1);
+    expect(stdout).toContain(`~/nowhere.yaml (named by $THOUGHTGATE_CONFIG, used alone): INVALID: ${missing}: no such file`);
+  });
+});
+
+describe("approval channels: which ways of reaching a person work on this machine", () => {
+  test("a desktop with notify-send, a session bus and a display; Slack configured in the policy", async () => {
+    using home = tempDir();
+    using notify = fakeNotifySend("/usr/bin:/bin");
+    write(
+      join(home.path, ".config", "thoughtgate", "thoughtgate.yaml"),
+      "schema: 1\napproval:\n  oncall:\n    destination: { type: slack, channel: C0123ABCD, token: xoxb-test-token, approvers: [U0123ABCD] }\n",
+    );
+    const { code, stdout } = await doctor([], home.path, home.path, { ...notify.env, DISPLAY: ":0", DBUS_SESSION_BUS_ADDRESS: "unix:path=/run/user/1000/bus" });
+    expect(code).toBe(0);
+    const bin = notify.env.PATH?.split(":")[0];
+    expect(stdout).toMatch(/^ok    approval channels +approvals page, thoughtgate approve, desktop notification, Slack; the agent's form where it has one$/m);
+    expect(stdout).toMatch(/^ +- {3}the agent's own form: in agents that show MCP forms .*; not in claude -p, codex exec, opencode run, gemini -p, qwen -p, copilot -p: their approvals go to the channels below$/m);
+    expect(stdout).toMatch(/^ +yes approvals page \(the link wrap prints\): the governance service can listen on 127\.0\.0\.1$/m);
+    expect(stdout).toContain(`yes desktop notification: ${bin}/notify-send on display :0, with Allow once, Allow for this session and Deny buttons`);
+    expect(stdout).toContain("yes Slack: configured, workflow oncall posts to C0123ABCD (1 approver, reactions); doctor does not contact Slack");
+    expect(stdout).not.toContain("xoxb-test-token");
+    expect(notify.notifications()).toEqual([]);
+  });
+
+  test("notify-send without a session bus (SSH, a container), without a display, or absent; Slack not configured", async () => {
+    using home = tempDir();
+    using empty = tempDir();
+    using notify = fakeNotifySend(empty.path);
+    const noBus = await doctor([], home.path, home.path, { ...notify.env, DISPLAY: ":0", XDG_RUNTIME_DIR: empty.path });
+    expect(noBus.code).toBe(0);
+    expect(noBus.stdout).toMatch(/^ +no  desktop notification: \S+\/notify-send is here, but no session bus \(\$DBUS_SESSION_BUS_ADDRESS unset, no \$XDG_RUNTIME_DIR\/bus\)/m);
+    expect(noBus.stdout).toMatch(/^ +no  Slack: not configured/m);
+    const noDisplay = await doctor([], home.path, home.path, { ...notify.env, DBUS_SESSION_BUS_ADDRESS: "unix:path=/run/user/1000/bus" });
+    expect(noDisplay.stdout).toMatch(/^ +no  desktop notification: .* but no display \(\$DISPLAY and \$WAYLAND_DISPLAY unset\): no one would see it$/m);
+    const none = await doctor([], home.path, home.path, { PATH: empty.path });
+    expect(none.stdout).toMatch(/^ +no  desktop notification: no notify-send on PATH/m);
+    const off = await doctor([], home.path, home.path, { ...notify.env, THOUGHTGATE_DESKTOP_NOTIFY: "0" });
+    expect(off.stdout).toMatch(/^ +no  desktop notification: turned off \(\$THOUGHTGATE_DESKTOP_NOTIFY=0\)$/m);
+  });
 });

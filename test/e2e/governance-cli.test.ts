@@ -122,14 +122,25 @@ describe("serve + tasks/approve/deny", () => {
     expect([refused.exitCode, refused.stderr]).toEqual([2, expect.stringContaining("--session")]);
   });
 
-  test("without flags the CLI finds the one running service; none or several: a one-line usage error", async () => {
+  test("tasks shortens a call's arguments keeping what it acts on: write_file's path whole and first, its content cut", async () => {
+    const s = await serve(policyDir(NO_ETC, CONFIG.replace("    - { id: deletes", "    - { id: writes, match: write_file, action: approve }\n    - { id: deletes")));
+    const content = "Dear diary, today the agent rewrote my whole notes file. ".repeat(20);
+    const pending = await s.evaluate({ name: "write_file", arguments: { content, path: "/home/me/notes/todo.md" } });
+    expect(pending.decision).toBe("pending_approval");
+    const rows = (await runBinary(["tasks"], { env: s.cliEnv })).stdout.split("\n");
+    expect(rows[1]).toMatch(new RegExp(`^${pending.task_id}\\s+pending\\s+gh\\.write_file\\s+writes\\s+[45]m \\d\\ds\\s+\\{"path":"/home/me/notes/todo\\.md","content":"Dear di…file\\. "\\} \\(--json shows all\\)$`));
+    const json = JSON.parse((await runBinary(["tasks", "--json"], { env: s.cliEnv })).stdout) as Array<{ arguments: unknown }>;
+    expect(json[0]?.arguments).toEqual({ content, path: "/home/me/notes/todo.md" });
+  });
+
+  test("without flags the CLI finds the one running service; none: service unavailable (exit 1); several: a usage error naming them", async () => {
     const state = tempDir();
     cleanup.push(() => state[Symbol.dispose]());
     const env = { XDG_STATE_HOME: state.path };
     const none = await runBinary(["tasks"], { env });
-    expect(none.exitCode).toBe(2);
-    expect(none.stderr.split("\n")[0]).toBe(
-      "[error] no running governance service found: start `thoughtgate wrap` or `thoughtgate serve`, or pass --endpoint and --key (or set THOUGHTGATE_GOVERNANCE_ENDPOINT and THOUGHTGATE_APPROVAL_KEY)",
+    expect(none.exitCode).toBe(1);
+    expect(none.stderr).toBe(
+      "[error] no running governance service found: start `thoughtgate wrap` or `thoughtgate serve`, or pass --endpoint and --key (or set THOUGHTGATE_GOVERNANCE_ENDPOINT and THOUGHTGATE_APPROVAL_KEY)\n",
     );
 
     const dir = policyDir();

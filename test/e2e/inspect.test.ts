@@ -207,7 +207,7 @@ describe("thoughtgate inspect", () => {
   test("usage errors exit 2: no command after --, an unknown flag, a bad duration", async () => {
     const missing = await thoughtgate("inspect", "--json");
     expect(missing.exitCode).toBe(2);
-    expect(missing.stderr).toContain("inspect needs a command after --");
+    expect(missing.stderr).toContain("inspect needs the MCP server's command after --");
 
     const unknown = await thoughtgate("inspect", "--colour", "--", ...EVERYTHING_SERVER);
     expect(unknown.exitCode).toBe(2);

@@ -170,12 +170,31 @@ describe("thoughtgate wrap", () => {
 });
 
 describe("thoughtgate demo", () => {
-  test("runs the scripted agent through a real wrap and restores its config", () => {
-    const result = Bun.spawnSync([requireBinary(), "demo"]);
-    const out = result.stdout.toString() + result.stderr.toString();
+  test("runs the scripted agent through a real wrap, shows both routes to a person, restores its config and ends with what to try next", () => {
+    const result = Bun.spawnSync([requireBinary(), "demo"], { env: { ...process.env, THOUGHTGATE_DESKTOP_NOTIFY: "0" } });
+    const [stdout, stderr] = [result.stdout.toString(), result.stderr.toString()];
     expect(result.exitCode).toBe(0);
-    expect(out).toContain("notes.delete_notes: DENIED");
-    expect(out).toContain("deleted 2 notes");
-    expect(out).toContain("back, byte for byte");
+    // The agent's own form: the person denies there.
+    expect(stdout).toContain("  ? the agent shows ThoughtGate's question in its own form: ");
+    expect(stdout).toContain("  → the user answers: deny");
+    expect(stderr).toContain("notes.delete_notes: DENIED (rule default-destructive: approval required: rejected (elicitation))");
+    // An agent that cannot ask (claude -p): the call waits for the page and the CLI, where the person approves.
+    expect(stdout).toContain("  ? an agent that cannot ask anyone (claude -p, codex exec) answers the form at once, unread: no answer");
+    expect(stderr).toContain("demo: the call now waits for you: on the approvals page (the link above), in a desktop notification where there is one, or in another terminal:");
+    const task = /\n {2}\$ thoughtgate approve ([0-9a-f]{12})\n/.exec(stderr)?.[1];
+    expect(task).toBeDefined();
+    expect(stderr).toMatch(new RegExp(`\\n {2}\\$ thoughtgate tasks\\n(.*\\n)* {4}${task} +pending +notes\\.delete_notes +default-destructive `));
+    expect(stderr).toContain(`\n    approved ${task}: notes.delete_notes\n`);
+    expect(stderr).toContain("notes.delete_notes: forwarded (rule default-destructive: approval required: approved (cli))");
+    expect(stdout).toContain("deleted 2 notes");
+    expect(stderr).toContain("back, byte for byte");
+    // It ends with the three commands to try next, each one that exists.
+    const next = stderr.slice(stderr.lastIndexOf("\nnext:\n") + "\nnext:\n".length).trimEnd().split("\n");
+    expect(next.map((line) => line.split(/ {2,}/)[1])).toEqual(["thoughtgate doctor", "thoughtgate wrap -- claude", "thoughtgate validate-config --explain"]);
+    for (const line of next) {
+      const words = (line.trim().split(/ {2,}/)[0] ?? "").split(" ").slice(1);
+      const ours = words.includes("--") ? words.slice(0, words.indexOf("--")) : words;
+      expect(Bun.spawnSync([requireBinary(), ...ours, "--help"]).exitCode).toBe(0);
+    }
   });
 });

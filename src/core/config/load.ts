@@ -2,6 +2,7 @@ import { existsSync, realpathSync } from "node:fs";
 import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import * as v from "valibot";
 import { ThoughtGateError } from "../errors.ts";
+import { didYouMean } from "../suggest.ts";
 import { discoverPolicy, type ConfigOrigin, type Discovery, type PolicyFile } from "./discover.ts";
 import { expandEnv, type Layer } from "./expand.ts";
 import { readPolicyFile } from "./read-file.ts";
@@ -55,7 +56,7 @@ export function parseConfig(text: string, env: NodeJS.ProcessEnv = process.env, 
   if (expansionProblems.length > 0) return { ok: false, problems: expansionProblems };
   const parsed = v.safeParse(configSchema, expanded);
   if (!parsed.success) {
-    return { ok: false, problems: parsed.issues.map((issue) => ({ path: issuePath(issue), message: issue.message })) };
+    return { ok: false, problems: withoutEchoes(parsed.issues).map((issue) => ({ path: issuePath(issue), message: issue.message })) };
   }
   const problems = [...crossCheck(parsed.output), ...(layer === "project" ? projectOnlyProblems(parsed.output) : [])];
   return problems.length > 0 ? { ok: false, problems } : { ok: true, config: parsed.output };
@@ -155,7 +156,7 @@ function crossCheck(config: ThoughtGateConfig): ConfigProblem[] {
       const known = Object.keys(config.approval);
       problems.push({
         path: `${at}.approval`,
-        message: `no approval workflow named "${rule.approval}"${known.length ? ` (defined: ${known.join(", ")})` : "; define it under approval:, or leave approval out to use the built-in default"}`,
+        message: `no approval workflow named "${rule.approval}"${didYouMean(rule.approval, known)}${known.length ? `; defined: ${known.join(", ")}` : "; define it under approval:, or leave approval out to use the built-in default"}`,
       });
     }
     if (rule.approval !== undefined && rule.action !== "approve" && rule.action !== "policy") {
@@ -170,7 +171,7 @@ function crossCheck(config: ThoughtGateConfig): ConfigProblem[] {
   });
   const pinWorkflow = config.pins.approval;
   if (pinWorkflow !== undefined && !(pinWorkflow in config.approval)) {
-    problems.push({ path: "pins.approval", message: `no approval workflow named "${pinWorkflow}"; define it under approval:, or leave it out to use the built-in default` });
+    problems.push({ path: "pins.approval", message: `no approval workflow named "${pinWorkflow}"${didYouMean(pinWorkflow, Object.keys(config.approval))}; define it under approval:, or leave it out to use the built-in default` });
   }
   if (config.governance.defaults.action === "policy" && !config.cedar) {
     problems.push({ path: "governance.defaults.action", message: "action policy needs Cedar policies: add cedar.policies" });
@@ -188,10 +189,24 @@ function resolvePaths(config: ThoughtGateConfig, base: string): ThoughtGateConfi
   };
 }
 
-function issuePath(issue: v.BaseIssue<unknown>): string {
-  if (!issue.path || issue.path.length === 0) return "(root)";
+/**
+ * `mach: x` in a rule is one mistake, not two: the unknown key already says `did you mean
+ * "match"?`, so "a rule needs match" for the same mapping is left out.
+ */
+function withoutEchoes(issues: readonly v.BaseIssue<unknown>[]): v.BaseIssue<unknown>[] {
+  const parent = (issue: v.BaseIssue<unknown>) => pathText(issue.path?.slice(0, -1) ?? []);
+  const suggested = new Set(issues.filter((issue) => issue.type === "strict_object" && issue.expected === "never").map((issue) => `${parent(issue)}\u0000${/\(did you mean ("[^"]*")\?\)/.exec(issue.message)?.[1]}`));
+  return issues.filter((issue) => !(issue.type === "strict_object" && issue.expected !== "never" && issue.input === undefined && suggested.has(`${parent(issue)}\u0000${issue.expected}`)));
+}
+
+function issuePath(issue: Pick<v.BaseIssue<unknown>, "path">): string {
+  return pathText(issue.path ?? []);
+}
+
+function pathText(path: readonly v.IssuePathItem[]): string {
+  if (path.length === 0) return "(root)";
   let out = "";
-  for (const item of issue.path) {
+  for (const item of path) {
     const key = (item as { key: unknown }).key;
     out += typeof key === "number" ? `[${key}]` : out ? `.${String(key)}` : String(key);
   }

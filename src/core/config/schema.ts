@@ -2,23 +2,32 @@ import * as v from "valibot";
 import { parseDuration } from "../duration.ts";
 import { PIN_MODES, SEVERITIES } from "../severity.ts";
 import { SECRET_KIND_IDS } from "../secret-kinds.ts";
+import { didYouMean } from "../suggest.ts";
 
 /**
  * `thoughtgate.yaml`, schema 1: the one definition of the file's shape; its type is inferred.
- * Every object is strict (an unknown key is an error that names the allowed ones), every enum
- * error lists its choices, so a message can say what to write instead.
+ * Every object is strict (an unknown key is an error that names the closest allowed key and all of
+ * them), every enum error lists its choices and the likely one, so a message can say what to write
+ * instead; the suggestions come from these entries (src/core/suggest.ts), so a key added here is
+ * suggested too. A required key that is missing is said in a sentence: "a rule needs match: …".
  */
-function strict<const T extends v.ObjectEntries>(entries: T) {
-  const allowed = Object.keys(entries).join(", ");
-  return v.strictObject(entries, (issue) =>
-    issue.type === "strict_object" && issue.expected === "never"
-      ? `unknown key ${issue.received}; allowed keys: ${allowed}`
-      : `expected a mapping with keys ${allowed}, got ${issue.received}`,
-  );
+function strict<const T extends v.ObjectEntries>(entries: T, noun?: string) {
+  const keys = Object.keys(entries);
+  const allowed = keys.join(", ");
+  return v.strictObject(entries, (issue) => {
+    if (issue.type !== "strict_object") return `expected a mapping with keys ${allowed}, got ${issue.received}`;
+    if (issue.expected === "never") return `unknown key ${issue.received}${didYouMean(String(issue.input), keys)}; allowed keys: ${allowed}`;
+    // A missing required key: valibot names it in `expected` ("\"match\"").
+    const missing = keys.find((key) => JSON.stringify(key) === issue.expected);
+    if (missing === undefined) return `expected a mapping with keys ${allowed}, got ${issue.received}`;
+    const what = v.getDescription(entries[missing] as v.GenericSchema);
+    return `${noun ? `a ${noun} needs` : "missing"} ${missing}${what ? `: ${what}` : ""}`;
+  });
 }
 
-function oneOf<const T extends readonly string[]>(options: T) {
-  return v.picklist(options, (issue) => `expected one of ${options.join("|")}, got ${issue.received}`);
+/** A choice among `options`; `synonyms` map words people write for one of them (`allow` → `forward`). */
+function oneOf<const T extends readonly string[]>(options: T, synonyms?: Readonly<Record<string, T[number]>>) {
+  return v.picklist(options, (issue) => `expected one of ${options.join("|")}, got ${issue.received}${typeof issue.input === "string" ? didYouMean(issue.input, options, synonyms) : ""}`);
 }
 
 const text = (what: string) => v.pipe(v.string(`expected ${what} (a string)`), v.minLength(1, `${what} must not be empty`));
@@ -31,6 +40,9 @@ const duration = v.pipe(
 
 export const ACTIONS = ["forward", "deny", "approve", "policy"] as const;
 export type Action = (typeof ACTIONS)[number];
+/** What people write for an action in other tools' policies (Cedar's permit, "ask", "block"). */
+const ACTION_SYNONYMS = { allow: "forward", permit: "forward", pass: "forward", accept: "forward", block: "deny", reject: "deny", refuse: "deny", forbid: "deny", ask: "approve", prompt: "approve", confirm: "approve", require_approval: "approve", cedar: "policy" } as const;
+const actionChoice = oneOf(ACTIONS, ACTION_SYNONYMS);
 
 const globs = (what: string) => v.array(text(`a ${what} glob`), `expected a list of ${what} globs`);
 
@@ -39,7 +51,7 @@ const globs = (what: string) => v.array(text(`a ${what} glob`), `expected a list
  * follow it too when listed, and are left alone when absent.
  */
 const exposeSchema = strict({
-  mode: v.optional(oneOf(["all", "allowlist", "blocklist"] as const), "all"),
+  mode: v.optional(oneOf(["all", "allowlist", "blocklist"] as const, { whitelist: "allowlist", blacklist: "blocklist", denylist: "blocklist" }), "all"),
   tools: v.optional(globs("tool name"), []),
   prompts: v.optional(globs("prompt name")),
   resources: v.optional(globs("resource URI")),
@@ -53,13 +65,16 @@ const exposeSchema = strict({
  */
 export { PIN_MODES, SEVERITIES, type PinMode, type Severity } from "../severity.ts";
 
-const sourceSchema = strict({
-  id: text("a server id"),
-  enabled: v.optional(v.boolean("expected true or false"), true),
-  expose: v.optional(exposeSchema, { mode: "all", tools: [] }),
-  /** This server's pinning; default `pins.mode`. */
-  pin: v.optional(oneOf(PIN_MODES)),
-});
+const sourceSchema = strict(
+  {
+    id: v.pipe(text("a server id"), v.description("the server id it is about (the name in the agent's config, the shim's --server-id)")),
+    enabled: v.optional(v.boolean("expected true or false"), true),
+    expose: v.optional(exposeSchema, { mode: "all", tools: [] }),
+    /** This server's pinning; default `pins.mode`. */
+    pin: v.optional(oneOf(PIN_MODES)),
+  },
+  "source",
+);
 
 const pinsSchema = strict({
   /** For servers whose source does not say. */
@@ -91,19 +106,22 @@ const serverProgramSchema = v.pipe(
   v.check((server) => (server.command === undefined) !== (server.url === undefined), "expected exactly one of command or url"),
 );
 
-const ruleSchema = strict({
-  id: v.optional(text("a rule id")),
-  match: text("a tool name glob"),
-  /** Which governed method the rule is for (glob); tools/call by default. */
-  method: v.optional(text("a method glob"), "tools/call"),
-  source: v.optional(text("a server id glob")),
-  server: v.optional(serverProgramSchema),
-  /** Only tools whose annotations (from the server's tools/list) have these values. */
-  annotations: v.optional(annotationsFilter),
-  action: oneOf(ACTIONS),
-  policy_id: v.optional(text("a policy id")),
-  approval: v.optional(text("an approval workflow name")),
-});
+const ruleSchema = strict(
+  {
+    id: v.optional(text("a rule id")),
+    match: v.pipe(text("a tool name glob"), v.description('the tool names it applies to, a glob like "delete_*" ("*" for every tool)')),
+    /** Which governed method the rule is for (glob); tools/call by default. */
+    method: v.optional(text("a method glob"), "tools/call"),
+    source: v.optional(text("a server id glob")),
+    server: v.optional(serverProgramSchema),
+    /** Only tools whose annotations (from the server's tools/list) have these values. */
+    annotations: v.optional(annotationsFilter),
+    action: v.pipe(actionChoice, v.description(`what to do with a matching call: ${ACTIONS.join(", ")}`)),
+    policy_id: v.optional(text("a policy id")),
+    approval: v.optional(text("an approval workflow name")),
+  },
+  "rule",
+);
 
 export const CHANNELS = ["elicitation", "web", "cli"] as const;
 
@@ -130,37 +148,49 @@ export function isSafeSlackUrl(text: string, schemes: { secure: string; plain: s
  * Slack values are checked without echoing them: an error message must never print a token.
  * Slack user ids are U… or W… (Enterprise Grid) followed by upper-case letters and digits.
  */
-const slackDestination = strict({
-  type: v.literal("slack"),
-  /** A channel id (C…, G…) or name; messages are tracked by the id Slack answers with. */
-  channel: text("a Slack channel id or name"),
-  token: v.pipe(text("a Slack bot token"), v.check((token) => /^xox[bp]-[\x21-\x7e]+$/.test(token), "expected a Slack bot token (xoxb-…)")),
-  /** An app-level token (xapp-…, scope connections:write): button clicks arrive by Socket Mode. Without one, reactions are read. */
-  app_token: v.optional(v.pipe(text("a Slack app-level token"), v.check((token) => /^xapp-[\x21-\x7e]+$/.test(token), "expected a Slack app-level token (xapp-…), the one Socket Mode uses"))),
-  approvers: v.pipe(
-    v.array(v.pipe(v.string("expected a Slack user id"), v.regex(/^[UW][A-Z0-9]{2,20}$/, "expected a Slack user id like U0123ABCD (its member id, not a name)")), "expected a list of Slack user ids"),
-    v.minLength(1, "list at least one Slack user id: only the listed users may decide in Slack"),
-  ),
-  base_url: v.optional(
-    v.pipe(text("a URL"), v.check((url) => isSafeSlackUrl(url), "expected an https:// URL (http:// only to 127.0.0.1, [::1] or localhost), without user:password@")),
-    SLACK_API_URL,
-  ),
-});
+const slackDestination = strict(
+  {
+    type: v.literal("slack"),
+    /** A channel id (C…, G…) or name; messages are tracked by the id Slack answers with. */
+    channel: v.pipe(text("a Slack channel id or name"), v.description("the channel the approvals are posted to (its id, C…, or name)")),
+    token: v.pipe(
+      text("a Slack bot token"),
+      v.check((token) => /^xox[bp]-[\x21-\x7e]+$/.test(token), "expected a Slack bot token (xoxb-…)"),
+      v.description("the bot token (xoxb-…), usually ${SLACK_BOT_TOKEN}"),
+    ),
+    /** An app-level token (xapp-…, scope connections:write): button clicks arrive by Socket Mode. Without one, reactions are read. */
+    app_token: v.optional(v.pipe(text("a Slack app-level token"), v.check((token) => /^xapp-[\x21-\x7e]+$/.test(token), "expected a Slack app-level token (xapp-…), the one Socket Mode uses"))),
+    approvers: v.pipe(
+      v.array(v.pipe(v.string("expected a Slack user id"), v.regex(/^[UW][A-Z0-9]{2,20}$/, "expected a Slack user id like U0123ABCD (its member id, not a name)")), "expected a list of Slack user ids"),
+      v.minLength(1, "list at least one Slack user id: only the listed users may decide in Slack"),
+      v.description("the Slack member ids (U…) who may decide"),
+    ),
+    base_url: v.optional(
+      v.pipe(text("a URL"), v.check((url) => isSafeSlackUrl(url), "expected an https:// URL (http:// only to 127.0.0.1, [::1] or localhost), without user:password@")),
+      SLACK_API_URL,
+    ),
+  },
+  "Slack destination",
+);
 
 /**
  * Where a workflow asks: `any` tries every available channel in order (elicitation, web, cli);
  * `slack` posts to a Slack channel as well (the approvals page, the CLI and elicitation still apply).
  */
+const destinations = [
+  strict({ type: v.literal("any") }),
+  strict({ type: v.literal("elicitation") }),
+  strict({ type: v.literal("web") }),
+  strict({ type: v.literal("cli") }),
+  slackDestination,
+] as const;
+const DESTINATION_TYPES = destinations.map((schema) => schema.entries.type.literal);
+const DESTINATION_SYNONYMS = { page: "web", browser: "web", terminal: "cli", command: "cli", agent: "elicitation", form: "elicitation", all: "any" } as const;
 const destinationSchema = v.variant(
   "type",
-  [
-    strict({ type: v.literal("any") }),
-    strict({ type: v.literal("elicitation") }),
-    strict({ type: v.literal("web") }),
-    strict({ type: v.literal("cli") }),
-    slackDestination,
-  ],
-  (issue) => `expected destination.type one of any|elicitation|web|cli|slack, got ${issue.received}`,
+  destinations,
+  (issue) =>
+    `expected destination.type one of ${DESTINATION_TYPES.join("|")}, got ${issue.received}${typeof issue.input === "string" ? didYouMean(issue.input, DESTINATION_TYPES, DESTINATION_SYNONYMS) : ""}`,
 );
 
 const workflowSchema = strict({
@@ -179,7 +209,7 @@ const workflowSchema = strict({
 const SCAN_SETTINGS = ["results", "off"] as const;
 const KIND_ACTIONS = ["redact", "detect", "off"] as const;
 
-const secretKind = v.picklist(SECRET_KIND_IDS, (issue) => `unknown secret kind ${issue.received}; known kinds: ${SECRET_KIND_IDS.join(", ")}`);
+const secretKind = v.picklist(SECRET_KIND_IDS, (issue) => `unknown secret kind ${issue.received}${typeof issue.input === "string" ? didYouMean(issue.input, SECRET_KIND_IDS) : ""}; known kinds: ${SECRET_KIND_IDS.join(", ")}`);
 
 const secretsSchema = strict({
   scan: v.optional(oneOf(SCAN_SETTINGS), "results"),
@@ -225,27 +255,40 @@ const otlpSchema = strict({
 });
 
 export const configSchema = v.pipe(
-  strict({
-    schema: v.literal(1, (issue) => `expected 1 (the only schema version), got ${issue.received}`),
-    sources: v.optional(v.array(sourceSchema, "expected a list of sources"), []),
-    governance: v.optional(
-      strict({
-        defaults: v.optional(strict({ action: v.optional(oneOf(ACTIONS), "forward") }), { action: "forward" }),
-        rules: v.optional(v.array(ruleSchema, "expected a list of rules"), []),
-      }),
-      { defaults: { action: "forward" }, rules: [] },
-    ),
-    approval: v.optional(v.record(v.string(), workflowSchema, "expected a mapping of workflow names to workflows"), {}),
-    pins: v.optional(pinsSchema, { mode: "strict", block_severity: "high" }),
-    cedar: v.optional(
-      strict({
-        policies: v.pipe(v.array(text("a policy file path"), "expected a list of policy file paths"), v.minLength(1, "list at least one policy file")),
-        schema: v.optional(text("a Cedar schema file path")),
-      }),
-    ),
-    secrets: v.optional(secretsSchema),
-    telemetry: v.optional(strict({ otlp: v.optional(otlpSchema) })),
-  }),
+  strict(
+    {
+      schema: v.pipe(
+        v.literal(1, (issue) => `expected 1 (the only schema version), got ${issue.received}`),
+        v.description("the format's version, `schema: 1`, as its first line"),
+      ),
+      sources: v.optional(v.array(sourceSchema, "expected a list of sources"), []),
+      governance: v.optional(
+        strict({
+          defaults: v.optional(strict({ action: v.optional(actionChoice, "forward") }), { action: "forward" }),
+          rules: v.optional(v.array(ruleSchema, "expected a list of rules"), []),
+        }),
+        { defaults: { action: "forward" }, rules: [] },
+      ),
+      approval: v.optional(v.record(v.string(), workflowSchema, "expected a mapping of workflow names to workflows"), {}),
+      pins: v.optional(pinsSchema, { mode: "strict", block_severity: "high" }),
+      cedar: v.optional(
+        strict(
+          {
+            policies: v.pipe(
+              v.array(text("a policy file path"), "expected a list of policy file paths"),
+              v.minLength(1, "list at least one policy file"),
+              v.description("the list of .cedar files"),
+            ),
+            schema: v.optional(text("a Cedar schema file path")),
+          },
+          "cedar section",
+        ),
+      ),
+      secrets: v.optional(secretsSchema),
+      telemetry: v.optional(strict({ otlp: v.optional(otlpSchema) })),
+    },
+    "policy file",
+  ),
 );
 
 export type ThoughtGateConfig = v.InferOutput<typeof configSchema>;

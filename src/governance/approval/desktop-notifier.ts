@@ -178,15 +178,9 @@ export class DesktopNotifier {
     return [tool.path, "--app-name=ThoughtGate", "--urgency=normal", `--expire-time=${expires}`, ...actions, "--", title, markupEscaped(body)];
   }
 
-  /** Whether this notify-send offers actions (`--action`, libnotify 0.7.9+): asked once, from its help. */
+  /** Whether this notify-send offers actions: asked once. */
   private supportsActions(): boolean {
-    if (this.actions !== null || this.options.tool.kind !== "notify-send") return this.actions === true;
-    try {
-      const help = Bun.spawnSync([this.options.tool.path, "--help"], { env: withoutOwnVariables(this.options.tool.env ?? process.env), timeout: 2_000 });
-      this.actions = help.stdout.toString().includes("--action");
-    } catch {
-      this.actions = false;
-    }
+    this.actions ??= notifyActions(this.options.tool);
     return this.actions;
   }
 
@@ -210,6 +204,17 @@ export function notificationText(task: Task, pageUrl: string): { title: string; 
     title: `ThoughtGate: allow ${call}?`,
     body: [`Task ${task.id}, rule ${shown(task.ruleId ?? "defaults")}.`, `Decide with ${where.join(", or ")}.`].join("\n"),
   };
+}
+
+/** Whether `tool` offers buttons: notify-send with `--action` in its help (libnotify 0.7.9+); osascript never. */
+export function notifyActions(tool: NotifyTool): boolean {
+  if (tool.kind !== "notify-send") return false;
+  try {
+    const help = Bun.spawnSync([tool.path, "--help"], { env: withoutOwnVariables(tool.env ?? process.env), timeout: 2_000 });
+    return help.stdout.toString().includes("--action");
+  } catch {
+    return false;
+  }
 }
 
 /** Whether a task is one to announce: a workflow that asks only through the agent is not. */

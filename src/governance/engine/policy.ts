@@ -1,6 +1,8 @@
-import { discoverPolicy, type ConfigOrigin, type Discovery } from "../../core/config/discover.ts";
+import { existsSync } from "node:fs";
+import { discoverPolicy, type ConfigOrigin, type Discovery, type PolicyFile } from "../../core/config/discover.ts";
 import type { LoadedConfig } from "../../core/config/load.ts";
 import type { ThoughtGateConfig } from "../../core/config/schema.ts";
+import { messageOf } from "../../core/errors.ts";
 import { EMBEDDED_DEFAULT } from "./default-policy.ts";
 import { GovernanceEngine, type PolicyEngine } from "./engine.ts";
 import { StrictestOf } from "./strictest-of.ts";
@@ -60,6 +62,40 @@ export function policyLabel(policy: PolicyInForce): string {
   }
   const first = base.origin === "embedded" ? "embedded default policy" : `user policy ${base.file}`;
   return `${first}, restricted by project policy ${restriction.file}`;
+}
+
+/**
+ * One policy file checked as loading it would: read, parsed, validated (as a project's when it is
+ * one), placed (a project's Cedar files inside the project), and its Cedar policies compiled.
+ * `problems` are `path: message` lines; `unreadable` one line naming the file.
+ * `validate-config` prints these; `doctor` reports the first.
+ */
+export type PolicyFileCheck = { ok: true; loaded: LoadedConfig } | { ok: false; problems: string[] } | { ok: false; unreadable: string };
+
+export async function checkPolicyFile(found: PolicyFile, env: NodeJS.ProcessEnv = process.env): Promise<PolicyFileCheck> {
+  if (!existsSync(found.file)) return { ok: false, unreadable: `${found.file}: no such file` };
+  const { loadConfigFile, parseConfig } = await import("../../core/config/load.ts");
+  const { readPolicyFile } = await import("../../core/config/read-file.ts");
+  let text: string;
+  try {
+    text = readPolicyFile(found.file);
+  } catch (error) {
+    return { ok: false, unreadable: messageOf(error) };
+  }
+  const parsed = parseConfig(text, env, found.origin === "project" ? "project" : "user");
+  if (!parsed.ok) return { ok: false, problems: parsed.problems.map((p) => `${p.path}: ${p.message}`) };
+  let loaded: LoadedConfig;
+  try {
+    loaded = loadConfigFile(found, env);
+  } catch (error) {
+    return { ok: false, unreadable: messageOf(error) };
+  }
+  try {
+    await GovernanceEngine.fromConfig(loaded.config, loaded.file);
+  } catch (error) {
+    return { ok: false, problems: [`cedar: ${messageOf(error)}`] };
+  }
+  return { ok: true, loaded };
 }
 
 async function layer(loaded: LoadedConfig): Promise<PolicyLayer> {

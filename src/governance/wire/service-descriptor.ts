@@ -1,7 +1,7 @@
 import { lstatSync, mkdirSync, chmodSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import * as v from "valibot";
-import { bestEffort, messageOf, usageError } from "../../core/errors.ts";
+import { bestEffort, messageOf, ThoughtGateError, usageError } from "../../core/errors.ts";
 import { stateDir } from "../../core/paths.ts";
 import { APPROVAL_KEY_ENV, ENDPOINT_ENV } from "./env.ts";
 
@@ -106,7 +106,8 @@ export function resolveApprovalTarget(given: { endpoint: string | undefined; key
   const describe = (d: ServiceDescriptor) => `${d.endpoint} (${d.kind}, pid ${d.pid})`;
   if (endpoint) {
     const found = live.find((d) => d.endpoint === endpoint);
-    if (!found) throw usageError(`no approval key for ${endpoint}: pass --key or set ${APPROVAL_KEY_ENV} (the service printed it)`);
+    // No running service here that we know of: unavailable (exit 1), as when none runs at all.
+    if (!found) throw new ThoughtGateError("GOVERNANCE_UNAVAILABLE", `no running governance service found at ${endpoint} to take its approval key from: pass --key or set ${APPROVAL_KEY_ENV} (the service printed it)`);
     return { endpoint, key: found.cli_key };
   }
   const candidates = key ? live.filter((d) => d.cli_key === key) : live;
@@ -114,7 +115,7 @@ export function resolveApprovalTarget(given: { endpoint: string | undefined; key
   if (only) return { endpoint: only.endpoint, key: key ?? only.cli_key };
   if (live.length === 0) {
     const skipped = ignored.length > 0 ? ` (skipped: ${ignored.join("; ")})` : "";
-    throw usageError(`no running governance service found${skipped}: start \`thoughtgate wrap\` or \`thoughtgate serve\`, or pass --endpoint and --key (or set ${ENDPOINT_ENV} and ${APPROVAL_KEY_ENV})`);
+    throw new ThoughtGateError("GOVERNANCE_UNAVAILABLE", `no running governance service found${skipped}: start \`thoughtgate wrap\` or \`thoughtgate serve\`, or pass --endpoint and --key (or set ${ENDPOINT_ENV} and ${APPROVAL_KEY_ENV})`);
   }
   throw usageError(`${live.length} governance services are running: ${live.map(describe).join(", ")}; pass --endpoint URL to choose one`);
 }

@@ -41,7 +41,7 @@ secrets:
   });
 
   test("mistakes are named with what to write instead", () => {
-    expect(problems("schema: 1\nsecrets: { kinds: { github: { action: redact } } }\n")[0]).toStartWith("secrets.kinds.github: unknown secret kind \"github\"; known kinds: aws_access_key_id,");
+    expect(problems("schema: 1\nsecrets: { kinds: { github: { action: redact } } }\n")[0]).toStartWith('secrets.kinds.github: unknown secret kind "github" (did you mean "github_token"?); known kinds: aws_access_key_id,');
     expect(problems("schema: 1\nsecrets: { kinds: { jwt: { action: hide } } }\n")).toEqual(['secrets.kinds.jwt.action: expected one of redact|detect|off, got "hide"']);
     expect(problems("schema: 1\nsecrets: { scan: all }\n")).toEqual(['secrets.scan: expected one of results|off, got "all"']);
     expect(problems('schema: 1\nsecrets: { kinds: { jwt: { replacement: "a\\"b" } } }\n')).toEqual([

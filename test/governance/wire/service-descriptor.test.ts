@@ -68,5 +68,5 @@ test("the CLI target: flags or environment first, else the one live service; sev
   );
   expect(resolveApprovalTarget({ endpoint: "http://127.0.0.1:4012", key: undefined }, always, env)).toEqual({ endpoint: "http://127.0.0.1:4012", key: KEY_B });
   expect(resolveApprovalTarget({ endpoint: undefined, key: KEY_A }, always, env)).toEqual({ endpoint: "http://127.0.0.1:4011", key: KEY_A });
-  expect(() => resolveApprovalTarget({ endpoint: "http://127.0.0.1:1", key: undefined }, always, env)).toThrow("no approval key for http://127.0.0.1:1");
+  expect(() => resolveApprovalTarget({ endpoint: "http://127.0.0.1:1", key: undefined }, always, env)).toThrow("no running governance service found at http://127.0.0.1:1 to take its approval key from");
 });

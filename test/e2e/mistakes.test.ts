@@ -1,0 +1,93 @@
+/**
+ * What a person who types it wrong is told, through the compiled binary: each mistyped command,
+ * flag, policy key and value with the suggestion it gets (src/core/suggest.ts; for the policy, the
+ * suggestions come from the schema itself).
+ */
+import { describe, expect, test } from "bun:test";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { tempDir } from "../support/harness.ts";
+import { runBinary } from "../support/serve.ts";
+
+describe("a mistyped command line: exit 2, the line that was meant, and the help of the command that was run", () => {
+  test.each([
+    // [argv, the error line, the hint line]
+    [["approv", "abc123"], "unknown command \"approv\": did you mean `thoughtgate approve`?", "run `thoughtgate --help` for usage"],
+    [["wrp", "--", "claude"], "unknown command \"wrp\": did you mean `thoughtgate wrap`?", "run `thoughtgate --help` for usage"],
+    [["claude", "-p", "hi"], "unknown command \"claude\": to govern that agent, did you mean `thoughtgate wrap -- claude -p hi`?", "run `thoughtgate --help` for usage"],
+    [["wrap", "claude", "-p", "hi"], "wrap runs the agent's command after --: did you mean `thoughtgate wrap -- claude -p hi`?", "run `thoughtgate wrap --help` for usage"],
+    [["wrap", "claude"], "wrap runs the agent's command after --: did you mean `thoughtgate wrap -- claude`?", "run `thoughtgate wrap --help` for usage"],
+    [
+      ["wrap", "--profile", "development", "claude", "-p", "fix the bug"],
+      "wrap runs the agent's command after --: did you mean `thoughtgate wrap --profile development -- claude -p 'fix the bug'`?",
+      "run `thoughtgate wrap --help` for usage",
+    ],
+    [["wrap", "--no-restore", "claude"], "wrap runs the agent's command after --: did you mean `thoughtgate wrap --no-restore -- claude`?", "run `thoughtgate wrap --help` for usage"],
+    [["shim", "npx", "-y", "server"], "shim runs the MCP server's command after --: did you mean `thoughtgate shim -- npx -y server`?", "run `thoughtgate shim --help` for usage"],
+    [["inspect", "node", "server.js"], "inspect runs the MCP server's command after --: did you mean `thoughtgate inspect -- node server.js`?", "run `thoughtgate inspect --help` for usage"],
+    [["wrap", "--dryrun", "--", "claude"], 'unknown flag --dryrun (did you mean "--dry-run"?)', "run `thoughtgate wrap --help` for usage"],
+    [["doctor", "--jsn"], 'unknown flag --jsn (did you mean "--json"?)', "run `thoughtgate doctor --help` for usage"],
+    [["validate-config", "--explian"], 'unknown flag --explian (did you mean "--explain"?)', "run `thoughtgate validate-config --help` for usage"],
+    [["shim", "--profile", "prod", "--", "cat"], '--profile: expected one of production|development, got "prod" (did you mean "production"?)', "run `thoughtgate shim --help` for usage"],
+    [["auth", "lgin"], "unknown command \"auth lgin\": did you mean `thoughtgate auth login`?", "run `thoughtgate auth --help` for usage"],
+    [["pins", "lst"], 'pins: expected one of list|show|accept|reset, got "lst" (did you mean "list"?)', "run `thoughtgate pins --help` for usage"],
+  ] as const)("%p", async (argv, error, hint) => {
+    const result = await runBinary([...argv]);
+    expect(result).toEqual({ exitCode: 2, stdout: "", stderr: `[error] ${error}\n[info] ${hint}\n` });
+  });
+
+  test("the agent's command after a missing -- starts at the first word that is no flag of ours and no flag's value", async () => {
+    const result = await runBinary(["wrap", "--agent-type", "claude-code", "--dry-run", "claude", "--model", "x"]);
+    expect(result.stderr.split("\n")[0]).toBe("[error] wrap runs the agent's command after --: did you mean `thoughtgate wrap --agent-type claude-code --dry-run -- claude --model x`?");
+  });
+
+  test("an unknown word that is close to nothing lists the commands", async () => {
+    const result = await runBinary(["frobnicate"]);
+    expect(result.exitCode).toBe(2);
+    expect(result.stderr.split("\n")[0]).toBe("[error] unknown command \"frobnicate\"; the commands: wrap, demo, shim, inspect, doctor, serve, tasks, approve, deny, validate-config, unwrap, arbiter, auth, pins");
+  });
+});
+
+describe("a mistyped policy: validate-config names each problem with the key or value that was meant", () => {
+  test.each([
+    // [the policy after `schema: 1`, the problem line]
+    ["governance:\n  rules:\n    - mach: delete_*\n      action: deny\n", 'governance.rules[0].mach: unknown key "mach" (did you mean "match"?); allowed keys: id, match, method, source, annotations, action, policy_id, approval'],
+    ["governance:\n  defualts:\n    action: deny\n", 'governance.defualts: unknown key "defualts" (did you mean "defaults"?); allowed keys: defaults, rules'],
+    [
+      "governance:\n  rules:\n    - match: '*'\n      annotations: { readOnly: true }\n      action: forward\n",
+      'governance.rules[0].annotations.readOnly: unknown key "readOnly" (did you mean "readOnlyHint"?); allowed keys: readOnlyHint, destructiveHint, idempotentHint, openWorldHint',
+    ],
+    ["governance:\n  rules:\n    - match: read_*\n      action: allow\n", 'governance.rules[0].action: expected one of forward|deny|approve|policy, got "allow" (did you mean "forward"?)'],
+    ["governance:\n  defaults: { action: block }\n", 'governance.defaults.action: expected one of forward|deny|approve|policy, got "block" (did you mean "deny"?)'],
+    ["governance:\n  rules:\n    - action: deny\n", 'governance.rules[0].match: a rule needs match: the tool names it applies to, a glob like "delete_*" ("*" for every tool)'],
+    ["governance:\n  rules:\n    - match: delete_*\n", "governance.rules[0].action: a rule needs action: what to do with a matching call: forward, deny, approve, policy"],
+    ["governence: {}\n", 'governence: unknown key "governence" (did you mean "governance"?); allowed keys: schema, sources, governance, approval, pins, cedar, secrets, telemetry'],
+    ["sources:\n  - id: fs\n    expose: { mode: whitelist, tools: [read_*] }\n", 'sources[0].expose.mode: expected one of all|allowlist|blocklist, got "whitelist" (did you mean "allowlist"?)'],
+    ["approval:\n  page-only:\n    destination: { type: page }\n", 'approval.page-only.destination.type: expected destination.type one of any|elicitation|web|cli|slack, got "page" (did you mean "web"?)'],
+    [
+      "approval:\n  oncall: {}\ngovernance:\n  rules:\n    - match: '*'\n      action: approve\n      approval: oncal\n",
+      'governance.rules[0].approval: no approval workflow named "oncal" (did you mean "oncall"?); defined: oncall',
+    ],
+  ] as const)("%p", async (body, problem) => {
+    using dir = tempDir();
+    const file = join(dir.path, "thoughtgate.yaml");
+    writeFileSync(file, `schema: 1\n${body}`);
+    const result = await runBinary(["validate-config", file]);
+    expect(result.exitCode).toBe(1);
+    expect(result.stdout).toBe(`${file}: 1 problem\n${problem}\n`);
+  });
+});
+
+test("a policy's own words in a problem (a cloned repository's project policy) are shown escaped, in validate-config and doctor", async () => {
+  using home = tempDir();
+  using project = tempDir();
+  writeFileSync(join(project.path, "thoughtgate.yaml"), 'schema: 1\ngovernance:\n  rules:\n    - { match: x, action: deny, "ev\\u202eil\\u001b[31m": 1 }\n');
+  const env = { HOME: home.path, XDG_CONFIG_HOME: join(home.path, "config"), XDG_STATE_HOME: join(home.path, "state") };
+  const checked = await runBinary(["validate-config"], { env, cwd: project.path });
+  const doctor = await runBinary(["doctor"], { env, cwd: project.path });
+  for (const output of [checked.stdout, doctor.stdout]) {
+    expect(output).toContain('unknown key "ev\\u202eil\\u001b[31m"');
+    expect(output).not.toMatch(/[\u202e\u001b]/);
+  }
+  expect([checked.exitCode, doctor.exitCode]).toEqual([1, 1]);
+});
