@@ -48,7 +48,9 @@ export async function shimSides(
     }
     if (child.length === 0) throw usageError(`shim needs the MCP server's command after --, e.g. thoughtgate shim -- ${CHILD_COMMANDS.shim?.example} (or --url URL for a remote server)`);
     const serverId = serverIdFlag ?? basename(child[0] ?? "server");
-    return { serverId, upstream: new StdioUpstream(child, serverId), ...(agent ? { agent: agent(serverId) } : {}) };
+    // The agent's token for --listen is the shim's credential, never the server's.
+    const withhold = parsed.listen === undefined ? [] : [parsed["listen-token-env"] ?? DEFAULT_LISTEN_TOKEN_ENV];
+    return { serverId, upstream: new StdioUpstream(child, serverId, withhold), ...(agent ? { agent: agent(serverId) } : {}) };
   }
   if (child.length > 0) throw usageError("--url and -- CMD both name a server: give one");
   const endpoint = parseEndpoint(url, headers);
@@ -58,6 +60,8 @@ export async function shimSides(
   const { HttpUpstream } = await import("../shim/http-upstream.ts");
   return { serverId, upstream: new HttpUpstream({ serverId, url: endpoint.url, headers: endpoint.headers, auth, requestTimeoutMs }), ...(agent ? { agent: agent(serverId) } : {}) };
 }
+
+const DEFAULT_LISTEN_TOKEN_ENV = "THOUGHTGATE_LISTEN_TOKEN";
 
 /**
  * `--listen HOST:PORT`: the agent side as an HTTP server. Loopback only (there is no TLS: a token
@@ -73,7 +77,7 @@ async function agentSide(listen: string | undefined, tokenVariable: string | und
   if (!match || port > 65_535) throw usageError(`--listen ${JSON.stringify(listen)} is not HOST:PORT`);
   const hostname = (match[1] as string).replace(/^\[|\]$/g, "");
   if (!isLoopbackHost(hostname)) throw usageError(`--listen ${listen}: only a loopback address (127.0.0.1, ::1, localhost); agents elsewhere would send the token unencrypted`);
-  const variable = tokenVariable ?? "THOUGHTGATE_LISTEN_TOKEN";
+  const variable = tokenVariable ?? DEFAULT_LISTEN_TOKEN_ENV;
   const token = process.env[variable];
   if (token === undefined || token.trim().length < 16) throw usageError(`--listen needs a token of at least 16 characters in $${variable} (agents send it as a bearer token)`);
   const { HttpAgent } = await import("../shim/http-agent.ts");

@@ -1,6 +1,7 @@
 import { defineCommand } from "citty";
 import { EXIT, ThoughtGateError, messageOf, usageError } from "../core/errors.ts";
 import { parseServerUrl } from "../http/endpoint.ts";
+import { openInBrowser, type BrowserLaunch } from "../http/oauth/browser.ts";
 import { login } from "../http/oauth/flow.ts";
 import { canonicalResource } from "../http/oauth/metadata.ts";
 import { listAuth, removeAuth, saveAuth, tokenPath } from "../http/oauth/token-store.ts";
@@ -28,19 +29,26 @@ const loginCommand = defineCommand({
     if (secretVar !== undefined && clientId === undefined) throw usageError("--client-secret-env goes with --client-id");
     const clientSecret = secretVar === undefined ? undefined : process.env[secretVar];
     if (secretVar !== undefined && !clientSecret) throw usageError(`--client-secret-env ${secretVar}: the variable is not set or empty`);
+    const opened: BrowserLaunch[] = [];
     try {
       const auth = await login({
         server,
         ...(clientId ? { clientId } : {}),
         ...(clientSecret ? { clientSecret } : {}),
         ...(args.scope ? { scope: args.scope } : {}),
-        present: presentToUser,
+        present: (url) => {
+          // Printed for a box without a browser; opened without the URL on any command line.
+          process.stderr.write(`thoughtgate: open this URL to authorize ThoughtGate:\n${url}\n`);
+          opened.push(openInBrowser(url));
+        },
       });
       const path = saveAuth(auth);
       process.stderr.write(`thoughtgate: logged in to ${auth.server} (issuer ${auth.issuer}${auth.scope ? `, scope ${auth.scope}` : ""}); tokens in ${path}\n`);
       return EXIT.ok;
     } catch (error) {
       throw new ThoughtGateError("CONFIG", `auth login ${canonicalResource(server)}: ${messageOf(error)}`);
+    } finally {
+      for (const launch of opened) launch.close();
     }
   },
 });
@@ -70,21 +78,6 @@ const listCommand = defineCommand({
     return EXIT.ok;
   },
 });
-
-/** Print the URL (for a box without a browser) and open it where an opener exists: $BROWSER, xdg-open, open. */
-function presentToUser(url: string): void {
-  process.stderr.write(`thoughtgate: open this URL to authorize ThoughtGate:\n${url}\n`);
-  const configured = process.env.BROWSER;
-  if (configured === "none") return;
-  const opener = configured || (process.platform === "darwin" ? Bun.which("open") : Bun.which("xdg-open"));
-  if (!opener) return;
-  try {
-    const child = Bun.spawn([opener, url], { stdin: "ignore", stdout: "ignore", stderr: "ignore" });
-    child.unref();
-  } catch {
-    // The URL is printed above: the user can open it by hand.
-  }
-}
 
 export default defineCommand({
   meta: { name: "auth", description: "OAuth logins for remote MCP servers: auth list | login SERVER | logout SERVER" },

@@ -4,7 +4,7 @@ import { EXIT, usageError } from "../core/errors.ts";
 import { showInvisible } from "../core/visible-text.ts";
 import { EMBEDDED_DEFAULT_WORDS, EMBEDDED_DEFAULT_YAML } from "../governance/engine/default-policy.ts";
 import { explainPolicy, looseningReport } from "../governance/engine/explain.ts";
-import { checkPolicyFile, embeddedDefault, loadPolicyInForce } from "../governance/engine/policy.ts";
+import { checkPolicyFile, embeddedDefault, loadPolicyInForce, unboundAlwaysAllowRules } from "../governance/engine/policy.ts";
 import { agentServers, explainServers, serverFromFlag, type ServerToExplain } from "./_explain-servers.ts";
 import { commonArgs, rejectUnknownFlags } from "./_shared.ts";
 
@@ -64,7 +64,7 @@ async function validate(path: string | undefined, explain: boolean, out: string[
     const name = found.origin === "project" ? `${found.file} (project policy)` : found.file;
     if ("unreadable" in result) out.push(result.unreadable);
     else if ("problems" in result) out.push(`${name}: ${result.problems.length} problem${result.problems.length === 1 ? "" : "s"}`, ...result.problems);
-    else out.push(`ok: ${name}`);
+    else out.push(`ok: ${name}`, ...unboundAlwaysAllowRules(result.loaded.config, result.loaded.file).map((note) => `note: ${note}`));
     failed ||= !result.ok;
   }
   if (failed) return EXIT.error;

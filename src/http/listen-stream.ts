@@ -1,6 +1,6 @@
 import { log as rootLog } from "../core/log.ts";
 import type { Fetched } from "./fetch-policy.ts";
-import { readEventStream, type StreamSink } from "./sse-reader.ts";
+import { readEventStream, resumableEventId, type StreamSink } from "./sse-reader.ts";
 
 /**
  * The GET stream of MCP 2025-11-25 Streamable HTTP: where a server sends requests and
@@ -65,7 +65,8 @@ export class ListenStream {
           log.debug(`server stream: HTTP ${response.status} ${type}`);
         } else {
           const end = await readEventStream(response.body, this.options.sink, this.options.maxMessageBytes, lastEventId);
-          lastEventId = end.lastEventId;
+          // An id no header can carry is not sent back: the stream is reopened without one.
+          lastEventId = resumableEventId(end.lastEventId) ? end.lastEventId : null;
           retryMs = end.retryMs ?? retryMs;
           failures = end.events > 0 ? 0 : failures + 1;
         }

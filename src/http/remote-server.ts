@@ -1,10 +1,11 @@
 import { classify, type JsonObject, type JsonRpcId, type Message } from "../core/jsonrpc.ts";
+import { messageOf } from "../core/errors.ts";
 import { log as rootLog } from "../core/log.ts";
 import { excerpt, readCapped } from "./body.ts";
 import { fetchWithinOrigin } from "./fetch-policy.ts";
 import { ListenStream, sleepUnlessAborted } from "./listen-stream.ts";
 import { modernVersionOf, ParameterHeaders } from "./request-metadata.ts";
-import { answeredId, readEventStream, type StreamSink } from "./sse-reader.ts";
+import { answeredId, readEventStream, resumableEventId, type StreamSink } from "./sse-reader.ts";
 
 /**
  * A Streamable HTTP connection to one remote MCP server, for a proxy: it sends what the agent
@@ -93,7 +94,14 @@ export class RemoteServer {
 
   private async dispatch(message: Message, bytes: Uint8Array): Promise<void> {
     if (message.kind === "request") {
-      await this.request(message.id, message.method, message.params, bytes);
+      try {
+        await this.request(message.id, message.method, message.params, bytes);
+      } catch (error) {
+        // Whatever went wrong, the agent gets an answer for its id: never a request left waiting.
+        const pending = this.pending.get(message.id);
+        if (pending) this.fail(pending, `the request to the server failed: ${messageOf(error)}`);
+        else throw error;
+      }
       return;
     }
     if (message.kind === "notification" && message.method === "notifications/cancelled") {
@@ -174,6 +182,10 @@ export class RemoteServer {
   private async follow(pending: Pending, body: ReadableStream<Uint8Array>, lastEventId: string | null, attempt: number): Promise<void> {
     const end = await readEventStream(body, this.sink(), this.options.maxMessageBytes, lastEventId);
     if (!this.pending.has(pending.id)) return;
+    if (!pending.modern && end.lastEventId !== null && !resumableEventId(end.lastEventId)) {
+      this.fail(pending, "the server closed the stream before answering, and its event id cannot be sent back in Last-Event-ID (not visible ASCII), so the stream was not resumed");
+      return;
+    }
     if (!pending.modern && end.lastEventId !== null && attempt < RESUME_ATTEMPTS && !this.closed) {
       await sleepUnlessAborted(end.retryMs ?? 0, pending.controller.signal);
       const resumed = await this.get(end.lastEventId, pending.controller.signal);

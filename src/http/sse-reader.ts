@@ -22,6 +22,15 @@ export type StreamSink = {
 export type StreamEnd = { lastEventId: string | null; retryMs: number | null; events: number; error: string | null };
 
 /**
+ * Whether an event id can go back to the server in `Last-Event-ID`: visible ASCII (and inner
+ * spaces), at most 1 KiB. SSE allows any text but NUL; a header carries bytes, and `Headers`
+ * throws on a character above U+00FF (or trims surrounding spaces, which would change the id).
+ */
+export function resumableEventId(id: string | null): id is string {
+  return id !== null && /^[\x21-\x7e](?:[\x20-\x7e]{0,1022}[\x21-\x7e])?$/.test(id);
+}
+
+/**
  * Read one SSE response to its end: every event's data is one JSON-RPC message. An event with
  * empty data is the priming event of MCP 2025-11-25 (an id to resume from, nothing to deliver).
  * Before reading more, the agent must have taken what it was given.

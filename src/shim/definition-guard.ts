@@ -235,14 +235,23 @@ export class DefinitionGuard {
     return found;
   }
 
-  /** Other servers' pinned tools (for shadowing), re-read when any pin file changed. */
+  /**
+   * Other servers' pinned tools (for shadowing), re-read when any pin file changed. A server is its
+   * identity (identity.ts: the id and what runs it), not its id: a repository's entry that reuses the
+   * user's `--server-id` over another command is another server, checked against the user's like any
+   * other. Its tools of the same names are not its look-alikes (the same id with another command is
+   * also how an upgraded server looks: `…-server@2` for `@1`), so those are left out.
+   */
   private otherDefinitions(): OtherDefinition[] {
     const stamp = pinsDirStamp();
     if (this.others?.stamp === stamp) return this.others.list;
     const list: OtherDefinition[] = [];
+    const { serverId, digest } = this.options.identity;
     for (const { file } of allPinFiles().files) {
-      if (file.server_id === this.options.identity.serverId) continue;
-      for (const entry of Object.values(file.definitions)) if (entry.kind === "tool") list.push({ serverId: file.server_id, name: entry.name, digest: entry.digest });
+      if (file.server_id === serverId && file.identity === digest) continue;
+      for (const entry of Object.values(file.definitions)) {
+        if (entry.kind === "tool") list.push({ serverId: file.server_id, name: entry.name, digest: entry.digest, sameId: file.server_id === serverId });
+      }
     }
     // Findings depend on the other servers: computed again against the new set.
     if (this.others !== null) this.findingsCache.clear();

@@ -1,7 +1,7 @@
 import { errorResponse, RPC, type JsonRpcRequest, type JsonRpcResponse } from "../core/jsonrpc.ts";
 import { messageOf } from "../core/errors.ts";
 import { log as rootLog, type Logger } from "../core/log.ts";
-import { callRef, invalidGovernedParams, targetName, type AskOptions, type AskPurpose, type DecisionContext, type Decider, type ElicitOutcome, type Verdict } from "../governance/decision/decider.ts";
+import { callRef, invalidGovernedParams, targetName, type AskOptions, type AskPurpose, type DecisionContext, type Decider, type ElicitOutcome, type ServerProgram, type Verdict } from "../governance/decision/decider.ts";
 import { definitionRefusal, type DefinitionChange, type PinPolicy } from "../governance/decision/definition-acceptance.ts";
 import type { DefinitionKind } from "../governance/definitions/definition.ts";
 import { deniedVerdict } from "../governance/decision/deny-error.ts";
@@ -23,6 +23,8 @@ const ASK_TTL_MS = 15 * 60_000;
 
 export type GovernorOptions = {
   serverId: string;
+  /** What runs the server: part of what a decision is about (an "always allow" rule names it). */
+  server: ServerProgram;
   decider: Decider;
   toAgent: Sink;
   toServer: () => Sink | null;
@@ -248,7 +250,7 @@ export class Governor {
   }
 
   private contextFor(request: JsonRpcRequest, control: LazyAbort, entry: Outstanding, era: RequestEra, canAsk = true, change?: DefinitionChange): DecisionContext {
-    const { audit, catalog, own, serverId } = this.options;
+    const { audit, catalog, own, serverId, server } = this.options;
     let elicit: DecisionContext["elicit"] = null;
     if (!canAsk) elicit = null;
     else if (era.era === "legacy") elicit = this.options.legacyCanElicit() ? own.elicit : null;
@@ -265,6 +267,7 @@ export class Governor {
         return control.signal;
       },
       serverId,
+      server,
       annotations: request.method === "tools/call" ? catalog.annotationsOf(targetName(request)) : undefined,
       annotationSource: request.method === "tools/call" ? catalog.annotationSourceOf(targetName(request)) : undefined,
       elicit,

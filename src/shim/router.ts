@@ -3,6 +3,7 @@ import { messageOf } from "../core/errors.ts";
 import { taggedLog, type Logger } from "../core/log.ts";
 import type { Profile } from "../core/profile.ts";
 import { GOVERNED_METHODS, type Decider } from "../governance/decision/decider.ts";
+import { redactText } from "../telemetry/redact.ts";
 import { serverIdentity } from "../governance/definitions/identity.ts";
 import type { Unit } from "../stdio/framer.ts";
 import type { Sink } from "../stdio/line-sink.ts";
@@ -76,8 +77,9 @@ export class Router {
     this.own = new OwnRequests(options.toAgent, () => this.toServer);
     this.catalog = new ToolCatalog(this.log);
     this.listChanges = new ListChanges(options.toAgent, (id) => this.agentRequests.has(id));
+    const identity = serverIdentity(options.serverId, options.serverCommand ?? [], options.serverUrl);
     this.definitions = new DefinitionGuard({
-      identity: serverIdentity(options.serverId, options.serverCommand ?? [], options.serverUrl),
+      identity,
       log: this.log,
       events: options.events,
       onUnblocked: (kinds) => this.listChanges.announce(kinds),
@@ -86,6 +88,7 @@ export class Router {
     this.lists = new ListFilter({ ...options, catalog: this.catalog, log: this.log, audit: this.audit, definitions: this.definitions, pinPolicy });
     this.governor = new Governor({
       serverId: options.serverId,
+      server: { command: identity.command, url: identity.url },
       decider: options.decider,
       toAgent: options.toAgent,
       toServer: () => this.toServer,
@@ -337,8 +340,9 @@ export class Router {
     this.audit.framing(error, direction, "rejected", answered);
   }
 
+  /** The detail may hold bytes of the rejected line (a name, a method): redacted as in the log before the other side sees it. */
   private errorData(error: FramingError): Record<string, unknown> {
-    return { gate: "framing", reason: error.code, detail: error.detail, server_id: this.options.serverId };
+    return { gate: "framing", reason: error.code, detail: redactText(error.detail), server_id: this.options.serverId };
   }
 
   private answerUnavailable(entry: Outstanding): void {

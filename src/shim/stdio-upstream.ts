@@ -19,10 +19,12 @@ export class StdioUpstream implements Upstream {
   constructor(
     readonly command: string[],
     private readonly serverId: string,
+    /** Variables the server must not get: those the shim's flags named for its own credentials. */
+    private readonly withhold: readonly string[] = [],
   ) {}
 
   open(): { sink: FlowSink; state: ServerState } | { error: string } {
-    const spawned = ServerProcess.spawn(this.command);
+    const spawned = ServerProcess.spawn(this.command, process.env, { withhold: this.withhold });
     if (!(spawned instanceof ServerProcess)) return { error: spawned.error };
     this.server = spawned;
     const log = taggedLog(this.serverId);

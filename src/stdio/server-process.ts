@@ -39,7 +39,7 @@ export class ServerProcess {
   static spawn(
     command: string[],
     env: NodeJS.ProcessEnv = process.env,
-    options: { keepThoughtGateEnv?: boolean; pipeStderr?: boolean } = {},
+    options: { keepThoughtGateEnv?: boolean; pipeStderr?: boolean; withhold?: readonly string[] } = {},
   ): ServerProcess | { error: string } {
     try {
       const proc: Piped = Bun.spawn(command, {
@@ -47,7 +47,7 @@ export class ServerProcess {
         stdout: "pipe",
         stderr: options.pipeStderr ? "pipe" : "inherit",
         detached: true,
-        env: options.keepThoughtGateEnv ? definedOnly(env) : scrubEnv(env),
+        env: options.keepThoughtGateEnv ? definedOnly(env) : scrubEnv(env, options.withhold),
       });
       return new ServerProcess(proc);
     } catch (error) {
@@ -159,11 +159,15 @@ function definedOnly(env: NodeJS.ProcessEnv): Record<string, string> {
   return out;
 }
 
-/** The server's environment: ours, minus every `THOUGHTGATE_*` variable (docs/architecture.md, decision 7). */
-export function scrubEnv(env: NodeJS.ProcessEnv): Record<string, string> {
+/**
+ * The server's environment: ours, minus every `THOUGHTGATE_*` variable (docs/architecture.md,
+ * decision 7) and the variables in `withhold` (those the shim's flags named for its own credentials:
+ * `--listen-token-env` and the like, whatever they are called).
+ */
+export function scrubEnv(env: NodeJS.ProcessEnv, withhold: readonly string[] = []): Record<string, string> {
   const scrubbed: Record<string, string> = {};
   for (const [key, value] of Object.entries(env)) {
-    if (value !== undefined && !key.startsWith("THOUGHTGATE_")) scrubbed[key] = value;
+    if (value !== undefined && !key.startsWith("THOUGHTGATE_") && !withhold.includes(key)) scrubbed[key] = value;
   }
   return scrubbed;
 }

@@ -61,7 +61,7 @@ export function validateLine(bytes: Uint8Array): LineVerdict {
   try {
     value = JSON.parse(text);
   } catch (error) {
-    return reject("InvalidJson", `invalid JSON: ${(error as Error).message}`, bytes, text);
+    return reject("InvalidJson", `invalid JSON: ${withoutQuotedInput((error as Error).message)}`, bytes, text);
   }
   if (Array.isArray(value)) {
     return reject("UnsupportedBatch", "JSON-RPC batches are not supported (MCP 2025-06-18 removed them)", bytes, text);
@@ -155,4 +155,13 @@ function parseIdLiteral(literal: string | undefined): JsonRpcId | null {
   } catch {
     return null;
   }
+}
+
+/**
+ * The parser's message without the input it quotes (`Unexpected identifier "ghp_…"`): the detail is
+ * sent to the other side of the shim (a server's malformed line answers the agent's call), and what
+ * the parser stopped at may be a credential no rule recognises out of its context (`hunter2`).
+ */
+function withoutQuotedInput(message: string): string {
+  return message.replace(/"[^"]*"/g, (quoted) => `(${quoted.length - 2} characters)`);
 }

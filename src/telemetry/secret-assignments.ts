@@ -1,4 +1,5 @@
-import { QUOTE, backslashesBefore, byteClass, isSpace, lineBreakAt, quoteLevel, runBefore, runOf } from "./secret-bytes.ts";
+import { QUOTE, backslashesBefore, byteClass, isSpace, lineBreakAt, quoteLevel, runBefore } from "./secret-bytes.ts";
+import { firstStop, runOf, type StopRule } from "./secret-stretches.ts";
 import { keyKindAt } from "./secret-keys.ts";
 import type { SecretKind, Span } from "../core/secret-kinds.ts";
 import type { Rule, ScanMode } from "./secret-shapes.ts";
@@ -123,18 +124,35 @@ function quotedValue(b: Uint8Array, open: number, quote: number, kind: SecretKin
   const level = quoteLevel(escapes);
   const start = open + 1;
   const limit = Math.min(b.length, start + MAX_VALUE);
-  for (let j = start; j < limit; j++) {
-    const c = b[j];
-    if (lineBreakAt(b, j)) return null;
-    if (c === QUOTE) {
-      const found = quoteLevel(backslashesBefore(b, j));
-      if (quote === QUOTE && found === level) return j - escapes === start || b[start] === 0x24 ? null : { kind, start, end: j - escapes };
-      if (quote !== QUOTE || found < level) return null;
-    } else if (c === quote && backslashesBefore(b, j) === 0) {
-      return j === start || b[start] === 0x24 ? null : { kind, start, end: j };
-    }
+  const j = firstStop(b, start, limit, quoteStop(quote, level));
+  if (j >= limit || lineBreakAt(b, j) || (b[j] !== QUOTE && b[j] !== quote)) return null;
+  if (b[j] === QUOTE && quote === QUOTE) {
+    // A quote of the JSON around the value (fewer backslashes) ends the string it was in.
+    if (quoteLevel(backslashesBefore(b, j)) !== level) return null;
+    return j - escapes === start || b[start] === 0x24 ? null : { kind, start, end: j - escapes };
   }
-  return null;
+  if (b[j] === QUOTE) return null;
+  return j === start || b[start] === 0x24 ? null : { kind, start, end: j };
+}
+
+const quoteStops = new Map<number, StopRule>();
+
+/**
+ * Where a value in `quote` at nesting `level` ends: a line break (no closing quote on the line), its
+ * closing quote, or a quote of the JSON around it. One rule per quote and level, so each kind of
+ * look is remembered on its own (secret-stretches.ts).
+ */
+function quoteStop(quote: number, level: number): StopRule {
+  const key = quote * 64 + level;
+  let rule = quoteStops.get(key);
+  if (!rule) {
+    rule =
+      quote === QUOTE
+        ? { stops: (b, j) => lineBreakAt(b, j) || (b[j] === QUOTE && quoteLevel(backslashesBefore(b, j)) <= level) }
+        : { stops: (b, j) => lineBreakAt(b, j) || b[j] === QUOTE || (b[j] === quote && backslashesBefore(b, j) === 0) };
+    quoteStops.set(key, rule);
+  }
+  return rule;
 }
 
 /** Only spaces, then a comment, the end of the line, or the end of the JSON string the text is in. */

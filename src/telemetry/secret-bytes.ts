@@ -3,8 +3,8 @@
  * usually a whole JSON-RPC line as it came off the pipe, so what it sees inside strings is still
  * JSON-escaped: a newline is the two bytes `\n`, a quote inside a string is `\"`, and a JSON
  * document inside a string has its quotes escaped once more (`\\\"` two levels down). Every helper
- * here is bounded: it looks at most a fixed number of bytes away from where it starts, so a scan
- * stays linear however hostile the input.
+ * here is bounded: it looks at most a fixed number of bytes away from where it starts (the looks
+ * that go far, `runOf` and the like, are in secret-stretches.ts, which never repeats one).
  */
 
 /** A byte class: `table[byte]` is 1 for members. */
@@ -35,14 +35,6 @@ const HEX = byteClass("0-9A-Fa-f");
 
 export const QUOTE = 0x22;
 export const BACKSLASH = 0x5c;
-
-/** How many bytes of `cls` start at `i`, counting at most `max`. */
-export function runOf(b: Uint8Array, i: number, cls: ByteClass, max: number): number {
-  const end = Math.min(b.length, i + max);
-  let j = i;
-  while (j < end && cls[b[j] as number] === 1) j++;
-  return j - i;
-}
 
 /** How many bytes of `cls` end just before `i` (going back), counting at most `max`. */
 export function runBefore(b: Uint8Array, i: number, cls: ByteClass, max: number): number {

@@ -8,10 +8,10 @@ import {
   quoteAt,
   quoteLevel,
   runBefore,
-  runOf,
   startsWith,
   startsWithFolded,
 } from "./secret-bytes.ts";
+import { runOf } from "./secret-stretches.ts";
 import { keyKindAt } from "./secret-keys.ts";
 import type { Span } from "../core/secret-kinds.ts";
 import type { Rule, ScanMode } from "./secret-shapes.ts";

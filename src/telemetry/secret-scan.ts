@@ -2,15 +2,17 @@ import { ASSIGNMENT_RULES } from "./secret-assignments.ts";
 import { FIELD_RULES } from "./secret-fields.ts";
 import { redactedMarker, type SecretKind, type Span } from "../core/secret-kinds.ts";
 import { SHAPE_RULES, type Rule, type ScanMode } from "./secret-shapes.ts";
+import { measure } from "./secret-stretches.ts";
 
 /**
  * The secret scanner: every credential the rules recognise (secret-shapes.ts by their shape,
  * secret-fields.ts and secret-assignments.ts by what surrounds them) in a run of UTF-8 bytes, usually a whole JSON-RPC line.
  *
- * Linear time, whatever the input: each anchor is one native `Buffer#indexOf` pass, each hit costs
- * a bounded look around it, and after a finding the search for that anchor resumes past it (so a
- * long value is followed once, not once per hit inside it). No regular expression runs over the
- * input. A 10 MiB line costs about 25 passes of memchr-speed search (docs/benchmarks.md).
+ * Linear time, whatever the input: each anchor is one native `Buffer#indexOf` pass; each hit costs
+ * a bounded look back and a look ahead that is never repeated (secret-stretches.ts: a look that
+ * starts where an earlier one went resumes at its end), and after a finding the search for that
+ * anchor resumes past it. No regular expression runs over the input. A 10 MiB line costs about 25
+ * passes of memchr-speed search; an adversarial 4 MiB about as much (docs/benchmarks.md).
  */
 
 export type { ScanMode };
@@ -52,21 +54,24 @@ export function scanSecrets(bytes: Uint8Array, options: ScanOptions): Span[] {
   const { mode, enabled } = options;
   const chosen = enabled ? null : RULES_BY_MODE[mode];
   const found: Span[] = [];
-  for (let g = 0; g < GROUPS.length; g++) {
-    const group = GROUPS[g] as AnchorGroup;
-    const rules = chosen ? (chosen[g] as readonly Rule[]) : rulesFor(group, mode, enabled);
-    if (rules.length === 0) continue;
-    for (let at = b.indexOf(group.needle); at !== -1; ) {
-      let next = at + 1;
-      for (const rule of rules) {
-        const span = rule.match(b, at, mode);
-        if (span === null || (enabled && !enabled(span.kind))) continue;
-        found.push(span);
-        if (span.end > next) next = span.end;
+  measure(b, (forget) => {
+    for (let g = 0; g < GROUPS.length; g++) {
+      const group = GROUPS[g] as AnchorGroup;
+      const rules = chosen ? (chosen[g] as readonly Rule[]) : rulesFor(group, mode, enabled);
+      if (rules.length === 0) continue;
+      forget();
+      for (let at = b.indexOf(group.needle); at !== -1; ) {
+        let next = at + 1;
+        for (const rule of rules) {
+          const span = rule.match(b, at, mode);
+          if (span === null || (enabled && !enabled(span.kind))) continue;
+          found.push(span);
+          if (span.end > next) next = span.end;
+        }
+        at = b.indexOf(group.needle, next);
       }
-      at = b.indexOf(group.needle, next);
     }
-  }
+  });
   return merge(found);
 }
 

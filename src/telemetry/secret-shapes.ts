@@ -1,8 +1,8 @@
 import {
   ALNUM,
+  BACKSLASH,
   BASE64,
   BASE64URL,
-  QUOTE,
   UPPER_ALNUM,
   WORD,
   backslashesBefore,
@@ -10,9 +10,9 @@ import {
   boundaryBefore,
   byteClass,
   runBefore,
-  runOf,
   startsWith,
 } from "./secret-bytes.ts";
+import { nextIndex, runOf } from "./secret-stretches.ts";
 import type { SecretKind, Span } from "../core/secret-kinds.ts";
 
 /**
@@ -117,7 +117,7 @@ const awsAccessKeyId: Rule = {
 
 const PEM_LABEL = byteClass("A-Z0-9 ");
 const PEM_END = Buffer.from("-----END ");
-const PEM_DASHES = Buffer.from("-----");
+const QUOTE_NEEDLE = Buffer.from('"');
 
 /** `-----BEGIN … PRIVATE KEY-----` through its END line; to the end of the string when it was cut off. */
 const privateKey: Rule = {
@@ -130,17 +130,21 @@ const privateKey: Rule = {
     if (!startsWith(b, header, "-----")) return null;
     const text = new TextDecoder().decode(b.subarray(labelStart, header));
     if (!/PRIVATE KEY( BLOCK)?$/.test(text)) return null;
-    const window = Buffer.from(b.buffer, b.byteOffset + header, Math.min(MAX_PEM_BYTES, b.length - header));
-    // A quote ends the string the key is in (a PEM block has none): the key never spans it.
-    const quote = window.indexOf(QUOTE);
-    const block = quote === -1 ? window : window.subarray(0, quote);
-    const endLine = block.indexOf(PEM_END);
-    const close = endLine === -1 ? -1 : block.indexOf(PEM_DASHES, endLine + PEM_END.length);
-    if (close !== -1 && close - endLine < 80) return { kind: "private_key", start: at, end: header + close + 5 };
+    const limit = Math.min(b.length, header + MAX_PEM_BYTES);
+    // A quote ends the string the key is in (a PEM block has none): the key never spans it. Both
+    // searches are remembered (secret-stretches.ts): keys one after another cost one pass.
+    const found = nextIndex(b, QUOTE_NEEDLE, header);
+    const quote = found === -1 || found >= limit ? -1 : found;
+    const blockEnd = quote === -1 ? limit : quote;
+    const endLine = nextIndex(b, PEM_END, header);
+    if (endLine !== -1 && endLine < blockEnd) {
+      const labelEnd = endLine + PEM_END.length + runOf(b, endLine + PEM_END.length, PEM_LABEL, 80);
+      if (labelEnd + 5 <= blockEnd && startsWith(b, labelEnd, "-----")) return { kind: "private_key", start: at, end: labelEnd + 5 };
+    }
     // Cut off (a truncated file, a shortened output): everything to the end of the string goes,
     // but not the backslashes before its quote, which belong to the escape that ends it.
-    if (quote === -1) return { kind: "private_key", start: at, end: header + window.length };
-    return { kind: "private_key", start: at, end: header + quote - backslashesBefore(b, header + quote) };
+    if (quote === -1) return { kind: "private_key", start: at, end: limit };
+    return { kind: "private_key", start: at, end: quote - backslashesBefore(b, quote) };
   },
 };
 
@@ -233,18 +237,25 @@ const slackToken: Rule = {
 
 const WEBHOOK_PATH = byteClass("A-Za-z0-9/_-");
 
-/** The secret path of `https://hooks.slack.com/services/T…/B…/…` (the host stays readable); found at its `://`. */
+/**
+ * The secret path of `https://hooks.slack.com/services/T…/B…/…` (the host stays readable); found at
+ * its `://`, or at `:\/\/` when a serialiser escaped every slash (PHP's `json_encode`, some Java ones).
+ */
 const slackWebhook: Rule = {
   kinds: ["slack_webhook"],
-  anchors: ["://"],
+  anchors: ["://", ":\\/\\/"],
   match(b, at) {
-    if (!startsWith(b, at + 3, "hooks.slack.com/")) return null;
-    const start = at + 19;
-    const section = ["services/", "workflows/", "triggers/"].find((text) => startsWith(b, start, text));
+    const escaped = b[at + 1] === BACKSLASH;
+    const slash = escaped ? "\\/" : "/";
+    const host = at + (escaped ? 5 : 3);
+    if (!startsWith(b, host, `hooks.slack.com${slash}`)) return null;
+    const start = host + 15 + slash.length;
+    const section = ["services", "workflows", "triggers"].find((text) => startsWith(b, start, `${text}${slash}`));
     if (!section) return null;
-    const length = runOf(b, start + section.length, WEBHOOK_PATH, 257);
+    const pathStart = start + section.length + slash.length;
+    const length = runOf(b, pathStart, WEBHOOK_PATH, 257);
     if (length < 16 || length > 256) return null;
-    return { kind: "slack_webhook", start: start + section.length, end: start + section.length + length };
+    return { kind: "slack_webhook", start: pathStart, end: pathStart + length };
   },
 };
 

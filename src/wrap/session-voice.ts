@@ -74,7 +74,7 @@ export class SessionVoice {
     // As people see it: credentials in the name redacted; invisible characters shown as escapes.
     const call = task.method === "tools/call" ? `${task.server_id}.${task.name}` : task.definition ? `the ${task.definition.status} definition of ${task.server_id}.${task.name}` : `${task.server_id} ${task.method} ${task.name}`;
     const id = task.task_id;
-    const line = showInvisible(`thoughtgate: ${call} waits for a person (task ${id}): thoughtgate approve ${id} [--session] or thoughtgate deny ${id} in another terminal, or the approvals page`);
+    const line = showInvisible(`thoughtgate: ${call} waits for a person (task ${id}): thoughtgate approve ${id} [--session | --always] or thoughtgate deny ${id} in another terminal, or the approvals page`);
     this.record(line);
     if (this.agentRunning && this.screen === "prints") this.terminal(line);
   }

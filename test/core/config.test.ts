@@ -52,7 +52,7 @@ describe("thoughtgate.yaml schema", () => {
     expect(problems("schema: 1\nsources: [{ pin: warn }]\n")).toEqual(["sources[0].id: a source needs id: the server id it is about (the name in the agent's config, the shim's --server-id)"]);
     expect(problems("sources: []\n")).toEqual(["schema: a policy file needs schema: the format's version, `schema: 1`, as its first line"]);
     expect(problems("schema: 1\ngovernance:\n  rules:\n    - { mach: x, action: deny }\n")).toEqual([
-      'governance.rules[0].mach: unknown key "mach" (did you mean "match"?); allowed keys: id, match, method, source, annotations, arguments, project, action, policy_id, approval',
+      'governance.rules[0].mach: unknown key "mach" (did you mean "match"?); allowed keys: id, match, method, source, server, annotations, arguments, project, action, policy_id, approval',
     ]);
   });
 

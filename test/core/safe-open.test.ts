@@ -1,8 +1,8 @@
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
-import { closeSync, constants, existsSync, linkSync, mkdirSync, readFileSync, readlinkSync, symlinkSync, writeFileSync, writeSync } from "node:fs";
+import { closeSync, constants, existsSync, fstatSync, linkSync, mkdirSync, readFileSync, readlinkSync, statSync, symlinkSync, writeFileSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { createExclusive, openOwnFile, readOwnFile, readRegularFile } from "../../src/core/safe-open.ts";
-import { tempDir } from "../support/harness.ts";
+import { fixture, tempDir } from "../support/harness.ts";
 
 let dir: ReturnType<typeof tempDir>;
 let victim: string;
@@ -110,5 +110,57 @@ describe("createExclusive and readOwnFile", () => {
     expect(readOwnFile(at("absent"), "the wrap journal")).toBeNull();
     expect(readOwnFile(victim, "the wrap journal")?.toString()).toBe("the user's file\n");
     expect(() => readOwnFile(at("journal.json"), "the wrap journal")).toThrow(`refusing the wrap journal ${at("journal.json")}: it is a symbolic link`);
+  });
+});
+
+describe("a link swapped in between the look and the open", () => {
+  // Another process puts, as fast as it can, a regular file and then a symlink to the victim at the
+  // path. The check before the open sees one, the open now and then the other: the open itself must
+  // refuse the link (O_NOFOLLOW), or the lock write or the backup read lands in the victim.
+  async function race(check: (path: string, victim: string) => void): Promise<void> {
+    using dir = tempDir();
+    const victim = join(dir.path, "victim");
+    writeFileSync(victim, "the user's own file\n");
+    const path = join(dir.path, "planted");
+    await using flipper = Bun.spawn([...fixture("link-flipper-fixture.ts", path, victim)], { stdout: "pipe", stderr: "inherit" });
+    const reader = flipper.stdout.getReader();
+    await reader.read();
+    reader.releaseLock();
+    const deadline = performance.now() + 1_500;
+    let tries = 0;
+    while (performance.now() < deadline || tries < 2_000) {
+      tries++;
+      check(path, victim);
+    }
+    flipper.kill();
+    await flipper.exited;
+  }
+
+  test("openOwnFile (a lock file): never an open descriptor of the victim", async () => {
+    await race((path, victim) => {
+      let fd: number | null = null;
+      try {
+        fd = openOwnFile(path, "the lock file", constants.O_RDWR | constants.O_CREAT);
+      } catch {
+        return; // refused: a link, or the path changing under it
+      }
+      try {
+        expect(fstatSync(fd).ino).not.toBe(statSync(victim).ino);
+      } finally {
+        closeSync(fd);
+      }
+    });
+  });
+
+  test("readOwnFile (a backup, the journal): never the victim's bytes", async () => {
+    await race((path) => {
+      let bytes: Buffer | null = null;
+      try {
+        bytes = readOwnFile(path, "the backup");
+      } catch {
+        return;
+      }
+      expect(bytes?.toString() ?? "").not.toContain("the user's own file");
+    });
   });
 });

@@ -101,7 +101,7 @@ test("Always allow: a rule above the one that asked, in the user's policy file w
   const text = readFileSync(home.userFile, "utf8");
   expect(text).toMatch(
     new RegExp(
-      `^# My policy\\.\\nschema: 1\\ngovernance:\\n  rules:\\n    # Added \\S+ by "always allow" on the approvals page \\(thoughtgate serve, pid \\d+, task ${id}\\): fs\\.delete_dir runs without asking\\.\\n    - \\{ id: "always-allow-fs-delete_dir", match: "delete_dir", method: "tools/call", source: "fs", action: "forward" \\}\\n    # Deleting asks me\\.\\n    - \\{ id: deletes, match: "delete_\\*", action: approve \\}\\n$`,
+      `^# My policy\\.\\nschema: 1\\ngovernance:\\n  rules:\\n    # Added \\S+ by "always allow" on the approvals page \\(thoughtgate serve, pid \\d+, task ${id}\\): fs\\.delete_dir runs without asking when the program under "server" serves it\\.\\n    - \\{ id: "always-allow-fs-delete_dir", match: "delete_dir", method: "tools/call", source: "fs", server: \\{ command: \\["node", "fs-server\\.js"\\] \\}, action: "forward" \\}\\n    # Deleting asks me\\.\\n    - \\{ id: deletes, match: "delete_\\*", action: approve \\}\\n$`,
     ),
   );
   const next = await serve.evaluate({ server_id: "fs", name: "delete_dir", arguments: { path: "/home" } });

@@ -148,10 +148,17 @@ test("the key travels only in the fragment and the bearer token; arguments are r
 });
 
 test("the page without its key shows how to open it, and no tasks", async () => {
+  // A task is pending whatever ran before, so "no tasks" means the page showed none, not that there were none.
+  const id = await pending("delete_branch", { branch: "main" });
   const { page } = await openPage(`${serve.endpoint}/approvals?key=${serve.pageKey}`);
   await page.locator("#error:not([hidden])").waitFor();
   expect(await page.locator("#error").textContent()).toContain("it ends in #key=");
   expect(await page.locator(".task").count()).toBe(0);
+  expect(await page.content()).not.toContain("delete_branch");
+  // The same page with its key in the fragment shows that very task.
+  const { page: keyed } = await openPage(serve.approvalsUrl);
+  await keyed.locator(`.task[data-task-id="${id}"]`).waitFor();
+  await keyed.close();
   await page.close();
 });
 

@@ -242,6 +242,26 @@ describe("modern era only", () => {
   });
 });
 
+describe("modern era: a prompt's approval is bound to its arguments too", () => {
+  const ASK_PROMPT = "schema: 1\ngovernance:\n  defaults: { action: forward }\n  rules:\n    - { id: ask-prompt, match: summarize_notes, method: prompts/get, action: approve }\n";
+  const modern = ERAS[0] as Era;
+
+  test("a prompts/get retry whose arguments changed is a new call, asked about again; the same arguments get the prompt", async () => {
+    using dir = tempDir();
+    const { agent } = shim(dir.path, modern, ASK_PROMPT);
+    const first = await agent.request(1, "prompts/get", modern.params({ name: "summarize_notes", arguments: { style: "short" } }));
+    expect(first.result).toMatchObject({ resultType: "input_required" });
+    const answer = { inputResponses: { thoughtgate_approval: { action: "accept", content: { decision: "once" } } }, requestState: first.result.requestState };
+    // At a person's pace: a faster answer is no one's (docs/governance.md).
+    await personReads();
+    const changed = await agent.request(2, "prompts/get", modern.params({ name: "summarize_notes", arguments: { style: "and mail them out" }, ...answer }));
+    expect(changed.result).toMatchObject({ resultType: "input_required" });
+    expect(changed.result.requestState).not.toBe(first.result.requestState);
+    const same = await agent.request(3, "prompts/get", modern.params({ name: "summarize_notes", arguments: { style: "short" }, ...answer }));
+    expect(JSON.stringify(same.result?.messages)).toContain("Summarize:");
+  });
+});
+
 /** Ask for `delete_note {id: a}` and answer the approval question the shim asks, as this era asks it. */
 async function approve(agent: RawAgent, era: Era, id: number, answer: Record<string, unknown>): Promise<Received> {
   const call = { name: "delete_note", arguments: { id: "a" } };

@@ -66,6 +66,24 @@ describe("nothing to govern", () => {
     expect(agentRan(box)).toBe(false);
   });
 
+  test("a server the shim cannot speak to (HTTP+SSE) beside one it governs: exit 1 naming it, the agent not started; --allow-ungoverned warns and runs", async () => {
+    await using box = wrapSandbox();
+    const config = join(box.project, "mixed.json");
+    const mixed = '{ "mcpServers": { "notes": { "command": "node", "args": ["notes.js"] }, "docs": { "type": "sse", "url": "https://example.invalid/sse" } } }\n';
+    writeFileSync(config, mixed);
+    const refused = await box.run(["wrap", "--agent-type", "custom", "--config-path", config, "--", ...AGENT]);
+    expect(refused.code).toBe(1);
+    expect(complaints(refused)).toEqual([expect.stringContaining('"docs"')]);
+    expect(complaints(refused)[0]).toContain("the agent was not started");
+    expect(agentRan(box)).toBe(false);
+    expect(readFileSync(config, "utf8")).toBe(mixed);
+
+    const allowed = await box.run(["wrap", "--allow-ungoverned", "--agent-type", "custom", "--config-path", config, "--", ...AGENT]);
+    expect(allowed.code).toBe(0);
+    expect(complaints(allowed)).toEqual([expect.stringMatching(/^thoughtgate: warning: --allow-ungoverned: .*"docs"/)]);
+    expect(agentRan(box)).toBe(true);
+  });
+
   test("an agent with no MCP config at all: exit 1; with --allow-ungoverned, one warning line and the agent runs", async () => {
     await using box = wrapSandbox();
     const refused = await box.run(["wrap", "--agent-type", "claude-code", "--", ...AGENT]);

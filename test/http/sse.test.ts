@@ -1,5 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { SseParser } from "../../src/http/sse.ts";
+import { resumableEventId } from "../../src/http/sse-reader.ts";
 
 const bytes = (text: string) => new TextEncoder().encode(text);
 const data = (parser: SseParser, ...chunks: string[]) =>
@@ -25,5 +26,20 @@ describe("SSE parsing (WHATWG event stream rules, on bytes)", () => {
     const parser = new SseParser(1024);
     expect(data(parser, "data: half")).toEqual([]);
     parser.end();
+  });
+});
+
+describe("an event id goes back in Last-Event-ID only when a header can carry it unchanged", () => {
+  test.each([
+    ["r-1", true],
+    ["event 42", true],
+    ["r-\u2713", false],
+    ["caf\u00e9", false],
+    [" padded", false],
+    ["a\u0000b", false],
+    ["", false],
+    ["x".repeat(1025), false],
+  ])("%j: %p", (id, usable) => {
+    expect(resumableEventId(id)).toBe(usable);
   });
 });

@@ -15,9 +15,9 @@ export class RawAgent {
   stderr = "";
   private readonly done: Promise<void>;
 
-  /** `binary`: the thoughtgate to run (another install's, or a launcher). */
-  constructor(shimArgs: string[], env: Record<string, string | undefined> = process.env, binary = BINARY) {
-    this.proc = Bun.spawn([binary, "shim", ...shimArgs], { stdin: "pipe", stdout: "pipe", stderr: "pipe", env });
+  /** `binary`: the thoughtgate to run (another install's, or a launcher); `cwd`: where it runs (a project's policy is found there). */
+  constructor(shimArgs: string[], env: Record<string, string | undefined> = process.env, binary = BINARY, cwd?: string) {
+    this.proc = Bun.spawn([binary, "shim", ...shimArgs], { stdin: "pipe", stdout: "pipe", stderr: "pipe", env, ...(cwd ? { cwd } : {}) });
     this.done = Promise.all([this.readStdout(), this.readStderr()]).then(() => {});
   }
 

@@ -6,7 +6,21 @@
 import type { Subprocess } from "bun";
 import { requireBinary, waitFor } from "./harness.ts";
 
-export type EvaluateBody = { server_id?: string; name: string; arguments?: unknown; method?: string; channels?: string[]; annotations?: Record<string, unknown> };
+export type EvaluateBody = {
+  server_id?: string;
+  /** What runs the server, as a shim says it (default: `node <server_id>-server.js`, one program per id). */
+  server?: { command: string[]; url: string | null };
+  name: string;
+  arguments?: unknown;
+  method?: string;
+  channels?: string[];
+  annotations?: Record<string, unknown>;
+};
+
+/** The program a shim reports for a server id when a test names none. */
+export function programOf(serverId: string): { command: string[]; url: null } {
+  return { command: ["node", `${serverId}-server.js`], url: null };
+}
 
 export class ServeProcess {
   readonly proc: Subprocess<"ignore", "pipe", "pipe">;
@@ -55,10 +69,11 @@ export class ServeProcess {
 
   /** POST /governance/evaluate as a shim. */
   async evaluate(body: EvaluateBody): Promise<Record<string, any>> {
+    const serverId = body.server_id ?? "gh";
     const response = await fetch(`${this.endpoint}/governance/evaluate`, {
       method: "POST",
       headers: { authorization: `Bearer ${this.secret}`, "content-type": "application/json" },
-      body: JSON.stringify({ server_id: "gh", direction: "agent_to_server", method: "tools/call", arguments: {}, message_type: "request", profile: "production", ...body }),
+      body: JSON.stringify({ server_id: serverId, server: programOf(serverId), direction: "agent_to_server", method: "tools/call", arguments: {}, message_type: "request", profile: "production", ...body }),
     });
     if (response.status !== 200) throw new Error(`evaluate answered ${response.status}: ${await response.text()}`);
     return (await response.json()) as Record<string, any>;

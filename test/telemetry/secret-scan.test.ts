@@ -1,5 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { redactSpans, redactString, scanSecrets } from "../../src/telemetry/secret-scan.ts";
+import { withoutMemory } from "../../src/telemetry/secret-stretches.ts";
 import { NEAR_MISSES, SECRETS } from "../fixtures/secrets/corpus.ts";
 
 /** A tools/call result line carrying `text`, as a server writes it. */
@@ -108,6 +109,9 @@ describe("linear time on hostile input: 4 MiB of each pattern scans in well unde
     ["underscores", "gh_"],
     ["Authorization headers", "Authorization: x"],
     ["backslashes before quotes", '\\\\\\\\\\\\\\"'],
+    // Each hit's look ahead runs to the end of a 60 KB block, or to a rule's limit, before the rule gives up.
+    ["assignments whose value runs 60 KB into code", `${"token=".repeat(10_000)}(`],
+    ["Slack tokens longer than any", "xoxb-".repeat(12_000)],
   ];
   for (const [what, unit] of patterns) {
     test(what, () => {
@@ -119,4 +123,43 @@ describe("linear time on hostile input: 4 MiB of each pattern scans in well unde
       expect(performance.now() - started).toBeLessThan(2_000);
     });
   }
+});
+
+describe("what the scanner remembers of its looks ahead changes only its cost, never what it finds", () => {
+  // Fragments of every rule's anchors and of what ends their looks, in random order: the looks
+  // start inside, before and after each other's stretches in every way the rules allow.
+  const fragments = [
+    "token=", "password", "=", " = ", "'", '\\"', '\\\\\\"', '"', "(", " ", "a", "Z9", "x".repeat(40), "\\n", "\\/", "\\\\",
+    ["-----BEGIN ", "RSA PRIVATE KEY-----"].join(""), "-----END RSA PRIVATE KEY-----", ["gh", "p_"].join(""), "xoxb-", "eyJ", ".",
+    "sk-ant-", "Bearer ", "https://", "https:\\/\\/", "hooks.slack.com", "/services/", "\\/services\\/", "Authorization: ", ":", "@",
+    "AKIA", "u:p", '":"', '": ', "\\npassword: ", "sig=", "AccountKey=",
+    // Runs longer than the rules' limits (a token's 1,024 bytes, a JWT segment's 8,192), so looks are cut off too.
+    "a".repeat(1_030), "Z".repeat(8_200),
+  ];
+  let seed = 0x2545f491;
+  const next = (n: number) => {
+    seed ^= seed << 13;
+    seed ^= seed >>> 17;
+    seed ^= seed << 5;
+    return (seed >>> 0) % n;
+  };
+  test("600 random lines of anchors and stops, in both modes: the same findings as a scan that reads every look in full", () => {
+    for (let n = 0; n < 600; n++) {
+      let text = "";
+      for (let k = 0, count = 20 + next(200); k < count; k++) text += fragments[next(fragments.length)];
+      // Every tenth line holds a run longer than a value's 64 KiB.
+      if (n % 10 === 0) text = text.replace("token=", `token=${"v".repeat(66_000)}`);
+      const line = Buffer.from(`{"jsonrpc":"2.0","id":1,"result":{"text":"${text}"}}`);
+      for (const mode of ["result", "display"] as const) {
+        expect(scanSecrets(line, { mode })).toEqual(withoutMemory(() => scanSecrets(line, { mode })));
+      }
+    }
+  });
+});
+
+test("a Slack webhook whose slashes were escaped by the server's JSON encoder is redacted like one written plainly", () => {
+  const path = ["T", "0A1B2C3D4", "\\/B", "0A1B2C3D4E5", "\\/", "aB3dE5fG7hJ9kL1mN3pQ5rS7"].join("");
+  const line = Buffer.from(`{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"post to https:\\/\\/hooks.slack.com\\/services\\/${path} now"}]}}`);
+  const { text } = redactedResult(line);
+  expect(text).toBe("post to https://hooks.slack.com/services/[REDACTED:slack_webhook] now");
 });

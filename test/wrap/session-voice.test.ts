@@ -40,7 +40,7 @@ describe("what wrap and its service say while the agent runs", () => {
       "thoughtgate: restored x",
       "[info] approval needed: task 0123456789ab",
       "[warn] slack is down",
-      "thoughtgate: notes.delete_note waits for a person (task 0123456789ab): thoughtgate approve 0123456789ab [--session] or thoughtgate deny 0123456789ab in another terminal, or the approvals page",
+      "thoughtgate: notes.delete_note waits for a person (task 0123456789ab): thoughtgate approve 0123456789ab [--session | --always] or thoughtgate deny 0123456789ab in another terminal, or the approvals page",
     ]);
     expect(statSync(v.path).mode & 0o777).toBe(0o600);
     // Before the agent starts and after it exits, the terminal is wrap's again.
@@ -62,7 +62,7 @@ describe("what wrap and its service say while the agent runs", () => {
     speak(prints.v);
     expect(prints.terminal).toEqual([
       "[warn] slack is down",
-      "thoughtgate: notes.delete_note waits for a person (task 0123456789ab): thoughtgate approve 0123456789ab [--session] or thoughtgate deny 0123456789ab in another terminal, or the approvals page",
+      "thoughtgate: notes.delete_note waits for a person (task 0123456789ab): thoughtgate approve 0123456789ab [--session | --always] or thoughtgate deny 0123456789ab in another terminal, or the approvals page",
     ]);
     prints.v.close();
     const none = voice("none");

@@ -141,6 +141,19 @@ const projectDir = v.pipe(
   v.check((dir) => /^(\/|\$\{HOME\}(\/|$))/.test(dir), "expected an absolute directory (or one starting with ${HOME}/)"),
 );
 
+/**
+ * The one program a rule is for: its command line exactly as the shim starts it (what follows
+ * `--`), or a remote server's URL without its query. "Always allow" writes it, so the rule allows
+ * the server the person saw and not another program a repository names the same.
+ */
+const serverProgramSchema = v.pipe(
+  strict({
+    command: v.optional(v.pipe(v.array(v.string("expected the command's words as strings"), "expected a list: the command and its arguments"), v.minLength(1, "the command must not be empty"))),
+    url: v.optional(text("a server URL")),
+  }),
+  v.check((server) => (server.command === undefined) !== (server.url === undefined), "expected exactly one of command or url"),
+);
+
 const ruleSchema = strict(
   {
     id: v.optional(text("a rule id")),
@@ -148,6 +161,7 @@ const ruleSchema = strict(
     /** Which governed method the rule is for (glob); tools/call by default. */
     method: v.optional(text("a method glob"), "tools/call"),
     source: v.optional(text("a server id glob")),
+    server: v.optional(serverProgramSchema),
     /** Only tools whose annotations (from the server's tools/list) have these values. */
     annotations: v.optional(annotationsFilter),
     /** Only calls whose arguments match (each named argument must). */

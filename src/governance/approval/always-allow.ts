@@ -9,7 +9,8 @@ import { bestEffort, messageOf } from "../../core/errors.ts";
 import { INVISIBLE_CHARACTERS_SOURCE, showInvisible } from "../../core/visible-text.ts";
 import { redactText } from "../../telemetry/redact.ts";
 import { EMBEDDED_DEFAULT_YAML } from "../engine/default-policy.ts";
-import type { EvaluateInput } from "../decision/decider.ts";
+import type { EvaluateInput, ServerProgram } from "../decision/decider.ts";
+import { placeOf } from "../../core/project.ts";
 import { GovernanceEngine, type PolicyEngine } from "../engine/engine.ts";
 import type { PolicyInForce } from "../engine/policy.ts";
 import { insertRule, type RuleText } from "./policy-edit.ts";
@@ -75,11 +76,23 @@ function planRule(call: Omit<AlwaysCall, "id">, ctx: AlwaysAllowContext): Planne
   if (base.origin === "flag" || base.origin === "env") {
     return refuse(`the policy in force is ${base.file}, given ${base.origin === "flag" ? "with --thoughtgate-config" : "by $THOUGHTGATE_CONFIG"}, not your policy file; add a rule there`);
   }
+  // The rule names the program the person saw served this tool: without it, any server a
+  // repository gives the same id would be allowed too.
+  if (!call.server) return refuse("its shim did not say what runs the server, so a rule could not name it");
   for (const [what, value] of [["server id", call.serverId], ["name", call.name]] as const) {
     if (/[*?]/.test(value)) return refuse(`its ${what} holds * or ?, which a rule would read as a pattern matching other names`);
     if (INVISIBLE.test(value)) return refuse(`its ${what} holds invisible or control characters`);
   }
-  const input: EvaluateInput = { serverId: call.serverId, method: call.method, name: call.name, arguments: call.arguments, ...(call.annotations ? { annotations: call.annotations } : {}) };
+  // Checked where the call was made (its project): a rule kept to that project must decide it.
+  const input: EvaluateInput = {
+    serverId: call.serverId,
+    server: call.server,
+    method: call.method,
+    name: call.name,
+    arguments: call.arguments,
+    ...(call.annotations ? { annotations: call.annotations } : {}),
+    ...(call.project !== undefined ? { place: placeOf(call.project, call.project) } : {}),
+  };
   const asked = base.engine.evaluate(input);
   if (asked.kind !== "approve") {
     return refuse(restriction ? `the approval is asked by the project's policy ${restriction.file}, which ThoughtGate never edits` : "the policy in force no longer asks about this call");
@@ -110,9 +123,10 @@ async function addRule(call: AlwaysCall, how: AlwaysHow, ctx: AlwaysAllowContext
   } catch (error) {
     return refuse(messageOf(error));
   }
-  const rule = ruleFor(call, rules[index], rules, project);
+  if (!call.server) return refuse("its shim did not say what runs the server, so a rule could not name it");
+  const rule = ruleFor(call, call.server, rules[index], rules, project);
   const where = project === undefined ? "" : ` in ${project}`;
-  const comment = `Added ${ctx.now().toISOString()} by "always allow" ${how.by} (${ctx.origin}, task ${call.id}): ${call.serverId}.${call.name} runs without asking${where}.`;
+  const comment = `Added ${ctx.now().toISOString()} by "always allow" ${how.by} (${ctx.origin}, task ${call.id}): ${call.serverId}.${call.name} runs without asking${where} when the program under "server" serves it.`;
   const edited = insertRule(current, index, rule, comment);
   if (!edited.ok) return refuse(`${file}: ${edited.reason}`);
 
@@ -146,16 +160,17 @@ ${EMBEDDED_DEFAULT_YAML}`;
 }
 
 /**
- * Forward this tool on this server (in `project`, when given: the rule's `project:` key, which the
- * engine matches against the session's project); a Cedar rule's check stays (only its question goes).
+ * Forward this tool on this server (its id and its program; in `project`, when given: the rule's
+ * `project:` key, which the engine matches against the session's project); a Cedar rule's check
+ * stays (only its question goes).
  */
-function ruleFor(call: AlwaysCall, asking: Rule | undefined, rules: Rule[], project: string | undefined): RuleText {
+function ruleFor(call: AlwaysCall, server: ServerProgram, asking: Rule | undefined, rules: Rule[], project: string | undefined): RuleText {
   const slug = (text: string) => text.replace(/[^A-Za-z0-9_.-]/g, "_").slice(0, 40);
   const stem = `${ALWAYS_RULE_PREFIX}${slug(call.serverId)}-${slug(call.name)}`;
   const taken = new Set(rules.map((rule, i) => rule.id ?? `rules[${i}]`));
   let id = stem;
   for (let n = 2; taken.has(id); n++) id = `${stem}-${n}`;
-  const common = { id, match: call.name, method: call.method, source: call.serverId, ...(project !== undefined ? { project } : {}) };
+  const common = { id, match: call.name, method: call.method, source: call.serverId, server: server.url !== null ? { url: server.url } : { command: server.command }, ...(project !== undefined ? { project } : {}) };
   if (asking?.action === "policy") return { ...common, action: "policy", ...(asking.policy_id ? { policy_id: asking.policy_id } : {}) };
   return { ...common, action: "forward" };
 }

@@ -3,8 +3,17 @@ import { isMap, isSeq, parseDocument, YAMLSeq, type Node } from "yaml";
 import { parseYaml } from "../../core/config/yaml.ts";
 import { showInvisible } from "../../core/visible-text.ts";
 
-/** A rule as it is written into a policy file: plain values only. */
-export type RuleText = { id: string; match: string; method: string; source: string; project?: string; action: "forward" | "policy"; policy_id?: string };
+/** A rule as it is written into a policy file: strings, the server's program (a list of strings, or a URL), and the project it is kept to. */
+export type RuleText = {
+  id: string;
+  match: string;
+  method: string;
+  source: string;
+  server?: { command: string[] } | { url: string };
+  project?: string;
+  action: "forward" | "policy";
+  policy_id?: string;
+};
 
 export type EditResult = { ok: true; text: string } | { ok: false; reason: string };
 
@@ -115,12 +124,18 @@ function commentAbove(text: string, at: number, comment: string): string {
   return `${text.slice(0, at)}${indent}# ${comment}\n${text.slice(at)}`;
 }
 
-/** `{ id: "…", match: "…", … }` with every value a YAML double-quoted string. */
-function flowMap(rule: RuleText): string {
+/** `{ id: "…", match: "…", server: { command: ["…", …] }, … }` with every string YAML double-quoted. */
+function flowMap(rule: RuleText | Record<string, unknown>): string {
   return `{ ${Object.entries(rule)
     .filter(([, value]) => value !== undefined)
-    .map(([key, value]) => `${key}: ${yamlString(String(value))}`)
+    .map(([key, value]) => `${key}: ${flowValue(value)}`)
     .join(", ")} }`;
+}
+
+function flowValue(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(flowValue).join(", ")}]`;
+  if (value !== null && typeof value === "object") return flowMap(value as Record<string, unknown>);
+  return yamlString(String(value));
 }
 
 /**

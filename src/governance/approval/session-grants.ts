@@ -1,5 +1,6 @@
 import { canonicalJson } from "../../core/canonical-json.ts";
 import { redactText } from "../../telemetry/redact.ts";
+import type { ServerProgram } from "../decision/decider.ts";
 import { SESSION_GRANT_PREFIX, type GrantView } from "../wire/api.ts";
 
 /**
@@ -17,6 +18,8 @@ import { SESSION_GRANT_PREFIX, type GrantView } from "../wire/api.ts";
 export type Grant = {
   id: string;
   serverId: string;
+  /** What ran the server the person approved: another program under the same id is not covered. */
+  server?: ServerProgram;
   method: string;
   name: string;
   /** The task whose "allow for this session" created it. */
@@ -41,20 +44,20 @@ export class SessionGrants {
    * second "allow for this session" of the same tool changes nothing). Null once the session has
    * ended or the store is full: the approval itself still counts, for that one call.
    */
-  grant(call: { serverId: string; method: string; name: string }, taskId: string, grantedBy: string, now: number, holder: string): Grant | null {
+  grant(call: { serverId: string; method: string; name: string; server?: ServerProgram | undefined }, taskId: string, grantedBy: string, now: number, holder: string): Grant | null {
     if (this.closed) return null;
-    const key = keyOf(holder, call.serverId, call.method, call.name);
+    const key = keyOf(holder, call.serverId, call.method, call.name, call.server);
     const known = this.grants.get(key);
     if (known) return known;
     if (this.grants.size >= MAX_GRANTS) return null;
-    const grant: Grant = { id: `grant-${taskId}`, serverId: call.serverId, method: call.method, name: call.name, taskId, grantedBy, holder, createdAt: now, uses: 0 };
+    const grant: Grant = { id: `grant-${taskId}`, serverId: call.serverId, ...(call.server ? { server: call.server } : {}), method: call.method, name: call.name, taskId, grantedBy, holder, createdAt: now, uses: 0 };
     this.grants.set(key, grant);
     return grant;
   }
 
-  /** The grant that covers this call of `holder`'s, counting the use; undefined when there is none. */
-  use(serverId: string, method: string, name: string, holder: string): Grant | undefined {
-    const grant = this.grants.get(keyOf(holder, serverId, method, name));
+  /** The grant that covers this call of `holder`'s (to this very server program), counting the use; undefined when there is none. */
+  use(serverId: string, method: string, name: string, holder: string, server?: ServerProgram): Grant | undefined {
+    const grant = this.grants.get(keyOf(holder, serverId, method, name, server));
     if (grant) grant.uses += 1;
     return grant;
   }
@@ -99,9 +102,9 @@ export class SessionGrants {
   }
 }
 
-/** The holder, and exact server id, method and name: no globs, so a grant never covers another tool or shim. */
-function keyOf(holder: string, serverId: string, method: string, name: string): string {
-  return canonicalJson([holder, serverId, method, name]);
+/** The holder, and exact server (id and program), method and name: no globs, so a grant never covers another tool, server or shim. */
+function keyOf(holder: string, serverId: string, method: string, name: string, server: ServerProgram | undefined): string {
+  return canonicalJson([holder, serverId, server ?? null, method, name]);
 }
 
 /** What a call a grant let through says it was approved by: `session_grant:<task id>`. */

@@ -7,6 +7,7 @@ import { MAX_REASON_CHARS, type AlwaysScope, type DecisionScope, type TaskStatus
 import type { ToolAnnotations } from "../../core/mcp-schema.ts";
 import { visibleDiff } from "../decision/approval-prompt.ts";
 import type { ChangePreview } from "../decision/change-preview.ts";
+import type { ServerProgram } from "../decision/decider.ts";
 
 /**
  * Approval tasks (docs/architecture.md, decision 9): one per call waiting for a human, bound to a digest of the
@@ -22,6 +23,8 @@ export type Task = {
   arguments: unknown;
   /** The tool's annotations as the server listed them, when known (an `always` rule is checked with them). */
   annotations?: ToolAnnotations;
+  /** What runs the server, as its shim said: a session grant and an `always` rule are bound to it. */
+  server?: ServerProgram;
   ruleId: string | null;
   workflowName: string;
   workflow: Workflow;
@@ -65,7 +68,7 @@ export type Task = {
 };
 
 export type NewTask = Pick<Task, "serverId" | "method" | "name" | "arguments" | "ruleId" | "workflowName" | "workflow" | "reason"> &
-  Pick<Partial<Task>, "annotations" | "definition" | "alwaysPossible" | "alwaysRefusal" | "project" | "change">;
+  Pick<Partial<Task>, "annotations" | "server" | "definition" | "alwaysPossible" | "alwaysRefusal" | "project" | "change">;
 
 /**
  * A decision on a task. `reason`: ThoughtGate's words on it; `personReason`: the person's own (a

@@ -161,6 +161,7 @@ export class RemoteDecider implements Decider {
           ...(input.annotations ? { annotations: input.annotations } : {}),
           ...(input.annotationSource ? { annotation_source: input.annotationSource } : {}),
           ...(this.options.place ? { cwd: this.options.place.cwd, project: this.options.place.project } : {}),
+          ...(input.server ? { server: input.server } : {}),
           id: request.id,
           message_type: "request",
           profile: this.options.profile,

@@ -1,4 +1,5 @@
 import type { ToolAnnotations } from "../../core/mcp-schema.ts";
+import type { ServerProgram } from "./decider.ts";
 
 /**
  * "Always allow this tool on this server" as a decision needs it, whoever writes the rule (the
@@ -17,6 +18,8 @@ export type AlwaysCall = {
   name: string;
   arguments: unknown;
   annotations?: ToolAnnotations | undefined;
+  /** What runs the server, as its shim said: the rule names it (a call whose shim named none is refused "always"). */
+  server?: ServerProgram | undefined;
   project?: string | undefined;
 };
 

@@ -78,6 +78,8 @@ export type DecisionContext = {
   /** Aborts when the agent cancels the request (`notifications/cancelled`) or the shim shuts down. */
   readonly signal: AbortSignal;
   serverId: string;
+  /** What runs the server (the shim's own command line or URL). */
+  server?: ServerProgram;
   /** The tool's annotations from the server's last tools/list, when known. */
   annotations: ToolAnnotations | undefined;
   /** Set when `annotations` are the catalog's hint for a definition that declares none (EvaluateInput). */
@@ -167,9 +169,19 @@ export function targetName(request: JsonRpcRequest): string {
   return typeof value === "string" ? value : "";
 }
 
+/**
+ * What runs a server: its command line as the shim starts it (what follows `--`), or a remote
+ * server's URL without its query. With the id, the server's identity (definitions/identity.ts): a
+ * rule written by "always allow" names it, so a repository's entry that reuses the id over another
+ * program is not allowed by it.
+ */
+export type ServerProgram = { command: string[]; url: string | null };
+
 /** One governed request, as every front end (shim, service, arbiter) describes it to the engine. */
 export type EvaluateInput = {
   serverId: string;
+  /** What runs the server, when the front end knows (a shim always does; the arbiter does not). */
+  server?: ServerProgram;
   /** tools/call, resources/read, resources/subscribe or prompts/get. */
   method: string;
   /** Tool name, prompt name or resource URI. */
@@ -187,7 +199,7 @@ export type EvaluateInput = {
 };
 
 /** A governed request as the engine sees it. */
-export function toInput(request: JsonRpcRequest, context: Pick<DecisionContext, "serverId" | "annotations" | "annotationSource">): EvaluateInput {
+export function toInput(request: JsonRpcRequest, context: Pick<DecisionContext, "serverId" | "annotations" | "annotationSource" | "server">): EvaluateInput {
   const params = (request.params ?? {}) as { arguments?: unknown };
   const input: EvaluateInput = {
     serverId: context.serverId,
@@ -197,6 +209,7 @@ export function toInput(request: JsonRpcRequest, context: Pick<DecisionContext, 
   };
   if (context.annotations) input.annotations = context.annotations;
   if (context.annotations && context.annotationSource) input.annotationSource = context.annotationSource;
+  if (context.server) input.server = context.server;
   return input;
 }
 

@@ -1,11 +1,13 @@
 import type { Severity } from "../../core/severity.ts";
+import { CONFUSABLES_TABLE } from "./confusables-data.ts";
 
 /**
  * Characters that make a definition say something other than what a person reads: Unicode tag
  * characters (invisible ASCII look-alikes a model still reads: "ASCII smuggling"), bidi controls
  * that reorder what follows (CVE-2021-42574, "Trojan Source"), zero-width characters that split or
  * hide words, terminal escapes that rewrite what a terminal shows, other control characters, and
- * names whose letters come from another script (a Cyrillic "а" in "reаd_file").
+ * names with characters that pass for others (Unicode's confusables, UTS #39: a Cyrillic "а" in
+ * "reаd_file", a dotless "ı" in "create_ıssue").
  */
 export type CharacterRule = { rule: string; severity: Severity; pattern: RegExp; message: string; allowed?: (text: string, index: number) => boolean };
 
@@ -37,40 +39,65 @@ function isAscii(code: number): boolean {
   return code >= 0x21 && code <= 0x7e;
 }
 
-/**
- * Letters of scripts whose shapes copy Latin ones (Cyrillic, Greek, Armenian, Cherokee), fullwidth
- * forms and mathematical alphanumerics. In a tool name they have no business but to pass for Latin.
- */
-const LOOKALIKE_SCRIPTS = /[\u0370-\u03ff\u0400-\u052f\u0530-\u058f\u13a0-\u13ff\uab70-\uabbf\uff00-\uffef\u{1d400}-\u{1d7ff}]/u;
 /** MCP 2025-11-25 tool names: ASCII letters, digits, `_`, `-`, `.` (and `/`, which namespaced servers use). */
 const STANDARD_NAME = /^[A-Za-z0-9_.\-/]{1,128}$/;
 
+/**
+ * A character of the name that is not ASCII but passes for it: its UTS #39 prototype is ASCII (a
+ * Cyrillic "а" in "reаd_file", a dotless "ı", fullwidth and mathematical letters). In a tool name it
+ * has no business but to pass for what it is not.
+ */
 export function lookalikeNameCharacter(name: string): { index: number; char: string } | null {
-  const match = LOOKALIKE_SCRIPTS.exec(name);
-  return match ? { index: match.index, char: match[0] } : null;
+  let index = 0;
+  for (const char of name) {
+    if (char.charCodeAt(0) > 0x7f) {
+      const prototype = prototypeOf(char.normalize("NFKC"));
+      if (prototype !== char && /^[\x21-\x7e]+$/.test(prototype)) return { index, char };
+    }
+    index += char.length;
+  }
+  return null;
 }
 
 export function isStandardName(name: string): boolean {
   return STANDARD_NAME.test(name);
 }
 
-/** Letters that pass for Latin ones, mapped to what they pass for. */
-const CONFUSABLES: Readonly<Record<string, string>> = {
-  а: "a", в: "b", е: "e", ё: "e", к: "k", м: "m", н: "h", о: "o", р: "p", с: "c", т: "t", у: "y", х: "x", і: "i", ї: "i", ј: "j", ѕ: "s", ԁ: "d", ԛ: "q", ԝ: "w", ɡ: "g",
-  α: "a", β: "b", ε: "e", η: "n", ι: "i", κ: "k", ν: "v", ο: "o", ρ: "p", τ: "t", υ: "u", χ: "x", ω: "w",
-  "1": "l", "0": "o", "|": "l",
-};
+let table: Map<number, string> | null = null;
+
+/** The table of confusables.txt (confusables-data.ts), read on first use: the pin checks need it, a shim that only forwards never does. */
+function confusables(): Map<number, string> {
+  if (table) return table;
+  table = new Map();
+  for (const entry of CONFUSABLES_TABLE.split("|")) {
+    if (entry === "") continue;
+    const [source, ...prototype] = entry.split(" ").map((hex) => Number.parseInt(hex, 16));
+    table.set(source as number, String.fromCodePoint(...prototype));
+  }
+  return table;
+}
+
+/** Each character of `text` replaced by its prototype (UTS #39, section 4), then decomposed again. */
+function prototypeOf(text: string): string {
+  const map = confusables();
+  let out = "";
+  for (const char of text.normalize("NFD")) out += map.get(char.codePointAt(0) as number) ?? char;
+  return out.normalize("NFD");
+}
 
 /**
- * What a name looks like, for telling look-alikes apart: compatibility-normalised (fullwidth and
- * mathematical letters become ASCII), lower case, confusable letters mapped, separators dropped.
- * `read_file`, `Read-File`, `readFile` and `reаd_file` (Cyrillic а) share one skeleton.
+ * What a name looks like, for telling look-alikes apart: its UTS #39 skeleton (from Unicode's
+ * confusables.txt, confusables-data.ts) after compatibility normalisation (fullwidth letters are
+ * ASCII ones), also taken without case, and without separators.
+ * `read_file`, `Read-File`, `readFile`, `reаd_file` (Cyrillic а) and `read_fıle` (dotless ı) share
+ * one skeleton. Case is folded between two mappings, because lower-case letters have prototypes of
+ * their own (`m` is `rn`).
  */
 export function nameSkeleton(name: string): string {
   let out = "";
-  for (const char of name.normalize("NFKC").toLowerCase()) {
+  for (const char of prototypeOf(prototypeOf(name.normalize("NFKC")).toLowerCase())) {
     if (char === "_" || char === "-" || char === "." || char === " " || char === "/") continue;
-    out += CONFUSABLES[char] ?? char;
+    out += char;
   }
   return out;
 }

@@ -11,8 +11,12 @@ import { COMBINING, TEXT_RULES } from "./text-rules.ts";
  */
 export type Finding = { rule: string; severity: Severity; path: string; start: number; end: number; excerpt: string; message: string };
 
-/** Another governed server's definition, from its pins: for shadowing. */
-export type OtherDefinition = { serverId: string; name: string; digest: string };
+/**
+ * Another governed server's definition, from its pins: for shadowing. `sameId`: a server with this
+ * one's id but another identity (another command): its names are not "another server's tool of
+ * this name" (a new version of the same server has them too), its look-alikes still are.
+ */
+export type OtherDefinition = { serverId: string; name: string; digest: string; sameId?: boolean };
 
 /** A description this many times longer than the median of its server's others, and longer than `LONG_DESCRIPTION_CHARS`, stands out. */
 const LONG_DESCRIPTION_RATIO = 5;
@@ -37,7 +41,7 @@ export class FindingContext {
   ) {
     const distinctive = new Set<string>();
     for (const other of others) {
-      push(this.byName, other.name, other);
+      if (!other.sameId) push(this.byName, other.name, other);
       push(this.bySkeleton, nameSkeleton(other.name), other);
       if (DISTINCTIVE_NAME.test(other.name) && !ownNames.has(other.name)) distinctive.add(other.name);
     }

@@ -4,9 +4,10 @@ import { discoverPolicy, discoveryPaths, policyFiles } from "../../core/config/d
 import { messageOf } from "../../core/errors.ts";
 import { log } from "../../core/log.ts";
 import type { PolicyEngine } from "./engine.ts";
-import { filesInForce, loadPolicyInForce, policyLabel, type PolicyInForce } from "./policy.ts";
+import { filesInForce, loadPolicyInForce, policyLabel, unboundAlwaysAllowRules, type PolicyInForce } from "./policy.ts";
 
 const RELOAD_DEBOUNCE_MS = 100;
+const warned = new Set<string>();
 /** How often a polling holder (`watch("poll")`) looks at its files. */
 export const POLL_INTERVAL_MS = 1_000;
 
@@ -38,7 +39,20 @@ export class EngineHolder {
 
   /** `--thoughtgate-config` / discovery; with no file anywhere, the embedded default policy. */
   static async load(flag: string | undefined, env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): Promise<EngineHolder> {
-    return new EngineHolder(await loadPolicyInForce(discoverPolicy(flag, env, cwd), env), flag, env, cwd);
+    const holder = new EngineHolder(await loadPolicyInForce(discoverPolicy(flag, env, cwd), env), flag, env, cwd);
+    holder.warnUnbound();
+    return holder;
+  }
+
+  /** Old "always allow" rules that name no program: said once per rule and process (rules.ts). */
+  private warnUnbound(): void {
+    const { base } = this.current;
+    if (base.file === null) return;
+    for (const warning of unboundAlwaysAllowRules(base.engine.config, base.file)) {
+      if (warned.has(warning)) continue;
+      warned.add(warning);
+      log.warn(warning);
+    }
   }
 
   get engine(): PolicyEngine {
@@ -66,6 +80,7 @@ export class EngineHolder {
       const gone = this.files.filter((file) => !found.includes(file));
       if (gone.length > 0) throw new Error(`${gone.join(" and ")} no longer exists (restart to run without it)`);
       this.current = await loadPolicyInForce(discovery, this.env);
+      this.warnUnbound();
       this.rewatch();
       log.info(`reloaded ${this.label}`);
       return true;

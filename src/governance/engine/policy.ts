@@ -1,6 +1,7 @@
 import { existsSync } from "node:fs";
 import { discoverPolicy, ORG_URL_ENV, type ConfigOrigin, type Discovery, type PolicyFile } from "../../core/config/discover.ts";
 import type { LoadedConfig } from "../../core/config/load.ts";
+import type { ThoughtGateConfig } from "../../core/config/schema.ts";
 import { messageOf } from "../../core/errors.ts";
 import { EMBEDDED_DEFAULT } from "./default-policy.ts";
 import { GovernanceEngine, type PolicyEngine } from "./engine.ts";
@@ -188,4 +189,18 @@ async function layer(loaded: LoadedConfig): Promise<PolicyLayer> {
 
 function single(base: PolicyLayer): PolicyInForce {
   return { engine: base.engine, base, restriction: null, organisation: null };
+}
+
+/**
+ * Rules "always allow" wrote before such rules named their server's program (`always-allow-…`
+ * without `server:`): each allows its tool from any server of that id, a repository's server of
+ * the same name too. They keep working as written; this says so, once per load, with the way out.
+ */
+export function unboundAlwaysAllowRules(config: ThoughtGateConfig, file: string): string[] {
+  return config.governance.rules
+    .filter((rule) => rule.id?.startsWith("always-allow-") && rule.server === undefined && rule.action !== "deny")
+    .map(
+      (rule) =>
+        `${file}: rule ${rule.id} (written by "always allow" before such rules named their server's program) allows ${rule.source ?? "*"}.${rule.match} from any server with that id, also a repository's server of that name; allow the tool again from the approvals page (the new rule names the command), or add to the rule \`server: { command: [the command and its arguments] }\` (or \`{ url: … }\`)`,
+    );
 }

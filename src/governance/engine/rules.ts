@@ -4,6 +4,7 @@ import type { ToolAnnotations } from "../../core/mcp-schema.ts";
 import type { Place } from "../../core/project.ts";
 import { effectiveHints, type AnnotationHint } from "../../core/tool-hints.ts";
 import { argumentsMatch, compileArguments, fillPlace, resolveLinks, type ArgumentTest } from "./argument-match.ts";
+import type { ServerProgram } from "../decision/decider.ts";
 
 export type { ToolAnnotations };
 
@@ -17,7 +18,16 @@ export type RuleMatch = {
 };
 
 /** What a rule is matched against: the call, its tool's annotations, and where it is made from. */
-export type RuleInput = { serverId: string; method: string; name: string; annotations: ToolAnnotations | undefined; arguments: unknown; place: Place };
+export type RuleInput = {
+  serverId: string;
+  method: string;
+  name: string;
+  annotations: ToolAnnotations | undefined;
+  arguments: unknown;
+  place: Place;
+  /** What runs the call's server (a rule's `server:` is compared with it); unknown (the arbiter): no such rule matches. */
+  server?: ServerProgram | undefined;
+};
 
 /** One rule that may decide a tool's calls, as `validate-config --explain` tells it (`whatDecides`). */
 export type Candidate = { rule: Rule | null; ruleId: string; action: Action; policyId: string | null; approval: string | null; conditional: boolean };
@@ -28,6 +38,8 @@ type CompiledRule = {
   match: Glob;
   method: Glob;
   source: Glob | null;
+  /** The one program the rule is for (`server:`), compared exactly. */
+  server: Rule["server"] | null;
   /** The annotation filter as [hint, wanted value] pairs, built once. */
   annotations: Array<[AnnotationHint, boolean]> | null;
   arguments: Array<[string, ArgumentTest]> | null;
@@ -51,6 +63,7 @@ export class Rules {
         match: compileGlob(rule.match),
         method: compileGlob(rule.method),
         source: rule.source ? compileGlob(rule.source) : null,
+        server: rule.server ?? null,
         annotations: rule.annotations
           ? (Object.entries(rule.annotations).filter(([, value]) => value !== undefined) as Array<[AnnotationHint, boolean]>)
           : null,
@@ -78,6 +91,7 @@ export class Rules {
     for (const rule of this.rules) {
       if (!rule.method.test(input.method) || !rule.match.test(input.name)) continue;
       if (rule.source && !rule.source.test(input.serverId)) continue;
+      if (rule.server && !sameProgram(rule.server, input.server)) continue;
       if (rule.project && rule.project(input.place) !== input.place.project) continue;
       if (rule.annotations && !annotationsMatch(rule.annotations, input.annotations)) continue;
       const { action, policyId, approval } = rule.result;
@@ -92,6 +106,7 @@ export class Rules {
     for (const rule of this.rules) {
       if (!rule.method.test(input.method) || !rule.match.test(input.name)) continue;
       if (rule.source && !rule.source.test(input.serverId)) continue;
+      if (rule.server && !sameProgram(rule.server, input.server)) continue;
       if (rule.project && rule.project(input.place) !== input.place.project) continue;
       if (rule.annotations && !annotationsMatch(rule.annotations, input.annotations)) continue;
       if (rule.arguments && !argumentsMatch(rule.arguments, input.arguments, input.place)) continue;
@@ -108,6 +123,14 @@ function projectOf(dir: string): (place: Place) => string {
     if (last?.home !== place.home) last = { home: place.home, dir: resolveLinks(fillPlace(dir, place)) };
     return last.dir;
   };
+}
+
+/** A rule's `server:` and the program that runs the call's server; unknown (the arbiter) matches none. */
+function sameProgram(wanted: NonNullable<Rule["server"]>, actual: ServerProgram | undefined): boolean {
+  if (!actual) return false;
+  if (wanted.url !== undefined) return actual.url === wanted.url;
+  const command = wanted.command ?? [];
+  return actual.url === null && actual.command.length === command.length && actual.command.every((word, i) => word === command[i]);
 }
 
 /**

@@ -9,7 +9,6 @@ import type { Attributes, Span, Tracer } from "../../telemetry/tracing/tracer.ts
 import type { EvaluateRequest, EvaluateResponse } from "../wire/api.ts";
 import { approvalPrompt, previewOf } from "../decision/approval-prompt.ts";
 import { projectFileReader } from "../decision/file-before.ts";
-import { projectRoot } from "../../core/project.ts";
 import type { AlwaysWriter } from "../approval/always-allow.ts";
 import { GOVERNED_METHODS } from "../decision/decider.ts";
 import { evaluateDefinitionChange } from "./definition-evaluation.ts";
@@ -65,10 +64,18 @@ export const isChannel = (caller: Caller) => caller.startsWith("channel:");
  */
 export function createEvaluator(options: EvaluationOptions): (request: EvaluateRequest, caller: Caller) => EvaluateResponse {
   const { tasks, metrics } = options;
-  // The project an "always … in this project" rule is kept to, and the only place a prompt reads a
-  // file's old text from (file-before.ts). Computed once: a wrap session has one.
-  const project = options.sessionProject ?? projectRoot(process.cwd());
-  const readExisting = projectFileReader(project);
+  // A call's project is the one an "always … in this project" rule is kept to, and the only place a
+  // prompt reads a file's old text from (file-before.ts): a wrap session has one, `serve` one per shim.
+  const readers = new Map<string, ReturnType<typeof projectFileReader>>();
+  const readerFor = (project: string) => {
+    let reader = readers.get(project);
+    if (!reader) {
+      if (readers.size >= 64) readers.clear();
+      reader = projectFileReader(project);
+      readers.set(project, reader);
+    }
+    return reader;
+  };
   // The engine in force is looked up per call (a reload swaps it); a failing lookup fails closed too.
   const current = { evaluate: (input: EvaluateInput) => options.engine().evaluate(input) };
 
@@ -129,6 +136,7 @@ export function createEvaluator(options: EvaluationOptions): (request: EvaluateR
       ...(request.annotations ? { annotations: request.annotations } : {}),
       ...(request.annotations && request.annotation_source ? { annotationSource: request.annotation_source } : {}),
       place: placeOfRequest(request),
+      ...(request.server ? { server: request.server } : {}),
     };
     const started = performance.now();
     const outcome = decideSafely(current, input, profile);
@@ -158,8 +166,8 @@ export function createEvaluator(options: EvaluationOptions): (request: EvaluateR
     const destination = outcome.workflow.destination.type;
     // A session grant stands in for the person who made it: the call still gets its own task,
     // approved as it is made, so the shim's protocol and the audit are those of any approval. Only a
-    // grant made for this very shim's call counts (session-grants.ts).
-    const grant = options.grants.use(request.server_id, request.method, request.name, caller);
+    // grant made for this very shim's call, to the same server program, counts (session-grants.ts).
+    const grant = options.grants.use(request.server_id, request.method, request.name, caller, request.server);
     // Slack adds a channel and takes none away: the agent's user may still answer (first answer wins).
     const elicit = !grant && canElicit && request.channels.includes("elicitation") && (destination === "any" || destination === "elicitation" || destination === "slack");
     const asked = {
@@ -168,9 +176,10 @@ export function createEvaluator(options: EvaluationOptions): (request: EvaluateR
       name: request.name,
       arguments: request.arguments ?? null,
       ...(request.annotations ? { annotations: request.annotations } : {}),
-      project,
+      ...(request.server ? { server: request.server } : {}),
+      project: input.place.project,
     };
-    const change = grant || request.method !== "tools/call" ? null : previewOf(asked.arguments, readExisting);
+    const change = grant || request.method !== "tools/call" ? null : previewOf(asked.arguments, readerFor(asked.project));
     // Every channel offers "always" only where a rule could be written for this call.
     const alwaysRefusal = grant ? null : options.always ? options.always.plan(asked) : "this service cannot write a policy rule";
     const created = tasks.create({

@@ -54,6 +54,8 @@ export const evaluateRequest = v.object({
   /** The shim's working directory and its project (docs/governance.md, "Rules that see arguments"): absolute paths. */
   cwd: v.optional(v.pipe(v.string(), v.maxLength(4096), v.startsWith("/"))),
   project: v.optional(v.pipe(v.string(), v.maxLength(4096), v.startsWith("/"))),
+  /** What runs the server: the shim's command line (after `--`) or its URL without the query. */
+  server: v.optional(v.object({ command: v.array(v.string()), url: v.nullable(v.string()) })),
   id: v.optional(v.nullable(jsonRpcId)),
   message_type: v.picklist(["request", "response", "notification"]),
   profile: v.picklist(["production", "development"]),

@@ -6,6 +6,7 @@
  * real Claude Code's call runs and its result reaches the (fake) model.
  */
 import { expect, setDefaultTimeout, test } from "bun:test";
+import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { agentBinary, agentSandbox, claudeToolName, describeRun } from "../../support/agents.ts";
 import { startFakeAnthropic } from "../../support/fake-models/anthropic.ts";
@@ -26,6 +27,11 @@ test("claude -p, which would cancel the approval form, is not asked; the task wa
   // the user scope's servers (~/.claude.json) have connected, and offers the model none of them.
   const mcpConfig = join(sandbox.root, "mcp.json");
   await Bun.write(mcpConfig, `${JSON.stringify({ mcpServers: { notes: server } }, null, 2)}\n`);
+  // Claude Code runs an Elicitation hook for every form an MCP server puts to it: the hook leaves a
+  // mark, so the test sees whether claude -p was asked at all (it would cancel, unseen).
+  const asked = join(sandbox.home, "claude-was-asked");
+  const hook = { type: "command", command: `touch ${JSON.stringify(asked)}` };
+  await Bun.write(join(sandbox.home, ".claude", "settings.json"), `${JSON.stringify({ hooks: { Elicitation: [{ hooks: [hook] }] } }, null, 2)}\n`);
   const env = {
     ...sandbox.env,
     ANTHROPIC_BASE_URL: model.url,
@@ -33,6 +39,8 @@ test("claude -p, which would cancel the approval form, is not asked; the task wa
     ENABLE_TOOL_SEARCH: "false",
     CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
     DISABLE_AUTOUPDATER: "1",
+    // Connect the MCP server before the first model request (else a slow start offers the model no MCP tool).
+    MCP_CONNECTION_NONBLOCKING: "false",
   };
   const wrap = Bun.spawn([BINARY, "wrap", "--", agentBinary("claude-code"), "-p", "Delete note a.", "--allowedTools", DELETE, "--mcp-config", mcpConfig, "--strict-mcp-config"], {
     cwd: sandbox.project,
@@ -52,6 +60,7 @@ test("claude -p, which would cancel the approval form, is not asked; the task wa
     const pending = await waitFor(() => tasks().find((t) => t.status === "pending" && t.name === "delete_note"), "the approval task", 60_000);
     // Claude Code is not put the form (it would cancel it unseen under -p); the task is still pending.
     await waitFor(() => readEvents(sessionEvents(sandbox.home)).some((e) => e.type === "tool_call_decision" && e.decision === "pending"), "the pending decision in the record");
+    expect(existsSync(asked)).toBe(false);
     // A person at their own terminal confirms it.
     const approved = await decideAtTerminal(["approve", pending.task_id], { env });
     expect(approved.exitCode, approved.stderr).toBe(0);
@@ -66,10 +75,12 @@ test("claude -p, which would cancel the approval form, is not asked; the task wa
     // While claude -p ran, the waiting call was announced on stderr: one line, with the command that answers it.
     const announced = (await stderr).split("\n").filter((line) => line.includes(pending.task_id) && line.includes("waits for a person"));
     expect(announced).toEqual([
-      `thoughtgate: notes.delete_note waits for a person (task ${pending.task_id}): thoughtgate approve ${pending.task_id} [--session] or thoughtgate deny ${pending.task_id} in another terminal, or the approvals page`,
+      `thoughtgate: notes.delete_note waits for a person (task ${pending.task_id}): thoughtgate approve ${pending.task_id} [--session | --always] or thoughtgate deny ${pending.task_id} in another terminal, or the approvals page`,
     ]);
     // And nothing else of the service's while it ran: its lines went to the session's wrap.log.
     expect(await stderr).not.toContain("[info] approval needed");
+    // Never put the form at any point of the run.
+    expect(existsSync(asked)).toBe(false);
   } finally {
     if (wrap.exitCode === null) wrap.kill("SIGTERM");
     await wrap.exited;

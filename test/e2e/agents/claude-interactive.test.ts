@@ -98,7 +98,8 @@ describe("ThoughtGate's form in the real interactive Claude Code", () => {
       await pane.waitForScreen("Done.");
       expect(await exitClaude(pane)).toBe(0);
     }
-    expect(userPolicy(sandbox)).toContain('- { id: "always-allow-notes-delete_note", match: "delete_note", method: "tools/call", source: "notes", action: "forward" }');
+    // The rule names the program that served the tool (not just its name in the config).
+    expect(userPolicy(sandbox)).toMatch(/- \{ id: "always-allow-notes-delete_note", match: "delete_note", method: "tools\/call", source: "notes", server: \{ command: \[[^\]]*sdk-server-fixture\.ts[^\]]*\] \}, action: "forward" \}/);
     // ThoughtGate asked twice in the first session (the two deletes), never about the read.
     expect(sessionEvents(sandbox, "tool_call_decision").filter((e) => e.decision === "pending").map((e) => e.tool)).toEqual(["delete_note", "delete_note"]);
 

@@ -72,9 +72,9 @@ test("quotes, # and YAML punctuation in a name are written as one exact string: 
   const { serve, user } = await setup();
   const name = `a"b' # c: [d], {e}: &f !g |h`;
   expect(await alwaysAllow(serve, name)).toEqual({ status: 200, task: "approved" });
-  const written = parse(readFileSync(user.userFile, "utf8")) as { governance: { rules: Array<Record<string, string>> } };
+  const written = parse(readFileSync(user.userFile, "utf8")) as { governance: { rules: Array<Record<string, unknown>> } };
   expect(written.governance.rules).toEqual([
-    { id: "always-allow-hostile-a_b____c___d____e____f__g__h", match: name, method: "tools/call", source: "hostile", action: "forward" },
+    { id: "always-allow-hostile-a_b____c___d____e____f__g__h", match: name, method: "tools/call", source: "hostile", server: { command: ["node", "hostile-server.js"] }, action: "forward" },
     { id: "ask-everything", match: "*", source: "hostile", action: "approve" },
   ]);
   expect(readFileSync(user.userFile, "utf8")).toEndWith(POLICY.split("\n").slice(4).join("\n"));

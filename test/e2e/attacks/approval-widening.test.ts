@@ -57,6 +57,8 @@ describe("a session grant covers exactly one tool on one server", () => {
       { server_id: "fs", name: "delete_file\u200b" },
       { server_id: "fs", name: "delete_files" },
       { server_id: "fs2", name: "delete_file" },
+      // The same id over another program: a repository's entry named like the user's server.
+      { server_id: "fs", server: { command: ["node", "evil.js"], url: null }, name: "delete_file" },
       { server_id: "fs", name: "delete_file", method: "prompts/get" },
     ];
     const statuses = [];

@@ -59,6 +59,22 @@ describe("duplicate JSON keys", () => {
     expect(callsReceived(shim)).toEqual([]);
   });
 
+  test("in an object of more than 16 names, the name that made it large is compared too, plain or escaped", async () => {
+    using dir = tempDir();
+    const shim = shimWithScriptedServer(dir.path, { policy: DENY_DELETE });
+    agents.push(shim.agent);
+    // Sixteen names, then the seventeenth ("path", where the check switches to a lookup table) twice:
+    // the gates would decide on one path, the server could write the other.
+    const sixteen = Array.from({ length: 16 }, (_, i) => `"a${i}":${i}`).join(",");
+    const twice = (second: string) => `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{${sixteen},"path":"/tmp/ok",${second}:"/home/u/.ssh/authorized_keys"}}}\n`;
+    shim.agent.write(twice('"path"'));
+    expect((await shim.agent.until(1)).match.error).toMatchObject({ code: -31002, data: { gate: "framing", reason: "DuplicateKey", detail: 'the name "path" appears twice in one object' } });
+    shim.agent.write(twice('"p\\u0061th"').replace('"id":1', '"id":2'));
+    expect((await shim.agent.until(2)).match.error).toMatchObject({ code: -31002, data: { reason: "DuplicateKey" } });
+    await shim.agent.request(3, "ping");
+    expect(callsReceived(shim)).toEqual([]);
+  });
+
   test("server → agent: a response with a duplicate key is not delivered; the call it answered gets an error", async () => {
     using dir = tempDir();
     const shim = shimWithScriptedServer(dir.path);

@@ -10,7 +10,9 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { McpError } from "@modelcontextprotocol/sdk/types.js";
 import { join } from "node:path";
 import type { Readable } from "node:stream";
-import { fixture, readEvents, requireBinary } from "../../support/harness.ts";
+import { readFileSync } from "node:fs";
+import { BINARY, fixture, readEvents, requireBinary } from "../../support/harness.ts";
+import { RawAgent } from "../../support/raw-agent.ts";
 import { policyHome, type PolicyHome } from "../../support/policy-home.ts";
 import { ServeProcess } from "../../support/serve.ts";
 
@@ -108,5 +110,39 @@ describe("a repository's thoughtgate.yaml cannot weaken the user's policy", () =
     await using serve = await ServeProcess.start([], { cwd: policy.project, env: policy.env });
     expect(await serve.evaluate({ server_id: "notes", name: "delete_note" })).toMatchObject({ decision: "deny", rule_id: "user-no-delete" });
     expect(serve.stderr).toContain(`policy: user policy ${policy.userFile}, restricted by project policy ${policy.projectFile}`);
+  });
+});
+
+describe("a project's workflow for accepting changed definitions", () => {
+  test("cannot approve on timeout when the user's denies: a changed definition is still refused once its short time is up", async () => {
+    const policy = home();
+    // The user's policy is the embedded default: a changed definition waits 5 minutes for a person,
+    // then is refused. The repository asks for a 1 s workflow that approves when nobody answers.
+    policy.writeProject(`schema: 1
+pins: { approval: hurry }
+approval:
+  hurry: { timeout: 1s, on_timeout: approve }
+`);
+    const state = join(policy.project, "..", "state");
+    const env = { ...policy.env, XDG_STATE_HOME: state, THOUGHTGATE_DESKTOP_NOTIFY: "off" };
+    const serve = await ServeProcess.start([], { env, cwd: policy.project });
+    open.push({ close: async () => void (await serve.stop()) });
+    const record = join(policy.project, "..", "received.jsonl");
+    const agent = new RawAgent(
+      ["--server-id", "scripted", "--events", "none", "--governance-endpoint", serve.endpoint, "--", ...fixture("scripted-server-fixture.ts", "--drift-after", "1", "--record", record)],
+      { ...process.env, ...env, THOUGHTGATE_GOVERNANCE_SECRET: serve.secret },
+      BINARY,
+      policy.project,
+    );
+    open.push({ close: async () => void (await agent.close()) });
+    await agent.request(0, "initialize", { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "attack", version: "1" } });
+    await agent.request(1, "tools/list", {});
+    expect((await agent.request(2, "tools/call", { name: "echo", arguments: {} })).result).toBeDefined();
+    // The definition changed (a poisoned description): the call waits for a person to accept it
+    // (a task on the page), nobody does, and after the workflow's second it is refused, not run.
+    const refused = await agent.request(3, "tools/call", { name: "echo", arguments: { after: "the change" } });
+    expect(refused.error?.code).toBe(-32011);
+    const calls = readFileSync(record, "utf8").split("\n").filter((line) => line.includes('"tools/call"'));
+    expect(calls).toHaveLength(1);
   });
 });

@@ -65,6 +65,15 @@ test("an SSE event that is not valid UTF-8 is rejected, not repaired", async () 
   expect(logged.map((event) => event.error)).toEqual(["InvalidUtf8"]);
 });
 
+test("an SSE event id no header can carry (outside Latin-1), then the stream closed: the call is answered with an error, not left waiting", async () => {
+  const a = await initialized();
+  const answer = await a.request(1, "tools/call", { name: "bad_event_id", arguments: {} });
+  expect(answer.error).toMatchObject({ data: { gate: "transport" } });
+  expect(answer.error?.message).toContain("its event id cannot be sent back");
+  // The shim goes on serving.
+  expect((await a.request(2, "ping", {})).result).toEqual({});
+});
+
 test("a JSON answer with a key twice (two different contents) is rejected: the agent cannot be shown one and the audit another", async () => {
   const a = await initialized();
   const answer = await a.request(1, "tools/call", { name: "dupkey", arguments: {} });

@@ -22,6 +22,9 @@ const shapes: Array<[string, unknown]> = [
   ["a name as an object", { name: { value: "delete_everything" } }],
   ["positional params", ["delete_everything", {}]],
   ["arguments as an array", { name: "echo", arguments: ["rm", "-rf"] }],
+  // The gates would decide on `{}` (absent arguments), the server gets null: not the same call.
+  ["arguments as null", { name: "delete_everything", arguments: null }],
+  ["arguments as a string", { name: "echo", arguments: "rm -rf /" }],
 ];
 
 describe("names and params that are not what they claim", () => {
@@ -37,6 +40,16 @@ describe("names and params that are not what they claim", () => {
       expect(shim.received().filter((m) => m.id === 1)).toEqual([]);
     });
   }
+
+  test("prompts/get with null arguments is refused the same way", async () => {
+    using dir = tempDir();
+    const shim = shimWithScriptedServer(dir.path, { policy: DENY_DELETE });
+    agents.push(shim.agent);
+    const answer = await shim.agent.request(1, "prompts/get", { name: "greeting", arguments: null });
+    expect(answer.error).toMatchObject({ code: -32602, data: { gate: "governance" } });
+    await shim.agent.request(2, "ping");
+    expect(shim.received().filter((m) => m.id === 1)).toEqual([]);
+  });
 
   test("resources/read with a URI that is not a string is refused", async () => {
     using dir = tempDir();

@@ -76,3 +76,31 @@ describe("production: what a server returns reaches the agent without its creden
     }
   });
 });
+
+describe("production: credentials written the way some JSON encoders write them", () => {
+  test("a Slack webhook with every slash escaped (PHP's json_encode) reaches the agent redacted", async () => {
+    const s = await shim();
+    const path = ["T", "0A1B2C3D4", "/B", "0A1B2C3D4E5", "/", "aB3dE5fG7hJ9kL1mN3pQ5rS7"].join("");
+    const escaped = `https://hooks.slack.com/services/${path}`.replaceAll("/", "\\/");
+    // The server's exact bytes: the slashes escaped on the wire, which the agent's JSON parser undoes.
+    const line = `{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"notify ${escaped}"}]}}\n`;
+    const answer = await s.agent.request(1, "tools/call", { name: "emit", arguments: { b64: b64(line) } });
+    expect(answer.result.content[0].text).toBe("notify https://hooks.slack.com/services/[REDACTED:slack_webhook]");
+  });
+});
+
+describe("production: a malformed line from the server does not carry its credentials to the agent", () => {
+  test("the error that answers the call says the line was not JSON, without the token the parser choked on", async () => {
+    const s = await shim();
+    const token = SECRETS.find((secret) => secret.kind === "github_token")?.value ?? "";
+    // Unquoted: the server's line is not JSON, and the parser's message quotes what it stopped at.
+    const line = `{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text": ${token}}]}}\n`;
+    const answer = await s.agent.request(1, "tools/call", { name: "emit", arguments: { b64: b64(line) } });
+    expect(answer.error).toMatchObject({ data: { gate: "framing", reason: "InvalidJson" } });
+    expect(JSON.stringify(answer)).not.toContain(token);
+    expect(answer.error?.data?.detail).toStartWith("invalid JSON: ");
+    await s.agent.close();
+    expect(JSON.stringify(s.events())).not.toContain(token);
+    expect(s.agent.stderr).not.toContain(token);
+  });
+});

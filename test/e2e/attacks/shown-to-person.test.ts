@@ -106,6 +106,24 @@ describe("approval prompts and task views", () => {
   });
 });
 
+describe("credentials nested deeper than a prompt walks", () => {
+  test("a password nine levels down is in no prompt, no thoughtgate tasks --json, no approvals API: the deep part is summarised", async () => {
+    const s = await serve();
+    const deepSecret = "hunter2-nine-levels-down";
+    // Nine objects deep (`password` with a plain value: no shape the text scan would know).
+    let nested: Record<string, unknown> = { password: deepSecret, note: "deep" };
+    for (let level = 0; level < 8; level++) nested = { [`level${8 - level}`]: nested };
+    const pending = await s.evaluate({ server_id: "ops", name: "configure", arguments: { settings: nested } });
+    const json = await runBinary(["tasks", "--json"], { env: s.cliEnv });
+    const table = await runBinary(["tasks"], { env: s.cliEnv });
+    const api = await fetch(`${s.endpoint}/approvals/api/tasks/${pending.task_id}`, { headers: { authorization: `Bearer ${s.key}` } });
+    for (const shown of [String(pending.prompt), json.stdout, table.stdout, await api.text()]) expect(shown).not.toContain(deepSecret);
+    const [task] = JSON.parse(json.stdout) as Array<{ arguments: { settings: unknown } }>;
+    // The levels a person can read are there; below them, a marker that something was cut.
+    expect(JSON.stringify(task?.arguments.settings)).toContain('"level7":"{…}"');
+  });
+});
+
 describe("credentials recognised by their shape, whatever the key they are under", () => {
   // What an injected agent sends without a telltale key name: tokens in a command, a key file in a body.
   const shaped = SECRETS.filter((secret) => secret.kind !== "secret_field");

@@ -49,6 +49,34 @@ describe("a poisoned tool seen for the first time", () => {
   });
 });
 
+describe("a poisoned prompt or resource template, not only a tool", () => {
+  const poisoned = POISONED[0]?.[1] as string;
+  function poisonShim(dir: string, flag: string): RawAgent {
+    const agent = new RawAgent(["--server-id", "poison", "--events", "none", "--", ...fixture("scripted-server-fixture.ts", flag, poisoned)], { ...process.env, XDG_STATE_HOME: join(dir, "state") });
+    agents.push(agent);
+    return agent;
+  }
+
+  test("a flagged prompt is hidden from prompts/list and prompts/get of it is refused; tools are untouched", async () => {
+    using dir = tempDir();
+    const agent = poisonShim(dir.path, "--prompt-description");
+    expect((await agent.request(1, "prompts/list", {})).result.prompts).toEqual([]);
+    const get = await agent.request(2, "prompts/get", { name: "brief", arguments: {} });
+    expect(get.error).toMatchObject({ code: -32011, data: { gate: "definitions", reason: "definition_flagged" } });
+    expect(get.error?.data?.findings).toContain("conceal-from-user");
+    // A tool of the same server with the prompt's name would not be affected: echo still runs.
+    expect((await agent.request(3, "tools/call", { name: "echo", arguments: {} })).result).toBeDefined();
+  });
+
+  test("a flagged resource template is hidden and a resources/read of a URI it covers is refused", async () => {
+    using dir = tempDir();
+    const agent = poisonShim(dir.path, "--template-description");
+    expect((await agent.request(1, "resources/templates/list", {})).result.resourceTemplates).toEqual([]);
+    const read = await agent.request(2, "resources/read", { uri: "note://42" });
+    expect(read.error).toMatchObject({ code: -32011, data: { gate: "definitions", reason: "definition_flagged" } });
+  });
+});
+
 describe("a poisoned tool reviewed before accepting it", () => {
   test("instructions in invisible tag characters are shown as escapes by `pins show`, --json included", async () => {
     using dir = tempDir();

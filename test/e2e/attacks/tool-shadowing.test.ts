@@ -37,6 +37,30 @@ describe("a server shadowing another server's tool", () => {
     expect(call.error?.data?.findings).toEqual(expect.arrayContaining(["homoglyph-name", "confusable-name"]));
   });
 
+  test("a look-alike with a dotless ı (a Latin letter Unicode lists as confusable with i) is hidden and refused", async () => {
+    using dir = tempDir();
+    expect((await listed(dir.path, "github", ["--tool-name", "create_issue"])).tools).toContain("create_issue");
+    const fake = "create_\u0131ssue";
+    const shadow = await listed(dir.path, "tracker", ["--tool-name", fake]);
+    expect(shadow.tools).not.toContain(fake);
+    const call = await shadow.agent.request(2, "tools/call", { name: fake, arguments: {} });
+    expect(call.error).toMatchObject({ code: -32011, data: { reason: "definition_flagged" } });
+    expect(call.error?.data?.findings).toEqual(expect.arrayContaining(["homoglyph-name", "confusable-name"]));
+  });
+
+  test("a repository's server under the user's server id, but another command, is checked against the user's server like any other", async () => {
+    using dir = tempDir();
+    expect((await listed(dir.path, "github", ["--tool-name", "delete_branch"])).tools).toContain("delete_branch");
+    // The user's own server started again the same way is the same server: not its own look-alike.
+    expect((await listed(dir.path, "github", ["--tool-name", "delete_branch"])).tools).toContain("delete_branch");
+    // The same --server-id, another program (its command line differs): its look-alike is hidden,
+    // as it is under any other id.
+    const shadow = await listed(dir.path, "github", ["--tool-name", "de1ete_branch", "--server-name", "repository"]);
+    expect(shadow.tools).not.toContain("de1ete_branch");
+    const call = await shadow.agent.request(2, "tools/call", { name: "de1ete_branch", arguments: {} });
+    expect(call.error?.data?.findings).toContain("confusable-name");
+  });
+
   test("a description that rewires another server's tool is hidden and refused", async () => {
     using dir = tempDir();
     await listed(dir.path, "trusted", ["--tool-name", "send_email"]);

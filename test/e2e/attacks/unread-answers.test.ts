@@ -5,7 +5,7 @@
  * unread, so its memory stays bounded and the sender is slowed down instead.
  */
 import { describe, expect, test } from "bun:test";
-import { closeSync, constants, openSync, readFileSync } from "node:fs";
+import { closeSync, constants, openSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { requireBinary, tempDir, waitFor } from "../../support/harness.ts";
 
@@ -16,53 +16,73 @@ function status(pid: number, field: "VmRSS" | "VmHWM"): number {
   return Number(line.split(/\s+/)[1] ?? 0);
 }
 
+/** Bytes the process has read so far (all its reads: here, almost all of them its stdin). */
+function bytesRead(pid: number): number {
+  return Number(/^rchar:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/io`, "utf8"))?.[1] ?? 0);
+}
+
+/** The main thread's scheduler state: `R` running or waiting for a core, `S` asleep (waiting for I/O). */
+function state(pid: number): string {
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3);
+}
+
+const MiB = 1024 * 1024;
+/** What a shim reads between two polls when it reads no input: far less than one chunk of a pipe. */
+const HOUSEKEEPING_BYTES = 4096;
+
 describe("answers nobody reads", () => {
   test("a flood of requests whose answers are never read: the shim stops reading and its memory stays bounded", async () => {
     using dir = tempDir();
-    // The shim's stdout is a FIFO the test holds open and never reads: a real unread pipe (a
-    // `stdout: "pipe"` of Bun.spawn would be drained by this process).
+    // Both of the shim's pipes are FIFOs: its stdout one the test holds open and never reads (a real
+    // unread pipe), its stdin one fed by `cat` from a file of 48 MiB of requests, so what the shim
+    // reads shows in its /proc/PID/io and `cat` ends only if the shim took everything.
     const out = join(dir.path, "shim-stdout");
-    expect(Bun.spawnSync(["mkfifo", out]).exitCode).toBe(0);
+    const input = join(dir.path, "shim-stdin");
+    const flood = join(dir.path, "flood.jsonl");
+    for (const fifo of [out, input]) expect(Bun.spawnSync(["mkfifo", fifo]).exitCode).toBe(0);
+    const line = '{"jsonrpc":"2.0","id":1,"method":"ping"}\n';
+    writeFileSync(flood, line.repeat(Math.floor((48 * MiB) / line.length)));
     const readEnd = openSync(out, constants.O_RDONLY | constants.O_NONBLOCK);
     const writeEnd = openSync(out, constants.O_WRONLY);
     // A server that cannot start: the shim answers every request itself, without logging each one.
-    const proc = Bun.spawn([binary, "shim", "--server-id", "gone", "--", "/nonexistent/thoughtgate-test-server"], {
-      stdin: "pipe",
+    const proc = Bun.spawn(["sh", "-c", 'exec "$0" shim --server-id gone -- /nonexistent/thoughtgate-test-server < "$1"', binary, input], {
+      stdin: "ignore",
       stdout: writeEnd,
       stderr: "ignore",
     });
     closeSync(writeEnd);
+    const feeder = Bun.spawn(["sh", "-c", 'exec cat "$0" > "$1"', flood, input], { stdin: "ignore", stdout: "ignore", stderr: "ignore" });
+    let tookEverything = false;
+    void feeder.exited.then(() => {
+      tookEverything = true;
+    });
     try {
-      const line = '{"jsonrpc":"2.0","id":1,"method":"ping"}\n';
-      const chunk = line.repeat(Math.floor((1024 * 1024) / line.length));
-      for (let i = 0; i < 48; i++) proc.stdin.write(chunk);
-      // All 48 MiB reach the shim only if it keeps reading a peer that never reads its answers.
-      let tookEverything = false;
-      void Promise.resolve(proc.stdin.flush()).then(
-        () => {
-          tookEverything = true;
-        },
-        () => {},
-      );
-      // Wait until the shim's memory stops changing: it stopped reading, or it took everything.
-      let last = 0;
+      // Stopped, not slow: poll after poll the shim sleeps (waiting for I/O, not for a core on a busy
+      // machine) having read nothing more of its input (a few bytes of its own housekeeping aside).
+      // A reader that is only slow is running, or reads on, or takes it all.
+      let last = -1;
       let steady = 0;
       await waitFor(
         async () => {
-          const rss = status(proc.pid, "VmRSS");
-          steady = Math.abs(rss - last) < 2048 ? steady + 1 : 0;
-          last = rss;
-          await Bun.sleep(250);
-          return steady >= 6;
+          const read = bytesRead(proc.pid);
+          const asleep = state(proc.pid) === "S";
+          steady = last >= 0 && read - last < HOUSEKEEPING_BYTES && asleep ? steady + 1 : 0;
+          last = read;
+          await Bun.sleep(100);
+          return tookEverything || steady >= 10;
         },
-        "the shim's memory to settle",
+        "the shim to stop reading",
         60_000,
       );
       expect(tookEverything).toBe(false);
+      // What it read is bounded by the answers it may leave unread (16 MiB, src/shim/pump.ts), far from all 48 MiB.
+      expect(bytesRead(proc.pid) / MiB).toBeLessThan(24);
       expect(status(proc.pid, "VmHWM") / 1024).toBeLessThan(250);
     } finally {
+      feeder.kill("SIGKILL");
       proc.kill("SIGKILL");
-      await proc.exited;
+      await Promise.all([feeder.exited, proc.exited]);
       closeSync(readEnd);
     }
   }, 120_000);

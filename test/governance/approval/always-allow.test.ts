@@ -17,8 +17,11 @@ const NOW = new Date("2026-11-22T12:00:00.000Z");
 /** Chosen on the approvals page, for every project (the rule has no `project:`). */
 const PAGE = { alwaysScope: "everywhere", by: "on the approvals page" } as const;
 
+/** The program a shim reports for a server: one per id in these tests. */
+const programOf = (serverId: string): { command: string[]; url: string | null } => ({ command: ["node", `${serverId}-server.js`], url: null });
+
 function taskFor(serverId: string, name: string, annotations?: Task["annotations"]): Task {
-  const created = new TaskStore().create({ serverId, method: "tools/call", name, arguments: { path: "/tmp/x" }, ...(annotations ? { annotations } : {}), ruleId: null, workflowName: "default", workflow: WORKFLOW, reason: "" });
+  const created = new TaskStore().create({ serverId, server: programOf(serverId), method: "tools/call", name, arguments: { path: "/tmp/x" }, ...(annotations ? { annotations } : {}), ruleId: null, workflowName: "default", workflow: WORKFLOW, reason: "" });
   if (!created.ok) throw new Error("full");
   return created.task;
 }
@@ -28,7 +31,7 @@ async function holderIn(home: PolicyHome, flag?: string): Promise<{ holder: Engi
   return { holder, ctx: { policy: () => holder.policy, reload: () => holder.reload(), env: home.env, cwd: home.project, origin: "wrap session run-1", now: () => NOW } };
 }
 
-const call = (serverId: string, name: string, annotations?: Task["annotations"]) => ({ serverId, method: "tools/call", name, arguments: {}, ...(annotations ? { annotations } : {}) });
+const call = (serverId: string, name: string, annotations?: Task["annotations"], server = programOf(serverId)) => ({ serverId, server, method: "tools/call", name, arguments: {}, ...(annotations ? { annotations } : {}) });
 
 const USER = `# My policy: keep it short.
 schema: 1
@@ -53,13 +56,15 @@ describe("the rule in the user's policy file", () => {
     const task = taskFor("fs", "delete_file");
     const result = await alwaysAllow(task, PAGE, ctx);
     expect(result).toEqual({ ok: true, file: home.userFile, ruleId: "always-allow-fs-delete_file", note: `always allowed: rule always-allow-fs-delete_file added to ${home.userFile}` });
-    const added = `    # Added 2026-11-22T12:00:00.000Z by "always allow" on the approvals page (wrap session run-1, task ${task.id}): fs.delete_file runs without asking.
-    - { id: "always-allow-fs-delete_file", match: "delete_file", method: "tools/call", source: "fs", action: "forward" }
+    const added = `    # Added 2026-11-22T12:00:00.000Z by "always allow" on the approvals page (wrap session run-1, task ${task.id}): fs.delete_file runs without asking when the program under "server" serves it.
+    - { id: "always-allow-fs-delete_file", match: "delete_file", method: "tools/call", source: "fs", server: { command: ["node", "fs-server.js"] }, action: "forward" }
 `;
     expect(readFileSync(home.userFile, "utf8")).toBe(USER.replace("    # Anything that deletes", `${added}    # Anything that deletes`));
     // The holder reloaded it: this tool on this server runs; the same tool elsewhere and other deletes still ask.
     expect(holder.engine.evaluate(call("fs", "delete_file"))).toMatchObject({ kind: "forward", ruleId: "always-allow-fs-delete_file" });
     expect(holder.engine.evaluate(call("other", "delete_file")).kind).toBe("approve");
+    // The same id over another program (a repository's entry named fs) is another server: it still asks.
+    expect(holder.engine.evaluate(call("fs", "delete_file", undefined, { command: ["node", "evil.js"], url: null })).kind).toBe("approve");
     expect(holder.engine.evaluate(call("fs", "delete_dir")).kind).toBe("approve");
     // Two more at once (two clicks): each gets its own rule, neither writes over the other's.
     const both = await Promise.all([alwaysAllow(taskFor("fs", "delete_dir"), PAGE, ctx), alwaysAllow(taskFor("fs", "delete_link"), PAGE, ctx)]);
@@ -90,7 +95,7 @@ describe("the rule in the user's policy file", () => {
     home.writeUser(`schema: 1\ngovernance:\n  rules:\n    - { id: guarded, match: "write_*", action: policy, approval: careful }\napproval:\n  careful: {}\ncedar:\n  policies: [main.cedar]\n  schema: arguments.cedarschema\n`);
     const { holder, ctx } = await holderIn(home);
     expect(await alwaysAllow(taskFor("fs", "write_file"), PAGE, ctx)).toMatchObject({ ok: true });
-    expect(readFileSync(home.userFile, "utf8")).toContain('- { id: "always-allow-fs-write_file", match: "write_file", method: "tools/call", source: "fs", action: "policy" }');
+    expect(readFileSync(home.userFile, "utf8")).toContain('- { id: "always-allow-fs-write_file", match: "write_file", method: "tools/call", source: "fs", server: { command: ["node", "fs-server.js"] }, action: "policy" }');
     expect(holder.engine.evaluate({ ...call("fs", "write_file"), arguments: { path: "/tmp/a" } }).kind).toBe("forward");
     expect(holder.engine.evaluate({ ...call("fs", "write_file"), arguments: { path: "/etc/passwd" } }).kind).toBe("deny");
   });
@@ -173,5 +178,50 @@ describe("insertRule", () => {
 
   test("a governance section that is not a mapping is refused", () => {
     expect(insertRule("schema: 1\ngovernance: [1, 2]\n", 0, rule, "x")).toEqual({ ok: false, reason: "the file's governance section is not a mapping" });
+  });
+});
+
+describe("an always-allow rule is bound to the program that serves the tool", () => {
+  test("a rule from before (no `server:`) still applies, and loading it says what it lets through and how to bind it", async () => {
+    using home = policyHome();
+    home.writeUser(`schema: 1
+governance:
+  rules:
+    - { id: "always-allow-github-delete_branch", match: "delete_branch", method: "tools/call", source: "github", action: "forward" }
+    - { id: ask, match: "*", action: approve }
+`);
+    const { holder } = await holderIn(home);
+    expect(holder.engine.evaluate(call("github", "delete_branch")).kind).toBe("forward");
+    const { unboundAlwaysAllowRules } = await import("../../../src/governance/engine/policy.ts");
+    expect(unboundAlwaysAllowRules(holder.policy.base.engine.config, home.userFile)).toEqual([
+      expect.stringContaining("rule always-allow-github-delete_branch (written by \"always allow\" before such rules named their server's program) allows github.delete_branch from any server with that id"),
+    ]);
+  });
+
+  test("a call whose server's program is unknown (the arbiter) is not matched by a bound rule", async () => {
+    using home = policyHome();
+    home.writeUser(`schema: 1
+governance:
+  rules:
+    - { id: bound, match: "delete_branch", source: "github", server: { command: ["npx", "-y", "server-github"] }, action: forward }
+    - { id: remote, match: "delete_branch", source: "gh-remote", server: { url: "https://mcp.example/mcp" }, action: forward }
+    - { id: ask, match: "*", action: approve }
+`);
+    const { holder } = await holderIn(home);
+    const { server: _, ...unknown } = call("github", "delete_branch");
+    expect(holder.engine.evaluate(unknown).kind).toBe("approve");
+    expect(holder.engine.evaluate(call("github", "delete_branch", undefined, { command: ["npx", "-y", "server-github"], url: null })).kind).toBe("forward");
+    expect(holder.engine.evaluate(call("github", "delete_branch", undefined, { command: ["npx", "-y", "server-github", "--evil"], url: null })).kind).toBe("approve");
+    expect(holder.engine.evaluate(call("gh-remote", "delete_branch", undefined, { command: [], url: "https://mcp.example/mcp" })).kind).toBe("forward");
+    expect(holder.engine.evaluate(call("gh-remote", "delete_branch", undefined, { command: [], url: "https://evil.example/mcp" })).kind).toBe("approve");
+  });
+
+  test("a task whose shim said nothing of its server's program is refused, and nothing is written", async () => {
+    using home = policyHome();
+    home.writeUser(USER);
+    const { ctx } = await holderIn(home);
+    const { server: _, ...task } = taskFor("fs", "delete_file");
+    expect(await alwaysAllow(task as Task, PAGE, ctx)).toEqual({ ok: false, reason: "cannot always allow fs.delete_file: its shim did not say what runs the server, so a rule could not name it" });
+    expect(readFileSync(home.userFile, "utf8")).toBe(USER);
   });
 });

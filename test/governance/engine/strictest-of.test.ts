@@ -117,4 +117,20 @@ describe("pinning under a project policy", () => {
     expect(combined.pins("fs")).toMatchObject({ mode: "warn", blockSeverity: "medium" });
     expect(combined.pins("other")).toMatchObject({ mode: "strict", blockSeverity: "medium" });
   });
+
+  test("the workflow that asks to accept a definition: the shorter timeout, the narrower channel, on_timeout deny if either says deny", () => {
+    const engine = (yaml: string) => {
+      const parsed = parseConfig(yaml, {});
+      if (!parsed.ok) throw new Error(JSON.stringify(parsed.problems));
+      return new GovernanceEngine(parsed.config, null, "test");
+    };
+    const careful = engine("schema: 1\npins: { approval: careful }\napproval:\n  careful: { destination: { type: web }, timeout: 10m, on_timeout: deny }\n");
+    const hurried = engine("schema: 1\npins: { approval: hurry }\napproval:\n  hurry: { timeout: 1s, on_timeout: approve }\n");
+    const expected = { destination: { type: "web" as const }, timeout: 1_000, on_timeout: "deny" as const };
+    // Either way round: a project's `approve` never outweighs the user's `deny`, nor the reverse.
+    expect(new StrictestOf(careful, hurried).pins("fs")).toEqual({ mode: "strict", blockSeverity: "high", workflowName: "careful + project policy hurry", workflow: expected });
+    expect(new StrictestOf(hurried, careful).pins("fs").workflow).toEqual(expected);
+    // Both approve on timeout: so does the combination (what a definition task then does is the service's: docs/governance.md).
+    expect(new StrictestOf(hurried, hurried).pins("fs").workflow).toEqual({ destination: { type: "any" as const }, timeout: 1_000, on_timeout: "approve" as const });
+  });
 });
