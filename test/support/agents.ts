@@ -238,7 +238,7 @@ export type CodexScope = "user" | "project";
 export const codexToolName = (server: string, tool: string) => `mcp__${server}__${tool.replaceAll("-", "_")}`;
 
 /**
- * `required`: each server's table says `required = true`, so Codex waits for the servers to start
+ * `required` (the default; `false` to leave it out): each server's table says `required = true`, so Codex waits for the servers to start
  * before the model's first turn (without it, a server slower to start than Codex's first request,
  * such as one behind a shim that starts a Bun script, is not offered to the model in that turn).
  */
@@ -250,7 +250,7 @@ export function codex(sandbox: AgentSandbox, options: AgentOptions & { scope: Co
         `[mcp_servers.${toml(name)}]`,
         `command = ${toml(server.command)}`,
         `args = [${server.args.map(toml).join(", ")}]`,
-        ...(options.required ? ["required = true"] : []),
+        ...(options.required !== false ? ["required = true"] : []),
         ...(server.env === undefined ? [] : [`env = { ${Object.entries(server.env).map(([key, value]) => `${toml(key)} = ${toml(value)}`).join(", ")} }`]),
       ].join("\n"),
     )
