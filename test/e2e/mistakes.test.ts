@@ -51,7 +51,7 @@ describe("a mistyped command line: exit 2, the line that was meant, and the help
 describe("a mistyped policy: validate-config names each problem with the key or value that was meant", () => {
   test.each([
     // [the policy after `schema: 1`, the problem line]
-    ["governance:\n  rules:\n    - mach: delete_*\n      action: deny\n", 'governance.rules[0].mach: unknown key "mach" (did you mean "match"?); allowed keys: id, match, method, source, annotations, arguments, project, action, policy_id, approval'],
+    ["governance:\n  rules:\n    - mach: delete_*\n      action: deny\n", 'governance.rules[0].mach: unknown key "mach" (did you mean "match"?); allowed keys: id, match, method, source, server, annotations, arguments, project, action, policy_id, approval'],
     ["governance:\n  defualts:\n    action: deny\n", 'governance.defualts: unknown key "defualts" (did you mean "defaults"?); allowed keys: defaults, rules'],
     [
       "governance:\n  rules:\n    - match: '*'\n      annotations: { readOnly: true }\n      action: forward\n",
