@@ -2,7 +2,8 @@
  * What the attack tests share: a shim between a raw agent (the attacker's bytes, exactly) and the
  * scripted server, which records every line it receives, so a test can show what reached the server.
  */
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fixture, readEvents, requireBinary } from "../../support/harness.ts";
 import { RawAgent } from "../../support/raw-agent.ts";
@@ -46,13 +47,22 @@ approval:
 /**
  * `thoughtgate wrap --agent-type custom --config-path CONFIG --thoughtgate-config POLICY -- AGENT…`
  * run to its end (`onStart` gets a way to stop it, for the test's cleanup): its exit code, what it
- * printed on stderr, and the session record it named.
+ * printed on stderr, and the session record it named. The wrap gets a state directory of its own,
+ * so what an attacker finds there (the service descriptor, the session) is this wrap's alone, not
+ * another test's running beside it.
  */
 export async function wrapCustomAgent(config: string, policy: string, agent: string[], onStart: (stop: () => Promise<unknown>) => void): Promise<{ exitCode: number; stderr: string; events: string }> {
-  const wrap = Bun.spawn([requireBinary(), "wrap", "--agent-type", "custom", "--config-path", config, "--thoughtgate-config", policy, "--", ...agent], { stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+  const state = mkdtempSync(join(tmpdir(), "thoughtgate-attack-state-"));
+  const wrap = Bun.spawn([requireBinary(), "wrap", "--agent-type", "custom", "--config-path", config, "--thoughtgate-config", policy, "--", ...agent], {
+    stdin: "ignore",
+    stdout: "pipe",
+    stderr: "pipe",
+    env: { ...process.env, XDG_STATE_HOME: state },
+  });
   onStart(async () => {
     if (wrap.exitCode === null) wrap.kill("SIGTERM");
     await wrap.exited;
+    rmSync(state, { recursive: true, force: true });
   });
   const [exitCode, stderr] = await Promise.all([wrap.exited, new Response(wrap.stderr).text()]);
   return { exitCode, stderr, events: /session record (\S+)/.exec(stderr)?.[1] ?? "" };
