@@ -8,6 +8,7 @@ import type { ThoughtGateConfig } from "../core/config/schema.ts";
 import { messageOf } from "../core/errors.ts";
 import { isProfile } from "../core/profile.ts";
 import { showInvisible } from "../core/visible-text.ts";
+import { EMBEDDED_DEFAULT_WORDS } from "../governance/engine/default-policy.ts";
 import { checkPolicyFile } from "../governance/engine/policy.ts";
 import type { CheckBody, DoctorContext } from "./report.ts";
 
@@ -21,7 +22,7 @@ const ORIGIN: Record<PolicyFile["origin"], string> = {
   project: "this directory's project policy: it can only add restrictions to yours",
 };
 
-const EMBEDDED = "the embedded default policy (read-only tools forwarded, destructive tools need approval, the rest forwarded)";
+const EMBEDDED = `the embedded default policy (${EMBEDDED_DEFAULT_WORDS})`;
 
 export async function checkPolicy({ env, cwd, home }: DoctorContext): Promise<PolicyFound> {
   const profile = profileOf(env);
