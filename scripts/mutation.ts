@@ -4,6 +4,9 @@
  *   bun run test:mutation                 every target below, one after another
  *   bun run test:mutation redact safe-open   the named targets only
  *   bun run test:mutation --list          the targets, their files and the tests that guard them
+ *   bun run test:mutation definition-guard --mutate src/shim/definition-guard.ts:100-130
+ *                                         a sample: only these files or line ranges (Stryker's
+ *                                         `file:from-to` form) of the named targets are mutated
  *
  * Each target is one Stryker run (its own config, written to reports/mutation/<target>.stryker.json):
  * Stryker's command runner runs `bun run scripts/mutation.ts guard <target>` once per mutant, and that
@@ -107,7 +110,7 @@ function scoreText(c: Counts): string {
   return valid === 0 ? "—" : `${((100 * (c.killed + c.timeout)) / valid).toFixed(1)}%`;
 }
 
-async function run(names: string[]): Promise<number> {
+async function run(names: string[], only: string[]): Promise<number> {
   mkdirSync(REPORTS, { recursive: true });
   const rows: string[] = [];
   let failed = 0;
@@ -121,7 +124,7 @@ async function run(names: string[]): Promise<number> {
         {
           testRunner: "command",
           commandRunner: { command: `bun run scripts/mutation.ts guard ${name}` },
-          mutate: target.files,
+          mutate: only.length > 0 ? only : target.files,
           concurrency: 1,
           reporters: ["clear-text", "json", "progress-append-only"],
           jsonReporter: { fileName: report },
@@ -165,4 +168,18 @@ function list(): void {
 const args = Bun.argv.slice(2);
 if (args[0] === "guard" && args[1] !== undefined) process.exitCode = await guard(args[1]);
 else if (args[0] === "--list") list();
-else process.exitCode = await run(args.length > 0 ? args : Object.keys(TARGETS));
+else {
+  const names: string[] = [];
+  const only: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i] as string;
+    if (arg === "--mutate") {
+      const pattern = args[++i];
+      if (pattern === undefined) throw new Error("--mutate needs a file or file:from-to");
+      only.push(pattern);
+    } else {
+      names.push(arg);
+    }
+  }
+  process.exitCode = await run(names.length > 0 ? names : Object.keys(TARGETS), only);
+}
