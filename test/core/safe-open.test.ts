@@ -1,7 +1,8 @@
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
-import { closeSync, constants, existsSync, fstatSync, linkSync, mkdirSync, readFileSync, readlinkSync, statSync, symlinkSync, writeFileSync, writeSync } from "node:fs";
+import { closeSync, constants, existsSync, fstatSync, linkSync, mkdirSync, readdirSync, readFileSync, readlinkSync, statSync, symlinkSync, writeFileSync, writeSync } from "node:fs";
 import { join } from "node:path";
-import { createExclusive, openOwnFile, readOwnFile, readRegularFile } from "../../src/core/safe-open.ts";
+import { ThoughtGateError } from "../../src/core/errors.ts";
+import { createExclusive, openOwnFile, readOwnFile, readRegularFile, refusal } from "../../src/core/safe-open.ts";
 import { fixture, tempDir } from "../support/harness.ts";
 
 let dir: ReturnType<typeof tempDir>;
@@ -162,5 +163,64 @@ describe("a link swapped in between the look and the open", () => {
       }
       expect(bytes?.toString() ?? "").not.toContain("the user's own file");
     });
+  });
+});
+
+describe("what the user is told, and what is left open", () => {
+  const openDescriptors = () => readdirSync("/proc/self/fd").length;
+
+  test("a refused or read file leaves no descriptor open, however many times wrap looks", () => {
+    linkSync(victim, at("hard"));
+    mkfifo(at("fifo"));
+    writeFileSync(at("big"), "x".repeat(100));
+    const before = openDescriptors();
+    for (let n = 0; n < 200; n++) {
+      expect(readRegularFile(victim, { follow: false }).ok).toBe(true);
+      expect(problemOf(at("big"), false, 10)).toStartWith("is larger than");
+      expect(() => openOwnFile(at("hard"), "the lock file", constants.O_RDWR)).toThrow("hard links");
+    }
+    expect(openDescriptors()).toBe(before);
+  });
+
+  test("a cap in MiB is said in MiB", () => {
+    writeFileSync(at("big"), Buffer.alloc(1024 * 1024 + 1));
+    expect(problemOf(at("big"), false, 1024 * 1024)).toBe("is larger than 1 MiB, the most wrap reads of one file");
+    expect(problemOf(at("big"), false, 2 * 1024 * 1024)).toBe("ok");
+  });
+
+  test("a path through a regular file cannot be looked at: one line naming it, for a read and an open", () => {
+    const through = join(victim, "lock");
+    expect(problemOf(through, false)).toStartWith("cannot be read: ");
+    expect(problemOf(through, false)).toContain("ENOTDIR");
+    let thrown: unknown;
+    try {
+      openOwnFile(through, "the lock file", constants.O_RDWR | constants.O_CREAT);
+    } catch (error) {
+      thrown = error;
+    }
+    expect(thrown).toBeInstanceOf(ThoughtGateError);
+    expect((thrown as ThoughtGateError).code).toBe("IO");
+    expect((thrown as ThoughtGateError).message).toStartWith(`cannot look at the lock file ${through}: `);
+  });
+
+  test("a file that cannot be opened (its directory is gone) is named with the reason, not taken for a refusal", () => {
+    const gone = join(dir.path, "no-such-dir", "backup");
+    expect(() => openOwnFile(gone, "the lock file", constants.O_RDWR)).toThrow(`cannot open the lock file ${gone}: `);
+    let thrown: unknown;
+    try {
+      createExclusive(gone, "the backup");
+    } catch (error) {
+      thrown = error;
+    }
+    expect((thrown as ThoughtGateError).code).toBe("IO");
+    expect((thrown as ThoughtGateError).message).toStartWith(`cannot open the backup ${gone}: `);
+    expect((thrown as ThoughtGateError).message).toContain("ENOENT");
+  });
+
+  test("a refusal ends with what to do, or with nothing when there is nothing to say", () => {
+    expect(refusal("/p", "the backup", "is a FIFO (named pipe), not a regular file").message).toBe(
+      "refusing the backup /p: it is a FIFO (named pipe), not a regular file; wrap neither reads nor writes through it (remove it, then run wrap again)",
+    );
+    expect(refusal("/p", "the backup", "is a directory, not a regular file", "").message).toBe("refusing the backup /p: it is a directory, not a regular file; wrap neither reads nor writes through it");
   });
 });

@@ -32,7 +32,7 @@ function readmeBlock(heading: string): string[] {
 }
 
 test("actionlint finds nothing in .github/workflows", async () => {
-  expect(await actionlint(ROOT)).toEqual({ code: 0, stdout: "Checking 2 workflow file(s)...\n✓ All workflow files passed lint checks\n", stderr: "" });
+  expect(await actionlint(ROOT)).toEqual({ code: 0, stdout: "Checking 3 workflow file(s)...\n✓ All workflow files passed lint checks\n", stderr: "" });
 });
 
 test("actionlint does report a broken workflow (it really lints)", async () => {
@@ -66,6 +66,16 @@ test("ci.yml runs the README's test command on linux x64 and arm64, and the darw
   expect(ci.jobs.test.strategy.matrix.include.map((row) => row.runner)).toEqual(["ubuntu-24.04", "ubuntu-24.04-arm"]);
   expect(ci.jobs.macos["runs-on"]).toBe("macos-14");
   expect(ci.jobs.macos.steps.map((step) => step.run).at(-1)).toStartWith("bun run smoke dist/release/thoughtgate-darwin-arm64.tar.gz");
+});
+
+test("mutation.yml runs bun run test:mutation weekly and on demand; ci.yml and .ci/run do not", () => {
+  const mutation = Bun.YAML.parse(readFileSync(join(ROOT, ".github", "workflows", "mutation.yml"), "utf8")) as Workflow & { on: Record<string, unknown> };
+  expect(Object.keys(mutation.on).sort()).toEqual(["schedule", "workflow_dispatch"]);
+  const runs = Object.values(mutation.jobs).flatMap((job) => job.steps.map((step) => step.run ?? ""));
+  expect(runs).toContain("bun run test:mutation $TARGETS");
+  const ci = Object.values(workflow("ci.yml").jobs).flatMap((job) => job.steps.map((step) => step.run ?? ""));
+  expect(ci.some((run) => run.includes("test:mutation"))).toBe(false);
+  expect(readFileSync(join(ROOT, ".ci", "run"), "utf8")).not.toContain("test:mutation");
 });
 
 test("the project URL lives in package.json: install.sh's copy of it is the same, and the released one is set from it", () => {

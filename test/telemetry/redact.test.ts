@@ -43,3 +43,34 @@ test("rawForLog redacts both encodings: text, and bytes that are not UTF-8 befor
   expect(Buffer.from(hex.raw, "hex").toString("latin1")).toBe('\u00ff\u00fe "password":"[REDACTED:secret_field]" ');
   expect(hex.raw).not.toContain(Buffer.from("hunter2").toString("hex"));
 });
+
+test("a value with its own scheme is a credential whatever its key: Bearer is a bearer token, Basic and token an Authorization header", () => {
+  expect(redact({ a: "Bearer abc", b: "BEARER  abc", c: "Basic dXNlcjpwYXNz", d: "token\tghx", e: "Bearer", f: "tokens abc" })).toEqual({
+    a: "[REDACTED:bearer_token]",
+    b: "[REDACTED:bearer_token]",
+    c: "[REDACTED:authorization_header]",
+    d: "[REDACTED:authorization_header]",
+    e: "Bearer",
+    f: "tokens abc",
+  });
+});
+
+test("null is kept as it is, under any key; a credential key with no value has nothing to hide", () => {
+  expect(redact(null)).toBeNull();
+  expect(redact({ note: null, list: [null, 1, true], password: null, token: "" })).toEqual({ note: null, list: [null, 1, true], password: null, token: "" });
+});
+
+test("past 8 levels an object or array is summarised, never shown: a password nested 9 deep does not reach a person", () => {
+  const nest = (depth: number, inner: unknown, wrap: (v: unknown) => unknown): unknown => (depth === 0 ? inner : nest(depth - 1, wrap(inner), wrap));
+  const inObject = (v: unknown) => ({ a: v });
+  const inArray = (v: unknown) => [v];
+  // Eight levels down, values are still shown (and redacted).
+  expect(redact(nest(8, "Bearer abc", inObject))).toEqual(nest(8, "[REDACTED:bearer_token]", inObject));
+  expect(redact(nest(8, "plain", inArray))).toEqual(nest(8, "plain", inArray));
+  // The ninth object or array is not walked: what it holds (a key that names nothing) is not shown.
+  const deep = redact(nest(8, { user: "u", pass: "hunter2" }, inObject));
+  expect(deep).toEqual(nest(8, "{…}", inObject));
+  expect(redact(nest(8, ["hunter2"], inArray))).toEqual(nest(8, "[…]", inArray));
+  expect(redact(nest(4, nest(5, { p: "hunter2" }, inArray), inObject))).toEqual(nest(4, nest(4, "[…]", inArray), inObject));
+  expect(JSON.stringify(redact(nest(40, { p: "hunter2" }, inObject)))).not.toContain("hunter2");
+});

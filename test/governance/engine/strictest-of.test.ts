@@ -134,3 +134,47 @@ describe("pinning under a project policy", () => {
     expect(new StrictestOf(hurried, hurried).pins("fs").workflow).toEqual({ destination: { type: "any" as const }, timeout: 1_000, on_timeout: "approve" as const });
   });
 });
+
+describe("two approvals, one stricter workflow", () => {
+  const asks = (workflow: string) =>
+    engine(`schema: 1\ngovernance:\n  rules:\n    - { id: no-rm, match: rm, action: deny }\n    - { id: ask, match: "*", action: approve, approval: w }\napproval:\n  w: ${workflow}\n`);
+
+  test("on_timeout approve only when both say approve; either deny makes it deny, whichever policy says it", () => {
+    const lenient = asks("{ destination: { type: web }, timeout: 5m, on_timeout: approve }");
+    const firm = asks("{ destination: { type: web }, timeout: 5m, on_timeout: deny }");
+    const onTimeout = (a: GovernanceEngine, b: GovernanceEngine) => {
+      const decision = new StrictestOf(a, b).evaluate(call("push"));
+      return decision.kind === "approve" ? decision.workflow.on_timeout : decision.kind;
+    };
+    expect([onTimeout(lenient, lenient), onTimeout(firm, lenient), onTimeout(lenient, firm), onTimeout(firm, firm)]).toEqual(["approve", "deny", "deny", "deny"]);
+  });
+
+  test("the same channel on both sides is kept (not refused as two channels); the same workflow keeps its one name", () => {
+    const web = asks("{ destination: { type: web }, timeout: 5m }");
+    expect(new StrictestOf(web, web).evaluate(call("push"))).toMatchObject({ kind: "approve", workflowName: "w", workflow: { destination: { type: "web" } } });
+  });
+
+  test("the user's deny stands even where the project asks for approval or denies too, reported as the user's", () => {
+    const web = asks("{ destination: { type: web } }");
+    const userDeny = user.evaluate(call("delete_repo"));
+    expect(userDeny).toMatchObject({ kind: "deny", block: { ruleId: "no-delete", reason: "rule no-delete: deny" } });
+    expect(new StrictestOf(user, web).evaluate(call("delete_repo"))).toEqual(userDeny);
+    const bothDeny = asks("{ destination: { type: web } }");
+    expect(new StrictestOf(bothDeny, web).evaluate(call("rm"))).toMatchObject({ kind: "deny", block: { reason: "rule no-rm: deny" } });
+  });
+});
+
+describe("pinning: severity thresholds", () => {
+  const pins = (yaml: string) => engine(`schema: 1\npins: { ${yaml} }\n`);
+
+  test("a project's looser threshold does not raise the user's; 'none' hides nothing, so any threshold is stricter", () => {
+    expect(new StrictestOf(pins("block_severity: medium"), pins("block_severity: high")).pins("fs").blockSeverity).toBe("medium");
+    expect(new StrictestOf(pins("block_severity: none"), pins("block_severity: high")).pins("fs").blockSeverity).toBe("high");
+    expect(new StrictestOf(pins("block_severity: low"), pins("block_severity: none")).pins("fs").blockSeverity).toBe("low");
+  });
+
+  test("the same workflow on both sides keeps its one name", () => {
+    const same = pins("approval: w }\napproval: { w: { timeout: 1m } ");
+    expect(new StrictestOf(same, same).pins("fs")).toMatchObject({ workflowName: "w", workflow: { timeout: 60_000 } });
+  });
+});

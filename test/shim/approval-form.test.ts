@@ -1,0 +1,61 @@
+/**
+ * The approval form the shim puts to a person through the agent, and what each answer means
+ * (src/shim/approval-form.ts): only an explicit "once" or "session" runs the call.
+ */
+import { expect, test } from "bun:test";
+import { approvalForm, HUMAN_MIN_ANSWER_MS, outcomeOf } from "../../src/shim/approval-form.ts";
+
+const SLOW = HUMAN_MIN_ANSWER_MS + 1;
+
+test("only an accepted 'once' or 'session' approves; an accept without a choice, or with any other, is a person's no", () => {
+  expect(outcomeOf({ action: "accept", content: { decision: "once" } }, SLOW)).toBe("approved");
+  expect(outcomeOf({ action: "accept", content: { decision: "session" } }, SLOW)).toBe("approved_session");
+  const notApprovals = [
+    { action: "accept", content: { decision: "deny" } },
+    { action: "accept", content: { decision: "always" } },
+    { action: "accept", content: { decision: "ONCE" } },
+    { action: "accept", content: { decision: ["once"] } },
+    { action: "accept", content: {} },
+    { action: "accept" },
+  ];
+  for (const answer of notApprovals) expect([answer, outcomeOf(answer, SLOW)]).toEqual([answer, "declined"]);
+});
+
+test("a decline is a person's no only when it took as long as reading the question; a cancel is no answer", () => {
+  expect(outcomeOf({ action: "decline" }, HUMAN_MIN_ANSWER_MS)).toBe("declined");
+  expect(outcomeOf({ action: "decline" }, HUMAN_MIN_ANSWER_MS - 1)).toBe("unanswered");
+  expect(outcomeOf({ action: "cancel" }, SLOW)).toBe("unanswered");
+  expect(outcomeOf({ action: "cancel" }, 0)).toBe("unanswered");
+});
+
+test("what is not an answer to the form is not taken as one", () => {
+  for (const response of [null, undefined, "accept", 1, ["accept"], {}, { action: "ACCEPT", content: { decision: "once" } }, { action: null }]) {
+    expect([response, outcomeOf(response, SLOW)]).toEqual([response, null]);
+  }
+});
+
+test("the form: one required choice; titled oneOf from MCP 2025-11-25 (and when the version is unknown), enum with enumNames before", () => {
+  const callChoices = ["once", "session", "deny"];
+  for (const version of [null, "2025-11-25", "2026-06-18"]) {
+    const form = approvalForm(version) as { type: string; required: string[]; properties: { decision: { type: string; title: string; oneOf: { const: string; title: string }[] } } };
+    expect([version, form.type, form.required]).toEqual([version, "object", ["decision"]]);
+    expect(form.properties.decision.type).toBe("string");
+    expect(form.properties.decision.title).toBe("Allow this call?");
+    expect(form.properties.decision.oneOf.map((c) => c.const)).toEqual(callChoices);
+    expect(form.properties.decision.oneOf[1]?.title).toStartWith("Allow for this session");
+  }
+  const old = approvalForm("2025-06-18") as { properties: { decision: { title: string; enum: string[]; enumNames: string[]; oneOf?: unknown } } };
+  expect(old.properties.decision.enum).toEqual(callChoices);
+  expect(old.properties.decision.enumNames).toEqual(["Allow once", expect.stringMatching(/^Allow for this session/), "Deny"]);
+  expect(old.properties.decision.oneOf).toBeUndefined();
+});
+
+test("a changed definition is accepted or kept hidden: no 'session' choice", () => {
+  const form = approvalForm("2025-11-25", "definition") as { properties: { decision: { title: string; oneOf: { const: string; title: string }[] } } };
+  expect(form.properties.decision.title).toBe("Accept the new definition?");
+  expect(form.properties.decision.oneOf.map((c) => c.const)).toEqual(["once", "deny"]);
+  expect(form.properties.decision.oneOf[0]?.title).toStartWith("Accept the new definition");
+  const old = approvalForm("2025-03-26", "definition") as { properties: { decision: { enum: string[]; enumNames: string[] } } };
+  expect(old.properties.decision.enum).toEqual(["once", "deny"]);
+  expect(old.properties.decision.enumNames[1]).toBe("Keep it hidden and its calls refused");
+});
