@@ -18,9 +18,10 @@ fi
 wait=no
 for arg in "$@"; do [ "$arg" = "--wait" ] && wait=yes; done
 [ "$wait" = yes ] && mkfifo "$dir/$$.click"
+# Before the notification is seen: a withdrawal right after it shows must find the trap set.
+[ "$wait" = yes ] && trap 'echo signal > "$dir/$$.ended"; exit 0' INT TERM
 printf '%s\\0' "$@" > "$dir/$$.args.tmp" && mv "$dir/$$.args.tmp" "$dir/$$.args"
 [ "$wait" = yes ] || exit 0
-trap 'echo signal > "$dir/$$.ended"; exit 0' INT TERM
 read -r action < "$dir/$$.click" 2>/dev/null
 echo "$action"
 echo "$action" > "$dir/$$.ended"
