@@ -89,11 +89,7 @@ export class Rules {
   whatDecides(input: Omit<RuleInput, "arguments">): Candidate[] {
     const found: Candidate[] = [];
     for (const rule of this.rules) {
-      if (!rule.method.test(input.method) || !rule.match.test(input.name)) continue;
-      if (rule.source && !rule.source.test(input.serverId)) continue;
-      if (rule.server && !sameProgram(rule.server, input.server)) continue;
-      if (rule.project && rule.project(input.place) !== input.place.project) continue;
-      if (rule.annotations && !annotationsMatch(rule.annotations, input.annotations)) continue;
+      if (!holdsBesideArguments(rule, input)) continue;
       const { action, policyId, approval } = rule.result;
       found.push({ rule: rule.rule, ruleId: rule.id, action, policyId, approval, conditional: rule.arguments !== null });
       if (rule.arguments === null) return found;
@@ -104,11 +100,7 @@ export class Rules {
 
   match(input: RuleInput): RuleMatch {
     for (const rule of this.rules) {
-      if (!rule.method.test(input.method) || !rule.match.test(input.name)) continue;
-      if (rule.source && !rule.source.test(input.serverId)) continue;
-      if (rule.server && !sameProgram(rule.server, input.server)) continue;
-      if (rule.project && rule.project(input.place) !== input.place.project) continue;
-      if (rule.annotations && !annotationsMatch(rule.annotations, input.annotations)) continue;
+      if (!holdsBesideArguments(rule, input)) continue;
       if (rule.arguments && !argumentsMatch(rule.arguments, input.arguments, input.place)) continue;
       return rule.result;
     }
@@ -123,6 +115,15 @@ function projectOf(dir: string): (place: Place) => string {
     if (last?.home !== place.home) last = { home: place.home, dir: resolveLinks(fillPlace(dir, place)) };
     return last.dir;
   };
+}
+
+/** Whether every condition of `rule` but its `arguments:` holds for the call. */
+function holdsBesideArguments(rule: CompiledRule, input: Omit<RuleInput, "arguments">): boolean {
+  if (!rule.method.test(input.method) || !rule.match.test(input.name)) return false;
+  if (rule.source && !rule.source.test(input.serverId)) return false;
+  if (rule.server && !sameProgram(rule.server, input.server)) return false;
+  if (rule.project && rule.project(input.place) !== input.place.project) return false;
+  return !rule.annotations || annotationsMatch(rule.annotations, input.annotations);
 }
 
 /** A rule's `server:` and the program that runs the call's server; unknown (the arbiter) matches none. */
