@@ -30,11 +30,16 @@ import { compileTarget } from "../build.ts";
 type Target = { files: string[]; tests: string[] };
 
 /**
- * What is mutated, and the test files that guard it. Unit tests wherever they reach the code (fast:
- * the whole file's mutants in minutes); e2e tests (the compiled binary) only where no unit test does.
+ * What is mutated, and the test files that guard it: the unit tests that reach the code, and the e2e
+ * tests (the compiled binary) that catch what they miss (json-shape's duplicate names through the
+ * shim, coverage-gate's plugins of the real Claude Code). A target with an e2e guard rebuilds the
+ * binary per mutant, so its run takes longer.
  */
 const TARGETS: Record<string, Target> = {
-  "json-shape": { files: ["src/stdio/json-shape.ts"], tests: ["test/stdio/json-shape.test.ts", "test/stdio/framer.test.ts"] },
+  "json-shape": {
+    files: ["src/stdio/json-shape.ts"],
+    tests: ["test/stdio/json-shape.test.ts", "test/stdio/framer.test.ts", "test/e2e/attacks/duplicate-keys.test.ts"],
+  },
   decider: { files: ["src/governance/decision/decider.ts"], tests: ["test/governance/decision/decider.test.ts"] },
   "strictest-of": {
     files: ["src/governance/engine/strictest-of.ts"],
@@ -54,7 +59,7 @@ const TARGETS: Record<string, Target> = {
     files: ["src/telemetry/secret-*.ts"],
     tests: ["test/telemetry/secret-scan.test.ts", "test/telemetry/redact.test.ts", "test/shim/result-scanner.test.ts"],
   },
-  "coverage-gate": { files: ["src/wrap/coverage-gate.ts"], tests: ["test/wrap/coverage-gate.test.ts"] },
+  "coverage-gate": { files: ["src/wrap/coverage-gate.ts"], tests: ["test/wrap/coverage-gate.test.ts", "test/e2e/attacks/claude-plugins.test.ts"] },
   "safe-open": {
     files: ["src/core/safe-open.ts"],
     tests: ["test/core/safe-open.test.ts", "test/core/atomic-write.test.ts", "test/wrap/lock.test.ts", "test/wrap/backup.test.ts"],

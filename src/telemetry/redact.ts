@@ -20,8 +20,12 @@ import { redactString } from "./secret-scan.ts";
 export { isSecretKey } from "./secret-keys.ts";
 export { redactedMarker };
 
-/** Values that carry their own scheme (`Bearer …`, `Basic …`) are credentials whatever their key. */
-const SCHEMED_CREDENTIAL = /^(bearer|basic|token)\s+\S/i;
+/**
+ * Values that carry their own scheme (`Bearer …`, `Basic …`, `token …`) are credentials whatever
+ * their key. `token` is also an English word ("token is ghp_…"): only a value that is the scheme
+ * and one word counts; a sentence goes to the scanner, which names what it finds by its shape.
+ */
+const SCHEMED_CREDENTIAL = /^(?:(bearer|basic)\s+\S|token\s+\S+\s*$)/i;
 
 /** Depth past which nested values are summarised rather than walked (a prompt, not a dump). */
 const MAX_DEPTH = 8;

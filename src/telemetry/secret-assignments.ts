@@ -7,7 +7,9 @@ import type { Rule, ScanMode } from "./secret-shapes.ts";
 /**
  * Assignments in text whose key names a credential (secret-keys.ts): `PASSWORD=…` (.env files,
  * shells, `?api_key=…` in a URL, `--password=…`, `Password=…;` in a connection string),
- * `password = "…"` (ini, TOML, source code) and `password: …` at the start of a line (YAML).
+ * `password = "…"` (ini, TOML, source code), `password: …` at the start of a line (YAML), and
+ * `password: …` as a member of a map written on one line (`{user: u, password: p}` in YAML,
+ * `{'password': 'p'}` printed by Python).
  *
  * In a result the agent may be reading source code, where `connect(password=password)` or
  * `api_key = os.environ["KEY"]` hold no secret and must reach it unchanged. So in the `result`
@@ -30,6 +32,9 @@ const RESULT_VALUE = except("&#\"'\\,;()[]{}<>");
 const CODE_AFTER = byteClass("()[]{}<>");
 /** A YAML scalar runs to the end of its line; `&`, `;`, `,` are part of it. */
 const YAML_VALUE = except("\"'\\");
+/** A member's value in a map on one line ends at the next member or the map's end. */
+const FLOW_VALUE = except("\"'\\,{}[]");
+const FLOW_NEXT = byteClass(",}");
 const NAME_LIKE = byteClass("A-Za-z_.");
 
 function except(chars: string): Uint8Array {
@@ -54,22 +59,32 @@ const equals: Rule = {
   },
 };
 
-/** `password: value` at the start of a line (after its indentation, or a list's `- `); the anchor is `: `. */
+/**
+ * `password: value` where a key stands: at the start of a line (after its indentation, or a list's
+ * `- `), or after the `{` or `,` of a map on one line; the key may be in single quotes (Python's
+ * `{'password': 'p'}`). The anchor is `: `.
+ */
 const yamlPair: Rule = {
   kinds: ["secret_field", "aws_secret_access_key"],
   anchors: [": "],
   match(b, at, mode) {
-    const run = runBefore(b, at, KEY, MAX_KEY + 1);
+    const quoted = b[at - 1] === 0x27;
+    const keyEnd = quoted ? at - 1 : at;
+    const run = runBefore(b, keyEnd, KEY, MAX_KEY + 1);
     if (run === 0 || run > MAX_KEY) return null;
-    const keyStart = afterEscape(b, at - run, at);
-    let i = keyStart;
+    const keyStart = afterEscape(b, keyEnd - run, keyEnd);
+    if (keyStart === keyEnd || (quoted && b[keyStart - 1] !== 0x27)) return null;
+    let i = quoted ? keyStart - 1 : keyStart;
     while (i > 0 && isSpace(b[i - 1])) i--;
-    if (b[i - 1] === 0x2d) i--;
-    while (i > 0 && isSpace(b[i - 1])) i--;
-    const lineStart = i === 0 || b[i - 1] === 0x0a || b[i - 1] === 0x0d || ((b[i - 1] === 0x6e || b[i - 1] === 0x72) && b[i - 2] === 0x5c);
-    if (!lineStart || keyStart === at) return null;
-    const kind = keyKindAt(b, keyStart, at, mode);
-    return kind ? valueAt(b, at + 2, mode, kind, "yaml") : null;
+    const inMap = b[i - 1] === 0x7b || b[i - 1] === 0x2c;
+    if (!inMap) {
+      if (b[i - 1] === 0x2d) i--;
+      while (i > 0 && isSpace(b[i - 1])) i--;
+      const lineStart = i === 0 || b[i - 1] === 0x0a || b[i - 1] === 0x0d || ((b[i - 1] === 0x6e || b[i - 1] === 0x72) && b[i - 2] === 0x5c);
+      if (!lineStart) return null;
+    }
+    const kind = keyKindAt(b, keyStart, keyEnd, mode);
+    return kind ? valueAt(b, at + 2, mode, kind, inMap ? "member" : "yaml") : null;
   },
 };
 
@@ -92,24 +107,32 @@ function afterEscape(b: Uint8Array, start: number, end: number): number {
 
 /**
  * The value starting at `start` (after spaces): quoted, or up to where a value ends. A YAML value
- * in a result must be the whole rest of its line: `Password: must be 8 characters` is prose.
+ * in a result must be the whole rest of its line: `Password: must be 8 characters` is prose; a
+ * member's must end where the member does (`{password: getPassword()}` is code).
  */
-function valueAt(b: Uint8Array, start: number, mode: ScanMode, kind: SecretKind, syntax: "parameter" | "yaml"): Span | null {
+function valueAt(b: Uint8Array, start: number, mode: ScanMode, kind: SecretKind, syntax: "parameter" | "yaml" | "member"): Span | null {
   let i = start;
   while (i - start < MAX_SPACES && isSpace(b[i])) i++;
   const escapes = runOf(b, i, BACKSLASH_CLASS, 16);
   const quote = b[i + escapes];
   if (quote === QUOTE || (quote === 0x27 && escapes === 0)) return quotedValue(b, i + escapes, quote, kind);
-  const cls = syntax === "yaml" ? YAML_VALUE : mode === "display" ? DISPLAY_VALUE : RESULT_VALUE;
+  const cls = syntax === "yaml" ? YAML_VALUE : mode === "result" ? RESULT_VALUE : syntax === "member" ? FLOW_VALUE : DISPLAY_VALUE;
   const length = runOf(b, i, cls, MAX_VALUE);
   if (length === 0) return null;
   const first = b[i];
   if (first === 0x24 || first === 0x25) return null;
   if (mode === "result") {
     if (!secretLooking(b, i, length)) return null;
-    if (syntax === "parameter" ? CODE_AFTER[b[i + length] as number] === 1 : !lineEndsAt(b, i + length)) return null;
+    if (syntax === "parameter" ? CODE_AFTER[b[i + length] as number] === 1 : syntax === "yaml" ? !lineEndsAt(b, i + length) : !memberEndsAt(b, i + length)) return null;
   }
   return { kind, start: i, end: i + length };
+}
+
+/** Only spaces, then the next member, the map's end, or the end of the line. */
+function memberEndsAt(b: Uint8Array, i: number): boolean {
+  let j = i;
+  while (j - i < MAX_SPACES && isSpace(b[j])) j++;
+  return FLOW_NEXT[b[j] as number] === 1 || lineEndsAt(b, j);
 }
 
 const BACKSLASH_CLASS = byteClass("\\\\");

@@ -3,8 +3,14 @@ import type { ScanMode } from "./secret-shapes.ts";
 
 /**
  * Which key names hold credentials. Keys are split into words (`apiKey`, `X-Api-Key`,
- * `access_token` → api key / x api key / access token), so `key` catches `private_key` but not
- * `keyboard` or `monkey`.
+ * `access_token`, `DBPassword` → api key / x api key / access token / db password), without case,
+ * and words run together are taken apart where they end in a credential word (`newpassword`,
+ * `accesstoken`, `clientsecret`; `privatekey` only after a word that makes a key a credential, so
+ * not `monkey`), or make one together (`PassWord`). So `key` catches `private_key` but not
+ * `keyboard`, and `secret` not `secretary`.
+ *
+ * A key whose last word says something about a credential rather than holding it (`token_count`,
+ * `passwordPolicy`, `secret_name`, `token_type`) names no credential in either reading.
  *
  * Two readings, one per scan mode (secret-shapes.ts):
  * - display: any key with a credential-ish word (`session`, `auth`, `key`, `tokens`…): a person
@@ -80,22 +86,96 @@ const NOT_CREDENTIAL_TOKENS: ReadonlySet<string> = new Set(["page", "next", "con
 /** Words after the credential word that still name its value (`secret_value`, `password_b64`). */
 const VALUE_SUFFIXES: ReadonlySet<string> = new Set(["value", "string", "text", "data", "plain", "plaintext", "raw", "b64", "base64", "hex", "encoded"]);
 
+/** A last word that describes a credential (how many, what kind, its rules, its name), never holds one. */
+const DESCRIBING_WORDS: ReadonlySet<string> = new Set([
+  "count",
+  "counts",
+  "limit",
+  "limits",
+  "policy",
+  "policies",
+  "length",
+  "type",
+  "types",
+  "kind",
+  "expiry",
+  "expires",
+  "expiration",
+  "ttl",
+  "name",
+  "names",
+  "label",
+  "format",
+  "rules",
+  "required",
+  "usage",
+]);
+/** `<word>_tokens` that counts a model's tokens (`max_tokens`, `input_tokens`). */
+const COUNTED_TOKENS: ReadonlySet<string> = new Set(["max", "min", "input", "output", "total", "num", "prompt", "completion", "cached", "reasoning", "remaining", "used"]);
+/** Credential words found at the end of a word run together (`newpassword`, `accesstoken`), longest first. */
+const GLUED_ENDINGS: readonly string[] = ["authorization", "credentials", "passphrase", "credential", "password", "cookies", "secrets", "passwd", "cookie", "secret", "tokens", "token"];
+/** Two words that are one credential word when written as two (`PassWord`, `Pass_Phrase`). */
+const SPLIT_WORDS: ReadonlySet<string> = new Set(["password", "passphrase"]);
+
 export function keyWords(key: string): string[] {
-  return key
+  const words = key
     .replace(/([a-z0-9])([A-Z])/g, "$1 $2")
+    .replace(/([A-Z])([A-Z][a-z])/g, "$1 $2")
     .toLowerCase()
     .split(/[^a-z0-9]+/)
     .filter((word) => word.length > 0);
+  const out: string[] = [];
+  for (let i = 0; i < words.length; i++) {
+    const word = words[i] as string;
+    const joined = word + (words[i + 1] ?? "");
+    if (i + 1 < words.length && SPLIT_WORDS.has(joined)) {
+      out.push(joined);
+      i++;
+    } else {
+      out.push(...unglued(word));
+    }
+  }
+  return out;
+}
+
+/** A word run together taken apart at the credential words it ends in: `dbpassword` → db password, `awssecretaccesskey` → aws secret access key. */
+function unglued(word: string): string[] {
+  if (DISPLAY_WORDS.has(word)) return [word];
+  const key = unglueKey(word);
+  if (key) return key;
+  for (const ending of GLUED_ENDINGS) {
+    if (word.length > ending.length && word.endsWith(ending)) return [...unglued(word.slice(0, -ending.length)), ending];
+  }
+  return [word];
+}
+
+/** `<qualifier>key` (`privatekey`, `sshkey`, `secretaccesskey`), or null: `monkey` and `hockey` are no keys. */
+function unglueKey(word: string): string[] | null {
+  if (!word.endsWith("key") || word.length <= 3) return null;
+  const before = word.slice(0, -3);
+  for (const qualifier of KEY_QUALIFIERS) {
+    if (before.endsWith(qualifier)) return [...(before.length > qualifier.length ? unglued(before.slice(0, -qualifier.length)) : []), qualifier, "key"];
+  }
+  return null;
+}
+
+/** Whether the last word describes a credential (`token_count`, `max_tokens`) instead of holding one. */
+function describesOnly(words: readonly string[]): boolean {
+  const last = words[words.length - 1] ?? "";
+  if (words.length > 1 && DESCRIBING_WORDS.has(last)) return true;
+  return last === "tokens" && COUNTED_TOKENS.has(words[words.length - 2] ?? "");
 }
 
 /** The display reading: any credential-ish word. */
 export function isSecretKey(key: string): boolean {
-  return keyWords(key).some((word) => DISPLAY_WORDS.has(word));
+  const words = keyWords(key);
+  return !describesOnly(words) && words.some((word) => DISPLAY_WORDS.has(word));
 }
 
 /** The result reading: the key names a credential. */
 export function isCredentialKey(key: string): boolean {
   const words = keyWords(key);
+  if (describesOnly(words)) return false;
   while (words.length > 1 && VALUE_SUFFIXES.has(words[words.length - 1] ?? "")) words.pop();
   const last = words[words.length - 1] ?? "";
   const before = words[words.length - 2] ?? "";

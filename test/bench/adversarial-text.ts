@@ -14,6 +14,8 @@ export const ADVERSARIAL_UNITS: ReadonlyArray<readonly [string, string, string]>
   ["an assignment whose value runs into code", "token=", "("],
   ["a quoted assignment with no closing quote", "token='x", "\\n"],
   ["a YAML key per line", "\\npassword: a", ""],
+  ["a map's members on one line, single-quoted values never closed", "{'password': 'x", "\\n"],
+  ["a map's members on one line, glued key names", ", newpassword: a", ""],
   ["a JSON key named like a credential, its string never closed", '\\"password\\":\\"', ""],
   ["a Slack token longer than any", "xoxb-", ""],
   ["an Anthropic key longer than any", "sk-ant-", ""],

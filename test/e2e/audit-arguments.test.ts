@@ -55,6 +55,66 @@ async function echoThroughShim(box: ReturnType<typeof sandbox>): Promise<void> {
   await client.close();
 }
 
+/** `thoughtgate log --json` in the sandbox: one parsed call per line. */
+async function logged(box: ReturnType<typeof sandbox>): Promise<Array<Record<string, unknown>>> {
+  const proc = Bun.spawn([requireBinary(), "log", "--json"], { env: box.env, cwd: box.project, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+  const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+  expect(code, stderr).toBe(0);
+  return stdout.split("\n").filter(Boolean).map((line) => JSON.parse(line) as Record<string, unknown>);
+}
+
+describe("credentials however their key is written", () => {
+  test("glued, camel-case and capitalised keys, a map written inside a string, and a token in a sentence: redacted in the record file and in log; ordinary keys kept", async () => {
+    const box = sandbox("keys", null, null);
+    const secret = (n: number) => `Zq${n}vX8!kP2m`;
+    const args = {
+      newpassword: secret(1),
+      DBPassword: secret(2),
+      PassWord: secret(3),
+      accesstoken: secret(4),
+      clientsecret: secret(5),
+      privatekey: secret(6),
+      yaml: `db: {user: app, password: ${secret(7)}}`,
+      python: `conn = {'user': 'app', 'password': '${secret(8)}'}`,
+      param: `connect(host, password='${secret(9)}')`,
+      note: `token is ${TOKEN}`,
+      token_count: 12,
+      keyboard: "us",
+      secretary: "Ada",
+      passwordPolicy: "min-12",
+    };
+    const transport = new StdioClientTransport({ command: requireBinary(), args: ["shim", "--server-id", "everything", "--", ...EVERYTHING_SERVER], env: box.env, cwd: box.project, stderr: "pipe" });
+    const client = new Client({ name: "audit-test", version: "1" }, { capabilities: {} });
+    await client.connect(transport);
+    await client.callTool({ name: "echo", arguments: { message: "hi", ...args } }).catch(() => undefined);
+    await client.close();
+    const field = "[REDACTED:secret_field]";
+    const expected = {
+      message: "hi",
+      newpassword: field,
+      DBPassword: field,
+      PassWord: field,
+      accesstoken: field,
+      clientsecret: field,
+      privatekey: field,
+      yaml: `db: {user: app, password: ${field}}`,
+      python: `conn = {'user': 'app', 'password': '${field}'}`,
+      param: `connect(host, password='${field}')`,
+      note: "token is [REDACTED:github_token]",
+      token_count: 12,
+      keyboard: "us",
+      secretary: "Ada",
+      passwordPolicy: "min-12",
+    };
+    expect(starts(box.state)[0]?.arguments).toEqual(expected);
+    const file = recordLines(box.state).join("\n");
+    for (let n = 1; n <= 9; n++) expect(file).not.toContain(secret(n));
+    expect(file).not.toContain(TOKEN);
+    const [call] = await logged(box);
+    expect(call?.arguments).toEqual(expected);
+  });
+});
+
 describe("the arguments in the record", () => {
   test("by default: redacted beside the hash, invisible characters as escapes in the file", async () => {
     const box = sandbox("default", null, null);

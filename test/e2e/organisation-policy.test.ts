@@ -163,6 +163,18 @@ describe("the organisation's policy", () => {
       await refused(org, /the URL serves version 4, older than version 5 already seen \(a rollback\)/);
     }, TIMEOUT_MS);
 
+    test("the same version again with other contents (the identical bundle again is accepted)", async () => {
+      await using org = await setUp();
+      const first = await org.publish(NO_DELETES, 5);
+      org.serve(first);
+      expect((await thoughtgate(["policy", "pull"], org.env)).exitCode).toBe(0);
+      org.serve(first);
+      expect((await thoughtgate(["policy", "status"], org.env)).stdout).toContain("  in force: version 5, signed ");
+      // Properly signed, the same version number, a policy that lets the deletes through.
+      org.serve(await org.publish("schema: 1\n", 5));
+      await refused(org, /the URL serves version 5 again with other contents/);
+    }, TIMEOUT_MS);
+
     test("a redirect to another origin", async () => {
       await using org = await setUp();
       const bundle = await org.publish(NO_DELETES, 1);

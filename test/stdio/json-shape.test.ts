@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { checkJsonShape, MAX_NESTING } from "../../src/stdio/json-shape.ts";
+import { checkJsonShape, MAX_NESTING, type ShapeProblem } from "../../src/stdio/json-shape.ts";
 
 const obj = (n: number, extra = "") => `{${Array.from({ length: n }, (_, i) => `"k${i}":${i}`).join(",")}${extra}}`;
 
@@ -34,6 +34,20 @@ describe("checkJsonShape", () => {
     expect(checkJsonShape(obj(40))).toBeNull();
     expect(checkJsonShape(obj(40, ',"k25":0'))?.code).toBe("DuplicateKey");
     expect(checkJsonShape(`{"outer":${obj(30)},"k0":1,"k1":2}`)).toBeNull();
+  });
+
+  test("where an object turns large, every name is in its lookup table: a name at any position, the 17th included, found again later", () => {
+    // The 17th name is the one that switches the check from comparing in place to the table; a
+    // table built without it lets that name through twice. Each position, on both paths (the
+    // in-place scan, and the decoding one a limit past MAX_NESTING takes), plain and escaped.
+    for (let position = 0; position < 24; position++) {
+      for (const again of [`"k${position}"`, `"\u006b${position}"`]) {
+        const text = obj(24, `,${again}:0`);
+        const found: ShapeProblem = { code: "DuplicateKey", detail: `the name "k${position}" appears twice in one object` };
+        expect([position, again, checkJsonShape(text)]).toEqual([position, again, found]);
+        expect([position, again, checkJsonShape(text, MAX_NESTING + 1)]).toEqual([position, again, found]);
+      }
+    }
   });
 
   test(`nesting up to ${MAX_NESTING} levels is accepted, one more is not`, () => {

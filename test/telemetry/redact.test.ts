@@ -1,6 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { rawForLog } from "../../src/telemetry/events.ts";
 import { isSecretKey, redact, redactText } from "../../src/telemetry/redact.ts";
+import { isCredentialKey, keyKind } from "../../src/telemetry/secret-keys.ts";
 
 const FIELD = "[REDACTED:secret_field]";
 
@@ -10,6 +11,48 @@ test("keys naming credentials are redacted at any depth; look-alike words are no
   expect(
     redact({ path: "a.txt", auth: { password: "p", user: "u" }, list: [{ token: "t" }], header: "Bearer abc", empty_token: "", n: 1 }),
   ).toEqual({ path: "a.txt", auth: FIELD, list: [{ token: FIELD }], header: "[REDACTED:bearer_token]", empty_token: "", n: 1 });
+});
+
+describe("key names, however they are written", () => {
+  const credentials = ["newpassword", "DBPassword", "PassWord", "accesstoken", "clientsecret", "privatekey", "NEWPASSWORD", "DB_PASSWORD", "oldPassWord", "Pass_Phrase", "refreshtoken", "githubtoken", "SECRETKEY", "sshkey", "userpassword"];
+  const ordinary = ["token_count", "keyboard", "secretary", "monkey", "hockey", "passwordPolicy", "password_length", "token_type", "tokenType", "secret_name", "max_tokens", "input_tokens", "passage", "compass", "bypass", "tokenizer", "passwordless", "keystone", "authority"];
+
+  test("glued, camel-case and capitalised names of a credential are one in both readings: shown to a person, and in a result", () => {
+    expect(credentials.filter((key) => !isSecretKey(key))).toEqual([]);
+    expect(credentials.filter((key) => !isCredentialKey(key))).toEqual([]);
+    expect(keyKind("awssecretaccesskey", "result")).toBe("aws_secret_access_key");
+    expect(keyKind("AWSSecretAccessKey", "display")).toBe("aws_secret_access_key");
+  });
+
+  test("names that hold no credential, or only describe one (how many, what kind, its rules), are none in either reading", () => {
+    expect(ordinary.filter(isSecretKey)).toEqual([]);
+    expect(ordinary.filter(isCredentialKey)).toEqual([]);
+    const value = Object.fromEntries(ordinary.map((key) => [key, "kept"]));
+    expect(redact(value)).toEqual(value);
+  });
+});
+
+test("a map written on one line inside a string: a YAML flow map, a Python dict, a parameter", () => {
+  expect(
+    redact({
+      yaml: "db: {user: app, password: hunter2, port: 5432}",
+      python: "{'user': 'app', 'password': 'hunter2'}",
+      json: 'settings = {"user": "u", "password": "hunter2"}',
+      call: "login(user, password='hunter2')",
+      listed: "- {name: db, newpassword: hunter2}",
+    }),
+  ).toEqual({
+    yaml: `db: {user: app, password: ${FIELD}, port: 5432}`,
+    python: `{'user': 'app', 'password': '${FIELD}'}`,
+    json: `settings = {"user": "u", "password": "${FIELD}"}`,
+    call: `login(user, password='${FIELD}')`,
+    listed: `- {name: db, newpassword: ${FIELD}}`,
+  });
+});
+
+test("a token in a sentence that starts with the word token is named by its shape, not taken for an Authorization header", () => {
+  const token = ["gh", "p_", "A".repeat(36)].join("");
+  expect(redact({ note: `token is ${token}`, header: `token ${token}` })).toEqual({ note: "token is [REDACTED:github_token]", header: "[REDACTED:authorization_header]" });
 });
 
 test("strings get the text form too: a Bearer inside a command, a JSON document inside a string", () => {

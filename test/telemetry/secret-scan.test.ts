@@ -106,6 +106,8 @@ describe("linear time on hostile input: 4 MiB of each pattern scans in well unde
     ["URL schemes", "a://b:"],
     ["assignments", "password="],
     ["YAML keys", "\\ntoken: "],
+    ["map members on one line, single-quoted values never closed", "{'password': 'x"],
+    ["map members on one line, one after another", ", accesstoken: a1"],
     ["underscores", "gh_"],
     ["Authorization headers", "Authorization: x"],
     ["backslashes before quotes", '\\\\\\\\\\\\\\"'],

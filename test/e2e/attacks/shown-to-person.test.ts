@@ -9,7 +9,7 @@ import { afterEach, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
-import { writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fixture, readEvents, requireBinary, tempDir, waitFor } from "../../support/harness.ts";
 import { SECRETS } from "../../fixtures/secrets/corpus.ts";
@@ -172,6 +172,25 @@ describe("a credential in what a governed request names", () => {
     expect(JSON.stringify(readEvents(events))).not.toContain(SECRET);
     expect(agent.stderr).toContain("denied resources/read postgres://admin:[REDACTED:url_password]@db.internal/users");
     expect(agent.stderr).not.toContain(SECRET);
+  });
+});
+
+describe("a prompt's arguments in the record", () => {
+  test("prompts/get arguments are written to events.jsonl redacted (the file itself, not log's view, which redacts again)", async () => {
+    const dir = tempDir();
+    cleanup.push(() => dir[Symbol.dispose]());
+    const events = join(dir.path, "events.jsonl");
+    const token = `ghp_${"R".repeat(36)}`;
+    const agent = new RawAgent(["--server-id", "ops", "--events", events, "--", ...fixture("scripted-server-fixture.ts", "--prompt-description", "a brief")]);
+    cleanup.push(() => agent.close());
+    const answer = await agent.request(1, "prompts/get", { name: "brief", arguments: { password: SECRET, note: `deploy with ${token}` } });
+    expect(answer.error).toBeUndefined();
+    await agent.close();
+    const decision = readEvents(events).find((e) => e.type === "method_decision");
+    expect(decision).toMatchObject({ method: "prompts/get", name: "brief", arguments: { password: "[REDACTED:secret_field]", note: "deploy with [REDACTED:github_token]" } });
+    const file = readFileSync(events, "utf8");
+    expect(file).not.toContain(SECRET);
+    expect(file).not.toContain(token);
   });
 });
 

@@ -133,6 +133,11 @@ governance:
     const decide = (place: Place) => rules.evaluate({ serverId: "fs", method: "tools/call", name: "write_file", arguments: { path: "/x" }, place }).kind;
     expect(decide(placeOf(join(app, "lib")))).toBe("forward");
     expect(decide(placeOf(dir.path))).toBe("approve");
+    // Another project: a path that starts the same, and a repository of its own nested inside.
+    mkdirSync(join(dir.path, "app-evil", ".git"), { recursive: true });
+    mkdirSync(join(app, "vendor", "dep", ".git"), { recursive: true });
+    expect(decide(placeOf(join(dir.path, "app-evil")))).toBe("approve");
+    expect(decide(placeOf(join(app, "vendor", "dep")))).toBe("approve");
   });
 
   test("the project is the nearest ancestor holding .git, else the directory itself; links resolved", () => {
