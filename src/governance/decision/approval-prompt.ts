@@ -13,6 +13,16 @@ const MIN_KEPT_CHARS = 80;
 const NAMED_PLACES = 8;
 /** What the arguments show where a text is in the diff below instead. */
 export const IN_THE_DIFF = "(shown as the diff below)";
+/**
+ * Changed lines the question leads with, under the line that names the file. Claude Code shows
+ * the first four lines of a form's message, each cut at the terminal's width, and hides the rest
+ * behind "… (+N more lines)" (measured in its TUI, 2.1.330, at 80 and 160 columns:
+ * test/e2e/agents/claude-form-change.test.ts): the headline, the file with its counts, and two
+ * changed lines are what a person reads there.
+ */
+export const LEAD_CHANGED_LINES = 2;
+/** A changed line in the lead is cut after this many characters (the terminal cuts it sooner; the whole diff follows). */
+const LEAD_LINE_CHARS = 240;
 
 export type PromptCall = { serverId: string; method: string; name: string; arguments: unknown; ruleId?: string | null };
 
@@ -34,10 +44,14 @@ export type PromptOptions = {
 /**
  * The one builder of what a person is asked, on every channel (the agent's form, Slack, the
  * arbiter's terminal; the approvals page shows the same parts): it starts "ThoughtGate:", names the
- * tool (or method and target), the server and the rule, then the arguments one per line, and what
- * an edit or a write over an existing file would change as a unified diff.
+ * tool (or method and target), the server and the rule; for an edit or a write over an existing
+ * file, what changes (the file, how many lines go and come, the first changed lines); then the
+ * arguments one per line, and the whole change as a unified diff.
  *
  *     ThoughtGate: allow edit_file on server fs? (rule default-destructive: approval required)
+ *     Change to /p/notes.md: 1 line removed, 1 added
+ *     -Status: draft
+ *     +Status: final
  *     dryRun: false
  *     edits: [{"newText":"(shown as the diff below)","oldText":"(shown as the diff below)"}]
  *     path: "/p/notes.md"
@@ -45,9 +59,9 @@ export type PromptOptions = {
  *     --- /p/notes.md
  *     …
  *
- * The most important line comes first and each argument takes one line: Claude Code shows the
- * first four lines of a form's message, each cut at the terminal's width (its bundled code, 2.1.330),
- * so a call is read at a glance there too; the approvals page shows everything.
+ * The most important lines come first and each argument takes one line: Claude Code shows the
+ * first four lines of a form's message, each cut at the terminal's width (LEAD_CHANGED_LINES), so
+ * the change is read at a glance there too; the approvals page shows everything.
  *
  * - Credentials are redacted (src/telemetry/redact.ts) before anything is shown or diffed.
  * - Bidi controls, zero-width, tag and control characters are shown as escapes, so the text
@@ -60,7 +74,7 @@ export function approvalPrompt(call: PromptCall, reason?: string, options: Promp
   const shownArgs = redact(call.arguments ?? {});
   const change = options.change !== undefined ? options.change : previewChange(shownArgs, options.readExisting);
   const args = shownArguments(change ? pointAtDiff(shownArgs, change.covers) : shownArgs, options.seeAllAt);
-  const lines = [headline(call, reason), args.text];
+  const lines = [headline(call, reason), ...(change ? changeLead(change) : []), args.text];
   if (change && options.diffApart !== true) lines.push(`Change to ${visible(change.path)}:`, shownDiff(change.diff, options.seeAllAt));
   if (args.note) lines.push(args.note);
   return lines.join("\n");
@@ -77,6 +91,34 @@ export function visibleDiff(diff: string): string {
     .split("\n")
     .map((line) => showInvisible(line))
     .join("\n");
+}
+
+/**
+ * The change in the lines right under the headline: the file and its counts, then the changed
+ * lines (no context). More than LEAD_CHANGED_LINES: the first line removed and the first added
+ * (what is replaced by what), and how many more there are.
+ */
+function changeLead(change: ChangePreview): string[] {
+  const changed = change.diff.split("\n").filter((line) => (line.startsWith("-") && !line.startsWith("--- ")) || (line.startsWith("+") && !line.startsWith("+++ ")));
+  const removed = changed.filter((line) => line.startsWith("-")).length;
+  const added = changed.length - removed;
+  const counts = changed.length === 0 ? "no line changes" : `${plural(removed, "line")} removed, ${added} added`;
+  const head = `Change to ${visible(change.path)}: ${counts}`;
+  if (changed.length <= LEAD_CHANGED_LINES) return [head, ...changed.map(leadLine)];
+  const firstRemoved = changed.findIndex((line) => line.startsWith("-"));
+  const firstAdded = changed.findIndex((line) => line.startsWith("+"));
+  const picked = firstRemoved >= 0 && firstAdded >= 0 ? [firstRemoved, firstAdded].sort((a, b) => a - b) : [0, 1];
+  const more = changed.length - picked.length;
+  return [head, ...picked.map((i) => leadLine(changed[i] ?? "")), `…[${plural(more, "more changed line")}: the whole diff below]`];
+}
+
+function leadLine(line: string): string {
+  const shown = showInvisible(line);
+  return shown.length <= LEAD_LINE_CHARS ? shown : `${shown.slice(0, LEAD_LINE_CHARS)}…[${shown.length - LEAD_LINE_CHARS} characters more]`;
+}
+
+function plural(count: number, noun: string): string {
+  return `${count} ${noun}${count === 1 ? "" : "s"}`;
 }
 
 /** `ThoughtGate: allow delete_repo on server github? (rule deletes: approval required)`; other methods name the method and target. */
