@@ -45,7 +45,8 @@ async function plainRun(dir: string, answers: Answer[], asked: Asked[]): Promise
   });
   const client = new Client({ name: "plain-run", version: "1" }, { capabilities: { elicitation: {} } });
   client.setRequestHandler(ElicitRequestSchema, async (request) => {
-    const decision = (request.params.requestedSchema as { properties: { decision: { oneOf: Array<{ const: string }> } } }).properties.decision;
+    const { requestedSchema } = request.params as unknown as { requestedSchema: { properties: { decision: { oneOf: Array<{ const: string }> } } } };
+    const decision = requestedSchema.properties.decision;
     asked.push({ message: String(request.params.message), choices: decision.oneOf.map((c) => c.const) });
     await personReads();
     const answer = answers.shift();
