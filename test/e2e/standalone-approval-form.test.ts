@@ -4,8 +4,8 @@
  * client in front and server-filesystem behind, under the user's own (here: embedded default)
  * policy:
  *
- * - an edit's and an overwrite's question leads with the change: its first four lines are the
- *   headline, the file with its counts, and the changed lines;
+ * - an edit's and an overwrite's question leads with the change: its first three lines (what
+ *   Claude Code's form shows) are the headline naming the file, and what is replaced by what;
  * - the four answers are offered (once, this session, always here or everywhere), and "always in
  *   this project" writes the rule into the user's policy so the next call asks no one;
  * - Esc at a person's pace is the person's refusal, and the model is told so.
@@ -83,10 +83,10 @@ describe("a shim that governs on its own asks as wrap does", () => {
 
     expect(asked).toHaveLength(1);
     expect(asked[0]?.message.split("\n").slice(0, 4)).toEqual([
-      "ThoughtGate: allow edit_file on server fs? (rule default-destructive: approval required)",
-      `Change to ${notes}: 1 line removed, 1 added`,
+      `ThoughtGate: allow edit_file on server fs to change ${notes}? (rule default-destructive: approval required)`,
       "-Status: draft",
       "+Status: final",
+      "1 line removed, 1 added",
     ]);
     expect(asked[0]?.choices).toEqual(["once", "session", "always_project", "always_everywhere", "deny"]);
 
@@ -110,12 +110,11 @@ describe("a shim that governs on its own asks as wrap does", () => {
 
     const error = await refusal(client, "write_file", { path: plan, content: "step 1\nstep two\nstep 3\nstep 4\nstep 5\n" });
     expect(readFileSync(plan, "utf8")).toBe("step 1\nstep 2\nstep 3\n");
-    expect(asked[0]?.message.split("\n").slice(0, 5)).toEqual([
-      "ThoughtGate: allow write_file on server fs? (rule default-destructive: approval required)",
-      `Change to ${plan}: 1 line removed, 3 added`,
+    expect(asked[0]?.message.split("\n").slice(0, 4)).toEqual([
+      `ThoughtGate: allow write_file on server fs to change ${plan}? (rule default-destructive: approval required)`,
       "-step 2",
       "+step two",
-      "…[2 more changed lines: the whole diff below]",
+      "1 line removed, 3 added; 2 more changed lines in the diff below",
     ]);
     expect(error.code).toBe(-32007);
     expect(error.message).toContain("rule default-destructive: approval required: refused by the person: they dismissed the agent's prompt (Esc)");

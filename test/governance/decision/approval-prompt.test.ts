@@ -63,11 +63,10 @@ test("an edit is shown as a unified diff of its old and new text, led by the fil
   const args = { path: "/p/notes.md", edits: [{ oldText: "one\ntwo\nthree", newText: "one\n2\nthree" }, { oldText: "x", newText: "y" }], dryRun: false };
   expect(approvalPrompt(call(args, "edit_file"), "rule default-destructive: approval required")).toBe(
     [
-      "ThoughtGate: allow edit_file on server gh? (rule default-destructive: approval required)",
-      "Change to /p/notes.md: 2 lines removed, 2 added",
+      "ThoughtGate: allow edit_file on server gh to change /p/notes.md? (rule default-destructive: approval required)",
       "-two",
       "+2",
-      "…[2 more changed lines: the whole diff below]",
+      "2 lines removed, 2 added; 2 more changed lines in the diff below",
       "dryRun: false",
       `edits: [{"newText":"${IN_THE_DIFF}","oldText":"${IN_THE_DIFF}"},{"newText":"${IN_THE_DIFF}","oldText":"${IN_THE_DIFF}"}]`,
       'path: "/p/notes.md"',
@@ -101,23 +100,28 @@ test("a write over a file the caller may read is shown as a diff against it; one
   expect(unread).not.toContain("Change to");
 });
 
-test("the first four lines carry the change (Claude Code's form shows four): the file, the counts, what is replaced by what", () => {
+test("the first three lines carry the change (what Claude Code's form shows): the file in the headline, what is replaced by what", () => {
   const one = approvalPrompt(call({ path: "/p/notes.md", edits: [{ oldText: "Status: draft", newText: "Status: final" }] }, "edit_file"), "rule default-destructive: approval required");
   expect(one.split("\n").slice(0, 4)).toEqual([
-    "ThoughtGate: allow edit_file on server gh? (rule default-destructive: approval required)",
-    "Change to /p/notes.md: 1 line removed, 1 added",
+    "ThoughtGate: allow edit_file on server gh to change /p/notes.md? (rule default-destructive: approval required)",
     "-Status: draft",
     "+Status: final",
+    "1 line removed, 1 added",
   ]);
   // A write that only adds: the first two added lines, then how many more.
   const added = approvalPrompt(call({ path: "/p/a.txt", content: "a\n1\n2\n3\n4\n" }, "write_file"), undefined, { readExisting: () => "a\n" });
-  expect(added.split("\n").slice(1, 5)).toEqual(["Change to /p/a.txt: 0 lines removed, 4 added", "+1", "+2", "…[2 more changed lines: the whole diff below]"]);
+  expect(added.split("\n").slice(1, 4)).toEqual(["+1", "+2", "0 lines removed, 4 added; 2 more changed lines in the diff below"]);
+  // Many lines replaced: the first removed and the first added, wherever they are.
+  const replaced = approvalPrompt(call({ path: "/p", old_string: "a\nb\nc", new_string: "x\ny\nz" }));
+  expect(replaced.split("\n").slice(1, 4)).toEqual(["-a", "+x", "3 lines removed, 3 added; 4 more changed lines in the diff below"]);
+  // The same content: said so.
+  expect(approvalPrompt(call({ path: "/p/a.txt", content: "a\n" }, "write_file"), undefined, { readExisting: () => "a\n" }).split("\n")[1]).toBe("(no line of the file changes)");
   // A long changed line is cut in the lead (the whole diff below keeps it), saying how much.
   const long = approvalPrompt(call({ path: "/p", old_string: "a", new_string: "b".repeat(1_000) }));
-  expect(long.split("\n")[3]).toBe(`+${"b".repeat(239)}…[761 characters more]`);
+  expect(long.split("\n")[2]).toBe(`+${"b".repeat(239)}…[761 characters more]`);
   expect(long).toContain(`\n+${"b".repeat(1_000)}`);
-  // Invisible characters are escapes in the lead too.
-  expect(approvalPrompt(call({ path: "/p", old_string: "a", new_string: "b\u202e" })).split("\n")[3]).toBe("+b\\u202e");
+  // Invisible characters are escapes in the lead too, and in the file's name.
+  expect(approvalPrompt(call({ path: "/p\u202e", old_string: "a", new_string: "b\u202e" })).split("\n").slice(0, 3)).toEqual(["ThoughtGate: allow run on server gh to change /p\\u202e?", "-a", "+b\\u202e"]);
 });
 
 test("invisible characters in a diff are shown as escapes; a long diff loses its middle and says where to see it all", () => {
