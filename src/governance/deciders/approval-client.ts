@@ -11,7 +11,7 @@ const REQUEST_TIMEOUT_MS = 5_000;
 
 
 /** The service holds no task by that id (another session may). */
-export class NoSuchTask extends ThoughtGateError {
+class NoSuchTask extends ThoughtGateError {
   constructor(message: string) {
     super("TASK", message);
   }

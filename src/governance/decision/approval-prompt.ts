@@ -19,7 +19,7 @@ export const IN_THE_DIFF = "(shown as the diff below)";
  * lines)" (measured in its TUI, 2.1.330, at 80 columns: test/e2e/agents/claude-form-change.test.ts):
  * the headline and two changed lines are what a person reads there.
  */
-export const LEAD_CHANGED_LINES = 2;
+const LEAD_CHANGED_LINES = 2;
 /** A changed line in the lead is cut after this many characters (the terminal cuts it sooner; the whole diff follows). */
 const LEAD_LINE_CHARS = 240;
 
