@@ -16,8 +16,9 @@ export const IN_THE_DIFF = "(shown as the diff below)";
 /**
  * Changed lines the question leads with, right under the headline (which names the file). Claude
  * Code's form shows three lines of a message, each cut at the terminal's width, then "… (+N more
- * lines)" (measured in its TUI, 2.1.330, at 80 columns: test/e2e/agents/claude-form-change.test.ts):
- * the headline and two changed lines are what a person reads there.
+ * lines)" (measured in its TUI, 2.1.330, at 80x24, 80x50 and 160x50: the same three whatever the
+ * size; test/e2e/agents/claude-form-change.test.ts): the headline and two changed lines are what a
+ * person reads there.
  */
 const LEAD_CHANGED_LINES = 2;
 /** A changed line in the lead is cut after this many characters (the terminal cuts it sooner; the whole diff follows). */
