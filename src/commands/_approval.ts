@@ -1,22 +1,55 @@
 import { defineCommand, type ArgsDef } from "citty";
 import { canonicalJson } from "../core/canonical-json.ts";
 import { openControllingTerminal } from "../core/controlling-terminal.ts";
-import { EXIT, ThoughtGateError, usageError } from "../core/errors.ts";
+import { EXIT, messageOf, ThoughtGateError, usageError } from "../core/errors.ts";
 import { showInvisible } from "../core/visible-text.ts";
 import { APPROVAL_KEY_ENV, ENDPOINT_ENV, type PersonAtCli, type TaskView } from "../governance/wire/api.ts";
 import { ApprovalClient, type ApprovalScope } from "../governance/deciders/approval-client.ts";
-import { resolveApprovalTarget } from "../governance/wire/service-descriptor.ts";
+import { approvalTargets, sessionName, type SessionTarget } from "../governance/wire/service-descriptor.ts";
 import { isSameProcessRunning } from "../core/process-identity.ts";
 import { commonArgs, rejectUnknownFlags } from "./_shared.ts";
 
-/** Where the running service is; without them, the one running `wrap` or `serve` is found. */
+/** Which service to ask: without them, every running `wrap` or `serve` is looked in. */
 export const serviceArgs = {
-  endpoint: { type: "string", description: `The governance service (default $${ENDPOINT_ENV}, else the one running)`, valueHint: "URL" },
+  endpoint: { type: "string", description: `Ask only this governance service (default $${ENDPOINT_ENV}, else every one running)`, valueHint: "URL" },
   key: { type: "string", description: `Its CLI key (default $${APPROVAL_KEY_ENV}, else found with the running service)`, valueHint: "KEY" },
 } as const satisfies ArgsDef;
 
-export function clientFrom(parsed: { endpoint?: string | undefined; key?: string | undefined }): ApprovalClient {
-  return new ApprovalClient(resolveApprovalTarget({ endpoint: parsed.endpoint, key: parsed.key }, isSameProcessRunning));
+type ServiceFlags = { endpoint?: string | undefined; key?: string | undefined };
+
+/** The sessions to look in: the one the flags name, else every running one. */
+export function sessionsFrom(parsed: ServiceFlags): SessionTarget[] {
+  return approvalTargets({ endpoint: parsed.endpoint, key: parsed.key }, isSameProcessRunning);
+}
+
+/** A session as a person tells it apart: agent, project, start (or its endpoint, when only flags named it). */
+export function sessionLabel(session: SessionTarget): string {
+  return printable(session.descriptor ? sessionName(session.descriptor) : session.target.endpoint);
+}
+
+/**
+ * The session that holds `taskId`, and the task: task ids are unique, so each running session is
+ * asked until one has it (with --endpoint, only that one).
+ */
+export async function sessionHolding(parsed: ServiceFlags, taskId: string): Promise<{ client: ApprovalClient; task: TaskView }> {
+  const sessions = sessionsFrom(parsed);
+  const only = sessions.length === 1 ? sessions[0] : undefined;
+  if (only) {
+    const client = new ApprovalClient(only.target);
+    return { client, task: await client.get(taskId) };
+  }
+  const unreachable: string[] = [];
+  for (const session of sessions) {
+    const client = new ApprovalClient(session.target);
+    try {
+      const task = await client.find(taskId);
+      if (task) return { client, task };
+    } catch (error) {
+      unreachable.push(`${sessionLabel(session)}: ${messageOf(error)}`);
+    }
+  }
+  const failed = unreachable.length > 0 ? `; could not ask ${unreachable.join("; ")}` : "";
+  throw new ThoughtGateError("TASK", `no running session holds task ${printable(taskId)} (looked in ${sessions.length}: ${sessions.map(sessionLabel).join("; ")})${failed}`);
 }
 
 /** `thoughtgate approve` and `thoughtgate deny`: the same command but for the verdict. */
@@ -45,8 +78,7 @@ export function decisionCommand(decision: "approve" | "deny") {
         throw new ThoughtGateError("CONFIG", "thoughtgate approve refuses to run inside an agent that thoughtgate wrap governs (THOUGHTGATE_ACTIVE=1): approve from your own terminal or the approvals page");
       }
       const scope = scopeOf(parsed as ScopeFlags);
-      const client = clientFrom(parsed);
-      const shown = await client.get(parsed["task-id"]);
+      const { client, task: shown } = await sessionHolding(parsed, parsed["task-id"]);
       if (shown.status !== "pending") throw new ThoughtGateError("TASK", `task ${shown.task_id} is already ${shown.status.replace("_", " ")}`);
       // A person confirms on the terminal, seeing what they decide; the service checks who asked.
       const person = confirmAtTerminal(shown, decision, scope);

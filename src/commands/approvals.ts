@@ -1,9 +1,10 @@
 import { defineCommand } from "citty";
 import { openControllingTerminal } from "../core/controlling-terminal.ts";
 import { EXIT, messageOf, ThoughtGateError } from "../core/errors.ts";
+import { showInvisible } from "../core/visible-text.ts";
 import { ApprovalClient } from "../governance/deciders/approval-client.ts";
 import type { PersonAtCli } from "../governance/wire/api.ts";
-import { findServices, resolveApprovalTarget, type ApprovalTarget, type ServiceDescriptor } from "../governance/wire/service-descriptor.ts";
+import { findServices, resolveApprovalTarget, sessionName, type ApprovalTarget } from "../governance/wire/service-descriptor.ts";
 import { isSameProcessRunning } from "../core/process-identity.ts";
 import { serviceArgs } from "./_approval.ts";
 import { commonArgs, rejectUnknownFlags } from "./_shared.ts";
@@ -57,11 +58,8 @@ function sessions(given: { endpoint?: string | undefined; key?: string | undefin
     const skipped = ignored.length > 0 ? ` (skipped: ${ignored.join("; ")})` : "";
     throw new ThoughtGateError("GOVERNANCE_UNAVAILABLE", `no running thoughtgate wrap or serve found${skipped}: the approvals page exists while one runs`);
   }
-  return live.map((descriptor) => ({ target: { endpoint: descriptor.endpoint, key: descriptor.cli_key }, label: describe(descriptor) }));
-}
-
-export function describe(descriptor: ServiceDescriptor): string {
-  return `(thoughtgate ${descriptor.kind}, pid ${descriptor.pid}, since ${descriptor.started_at.slice(0, 19).replace("T", " ")} UTC)`;
+  // Named as a person tells them apart: agent, project directory, start (escaped: the agent's command names it).
+  return live.map((descriptor) => ({ target: { endpoint: descriptor.endpoint, key: descriptor.cli_key }, label: showInvisible(sessionName(descriptor)) }));
 }
 
 /** A person sits at this command's terminal (in its foreground): what the service asks before it hands out the page's key. */

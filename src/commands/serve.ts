@@ -31,6 +31,7 @@ export default defineCommand({
     const sessionSecret = newSecret();
     const cliKey = newSecret();
     const tracer = await startServiceTracer(engines.policy, "serve");
+    const startedAt = new Date().toISOString();
     const service = startGovernanceService({
       engine: () => engines.engine,
       profile,
@@ -44,6 +45,7 @@ export default defineCommand({
       desktop: desktopTool(),
       always: (await import("../governance/approval/always-allow.ts")).alwaysWriter({ policy: () => engines.policy, reload: () => engines.reload(), env: process.env, cwd: process.cwd(), origin: `thoughtgate serve, pid ${process.pid}`, now: () => new Date() }),
       role: "serve",
+      session: { kind: "serve", started_at: startedAt },
       // Services side by side share a Slack app: a click on another's message is handed on to it.
       siblings: () => siblingServices(isSameProcessRunning),
       ...(tracer ? { tracer } : {}),
@@ -53,7 +55,7 @@ export default defineCommand({
     // without it they still work with the export line printed below.
     let unpublish = () => {};
     try {
-      unpublish = publishService({ endpoint: service.url, pid: process.pid, start_id: ownProcessStartId(), kind: "serve", cli_key: cliKey, started_at: new Date().toISOString() });
+      unpublish = publishService({ endpoint: service.url, pid: process.pid, start_id: ownProcessStartId(), kind: "serve", cli_key: cliKey, started_at: startedAt });
     } catch (error) {
       log.warn(`cannot record this service for thoughtgate tasks | approve | deny (${messageOf(error)}); use the export line below`);
     }

@@ -4,7 +4,8 @@ import { EXIT } from "../core/errors.ts";
 import { showInvisibleInJson } from "../core/visible-text.ts";
 import type { GrantView, TaskView } from "../governance/wire/api.ts";
 import { messageOf } from "../core/errors.ts";
-import { callLabel, clientFrom, printable, serviceArgs } from "./_approval.ts";
+import { ApprovalClient } from "../governance/deciders/approval-client.ts";
+import { callLabel, printable, serviceArgs, sessionLabel, sessionsFrom } from "./_approval.ts";
 import { personHere } from "./approvals.ts";
 import { commonArgs, rejectUnknownFlags } from "./_shared.ts";
 
@@ -19,19 +20,43 @@ const args = {
 const ARGUMENTS_CHARS = 60;
 
 export default defineCommand({
-  meta: { name: "tasks", description: "List the calls waiting for approval in a running governance service" },
+  meta: { name: "tasks", description: "List the calls waiting for approval in every running governance service" },
   args,
   async run({ rawArgs, args: parsed }) {
     rejectUnknownFlags(rawArgs, args);
-    const client = clientFrom(parsed);
-    const { tasks: all, grants } = await client.overview();
-    const tasks = parsed.all ? all : all.filter((task) => task.status === "pending");
+    const sessions = sessionsFrom(parsed);
+    const several = sessions.length > 1;
+    const listed: Array<TaskView & { session?: string }> = [];
+    const parts: string[] = [];
+    for (const session of sessions) {
+      const client = new ApprovalClient(session.target);
+      let overview: Awaited<ReturnType<ApprovalClient["overview"]>>;
+      try {
+        overview = await client.overview();
+      } catch (error) {
+        // One session that cannot be asked hides no other's tasks; alone, it is the command's error.
+        if (!several) throw error;
+        parts.push(`${sessionLabel(session)}: ${messageOf(error)}\n`);
+        continue;
+      }
+      const tasks = parsed.all ? overview.tasks : overview.tasks.filter((task) => task.status === "pending");
+      listed.push(...tasks.map((task) => (several ? { ...task, session: sessionLabel(session) } : task)));
+      const text = render(tasks, parsed.all === true) + renderGrants(overview.grants) + (await pageLine(client));
+      parts.push(several ? `${sessionLabel(session)}:\n${indent(text)}` : text);
+    }
     // JSON escapes for invisible characters: the same values, nothing hidden in the terminal.
-    const text = parsed.json ? `${showInvisibleInJson(JSON.stringify(tasks, null, 2))}\n` : render(tasks, parsed.all === true) + renderGrants(grants) + (await pageLine(client));
-    await Bun.write(Bun.stdout, text);
+    await Bun.write(Bun.stdout, parsed.json ? `${showInvisibleInJson(JSON.stringify(listed, null, 2))}\n` : parts.join("\n"));
     return EXIT.ok;
   },
 });
+
+function indent(text: string): string {
+  return text
+    .split("\n")
+    .map((line) => (line === "" ? line : `  ${line}`))
+    .join("\n");
+}
+
 
 function render(tasks: TaskView[], all: boolean): string {
   if (tasks.length === 0) return all ? "no approval tasks\n" : "no calls are waiting for approval\n";
@@ -66,7 +91,7 @@ function renderGrants(grants: GrantView[]): string {
  * carries the page's key: a script or an agent's shell tool gets the table alone); where the
  * service does not hand it out even so, why.
  */
-async function pageLine(client: ReturnType<typeof clientFrom>): Promise<string> {
+async function pageLine(client: ApprovalClient): Promise<string> {
   if (personHere() !== "terminal") return "";
   try {
     return `\napprovals page (keep it private): ${await client.pageLink("terminal")}\n`;

@@ -9,6 +9,7 @@ import { APPROVAL_KEY_ENV, ENDPOINT_ENV } from "../governance/wire/env.ts";
 import { desktopTool } from "../governance/approval/desktop-notifier.ts";
 import { EngineHolder } from "../governance/engine/engine-holder.ts";
 import { publishService, siblingServices } from "../governance/wire/service-descriptor.ts";
+import type { SessionView } from "../governance/wire/api.ts";
 import { discoveryPaths } from "../core/config/discover.ts";
 import { EMBEDDED_DEFAULT_WORDS } from "../governance/engine/default-policy.ts";
 import { looseningReport } from "../governance/engine/explain.ts";
@@ -146,6 +147,8 @@ async function governAndRun(options: WrapOptions, agent: AgentType, ctx: AgentCo
   const screen = agentScreen(agent, options.command);
   const voice = new SessionVoice(record.dir, screen, options.say);
   let agentPid: number | null = null;
+  // How people tell this session from others (`thoughtgate approvals`, the page): agent, project, start.
+  const naming = { kind: "wrap" as const, agent: options.command[0] ? basename(options.command[0]) : agent, project: projectRoot(ctx.cwd), started_at: new Date().toISOString() };
   const service = startGovernanceService({
     engine: () => engines.engine,
     profile: options.profile,
@@ -168,6 +171,7 @@ async function governAndRun(options: WrapOptions, agent: AgentType, ctx: AgentCo
     // The session's project: its calls are decided in it (docs/governance.md, "Rules that see
     // arguments"), and "always … in this project" keeps its rule to it.
     sessionProject: projectRoot(ctx.cwd),
+    session: naming,
     // Sessions side by side share a Slack app: a click on another's message is handed on to it.
     siblings: () => siblingServices(isSameProcessRunning),
     origin: `${basename(options.command[0] ?? "the agent")} under thoughtgate wrap on ${userAtHost()}`,
@@ -175,7 +179,7 @@ async function governAndRun(options: WrapOptions, agent: AgentType, ctx: AgentCo
     ...(tracer ? { tracer } : {}),
   });
   engines.watch();
-  const cli = publishCliAccess(service.url, cliKey);
+  const cli = publishCliAccess(service.url, cliKey, naming);
   // The shims' secret goes in the session directory (0600), not in the agent's config: a project
   // config (.mcp.json, .vscode/mcp.json) may be shared or committed while the session runs.
   // The team's log pipeline gets the session's calls when the user's policy names a collector.
@@ -308,9 +312,9 @@ async function governAndRun(options: WrapOptions, agent: AgentType, ctx: AgentCo
  * descriptor (state dir, 0600, not the session directory whose path every shim's argv shows).
  * Without it the CLI key is printed instead, since nothing else would reach it.
  */
-function publishCliAccess(endpoint: string, cliKey: string): { howTo: string; unpublish: () => void } {
+function publishCliAccess(endpoint: string, cliKey: string, naming: SessionView): { howTo: string; unpublish: () => void } {
   try {
-    const unpublish = publishService({ endpoint, pid: process.pid, start_id: ownProcessStartId(), kind: "wrap", cli_key: cliKey, started_at: new Date().toISOString() });
+    const unpublish = publishService({ endpoint, pid: process.pid, start_id: ownProcessStartId(), cli_key: cliKey, ...naming, kind: "wrap" });
     return { howTo: "thoughtgate: thoughtgate tasks | approve | deny (from another terminal) find this session on their own", unpublish };
   } catch (error) {
     return {

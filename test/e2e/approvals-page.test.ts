@@ -74,11 +74,15 @@ test("pending calls show with their arguments as text; Allow once and Deny decid
   const firstCard = page.locator(`[data-task-id="${first}"]`);
   await firstCard.waitFor();
   expect(await firstCard.locator(".call").textContent()).toBe("github · delete_repo");
+  // Which session this is, and where each call comes from: with several sessions side by side, a person tells them apart.
+  await waitFor(async () => ((await page.locator("#session").textContent()) ?? "") !== "", "the page's session line");
+  expect(await page.locator("#session").textContent()).toMatch(/^thoughtgate serve, started \d{4}-\d\d-\d\d \d\d:\d\d UTC$/);
+  expect(await firstCard.locator(".where").textContent()).toMatch(/^thoughtgate serve in \/\S+$/);
   const shownArgs = (await firstCard.locator("pre").textContent()) ?? "";
   expect(JSON.parse(shownArgs)).toEqual({ repo: "acme/site", note: XSS });
   expect(shownArgs).toContain(XSS);
   expect(await firstCard.locator(".meta").first().textContent()).toContain("rule deletes");
-  expect(await firstCard.locator(".left").textContent()).toMatch(/^[45]m \d\ds left$/);
+  expect(await firstCard.locator(".left").textContent()).toMatch(/^1[45]m \d\ds left$/);
   // The argument stayed text: no element was made from it and nothing ran.
   expect(await page.locator("img").count()).toBe(0);
 

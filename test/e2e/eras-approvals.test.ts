@@ -73,11 +73,11 @@ describe("a standalone shim: no answer before the workflow's timeout", () => {
     const state = await ask(agent, 1, "a");
     // The timeout is the call's decision, recorded as soon as it fires (before any retry).
     const timedOut = await waitFor(() => decisions(events).find((e) => e.decision === "deny"), "the timeout's decision in the audit");
-    expect(timedOut).toMatchObject({ tool: "delete_note", gate: "approval", rule_id: "ask-delete", reason: "rule ask-delete: approval required: no answer in 300 ms" });
+    expect(timedOut).toMatchObject({ tool: "delete_note", gate: "approval", rule_id: "ask-delete", reason: "rule ask-delete: approval required: no answer in 300 ms; the call was not made; the person may not have seen the question in time: call the tool again to ask them again" });
 
     const late = await retry(agent, 2, "a", state, ONCE);
-    expect(late.error).toMatchObject({ code: -32008, data: { gate: "approval", rule_id: "ask-delete", tool: "delete_note", reason: "rule ask-delete: approval required: no answer in 300 ms" } });
-    expect(late.error?.message).toBe("ThoughtGate blocked tools/call delete_note: rule ask-delete: approval required: no answer in 300 ms");
+    expect(late.error).toMatchObject({ code: -32008, data: { gate: "approval", rule_id: "ask-delete", tool: "delete_note", reason: "rule ask-delete: approval required: no answer in 300 ms; the call was not made; the person may not have seen the question in time: call the tool again to ask them again" } });
+    expect(late.error?.message).toBe("ThoughtGate blocked tools/call delete_note: rule ask-delete: approval required: no answer in 300 ms; the call was not made; the person may not have seen the question in time: call the tool again to ask them again");
     expect(text(await agent.request(3, "tools/call", { name: "read_note", arguments: { id: "a" }, _meta: meta({}) }))).toBe("first note");
     expect(await agent.close()).toBe(0);
     const ends = events().filter((e) => e.type === "tool_call_end" && e.tool === "delete_note").map((e) => e.status);
@@ -222,7 +222,7 @@ approval:
     expect(await agent.close()).toBe(0);
     // One deny (the waiting retry's), or two when the timeout came before the retry (the first call's too).
     const denied = decisions(events).filter((e) => e.decision === "deny");
-    expect([...new Set(denied.map((e) => e.reason))]).toEqual(["rule ask-confirm: approval required: no answer before the approval timed out"]);
+    expect([...new Set(denied.map((e) => e.reason))]).toEqual(["rule ask-confirm: approval required: no answer before the approval timed out; the call was not made; the person may not have seen the question in time: call the tool again to ask them again"]);
     expect(events().filter((e) => e.type === "tool_call_end").map((e) => e.status)).toEqual(["input_required", "denied"]);
   });
 });

@@ -83,7 +83,7 @@ describe("serve + tasks/approve/deny", () => {
     expect(listed.exitCode).toBe(0);
     const rows = listed.stdout.split("\n");
     expect(rows[0]).toMatch(/^TASK\s+STATUS\s+CALL\s+RULE\s+LEFT\s+ARGUMENTS$/);
-    expect(rows[1]).toMatch(new RegExp(`^${first.task_id}\\s+pending\\s+gh\\.delete_repo\\s+deletes\\s+[45]m \\d\\ds\\s+\\{"repo":"acme/site"\\}$`));
+    expect(rows[1]).toMatch(new RegExp(`^${first.task_id}\\s+pending\\s+gh\\.delete_repo\\s+deletes\\s+1[45]m \\d\\ds\\s+\\{"repo":"acme/site"\\}$`));
     expect(rows[2]).toMatch(new RegExp(`^${second.task_id}\\s+pending\\s+gh\\.delete_branch\\s+`));
     const json = JSON.parse((await runBinary(["tasks", "--json"], { env })).stdout) as Array<{ task_id: string }>;
     expect(json.map((t) => t.task_id)).toEqual([first.task_id, second.task_id]);
@@ -140,12 +140,12 @@ describe("serve + tasks/approve/deny", () => {
     const pending = await s.evaluate({ name: "write_file", arguments: { content, path: "/home/me/notes/todo.md" } });
     expect(pending.decision).toBe("pending_approval");
     const rows = (await runBinary(["tasks"], { env: s.cliEnv })).stdout.split("\n");
-    expect(rows[1]).toMatch(new RegExp(`^${pending.task_id}\\s+pending\\s+gh\\.write_file\\s+writes\\s+[45]m \\d\\ds\\s+\\{"path":"/home/me/notes/todo\\.md","content":"Dear di…file\\. "\\} \\(--json shows all\\)$`));
+    expect(rows[1]).toMatch(new RegExp(`^${pending.task_id}\\s+pending\\s+gh\\.write_file\\s+writes\\s+1[45]m \\d\\ds\\s+\\{"path":"/home/me/notes/todo\\.md","content":"Dear di…file\\. "\\} \\(--json shows all\\)$`));
     const json = JSON.parse((await runBinary(["tasks", "--json"], { env: s.cliEnv })).stdout) as Array<{ arguments: unknown }>;
     expect(json[0]?.arguments).toEqual({ content, path: "/home/me/notes/todo.md" });
   });
 
-  test("without flags the CLI finds the one running service; none: service unavailable (exit 1); several: a usage error naming them", async () => {
+  test("without flags the CLI looks in every running service: none is service unavailable (exit 1); with several, tasks lists each session's calls under its name and approve or deny finds the task's session by its id; --endpoint asks only that one", async () => {
     const state = tempDir();
     cleanup.push(() => state[Symbol.dispose]());
     const env = { XDG_STATE_HOME: state.path };
@@ -168,11 +168,27 @@ describe("serve + tasks/approve/deny", () => {
 
     const second = await ServeProcess.start(["--thoughtgate-config", join(dir, "thoughtgate.yaml")], { env });
     cleanup.push(() => second.stop());
+    const onFirst = await first.evaluate({ name: "delete_repo", arguments: { repo: "acme/one" } });
+    const onSecond = await second.evaluate({ name: "delete_repo", arguments: { repo: "acme/two" } });
     const several = await runBinary(["tasks"], { env });
-    expect(several.exitCode).toBe(2);
-    expect(several.stderr).toContain("2 governance services are running");
-    expect(several.stderr).toContain("pass --endpoint URL to choose one");
-    expect((await runBinary(["tasks", "--endpoint", second.endpoint], { env })).stdout).toBe("no calls are waiting for approval\n");
+    expect(several.exitCode).toBe(0);
+    const heading = (pid: number) => new RegExp(`^thoughtgate serve, started [0-9-]+ [0-9:]+ UTC \\(pid ${pid}\\):$`, "m");
+    expect(several.stdout).toMatch(heading(first.proc.pid));
+    expect(several.stdout).toMatch(heading(second.proc.pid));
+    expect(several.stdout.indexOf(onFirst.task_id)).toBeGreaterThan(several.stdout.search(heading(first.proc.pid)));
+    expect(several.stdout).toContain(`  ${onSecond.task_id}  pending  gh.delete_repo`);
+    const json = JSON.parse((await runBinary(["tasks", "--json"], { env })).stdout) as Array<{ task_id: string; session: string }>;
+    expect(json.find((t) => t.task_id === onSecond.task_id)?.session).toMatch(new RegExp(`^thoughtgate serve, started .+ \\(pid ${second.proc.pid}\\)$`));
+    // --endpoint is an override: only that session.
+    expect((await runBinary(["tasks", "--endpoint", second.endpoint], { env })).stdout).not.toContain(onFirst.task_id);
+
+    // The task's own session decides it, whichever that is; an id no session holds says where it looked.
+    expect(await decideAtTerminal(["approve", onSecond.task_id], { env })).toMatchObject({ exitCode: 0, stdout: `approved ${onSecond.task_id}: gh.delete_repo\n` });
+    expect(await second.task(onSecond.task_id)).toMatchObject({ status: "approved", decided_by: "cli" });
+    expect(await decideAtTerminal(["deny", onFirst.task_id], { env })).toMatchObject({ exitCode: 0, stdout: `denied ${onFirst.task_id}: gh.delete_repo\n` });
+    const unknown = await runBinary(["deny", "no-such-task"], { env });
+    expect(unknown.exitCode).toBe(1);
+    expect(unknown.stderr).toMatch(/^\[error\] no running session holds task no-such-task \(looked in 2: thoughtgate serve, started .+; thoughtgate serve, started .+\)\n$/);
 
     await second.stop();
     await first.stop();
@@ -217,7 +233,7 @@ describe("serve + tasks/approve/deny", () => {
     const env = s.cliEnv;
     const printed = await inTerminal(["approvals"], env);
     expect(printed.exitCode).toBe(0);
-    expect(printed.stdout).toMatch(new RegExp(`^${s.approvalsUrl.replace(/[.?]/g, "\\$&")}  \\(thoughtgate serve, pid ${s.proc.pid}, since [0-9-]+ [0-9:]+ UTC\\)\n$`));
+    expect(printed.stdout).toMatch(new RegExp(`^${s.approvalsUrl.replace(/[.?]/g, "\\$&")}  thoughtgate serve, started [0-9-]+ [0-9:]+ UTC \\(pid ${s.proc.pid}\\)\n$`));
     expect((await inTerminal(["tasks"], env)).stdout).toEndWith(`\napprovals page (keep it private): ${s.approvalsUrl}\n`);
 
     const headless = await runBinary(["approvals"], { env });
@@ -236,7 +252,7 @@ describe("serve + tasks/approve/deny", () => {
     const opener = join(dir.path, "browser");
     writeFileSync(opener, `#!/bin/sh\nprintf '%s\\n' "$@" > ${join(dir.path, "argv")}\n`, { mode: 0o755 });
     const opened = await inTerminal(["approvals", "--open"], { ...s.cliEnv, BROWSER: opener });
-    expect(opened).toMatchObject({ exitCode: 0, stdout: expect.stringContaining("opened the approvals page of (") });
+    expect(opened).toMatchObject({ exitCode: 0, stdout: expect.stringContaining(`opened the approvals page of thoughtgate serve, started `) });
     const argv = await waitFor(() => (existsSync(join(dir.path, "argv")) ? readFileSync(join(dir.path, "argv"), "utf8") : null), "the opener to run");
     expect(argv).not.toContain(s.pageKey);
     const code = /^http:\/\/127\.0\.0\.1:\d+\/approvals#open=([0-9a-f]{64})\n$/.exec(argv)?.[1] ?? "";
@@ -318,7 +334,7 @@ describe("validate-config", () => {
       "  2. files: tool read_file → Cedar decides",
       "  otherwise: forward",
       "  policy ids: allow, no-etc",
-      "  default (built in, for approve rules that name none): any channel (elicitation, web page, CLI); after 5m without an answer: deny",
+      "  default (built in, for approve rules that name none): any channel (elicitation, web page, CLI); after 15m without an answer: deny",
       "secret scanning (results on their way to the agent):",
       "  every server's results; every kind found replaced by [REDACTED:<kind>]",
     ]) {

@@ -245,9 +245,18 @@ const destinationSchema = v.variant(
     `expected destination.type one of ${DESTINATION_TYPES.join("|")}, got ${issue.received}${typeof issue.input === "string" ? didYouMean(issue.input, DESTINATION_TYPES, DESTINATION_SYNONYMS) : ""}`,
 );
 
+/**
+ * How long a call waits for a person by default: long enough to step away for a coffee, and
+ * within what the agents' own limits on a tool call allow with no progress sent (README,
+ * "How long an approval waits"): Claude Code 2.1.330 gives a stdio MCP call 30 minutes without a
+ * response or progress (`CLAUDE_CODE_MCP_TOOL_IDLE_TIMEOUT`) under a hard limit of 10^8 ms
+ * (`MCP_TOOL_TIMEOUT`); a modern agent's retry of an asked call is awaited as long (shim/governor.ts).
+ */
+export const DEFAULT_APPROVAL_TIMEOUT_MS = 15 * 60_000;
+
 const workflowSchema = strict({
   destination: v.optional(destinationSchema, { type: "any" }),
-  timeout: v.optional(duration, 300_000),
+  timeout: v.optional(duration, DEFAULT_APPROVAL_TIMEOUT_MS),
   on_timeout: v.optional(oneOf(["deny", "approve"] as const), "deny"),
 });
 

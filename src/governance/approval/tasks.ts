@@ -309,6 +309,7 @@ export class TaskStore {
       ...(task.status === "pending" && task.alwaysPossible !== undefined ? { always_possible: task.alwaysPossible } : {}),
       ...(task.status === "pending" && task.alwaysRefusal !== undefined ? { always_refusal: task.alwaysRefusal } : {}),
       ...(task.change !== undefined ? { diff: visibleDiff(task.change.diff) } : {}),
+      ...(task.project !== undefined ? { project: task.project } : {}),
       ...(task.timeoutOutcome !== undefined ? { timeout_outcome: task.timeoutOutcome } : {}),
       // The diff and findings come from the server: redacted like arguments (escaped where shown).
       ...(task.definition !== undefined ? { definition: { ...task.definition, diff: redactText(task.definition.diff) } } : {}),

@@ -10,6 +10,13 @@ export type ApprovalScope = { scope: "once" | "session" } | { scope: "always"; a
 const REQUEST_TIMEOUT_MS = 5_000;
 
 
+/** The service holds no task by that id (another session may). */
+class NoSuchTask extends ThoughtGateError {
+  constructor(message: string) {
+    super("TASK", message);
+  }
+}
+
 /**
  * A person's side of the approval API (`thoughtgate approve|deny|tasks`): the running service's
  * endpoint and its CLI key (src/governance/wire/service-descriptor.ts finds them). The service records
@@ -36,6 +43,16 @@ export class ApprovalClient {
 
   async get(id: string): Promise<TaskView> {
     return (await this.call(`/approvals/api/tasks/${encodeURIComponent(id)}`, taskResponse)).task;
+  }
+
+  /** The task, or null when this service holds none by that id. */
+  async find(id: string): Promise<TaskView | null> {
+    try {
+      return await this.get(id);
+    } catch (error) {
+      if (error instanceof NoSuchTask) return null;
+      throw error;
+    }
   }
 
   /**
@@ -77,7 +94,7 @@ export class ApprovalClient {
     }
     // Who asked is not a person the service can see (person-check.ts): its one line says why.
     if (response.status === 403 && said) throw new ThoughtGateError("CONFIG", said);
-    if (response.status === 404 && path.startsWith("/approvals/api/tasks/")) throw new ThoughtGateError("TASK", said ?? "no such task");
+    if (response.status === 404 && path.startsWith("/approvals/api/tasks/")) throw new NoSuchTask(said ?? "no such task");
     if (response.status === 409) throw new ThoughtGateError("TASK", said ?? "the task is no longer pending");
     if (!response.ok) throw new ThoughtGateError("PROTOCOL", `the governance service answered ${response.status}${said ? `: ${said}` : ""}`);
     const parsed = v.safeParse(schema, payload);

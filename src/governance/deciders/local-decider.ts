@@ -7,7 +7,7 @@ import { acceptancePrompt, definitionRefusal, type DefinitionChange, type PinPol
 import { deniedVerdict } from "../decision/deny-error.ts";
 import type { EngineHolder } from "../engine/engine-holder.ts";
 import { decideSafely, type EngineDecision, type EvaluateInput, type Outcome } from "../engine/engine.ts";
-import { GOVERNANCE_ERROR } from "../decision/errors.ts";
+import { ASK_AGAIN, GOVERNANCE_ERROR } from "../decision/errors.ts";
 import { recordGates } from "../engine/gate-trail.ts";
 import type { SecretScanPolicy } from "../decision/secret-policy.ts";
 import type { AlwaysWriter } from "../decision/always-rule.ts";
@@ -141,7 +141,8 @@ export class LocalDecider implements Decider {
     context.awaitingApproval(`${outcome.reason}: asking the user through the agent${noSlack}`);
     const timeout = AbortSignal.timeout(workflow.timeout);
     const writer = await this.alwaysWriter();
-    const asked = { serverId: input.serverId, method: input.method, name: input.name, arguments: input.arguments, annotations: input.annotations, project: this.project };
+    // The program that serves the tool goes with it: an "always" rule names it (always-allow.ts).
+    const asked = { serverId: input.serverId, server: input.server, method: input.method, name: input.name, arguments: input.arguments, annotations: input.annotations, project: this.project };
     const offered = { always: writer !== null && writer.plan(asked) === null };
     const approved = (how: string): Verdict => ({ action: "forward", gate: "approval", ruleId, policyId, reason: `${outcome.reason}: ${how}`, approvedBy: "elicitation", decidedBy: { channel: "elicitation" } });
     try {
@@ -159,9 +160,10 @@ export class LocalDecider implements Decider {
         return written.ok ? approved(written.note) : approved(`approved once (always allow was not possible: ${written.reason})`);
       }
       if (answer.kind === "declined") return { ...block(GOVERNANCE_ERROR.approvalRejected, `${outcome.reason}: rejected by the person in the agent's prompt`), decidedBy: { channel: "elicitation" } };
-      // The agent answered for no one (it cannot show the question), or the form was dismissed: a
-      // standalone shim cannot tell a person's Esc from an agent that shows no one its forms (wrap
-      // can: there Esc is the person's no); it has no other channel either way.
+      // Esc at a person's pace (an agent answering its own form answers faster: outcomeOf makes
+      // that "unanswered"): the person's no, as under wrap.
+      if (answer.kind === "dismissed") return { ...block(GOVERNANCE_ERROR.approvalRejected, `${outcome.reason}: refused by the person: they dismissed the agent's prompt (Esc)`), decidedBy: { channel: "elicitation" } };
+      // The agent answered for no one (it cannot show the question): no other channel here.
       return block(
         GOVERNANCE_ERROR.approvalRejected,
         `${outcome.reason}, but no person answered: the agent answered the approval form itself (it cannot show it in this mode); run under \`thoughtgate wrap\` for the approvals page and \`thoughtgate approve\``,
@@ -171,7 +173,7 @@ export class LocalDecider implements Decider {
       if (workflow.on_timeout === "approve") {
         return { action: "forward", gate: "approval", ruleId, policyId, reason: `${outcome.reason}: no answer in ${workflow.timeout} ms, approved by on_timeout`, approvedBy: "timeout", decidedBy: { channel: "timeout" } };
       }
-      return { ...block(GOVERNANCE_ERROR.approvalTimeout, `${outcome.reason}: no answer in ${workflow.timeout} ms`), decidedBy: { channel: "timeout" } };
+      return { ...block(GOVERNANCE_ERROR.approvalTimeout, `${outcome.reason}: no answer in ${workflow.timeout} ms; ${ASK_AGAIN}`), decidedBy: { channel: "timeout" } };
     }
   }
 }

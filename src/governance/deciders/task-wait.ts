@@ -5,7 +5,7 @@ import type { JsonRpcRequest } from "../../core/jsonrpc.ts";
 import { taskResponse, type EvaluateResponse, type TaskView } from "../wire/api.ts";
 import { callRef, DECISION_CHANNELS, type DecidedBy, type DecisionContext, type Verdict } from "../decision/decider.ts";
 import { deniedVerdict } from "../decision/deny-error.ts";
-import { GOVERNANCE_ERROR } from "../decision/errors.ts";
+import { ASK_AGAIN, GOVERNANCE_ERROR } from "../decision/errors.ts";
 import { SESSION_GRANT_PREFIX, type Answer } from "../wire/api.ts";
 
 /**
@@ -119,7 +119,7 @@ function settled(service: ServiceCalls, task: TaskView, request: JsonRpcRequest,
       if (task.timeout_outcome === "approve") {
         return { action: "forward", gate: "approval", ruleId: answer.rule_id, policyId: answer.policy_id, reason: `${answer.reason}: approved by on_timeout`, approvedBy: "timeout", decidedBy: { channel: "timeout" } };
       }
-      return { ...blocked(service, request, answer, GOVERNANCE_ERROR.approvalTimeout, "no answer before the approval timed out"), decidedBy: { channel: "timeout" } };
+      return { ...blocked(service, request, answer, GOVERNANCE_ERROR.approvalTimeout, `no answer before the approval timed out; ${ASK_AGAIN}`), decidedBy: { channel: "timeout" } };
     case "expired":
       return blocked(service, request, answer, GOVERNANCE_ERROR.taskExpired, "the approval task expired");
     case "cancelled":

@@ -13,6 +13,16 @@ const MIN_KEPT_CHARS = 80;
 const NAMED_PLACES = 8;
 /** What the arguments show where a text is in the diff below instead. */
 export const IN_THE_DIFF = "(shown as the diff below)";
+/**
+ * Changed lines the question leads with, right under the headline (which names the file). Claude
+ * Code's form shows three lines of a message, each cut at the terminal's width, then "… (+N more
+ * lines)" (measured in its TUI, 2.1.330, at 80x24, 80x50 and 160x50: the same three whatever the
+ * size; test/e2e/agents/claude-form-change.test.ts): the headline and two changed lines are what a
+ * person reads there.
+ */
+const LEAD_CHANGED_LINES = 2;
+/** A changed line in the lead is cut after this many characters (the terminal cuts it sooner; the whole diff follows). */
+const LEAD_LINE_CHARS = 240;
 
 export type PromptCall = { serverId: string; method: string; name: string; arguments: unknown; ruleId?: string | null };
 
@@ -34,10 +44,14 @@ export type PromptOptions = {
 /**
  * The one builder of what a person is asked, on every channel (the agent's form, Slack, the
  * arbiter's terminal; the approvals page shows the same parts): it starts "ThoughtGate:", names the
- * tool (or method and target), the server and the rule, then the arguments one per line, and what
- * an edit or a write over an existing file would change as a unified diff.
+ * tool (or method and target), the server, the file a change is to, and the rule; for an edit or a
+ * write over an existing file, the first changed lines and how many lines go and come; then the
+ * arguments one per line, and the whole change as a unified diff.
  *
- *     ThoughtGate: allow edit_file on server fs? (rule default-destructive: approval required)
+ *     ThoughtGate: allow edit_file on server fs to change /p/notes.md? (rule default-destructive: approval required)
+ *     -Status: draft
+ *     +Status: final
+ *     1 line removed, 1 added
  *     dryRun: false
  *     edits: [{"newText":"(shown as the diff below)","oldText":"(shown as the diff below)"}]
  *     path: "/p/notes.md"
@@ -45,9 +59,9 @@ export type PromptOptions = {
  *     --- /p/notes.md
  *     …
  *
- * The most important line comes first and each argument takes one line: Claude Code shows the
- * first four lines of a form's message, each cut at the terminal's width (its bundled code, 2.1.330),
- * so a call is read at a glance there too; the approvals page shows everything.
+ * The most important lines come first and each argument takes one line: Claude Code shows the
+ * first three lines of a form's message, each cut at the terminal's width (LEAD_CHANGED_LINES), so
+ * the change is read at a glance there too; the approvals page shows everything.
  *
  * - Credentials are redacted (src/telemetry/redact.ts) before anything is shown or diffed.
  * - Bidi controls, zero-width, tag and control characters are shown as escapes, so the text
@@ -60,7 +74,7 @@ export function approvalPrompt(call: PromptCall, reason?: string, options: Promp
   const shownArgs = redact(call.arguments ?? {});
   const change = options.change !== undefined ? options.change : previewChange(shownArgs, options.readExisting);
   const args = shownArguments(change ? pointAtDiff(shownArgs, change.covers) : shownArgs, options.seeAllAt);
-  const lines = [headline(call, reason), args.text];
+  const lines = [headline(call, reason, change?.path), ...(change ? changeLead(change) : []), args.text];
   if (change && options.diffApart !== true) lines.push(`Change to ${visible(change.path)}:`, shownDiff(change.diff, options.seeAllAt));
   if (args.note) lines.push(args.note);
   return lines.join("\n");
@@ -79,12 +93,43 @@ export function visibleDiff(diff: string): string {
     .join("\n");
 }
 
-/** `ThoughtGate: allow delete_repo on server github? (rule deletes: approval required)`; other methods name the method and target. */
-function headline(call: PromptCall, reason: string | undefined): string {
+/**
+ * The change in the lines right under the headline: the changed lines (no context; more than
+ * LEAD_CHANGED_LINES: the first removed and the first added, what is replaced by what), then how
+ * many lines go and come in all, and how many more the diff below shows.
+ */
+function changeLead(change: ChangePreview): string[] {
+  const changed = change.diff.split("\n").filter((line) => (line.startsWith("-") && !line.startsWith("--- ")) || (line.startsWith("+") && !line.startsWith("+++ ")));
+  if (changed.length === 0) return ["(no line of the file changes)"];
+  const removed = changed.filter((line) => line.startsWith("-")).length;
+  const firstRemoved = changed.findIndex((line) => line.startsWith("-"));
+  const firstAdded = changed.findIndex((line) => line.startsWith("+"));
+  const picked = changed.length <= LEAD_CHANGED_LINES ? changed.map((_, i) => i) : firstRemoved >= 0 && firstAdded >= 0 ? [firstRemoved, firstAdded].sort((a, b) => a - b) : [0, 1];
+  const more = changed.length - picked.length;
+  const counts = `${plural(removed, "line")} removed, ${changed.length - removed} added${more > 0 ? `; ${plural(more, "more changed line")} in the diff below` : ""}`;
+  return [...picked.map((i) => leadLine(changed[i] ?? "")), counts];
+}
+
+function leadLine(line: string): string {
+  const shown = showInvisible(line);
+  return shown.length <= LEAD_LINE_CHARS ? shown : `${shown.slice(0, LEAD_LINE_CHARS)}…[${shown.length - LEAD_LINE_CHARS} characters more]`;
+}
+
+function plural(count: number, noun: string): string {
+  return `${count} ${noun}${count === 1 ? "" : "s"}`;
+}
+
+/**
+ * `ThoughtGate: allow delete_repo on server github? (rule deletes: approval required)`; other
+ * methods name the method and target; a call that changes a file names the file
+ * (`… on server fs to change /p/notes.md? …`).
+ */
+function headline(call: PromptCall, reason: string | undefined, changes?: string): string {
   // A resource URI can carry a credential too (`?token=…`, `user:password@`).
   const what = call.method === "tools/call" ? visible(call.name) : `${visible(call.method)} ${visible(call.name)}`;
   const why = ruleWords(call.ruleId ?? null, reason);
-  return `ThoughtGate: allow ${what} on server ${visible(call.serverId)}?${why ? ` (${why})` : ""}`;
+  const file = changes === undefined ? "" : ` to change ${visible(changes)}`;
+  return `ThoughtGate: allow ${what} on server ${visible(call.serverId)}${file}?${why ? ` (${why})` : ""}`;
 }
 
 /** The engine's reason (`rule deletes: approval required`), the rule named when the reason does not name it. */

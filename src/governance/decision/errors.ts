@@ -21,3 +21,9 @@ export type Gate = (typeof GATES)[number];
 export function isGate(value: unknown): value is Gate {
   return (GATES as readonly unknown[]).includes(value);
 }
+
+/**
+ * What the agent is told after a wait for a person ran out, after what ran out: nothing was done,
+ * and calling the tool again asks the person again (the model can tell them, or retry when asked).
+ */
+export const ASK_AGAIN = "the call was not made; the person may not have seen the question in time: call the tool again to ask them again";

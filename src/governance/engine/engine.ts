@@ -1,5 +1,5 @@
 import { userInfo } from "node:os";
-import type { ThoughtGateConfig, Workflow } from "../../core/config/schema.ts";
+import { DEFAULT_APPROVAL_TIMEOUT_MS, type ThoughtGateConfig, type Workflow } from "../../core/config/schema.ts";
 import type { Profile } from "../../core/profile.ts";
 import { messageOf } from "../../core/errors.ts";
 import { log } from "../../core/log.ts";
@@ -30,8 +30,8 @@ export type EngineDecision =
       workflow: Workflow;
     };
 
-/** A rule `action: approve` naming no workflow gets this one (every channel, 5 min, deny on timeout). */
-export const DEFAULT_WORKFLOW: Workflow = { destination: { type: "any" }, timeout: 300_000, on_timeout: "deny" };
+/** A rule `action: approve` naming no workflow gets this one (every channel, 15 min, deny on timeout). */
+export const DEFAULT_WORKFLOW: Workflow = { destination: { type: "any" }, timeout: DEFAULT_APPROVAL_TIMEOUT_MS, on_timeout: "deny" };
 
 /**
  * What every front end decides with (through `decideSafely`) and filters lists with: one

@@ -25,6 +25,7 @@ export function approvalPageHtml(nonce: string): string {
 <body>
 <header>
   <h1>ThoughtGate approvals</h1>
+  <p id="session" class="session"></p>
   <p id="status" class="status">Connecting…</p>
 </header>
 <main>
@@ -60,6 +61,8 @@ h1 { font-size: 20px; margin: 0; }
 h2 { font-size: 15px; text-transform: uppercase; letter-spacing: .04em; color: var(--muted); margin: 24px 0 10px; }
 main { padding: 0 28px 40px; max-width: 980px; }
 .status { margin: 0; color: var(--muted); font-size: 13px; }
+.session { margin: 0; font-weight: 600; overflow-wrap: anywhere; }
+.task .where { color: var(--muted); font-size: 13px; overflow-wrap: anywhere; }
 .status.live::before { content: "● "; color: var(--approve); }
 .error { margin: 20px 0; padding: 12px 16px; border: 1px solid var(--deny); border-radius: 8px; color: var(--deny); background: color-mix(in srgb, var(--deny) 8%, transparent); font-weight: 600; }
 .empty { color: var(--muted); }
@@ -117,6 +120,7 @@ const POLL_MS = 1000;
 let lastSignature = "";
 let tasks = [];
 let grants = [];
+let session = null;
 const busy = new Set();
 const reasons = new Map();
 
@@ -125,6 +129,21 @@ function el(tag, className, text) {
   if (className) node.className = className;
   if (text !== undefined) node.textContent = text;
   return node;
+}
+
+/** The session as people tell sessions apart (as thoughtgate approvals names it): agent, project, start. */
+function sessionText() {
+  if (!session) return "";
+  const who = session.agent || "thoughtgate " + session.kind;
+  const where = session.project ? " in " + session.project : "";
+  return visible(who + where + ", started " + String(session.started_at).slice(0, 16).replace("T", " ") + " UTC");
+}
+
+/** Which agent and project a call comes from: the call's own project, else the session's. */
+function whereFrom(task) {
+  if (!session) return task.project ? visible("in " + task.project) : "";
+  const project = task.project || session.project;
+  return visible((session.agent || "thoughtgate " + session.kind) + (project ? " in " + project : ""));
 }
 
 function callName(task) {
@@ -158,6 +177,8 @@ function card(task) {
     title.append(el("span", "badge " + visible(task.status), visible(task.status.replace("_", " "))));
   }
   node.append(title);
+  const where = whereFrom(task);
+  if (where) node.append(el("div", "where", where));
   const meta = ["rule " + (task.rule_id || "—"), "workflow " + task.workflow, "task " + task.task_id];
   if (!pending && task.decided_by) meta.push("by " + task.decided_by + (task.decided_by_who ? " (" + task.decided_by_who + ")" : "") + (task.scope === "session" ? ", for this session" : task.scope === "always" ? (task.always_scope === "everywhere" ? ", always, everywhere" : ", always, in this project") : ""));
   node.append(el("div", "meta", visible(meta.join(" · "))));
@@ -299,6 +320,8 @@ async function refresh() {
     const body = await api("/approvals/api/tasks");
     tasks = Array.isArray(body.tasks) ? body.tasks : [];
     grants = Array.isArray(body.grants) ? body.grants : [];
+    session = body.session && typeof body.session === "object" ? body.session : null;
+    $("session").textContent = sessionText();
     if (actionError) $("error").textContent = actionError;
     $("error").hidden = !actionError;
     $("pending-section").hidden = false;

@@ -1,7 +1,7 @@
 import { log } from "../../core/log.ts";
 import { showInvisible } from "../../core/visible-text.ts";
 import { redactText } from "../../telemetry/redact.ts";
-import { decisionRequest, openRequest, type DecisionRequest, type PageLink } from "../wire/api.ts";
+import { decisionRequest, openRequest, type DecisionRequest, type PageLink, type SessionView } from "../wire/api.ts";
 import { newSecret } from "../wire/secrets.ts";
 import { failure, json, parseBody } from "./http-guard.ts";
 import type { SessionGrants } from "../approval/session-grants.ts";
@@ -19,6 +19,8 @@ export type ApprovalsApiOptions = {
   who?: string;
   /** The service's answer for a task change (the task view, or the error it maps to). */
   changed(result: ChangeResult, id: string): Response;
+  /** The session this service serves, as the page's header and cards name it. */
+  session?: SessionView;
 };
 
 /** How long the one-time link `thoughtgate approvals --open` opens may be redeemed. */
@@ -65,7 +67,7 @@ export function approvalsApi(options: ApprovalsApiOptions): {
       return json({ url: `${options.page().url}#open=${code}` } satisfies PageLink);
     }
     if (path === "/approvals/api/tasks" && request.method === "GET") {
-      return json({ tasks: tasks.list().map((t) => tasks.toView(t)), grants: grants.list().map((g) => grants.toView(g)) });
+      return json({ tasks: tasks.list().map((t) => tasks.toView(t)), grants: grants.list().map((g) => grants.toView(g)), ...(options.session ? { session: options.session } : {}) });
     }
     const task = /^\/approvals\/api\/tasks\/([^/]+)$/.exec(path);
     if (task) {

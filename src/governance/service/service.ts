@@ -20,7 +20,7 @@ import { notSibling, pidOfConnection } from "../../core/peer-process.ts";
 import { SLACK_HANDOFF_PATH, slackHandoffRequest } from "../wire/api.ts";
 import type { Sibling } from "../approval/slack/handoff.ts";
 import { secretDigest, secretMatches } from "../wire/secrets.ts";
-import type { TaskView } from "../wire/api.ts";
+import type { SessionView, TaskView } from "../wire/api.ts";
 import { shimApi, taskChange } from "./shim-api.ts";
 import { CHANNEL_PATH, shimChannels } from "./shim-channel.ts";
 import type { PersonAct, PersonCheck } from "./person-check.ts";
@@ -87,6 +87,8 @@ export type ServiceOptions = {
    * Absent (`serve`): each shim's own project.
    */
   sessionProject?: string;
+  /** The session as people tell it apart (agent, project, start): the approvals page's header and cards, `thoughtgate tasks`. */
+  session?: SessionView;
 };
 
 export type GovernanceService = {
@@ -166,6 +168,7 @@ export function startGovernanceService(options: ServiceOptions): GovernanceServi
     decide,
     ...(who ? { who } : {}),
     changed: (result, id) => changed(result, id),
+    ...(options.session ? { session: options.session } : {}),
   });
   const evaluate = createEvaluator({
     engine,

@@ -139,6 +139,8 @@ export const taskView = v.object({
   always_refusal: v.optional(v.string()),
   /** What the call would change, as a unified diff (an edit's old and new text; a write over an existing file), redacted. */
   diff: v.optional(v.string()),
+  /** The project directory the call was made in, when known. */
+  project: v.optional(v.string()),
   /** For `approved`: what the person allowed (`once`, `session`: this tool on this server until the session ends, `always`: a rule in their policy file). */
   scope: v.optional(v.picklist(DECISION_SCOPES)),
   auto_approved: v.optional(v.boolean()),
@@ -166,7 +168,16 @@ export const grantView = v.object({
 });
 export type GrantView = v.InferOutput<typeof grantView>;
 
-export const tasksResponse = v.object({ tasks: v.array(taskView), grants: v.optional(v.array(grantView), []) });
+/** The session a service serves, as people tell sessions apart: its agent, project directory and start (service-descriptor.ts, `sessionName`). */
+export const sessionView = v.object({
+  kind: v.picklist(["wrap", "serve"]),
+  agent: v.optional(v.string()),
+  project: v.optional(v.string()),
+  started_at: v.string(),
+});
+export type SessionView = v.InferOutput<typeof sessionView>;
+
+export const tasksResponse = v.object({ tasks: v.array(taskView), grants: v.optional(v.array(grantView), []), session: v.optional(sessionView) });
 
 /**
  * POST /approvals/api/tasks/{id} (page key or CLI key: a person on the approvals page or `thoughtgate

@@ -20,6 +20,9 @@ export const descriptorSchema = v.object({
   kind: v.picklist(["wrap", "serve"]),
   cli_key: v.pipe(v.string(), v.regex(/^[0-9a-f]{64}$/, "expected 64 hex characters")),
   started_at: v.string(),
+  /** The session's agent (`claude`) and project directory, so a person can tell sessions apart (`thoughtgate approvals`). */
+  agent: v.optional(v.string()),
+  project: v.optional(v.string()),
 });
 export type ServiceDescriptor = v.InferOutput<typeof descriptorSchema>;
 
@@ -99,6 +102,39 @@ export function siblingServices(isAlive: IsAlive, env: NodeJS.ProcessEnv = proce
 }
 
 export type ApprovalTarget = { endpoint: string; key: string };
+
+/** What names a session to a person: its agent, its project directory, its start; a serve's pid. */
+export type SessionNaming = Pick<ServiceDescriptor, "kind" | "started_at" | "agent" | "project"> & { pid?: number };
+
+/** `claude in /home/ada/site, started 2026-11-29 08:01 UTC (thoughtgate wrap, pid 4242)`. */
+export function sessionName(session: SessionNaming): string {
+  const who = session.agent ?? `thoughtgate ${session.kind}`;
+  const where = session.project ? ` in ${session.project}` : "";
+  const when = `${session.started_at.slice(0, 16).replace("T", " ")} UTC`;
+  const how = [session.agent ? `thoughtgate ${session.kind}` : null, session.pid !== undefined ? `pid ${session.pid}` : null].filter((part) => part !== null);
+  return `${who}${where}, started ${when}${how.length > 0 ? ` (${how.join(", ")})` : ""}`;
+}
+
+/** A session the CLI may ask, with its descriptor when it was found by one (null: given by flags alone). */
+export type SessionTarget = { target: ApprovalTarget; descriptor: ServiceDescriptor | null };
+
+/**
+ * The sessions `thoughtgate tasks|approve|deny` look in: the one that `--endpoint`/`--key` or their
+ * environment variables name (an override), else every live one (a task id is unique, so the one
+ * that holds it is found by asking each).
+ */
+export function approvalTargets(given: { endpoint: string | undefined; key: string | undefined }, isAlive: IsAlive, env: NodeJS.ProcessEnv = process.env): SessionTarget[] {
+  const { live, ignored } = findServices(isAlive, env);
+  if (given.endpoint !== undefined || given.key !== undefined || env[ENDPOINT_ENV] || env[APPROVAL_KEY_ENV]) {
+    const target = resolveApprovalTarget(given, isAlive, env);
+    return [{ target, descriptor: live.find((d) => d.endpoint === target.endpoint && d.cli_key === target.key) ?? null }];
+  }
+  if (live.length === 0) {
+    const skipped = ignored.length > 0 ? ` (skipped: ${ignored.join("; ")})` : "";
+    throw new ThoughtGateError("GOVERNANCE_UNAVAILABLE", `no running governance service found${skipped}: start \`thoughtgate wrap\` or \`thoughtgate serve\`, or pass --endpoint and --key (or set ${ENDPOINT_ENV} and ${APPROVAL_KEY_ENV})`);
+  }
+  return live.map((descriptor) => ({ target: { endpoint: descriptor.endpoint, key: descriptor.cli_key }, descriptor }));
+}
 
 /**
  * Where `thoughtgate tasks|approve|deny` go: `--endpoint`/`--key` or their environment variables

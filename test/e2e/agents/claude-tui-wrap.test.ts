@@ -43,7 +43,7 @@ test("interactive Claude Code under wrap: no byte from wrap while it runs; the a
   const approvals = runInTerminal([BINARY, "approvals"], { cwd: other.path, outDir: other.path, env: claude.env });
   expect(await approvals.exited).toBe(0);
   const printed = readFileSync(approvals.stdoutFile, "utf8");
-  const link = /^(http:\/\/127\.0\.0\.1:\d+\/approvals)#key=([0-9a-f]{64})  \(thoughtgate wrap, pid \d+, since .+\)\n$/.exec(printed);
+  const link = /^(http:\/\/127\.0\.0\.1:\d+\/approvals)#key=([0-9a-f]{64})  claude in \S+, started [0-9-]+ [0-9:]+ UTC \(thoughtgate wrap, pid \d+\)\n$/.exec(printed);
   expect(link, printed).not.toBeNull();
   const [, page = "", key = ""] = link ?? [];
   expect((await fetch(page)).status).toBe(200);

@@ -39,7 +39,7 @@ describe("approval tasks", () => {
     // Key order does not change the digest; a different argument does.
     expect(callDigest("github", "tools/call", "delete_repo", { force: true, repo: "acme/site" })).toBe(task.digest);
     expect(callDigest("github", "tools/call", "delete_repo", { repo: "acme/other", force: true })).not.toBe(task.digest);
-    expect(task.expiresAt - clock.now()).toBe(300_000);
+    expect(task.expiresAt - clock.now()).toBe(15 * 60_000);
     const view = tasks.toView(task);
     expect(v.is(taskView, view)).toBe(true);
     expect(view).toMatchObject({ task_id: task.id, status: "pending", server_id: "github", name: "delete_repo", rule_id: "deletes", workflow: "default", digest: task.digest });
@@ -79,7 +79,7 @@ describe("approval tasks", () => {
     clock.advance(1);
     expect(await waiting).toMatchObject({ status: "timed_out", timeoutOutcome: "approve", decidedBy: "timeout" });
     expect(tasks.get(denies.id)?.status).toBe("pending");
-    clock.advance(270_000);
+    clock.advance(15 * 60_000 - 30_000);
     expect(tasks.toView(denies)).toMatchObject({ status: "timed_out", timeout_outcome: "deny", decided_by: "timeout" });
     // A decision after the timeout is too late.
     expect(tasks.decide(denies.id, { decision: "approve", digest: denies.digest }, "web")).toMatchObject({ ok: false, error: "not_pending" });

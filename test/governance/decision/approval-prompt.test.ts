@@ -59,11 +59,14 @@ test("a credential in a resource URI is redacted too", () => {
   );
 });
 
-test("an edit is shown as a unified diff of its old and new text; the arguments point at it instead of repeating it", () => {
+test("an edit is shown as a unified diff of its old and new text, led by the file and its first changed lines; the arguments point at it instead of repeating it", () => {
   const args = { path: "/p/notes.md", edits: [{ oldText: "one\ntwo\nthree", newText: "one\n2\nthree" }, { oldText: "x", newText: "y" }], dryRun: false };
   expect(approvalPrompt(call(args, "edit_file"), "rule default-destructive: approval required")).toBe(
     [
-      "ThoughtGate: allow edit_file on server gh? (rule default-destructive: approval required)",
+      "ThoughtGate: allow edit_file on server gh to change /p/notes.md? (rule default-destructive: approval required)",
+      "-two",
+      "+2",
+      "2 lines removed, 2 added; 2 more changed lines in the diff below",
       "dryRun: false",
       `edits: [{"newText":"${IN_THE_DIFF}","oldText":"${IN_THE_DIFF}"},{"newText":"${IN_THE_DIFF}","oldText":"${IN_THE_DIFF}"}]`,
       'path: "/p/notes.md"',
@@ -97,11 +100,35 @@ test("a write over a file the caller may read is shown as a diff against it; one
   expect(unread).not.toContain("Change to");
 });
 
+test("the first three lines carry the change (what Claude Code's form shows): the file in the headline, what is replaced by what", () => {
+  const one = approvalPrompt(call({ path: "/p/notes.md", edits: [{ oldText: "Status: draft", newText: "Status: final" }] }, "edit_file"), "rule default-destructive: approval required");
+  expect(one.split("\n").slice(0, 4)).toEqual([
+    "ThoughtGate: allow edit_file on server gh to change /p/notes.md? (rule default-destructive: approval required)",
+    "-Status: draft",
+    "+Status: final",
+    "1 line removed, 1 added",
+  ]);
+  // A write that only adds: the first two added lines, then how many more.
+  const added = approvalPrompt(call({ path: "/p/a.txt", content: "a\n1\n2\n3\n4\n" }, "write_file"), undefined, { readExisting: () => "a\n" });
+  expect(added.split("\n").slice(1, 4)).toEqual(["+1", "+2", "0 lines removed, 4 added; 2 more changed lines in the diff below"]);
+  // Many lines replaced: the first removed and the first added, wherever they are.
+  const replaced = approvalPrompt(call({ path: "/p", old_string: "a\nb\nc", new_string: "x\ny\nz" }));
+  expect(replaced.split("\n").slice(1, 4)).toEqual(["-a", "+x", "3 lines removed, 3 added; 4 more changed lines in the diff below"]);
+  // The same content: said so.
+  expect(approvalPrompt(call({ path: "/p/a.txt", content: "a\n" }, "write_file"), undefined, { readExisting: () => "a\n" }).split("\n")[1]).toBe("(no line of the file changes)");
+  // A long changed line is cut in the lead (the whole diff below keeps it), saying how much.
+  const long = approvalPrompt(call({ path: "/p", old_string: "a", new_string: "b".repeat(1_000) }));
+  expect(long.split("\n")[2]).toBe(`+${"b".repeat(239)}…[761 characters more]`);
+  expect(long).toContain(`\n+${"b".repeat(1_000)}`);
+  // Invisible characters are escapes in the lead too, and in the file's name.
+  expect(approvalPrompt(call({ path: "/p\u202e", old_string: "a", new_string: "b\u202e" })).split("\n").slice(0, 3)).toEqual(["ThoughtGate: allow run on server gh to change /p\\u202e?", "-a", "+b\\u202e"]);
+});
+
 test("invisible characters in a diff are shown as escapes; a long diff loses its middle and says where to see it all", () => {
   expect(approvalPrompt(call({ path: "/p", old_string: "a", new_string: "b\u202e" }))).toContain("+b\\u202e");
   const long = Array.from({ length: 2_000 }, (_, i) => `line ${i}`).join("\n");
   const prompt = approvalPrompt(call({ path: "/p", old_string: "", new_string: long }), undefined, { seeAllAt: SEE });
-  const diff = prompt.slice(prompt.indexOf("Change to /p:"));
+  const diff = prompt.slice(prompt.indexOf("Change to /p:\n"));
   expect(diff.length).toBeLessThan(PROMPT_DIFF_CHARS + 200);
   expect(diff).toContain(`characters of the diff not shown; the whole diff: ${SEE}]`);
   expect(diff).toContain("+line 1999");

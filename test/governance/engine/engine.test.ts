@@ -77,7 +77,7 @@ approval:
   );
 
   test("first match wins, with the optional server filter", async () => {
-    expect(engine.evaluate(call("delete_repo"))).toMatchObject({ kind: "approve", ruleId: "gh-deletes", workflowName: "default", workflow: { timeout: 300_000, on_timeout: "deny", destination: { type: "any" } } });
+    expect(engine.evaluate(call("delete_repo"))).toMatchObject({ kind: "approve", ruleId: "gh-deletes", workflowName: "default", workflow: { timeout: 15 * 60_000, on_timeout: "deny", destination: { type: "any" } } });
     expect(engine.evaluate(call("delete_repo", { serverId: "gitlab" }))).toEqual({
       kind: "deny",
       block: { gate: "rules", code: -32014, ruleId: "deletes", policyId: null, reason: "rule deletes: deny" },

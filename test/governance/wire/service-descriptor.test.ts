@@ -1,7 +1,7 @@
 import { expect, test } from "bun:test";
 import { chmodSync, existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { findServices, publishService, resolveApprovalTarget, servicesDir, type ServiceDescriptor } from "../../../src/governance/wire/service-descriptor.ts";
+import { findServices, publishService, resolveApprovalTarget, servicesDir, sessionName, type ServiceDescriptor } from "../../../src/governance/wire/service-descriptor.ts";
 import { tempDir } from "../../support/harness.ts";
 
 const KEY_A = "a".repeat(64);
@@ -69,4 +69,10 @@ test("the CLI target: flags or environment first, else the one live service; sev
   expect(resolveApprovalTarget({ endpoint: "http://127.0.0.1:4012", key: undefined }, always, env)).toEqual({ endpoint: "http://127.0.0.1:4012", key: KEY_B });
   expect(resolveApprovalTarget({ endpoint: undefined, key: KEY_A }, always, env)).toEqual({ endpoint: "http://127.0.0.1:4011", key: KEY_A });
   expect(() => resolveApprovalTarget({ endpoint: "http://127.0.0.1:1", key: undefined }, always, env)).toThrow("no running governance service found at http://127.0.0.1:1 to take its approval key from");
+});
+
+test("a session is named as a person tells sessions apart: agent, project directory, start; a serve by its pid", () => {
+  expect(sessionName({ kind: "wrap", agent: "claude", project: "/home/ada/site", started_at: "2026-11-29T08:01:13.000Z", pid: 42 })).toBe("claude in /home/ada/site, started 2026-11-29 08:01 UTC (thoughtgate wrap, pid 42)");
+  expect(sessionName({ kind: "serve", started_at: "2026-11-29T08:01:13.000Z", pid: 7 })).toBe("thoughtgate serve, started 2026-11-29 08:01 UTC (pid 7)");
+  expect(sessionName({ kind: "wrap", agent: "codex", project: "/p", started_at: "2026-11-29T08:01:13.000Z" })).toBe("codex in /p, started 2026-11-29 08:01 UTC (thoughtgate wrap)");
 });
