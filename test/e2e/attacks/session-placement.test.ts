@@ -18,6 +18,7 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { compileTarget } from "../../../build.ts";
 import { fixture, readEvents, requireBinary, tempDir } from "../../support/harness.ts";
 import { wrapSandbox, type Sandbox } from "../../support/wrap-sandbox.ts";
 
@@ -158,6 +159,32 @@ describe("the organisation's policy reaches a shim started with a short environm
     expect({ code: enrolled.code, stderr: enrolled.stderr }).toMatchObject({ code: 0 });
     const report = join(box.home, "report.json");
     // A plain run, no wrap: the agent passes its server only HOME, PATH, USER, ... and the entry's env.
+    await using agent = Bun.spawn(fixture("wrap-agent-fixture.ts", config, report, "--short-env", "--call", 'delete_note:{"id":"a"}', "--call", 'read_note:{"id":"a"}'), { cwd: box.project, env: box.env, stdout: "ignore", stderr: "pipe" });
+    const stderr = await new Response(agent.stderr).text();
+    expect({ code: await agent.exited, stderr }).toMatchObject({ code: 0 });
+    const seen = JSON.parse(readFileSync(report, "utf8")) as { results: Record<string, unknown> };
+    expect(seen.results).toEqual({
+      delete_note: { code: -32014, data: expect.objectContaining({ reason: "organisation policy: rule org-no-deleting: deny" }) },
+      read_note: { ok: [{ type: "text", text: "first note" }] },
+    });
+  });
+
+  test("set by the managed setup in the machine's file: an enrolled agent's plain run with Codex's short list has it, and the entry's own THOUGHTGATE_ORG_POLICY_URL changes nothing", async () => {
+    await using box = wrapSandbox();
+    const { url, keyFile } = await organisation(box);
+    // This test's own build, with its own machine directory baked in (nothing at run time moves it).
+    const machine = join(box.home, "..", "etc-thoughtgate");
+    mkdirSync(machine, { mode: 0o755 });
+    const binary = await compileTarget({ bunTarget: "host", outfile: join(box.home, "..", "built", "thoughtgate"), machineDir: machine });
+    const publicKey = readFileSync(keyFile, "utf8").trim();
+    writeFileSync(join(machine, "organisation.yaml"), `url: ${url}\npublic_key: ${publicKey}\n`, { mode: 0o644 });
+    const config = join(box.home, ".claude.json");
+    const entryEnv = { NODE_EXTRA_CA_CERTS: CERT, THOUGHTGATE_ORG_POLICY_URL: "https://127.0.0.1:1/elsewhere.json" };
+    writeFileSync(config, `${JSON.stringify({ mcpServers: { notes: { command: BUN, args: [SERVER], env: entryEnv } } }, null, 2)}\n`);
+    await using enroll = Bun.spawn([binary, "enroll", "claude-code"], { cwd: box.project, env: box.env, stdout: "pipe", stderr: "pipe" });
+    const enrollErr = await new Response(enroll.stderr).text();
+    expect({ code: await enroll.exited, stderr: enrollErr }).toMatchObject({ code: 0 });
+    const report = join(box.home, "report.json");
     await using agent = Bun.spawn(fixture("wrap-agent-fixture.ts", config, report, "--short-env", "--call", 'delete_note:{"id":"a"}', "--call", 'read_note:{"id":"a"}'), { cwd: box.project, env: box.env, stdout: "ignore", stderr: "pipe" });
     const stderr = await new Response(agent.stderr).text();
     expect({ code: await agent.exited, stderr }).toMatchObject({ code: 0 });
