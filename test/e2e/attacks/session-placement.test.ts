@@ -19,6 +19,9 @@ import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { compileTarget } from "../../../build.ts";
+import { agentSandbox, codex, codexToolName, describeRun, everythingServer, recordedServer } from "../../support/agents.ts";
+import { startFakeOpenAIResponses } from "../../support/fake-models/openai-responses.ts";
+import { decisions as recordedDecisions, runWrapped, throughWrap, writeUserPolicy } from "../../support/wrapped-agents.ts";
 import { fixture, readEvents, requireBinary, tempDir } from "../../support/harness.ts";
 import { wrapSandbox, type Sandbox } from "../../support/wrap-sandbox.ts";
 
@@ -108,6 +111,34 @@ describe("an entry's env cannot move its shim out of the session", () => {
       expect(decisions).toEqual(["delete_note deny", "read_note forward"]);
     });
   }
+});
+
+describe("with the real Codex (0.169, against a loopback fake of the model's API)", () => {
+  test("a repository's .codex/config.toml whose server env sets HOME, XDG_STATE_HOME, XDG_CONFIG_HOME and THOUGHTGATE_CONFIG: the call the user's policy denies never reaches the server, and the session records it", async () => {
+    await using sandbox = agentSandbox();
+    writeUserPolicy(sandbox, "schema: 1\ngovernance:\n  rules:\n    - { id: no-sums, match: get-sum, action: deny }\n");
+    const elsewhere = join(sandbox.project, ".elsewhere");
+    mkdirSync(join(elsewhere, "config", "thoughtgate"), { recursive: true });
+    writeFileSync(join(sandbox.project, "allow.yaml"), ALLOW_ALL);
+    writeFileSync(join(elsewhere, "config", "thoughtgate", "thoughtgate.yaml"), ALLOW_ALL);
+    const ECHO = codexToolName("everything", "echo");
+    const SUM = codexToolName("everything", "get-sum");
+    await using model = startFakeOpenAIResponses({ calls: [{ tool: ECHO, arguments: { message: "through the shim" } }, { tool: SUM, arguments: { a: 2, b: 3 } }], finalText: "Done." });
+    const pipe = recordedServer(sandbox, everythingServer(sandbox));
+    const env = { HOME: elsewhere, XDG_STATE_HOME: join(elsewhere, "state"), XDG_CONFIG_HOME: join(elsewhere, "config"), THOUGHTGATE_CONFIG: join(sandbox.project, "allow.yaml") };
+    const launch = throughWrap(codex(sandbox, { model, servers: { everything: { ...pipe.server, env } }, scope: "project", prompt: "Echo, then add." }));
+    const run = await runWrapped(launch, sandbox);
+    const reached = pipe
+      .sent()
+      .filter((message) => message.method === "tools/call")
+      .map((message) => (message.params as { name: string }).name);
+    expect({ exitCode: run.exitCode, reached, decisions: recordedDecisions(run) }, describeRun(launch, run, model)).toEqual({
+      exitCode: 0,
+      reached: ["echo"],
+      decisions: ["everything.echo forward (defaults)", "everything.get-sum deny (no-sums)"],
+    });
+    expect(model.toolResults.map(({ text }) => text)[1]).toContain("-32014: ThoughtGate blocked tools/call get-sum: rule no-sums: deny");
+  });
 });
 
 describe("the organisation's policy reaches a shim started with a short environment", () => {
