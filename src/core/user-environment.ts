@@ -21,13 +21,13 @@
  * that sets a placing variable never counts as already running through thoughtgate: shim-entry.ts).
  * The server itself still gets the entry's environment as written (commands/shim.ts keeps a copy).
  */
-import { fstatSync, lstatSync, type Stats } from "node:fs";
+import { lstatSync, type Stats } from "node:fs";
 import { basename, dirname, isAbsolute, join, resolve } from "node:path";
 import { writeFileAtomic } from "./atomic-write.ts";
 import { messageOf } from "./errors.ts";
 import { readRegularFile } from "./safe-open.ts";
 
-export const USER_ENVIRONMENT_FILE = "user-environment.json";
+const USER_ENVIRONMENT_FILE = "user-environment.json";
 
 /**
  * `THOUGHTGATE_*` variables that place nothing: the session a shim was started in (checked against
@@ -44,7 +44,7 @@ export function isPlacingVariable(key: string): boolean {
 }
 
 /** The placing variables of `env`, as the user's own (a relative `THOUGHTGATE_CONFIG` made absolute against `cwd`). */
-export function placingVariables(env: NodeJS.ProcessEnv, cwd: string): Record<string, string> {
+function placingVariables(env: NodeJS.ProcessEnv, cwd: string): Record<string, string> {
   const kept: Record<string, string> = {};
   for (const [key, value] of Object.entries(env)) {
     if (value === undefined || !isPlacingVariable(key)) continue;
@@ -135,11 +135,6 @@ export function notOwnDirectory(dir: string, uid = process.getuid?.() ?? -1): st
 export function notOwnFile(stat: Stats, uid = process.getuid?.() ?? -1): string | null {
   if (!stat.isFile()) return "is not a regular file";
   return ownership(stat, uid);
-}
-
-/** Why the file open as `fd` is not the user's own, or null. */
-export function notOwnFd(fd: number, uid = process.getuid?.() ?? -1): string | null {
-  return notOwnFile(fstatSync(fd), uid);
 }
 
 function ownership(stat: Stats, uid: number): string | null {
