@@ -109,7 +109,9 @@ function sessionBinary(lookup: SessionLookup): SessionLookup {
   const ended = (why: string): SessionLookup => ({ kind: "ended", id: session.id, via: session.via, why: `session ${session.id} runs thoughtgate ${session.version} (${session.target}) and this shim is ${VERSION} (${TARGET}): ${why}` });
   if (process.env[BECAME] === session.shim) return ended(`${session.shim} is not that version`);
   try {
-    // Only a thoughtgate of the user's own state directory, whatever the descriptor names.
+    // Only a thoughtgate of the user's own state directory, whatever the descriptor names, and with
+    // the placed environment: a pin of an older version does not place itself, so the entry's HOME
+    // would otherwise move it (its server then gets the user's HOME and XDG directories).
     return replaceWithStateBinary(session.shim, stateDir(), [session.shim, ...process.argv.slice(2)], { ...process.env, [BECAME]: session.shim });
   } catch (error) {
     return ended(`its binary cannot be run (${messageOf(error)})`);
