@@ -72,6 +72,8 @@ export type Target = {
   bytecode?: boolean;
   /** Code run before any module (scripts/mutation.ts selects the mutant a test run builds in). */
   banner?: string;
+  /** The machine-wide settings directory baked into the binary (default /etc/thoughtgate): a test's own build only. */
+  machineDir?: string;
 };
 
 const HOST_TARGET: Target = { bunTarget: "host", outfile: "dist/thoughtgate", bytecode: true };
@@ -101,6 +103,7 @@ export async function compileTarget(target: Target, version = pkg.version): Prom
     define: {
       THOUGHTGATE_VERSION: JSON.stringify(version),
       THOUGHTGATE_TARGET: JSON.stringify(targetName),
+      ...(target.machineDir === undefined ? {} : { THOUGHTGATE_MACHINE_DIR: JSON.stringify(target.machineDir) }),
     },
   });
   if (!result.success) {

@@ -32,6 +32,8 @@ export async function shimSides(
   args: ArgsDef,
   parsed: Parsed,
   serverIdFlag: string | undefined,
+  /** The environment the server gets: the entry's, as the agent gave it. */
+  serverEnv: NodeJS.ProcessEnv = process.env,
 ): Promise<{ serverId: string; upstream: Upstream; agent?: (onGone: (reason: string) => void) => AgentSide }> {
   const separator = rawArgs.indexOf("--");
   const ours = separator === -1 ? rawArgs : rawArgs.slice(0, separator);
@@ -50,7 +52,7 @@ export async function shimSides(
     const serverId = serverIdFlag ?? basename(child[0] ?? "server");
     // The agent's token for --listen is the shim's credential, never the server's.
     const withhold = parsed.listen === undefined ? [] : [parsed["listen-token-env"] ?? DEFAULT_LISTEN_TOKEN_ENV];
-    return { serverId, upstream: new StdioUpstream(child, serverId, withhold), ...(agent ? { agent: agent(serverId) } : {}) };
+    return { serverId, upstream: new StdioUpstream(child, serverId, withhold, serverEnv), ...(agent ? { agent: agent(serverId) } : {}) };
   }
   if (child.length > 0) throw usageError("--url and -- CMD both name a server: give one");
   const endpoint = parseEndpoint(url, headers);

@@ -1,6 +1,7 @@
 import { defineCommand } from "citty";
 import { existsSync, writeFileSync } from "node:fs";
 import { isAbsolute, join, normalize, resolve } from "node:path";
+import { MACHINE_ORGANISATION_FILE } from "../core/config/discover.ts";
 import { parseConfig } from "../core/config/load.ts";
 import { readPolicyFile } from "../core/config/read-file.ts";
 import { formatDuration } from "../core/duration.ts";
@@ -40,7 +41,7 @@ export default defineCommand({
     const holder = await EngineHolder.load(parsed["thoughtgate-config"]);
     const summary = summarisePolicy(holder.policy);
     if (action === "pull" && !summary.organisation) {
-      throw new ThoughtGateError("CONFIG", "no organisation policy is configured (policy.organisation in your policy, or $THOUGHTGATE_ORG_POLICY_URL and $THOUGHTGATE_ORG_POLICY_KEY_FILE)");
+      throw new ThoughtGateError("CONFIG", `no organisation policy is configured (${MACHINE_ORGANISATION_FILE}, $THOUGHTGATE_ORG_POLICY_URL and $THOUGHTGATE_ORG_POLICY_KEY_FILE, or policy.organisation in your policy)`);
     }
     await Bun.write(Bun.stdout, parsed.json ? `${JSON.stringify(summary, null, 2)}\n` : render(summary, action));
     return summary.organisation?.state === "refused" ? EXIT.error : EXIT.ok;

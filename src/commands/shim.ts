@@ -5,8 +5,11 @@ import { createShimDecider } from "../governance/deciders/shim-decider.ts";
 import { findSession, type SessionLookup } from "../governance/deciders/session.ts";
 import { commonArgs, eventsArg, eventsPath, givenOrAbsent, optionalDuration, profileArg, resolveProfile, runIdFromEnv } from "./_shared.ts";
 import { remoteArgs, shimSides } from "./_shim-sides.ts";
-import { replaceProcess } from "../core/exec.ts";
-import { messageOf } from "../core/errors.ts";
+import { replaceWithStateBinary } from "../core/exec.ts";
+import { messageOf, ThoughtGateError } from "../core/errors.ts";
+import { log } from "../core/log.ts";
+import { stateDir } from "../core/paths.ts";
+import { placeShim } from "../core/user-environment.ts";
 import { TARGET, VERSION } from "../version.ts";
 
 /** Set on a shim that became its session's binary, so a binary that still is not the session's version stops there. */
@@ -50,9 +53,14 @@ export default defineCommand({
   },
   args,
   async run({ rawArgs, args: parsed }) {
+    // Where this shim belongs is the user's, never its entry's: before anything reads the
+    // environment, its placing variables become the user's own; the server still gets the
+    // environment its entry gave (core/user-environment.ts).
+    const serverEnv = { ...process.env };
+    placeOwnEnvironment();
     // Every flag is checked before anything starts: a given-but-empty value is an error, never "absent".
     const flagProfile = parsed.profile === undefined ? undefined : resolveProfile(parsed.profile);
-    const sides = await shimSides(rawArgs, args, parsed, givenOrAbsent(parsed["server-id"], "--server-id"));
+    const sides = await shimSides(rawArgs, args, parsed, givenOrAbsent(parsed["server-id"], "--server-id"), serverEnv);
     const { serverId } = sides;
     // A flag that says how to govern (a service, a policy file) is the user's own set-up, outside
     // any session; otherwise the shim belongs to the wrap session that started its agent, if any
@@ -101,8 +109,23 @@ function sessionBinary(lookup: SessionLookup): SessionLookup {
   const ended = (why: string): SessionLookup => ({ kind: "ended", id: session.id, via: session.via, why: `session ${session.id} runs thoughtgate ${session.version} (${session.target}) and this shim is ${VERSION} (${TARGET}): ${why}` });
   if (process.env[BECAME] === session.shim) return ended(`${session.shim} is not that version`);
   try {
-    return replaceProcess(session.shim, [session.shim, ...process.argv.slice(2)], { ...process.env, [BECAME]: session.shim });
+    // Only a thoughtgate of the user's own state directory, whatever the descriptor names, and with
+    // the placed environment: a pin of an older version does not place itself, so the entry's HOME
+    // would otherwise move it (its server then gets the user's HOME and XDG directories).
+    return replaceWithStateBinary(session.shim, stateDir(), [session.shim, ...process.argv.slice(2)], { ...process.env, [BECAME]: session.shim });
   } catch (error) {
-    return ended(`its binary ${session.shim} cannot be run (${messageOf(error)})`);
+    return ended(`its binary cannot be run (${messageOf(error)})`);
+  }
+}
+
+/** Make this process's placing variables the user's (core/user-environment.ts), saying which the entry's were not. */
+function placeOwnEnvironment(): void {
+  const placement = placeShim(process.execPath, process.env);
+  if (placement === null) return;
+  if ("refused" in placement) throw new ThoughtGateError("CONFIG", `this shim cannot tell where your thoughtgate files are: ${placement.refused}`);
+  for (const key of Object.keys(process.env)) if (!(key in placement.env)) delete process.env[key];
+  Object.assign(process.env, placement.env);
+  if (placement.ignored.length > 0) {
+    log.warn(`ignoring ${placement.ignored.map((key) => `$${key}`).join(", ")} from this server's environment: a shim takes where it belongs and whose policy it follows from your own files in ${placement.stateDir}, never from its entry (the server still gets them)`);
   }
 }

@@ -30,10 +30,21 @@ export function ownProcessStartId(): string | null {
 }
 
 /**
- * Whether the process that recorded `startId` still runs. Without a stamp (it could not be read
- * when recorded) a live pid counts as alive: refusing is safer than restoring under a live wrap.
+ * Whether the process that recorded `startId` still runs. Without a stamp there is nothing to tell
+ * it from any other process that has the pid now (pid 1 always runs), so it never counts as the
+ * same: a session, a service or a holder is trusted only by a stamp that matches.
  */
 export function isSameProcessRunning(pid: number, startId: string | null): boolean {
+  if (startId === null) return false;
+  return processStartId(pid) === startId;
+}
+
+/**
+ * Whether the process that recorded `startId` may still run: with no stamp, any live process with
+ * the pid. Only for holding back a repair (the journal's holders): refusing to restore a config
+ * under what may be a live wrap is the safe side there, never for trusting what a process wrote.
+ */
+export function mayStillRun(pid: number, startId: string | null): boolean {
   const now = processStartId(pid);
   if (now === null) return false;
   return startId === null || now === startId;

@@ -21,10 +21,12 @@ export class StdioUpstream implements Upstream {
     private readonly serverId: string,
     /** Variables the server must not get: those the shim's flags named for its own credentials. */
     private readonly withhold: readonly string[] = [],
+    /** The server's environment: the one the agent gave the shim (the shim's own may be placed: core/user-environment.ts). */
+    private readonly env: NodeJS.ProcessEnv = process.env,
   ) {}
 
   open(): { sink: FlowSink; state: ServerState } | { error: string } {
-    const spawned = ServerProcess.spawn(this.command, process.env, { withhold: this.withhold });
+    const spawned = ServerProcess.spawn(this.command, this.env, { withhold: this.withhold });
     if (!(spawned instanceof ServerProcess)) return { error: spawned.error };
     this.server = spawned;
     const log = taggedLog(this.serverId);

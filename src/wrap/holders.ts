@@ -2,7 +2,7 @@
  * The holders of a shared config (journal.ts): who they are, whether they still hold it (a wrap
  * that died holds nothing; `enroll` holds until `unenroll`), and how a message names them.
  */
-import { isSameProcessRunning, ownProcessStartId } from "../core/process-identity.ts";
+import { mayStillRun, ownProcessStartId } from "../core/process-identity.ts";
 import type { Holder } from "./journal.ts";
 
 /** This process's wrap session as a holder. */
@@ -15,7 +15,7 @@ export function enrollHolder(agent: string): Holder {
 }
 
 export function isHolderAlive(holder: Holder): boolean {
-  return holder.kind === "enroll" || isSameProcessRunning(holder.pid, holder.pidStart);
+  return holder.kind === "enroll" || mayStillRun(holder.pid, holder.pidStart);
 }
 
 /** The same holder: the same wrap process and session, or the enrollment of the same agent. */

@@ -10,9 +10,13 @@
  * the form above with the server id wrap gives that entry. Anything else that merely looks like it
  * (a `thoughtgate` on PATH that is another file, `sh -c '…' thoughtgate shim`, a governance variable
  * in its env, another server id) is rewritten like any other server: it then runs inside a shim.
+ * So is an entry of that form whose `env` sets a variable that would place a shim (`HOME`, the XDG
+ * state or config directory, `THOUGHTGATE_*`: core/user-environment.ts): the shim wrap writes in
+ * front of it takes where it belongs from the user's own files, whatever that `env` says.
  */
 import { statSync } from "node:fs";
 import { isAbsolute, resolve } from "node:path";
+import { isPlacingVariable } from "../core/user-environment.ts";
 import { remoteShimArgs } from "./remote-entry.ts";
 import { fileIdentity } from "./shim-path.ts";
 import type { AgentContext, ConfigFile, ServerEntry, ShimCommand } from "./adapters/index.ts";
@@ -54,6 +58,7 @@ export function markOwnShims(files: readonly ConfigFile[], ours: ReadonlySet<str
   for (const entry of files.flatMap((file) => file.entries)) {
     const id = ids.get(entry);
     if (id === undefined || entry.transport !== "stdio" || !entry.effective) continue;
+    if (Object.keys(entry.env).some(isPlacingVariable)) continue;
     if (!isOwnShim(entry.effective, id, ours, ctx)) continue;
     entry.status = "wrapped";
     entry.governed = false;
@@ -85,3 +90,4 @@ function resolveCommand(command: string, ctx: AgentContext): string | null {
   const stats = statSync(path, { throwIfNoEntry: false });
   return stats?.isFile() ? fileIdentity(stats) : null;
 }
+

@@ -25,6 +25,7 @@ import { copyFileSync, linkSync, mkdirSync, readdirSync, realpathSync, renameSyn
 import { tmpdir } from "node:os";
 import { dirname, join, sep } from "node:path";
 import { stateDir } from "../core/paths.ts";
+import { writeUserEnvironment } from "../core/user-environment.ts";
 import { log } from "../core/log.ts";
 import { messageOf } from "../core/errors.ts";
 import { TARGET, VERSION } from "../version.ts";
@@ -68,7 +69,7 @@ export function stableShim({
   try {
     const stats = statSync(source);
     const existing = statSync(path, { throwIfNoEntry: false });
-    if (existing && existing.ino === stats.ino && existing.dev === stats.dev) return { path, source, how: "linked" };
+    if (existing && existing.ino === stats.ino && existing.dev === stats.dev) return recordUserEnvironment({ path, source, how: "linked" }, env);
     mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
     const staged = `${path}.${process.pid}.tmp`;
     rmSync(staged, { force: true });
@@ -81,10 +82,23 @@ export function stableShim({
     }
     // Renamed into place: a config never names a half-written file, and a shim running the old one keeps it.
     renameSync(staged, path);
-    return { path, source, how };
+    return recordUserEnvironment({ path, source, how }, env);
   } catch (error) {
     return fallback(source, error);
   }
+}
+
+/**
+ * Beside the shim path, the user's own placing variables (core/user-environment.ts): a shim run from
+ * the shim path takes its home, config and state locations from there, never from its entry.
+ */
+function recordUserEnvironment(shim: ShimBinary, env: NodeJS.ProcessEnv): ShimBinary {
+  try {
+    writeUserEnvironment(stateDir(env), env, process.cwd());
+  } catch (error) {
+    log.warn(`could not record where your thoughtgate files are for the shims (${messageOf(error)}); a shim started without your environment may not find its session or your policy`);
+  }
+  return shim;
 }
 
 /**

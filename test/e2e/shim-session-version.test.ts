@@ -3,10 +3,12 @@
  * the shim path its own binary meanwhile) becomes the session's pinned binary: the same process
  * (execve), the same arguments, so every shim of a session speaks its service's version. A pinned
  * binary that still is not that version stops there: the session is ended to the shim, which
- * refuses its governed calls rather than loop.
+ * refuses its governed calls rather than loop. The shim replaces itself only with a binary of the
+ * user's own state directory (`bin/<pin>/thoughtgate`, as wrap makes it): the attacks on that are
+ * in test/e2e/attacks/session-placement.test.ts.
  */
 import { expect, test } from "bun:test";
-import { chmodSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { linkSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { processStartId } from "../../src/core/process-identity.ts";
 import { sessionPaths } from "../../src/core/session-file.ts";
@@ -19,11 +21,12 @@ test("a session on another version: the shim becomes the session's binary, same 
   const env = { HOME: dir.path, XDG_STATE_HOME: join(dir.path, "state"), PATH: process.env.PATH ?? "/usr/bin:/bin" };
   const paths = sessionPaths(ID, env);
   mkdirSync(paths.dir, { recursive: true });
-  // The session's "binary": records how it was started, then exits.
-  const pinned = join(dir.path, "pinned-thoughtgate");
+  // The session's pin, where wrap makes it: a binary that records how it was started, then exits.
+  const pinned = join(env.XDG_STATE_HOME, "thoughtgate", "bin", "0.0.1-older-linux-x64-0123456789ab", "thoughtgate");
+  mkdirSync(join(pinned, ".."), { recursive: true, mode: 0o700 });
+  const built = Bun.spawnSync([process.execPath, "build", "--compile", join(import.meta.dir, "../fixtures/exec-witness-fixture.ts"), "--outfile", pinned], { stdout: "ignore", stderr: "pipe" });
+  if (built.exitCode !== 0) throw new Error(built.stderr.toString());
   const seen = join(dir.path, "seen.txt");
-  writeFileSync(pinned, `#!/bin/sh\necho "$$ $THOUGHTGATE_SESSION_BINARY $*" > ${JSON.stringify(seen)}\n`);
-  chmodSync(pinned, 0o755);
   const descriptor = {
     version: "0.0.1-older",
     target: "bun-linux-x64",
@@ -39,7 +42,7 @@ test("a session on another version: the shim becomes the session's binary, same 
     project: dir.path,
   };
   writeFileSync(paths.descriptor, JSON.stringify(descriptor));
-  await using shim = Bun.spawn([requireBinary(), "shim", "--server-id", "notes", "--", "node", "notes.js"], { env: { ...env, THOUGHTGATE_SESSION: ID }, stdin: "pipe", stdout: "pipe", stderr: "pipe" });
+  await using shim = Bun.spawn([requireBinary(), "shim", "--server-id", "notes", "--", "node", "notes.js"], { env: { ...env, THOUGHTGATE_SESSION: ID, EXEC_WITNESS: seen }, stdin: "pipe", stdout: "pipe", stderr: "pipe" });
   await shim.exited;
   const line = await waitFor(() => {
     try {
@@ -56,13 +59,18 @@ test("a pinned binary that is not the session's version either: the shim refuses
   const env = { HOME: dir.path, XDG_STATE_HOME: join(dir.path, "state"), PATH: process.env.PATH ?? "/usr/bin:/bin" };
   const paths = sessionPaths(ID, env);
   mkdirSync(paths.dir, { recursive: true });
+  // The pin is this very binary (a hard link, as wrap makes it): not the session's version either.
+  const pinned = join(env.XDG_STATE_HOME, "thoughtgate", "bin", "0.0.1-older-linux-x64-0123456789ab", "thoughtgate");
+  mkdirSync(join(pinned, ".."), { recursive: true, mode: 0o700 });
+  linkSync(requireBinary(), pinned);
+  writeFileSync(join(env.XDG_STATE_HOME, "thoughtgate", "user-environment.json"), JSON.stringify({ HOME: env.HOME, XDG_STATE_HOME: env.XDG_STATE_HOME }));
   const descriptor = {
     version: "0.0.1-older",
     target: "bun-linux-x64",
     pid: process.pid,
     startId: processStartId(process.pid),
     binary: requireBinary(),
-    shim: requireBinary(),
+    shim: pinned,
     startedAt: new Date().toISOString(),
     endpoint: "http://127.0.0.1:9",
     profile: "production",
@@ -90,5 +98,5 @@ test("a pinned binary that is not the session's version either: the shim refuses
   shim.stdin.end();
   const answer = text.split("\n").map((line) => (line ? (JSON.parse(line) as { id?: number; error?: { message: string } }) : {})).find((message) => message.id === 2);
   expect(answer?.error?.message).toContain(`session ${ID} runs thoughtgate 0.0.1-older (bun-linux-x64) and this shim is`);
-  expect(answer?.error?.message).toContain(`${requireBinary()} is not that version`);
+  expect(answer?.error?.message).toContain(`${pinned} is not that version`);
 });

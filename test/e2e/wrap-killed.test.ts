@@ -52,7 +52,11 @@ test("kill -9 of wrap: a plain start of the entry governs on its own, the orphan
   const config = join(dir.path, "mcp.json");
   const report = join(dir.path, "report.json");
   writeFileSync(config, ORIGINAL);
+  // The user's own config directory, as their environment says when they run wrap: a shim started
+  // from the entry later finds the user's policy there, whatever environment its agent gives it.
+  const xdgConfig = join(dir.path, "config");
   const wrap = Bun.spawn([requireBinary(), "wrap", "--agent-type", "custom", "--config-path", config, "--", ...fixture("wrap-agent-fixture.ts", config, report, "--wait")], {
+    env: { ...process.env, XDG_CONFIG_HOME: xdgConfig },
     stdin: "ignore",
     stdout: "ignore",
     stderr: "pipe",
@@ -77,7 +81,6 @@ test("kill -9 of wrap: a plain start of the entry governs on its own, the orphan
   expect(readFileSync(config, "utf8")).toContain('"shim"');
 
   // The user's own policy, for a shim that governs on its own.
-  const xdgConfig = join(dir.path, "config");
   mkdirSync(join(xdgConfig, "thoughtgate"), { recursive: true });
   writeFileSync(join(xdgConfig, "thoughtgate", "thoughtgate.yaml"), "schema: 1\ngovernance:\n  rules: [{ id: no-deleting, match: delete_note, action: deny }]\n");
   const base = { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: process.env.HOME ?? dir.path, XDG_CONFIG_HOME: xdgConfig };

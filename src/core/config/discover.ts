@@ -1,7 +1,7 @@
 import { existsSync, realpathSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { ThoughtGateError } from "../errors.ts";
-import { configDir } from "../paths.ts";
+import { configDir, MACHINE_DIR } from "../paths.ts";
 
 /**
  * The organisation's policy on a machine set up by MDM (src/governance/engine/organisation.ts,
@@ -12,6 +12,12 @@ export const ORG_URL_ENV = "THOUGHTGATE_ORG_POLICY_URL";
 export const ORG_KEY_ENV = "THOUGHTGATE_ORG_POLICY_KEY_FILE";
 export const ORG_MAX_STALE_ENV = "THOUGHTGATE_ORG_POLICY_MAX_STALE";
 export const ORG_REFRESH_ENV = "THOUGHTGATE_ORG_POLICY_REFRESH";
+
+/**
+ * The same settings in a file of the machine's (docs/team.md): what a managed setup writes, read
+ * by every thoughtgate whatever environment its agent gave it, and before the variables above.
+ */
+export const MACHINE_ORGANISATION_FILE = join(MACHINE_DIR, "organisation.yaml");
 
 /** How a file was found: the flag, the environment, the user config dir, or the working directory (a project). */
 export type ConfigOrigin = "flag" | "env" | "user" | "project";

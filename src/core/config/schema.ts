@@ -320,7 +320,7 @@ const otlpSchema = strict({
  * policy and the project's. `max_stale`: how old the cached copy may be while the URL cannot be
  * reached before every call is refused; `refresh`: how often it is fetched again in the background.
  */
-const organisationSchema = strict({
+export const organisationSchema = strict({
   url: v.pipe(text("a URL"), v.check((url) => /^https:\/\/[^/@\s]+(\/\S*)?$/.test(url), "expected an https:// URL without user:password@")),
   public_key: v.pipe(text("a public key"), v.regex(/^ed25519:[A-Za-z0-9+/]{43}=$/, "expected an Ed25519 public key as `ed25519:` and 44 base64 characters (what `thoughtgate policy keygen` prints)")),
   max_stale: v.optional(duration, 7 * 24 * 3_600_000),

@@ -1,25 +1,32 @@
 /**
  * Which wrap session a shim belongs to: the one function that answers it (docs/architecture.md,
  * "How a shim finds its session"). A config entry carries no session, so the answer comes from the
- * agent that started the shim:
+ * agent that started the shim, looked up only in the user's own state directory (the one the shim
+ * runs from, core/user-environment.ts: never one an entry's environment names), each directory and
+ * file of it owned by this user and writable by no one else:
  *
- * 1. `THOUGHTGATE_SESSION` in the shim's environment: wrap sets it on the agent it launches, and
- *    most agents pass their environment to the stdio servers they start. Set, it must name a
- *    session whose wrap still runs; anything else (a wrap that was killed, a value that is no run
- *    id) is an ended session, and the shim fails its governed calls closed, never governing on its
- *    own with a policy other than the session's.
- * 2. Otherwise the shim's ancestors: an agent that passes its servers no environment (Codex) still
- *    started them, so the wrap, or the agent it launched, is among their ancestors; wrap indexes
- *    both pids (wire/session.ts). Checked only when some wrap runs: an empty index costs one failed
- *    directory listing.
+ * 1. The shim's ancestors: wrap indexes its own pid and its agent's (wire/session.ts), so the wrap,
+ *    or the agent it launched, is among the ancestors of every shim of its session, whatever
+ *    environment the agent passes (Codex passes a short list) and whatever the entry sets. Checked
+ *    only when some wrap runs: an empty index costs one failed directory listing.
+ * 2. Otherwise `THOUGHTGATE_SESSION` in the shim's environment: wrap sets it on the agent it
+ *    launches, and most agents pass their environment on. Set, it must name a session of the user's
+ *    whose wrap still runs; anything else (a wrap that was killed, a value that is no run id, a
+ *    session no wrap of the user's wrote) is an ended session, and the shim fails its governed calls
+ *    closed, never governing on its own with a policy other than the session's.
  * 3. Neither: no session. The shim governs on its own (the user's policy, its own audit).
  *
  * Paid once, when the shim starts.
  */
+import { lstatSync, type Stats } from "node:fs";
+import { dirname } from "node:path";
+import { messageOf } from "../../core/errors.ts";
+import { stateDir } from "../../core/paths.ts";
 import { ancestorsOf } from "../../core/process-ancestry.ts";
 import { isSameProcessRunning } from "../../core/process-identity.ts";
 import type { Profile } from "../../core/profile.ts";
 import { isSessionId, sessionPaths } from "../../core/session-file.ts";
+import { notOwnDirectory, notOwnFile } from "../../core/user-environment.ts";
 import { indexedSessionPids, SESSION_ENV } from "../wire/session.ts";
 
 export type Session = {
@@ -54,28 +61,29 @@ export type SessionLookup =
   | { kind: "ended"; id: string; via: Session["via"]; why: string };
 
 export async function findSession(env: NodeJS.ProcessEnv = process.env, pid: number = process.pid): Promise<SessionLookup> {
-  const named = env[SESSION_ENV];
-  if (named !== undefined) {
-    const id = named.trim();
-    if (!isSessionId(id)) return { kind: "ended", id: named, via: "environment", why: `$${SESSION_ENV} is ${JSON.stringify(named)}, which names no thoughtgate wrap session` };
-    return (await open(id, "environment", null, sessionPaths(id, env))) ?? { kind: "none" };
-  }
   const index = indexedSessionPids(env);
-  if (index.size === 0) return { kind: "none" };
-  for (const ancestor of ancestorsOf(pid)) {
-    const indexed = index.get(ancestor);
-    if (indexed === undefined) continue;
-    const found = await open(indexed.runId, "ancestry", ancestor, sessionPaths(indexed.runId, env, indexed.dir));
-    if (found) return found;
+  if (index.size > 0) {
+    for (const ancestor of ancestorsOf(pid)) {
+      const indexed = index.get(ancestor);
+      if (indexed === undefined) continue;
+      const found = await open(indexed.runId, "ancestry", ancestor, sessionPaths(indexed.runId, env), env);
+      if (found) return found;
+    }
   }
-  return { kind: "none" };
+  const named = env[SESSION_ENV];
+  if (named === undefined) return { kind: "none" };
+  const id = named.trim();
+  if (!isSessionId(id)) return { kind: "ended", id: named, via: "environment", why: `$${SESSION_ENV} is ${JSON.stringify(named)}, which names no thoughtgate wrap session` };
+  return (await open(id, "environment", null, sessionPaths(id, env), env)) ?? { kind: "none" };
 }
 
 /**
  * The session `id`, or null when `ancestor` (found in the index) is not in fact its wrap or agent
  * (the pid was reused, or the index entry is left over).
  */
-async function open(id: string, via: Session["via"], ancestor: number | null, paths: ReturnType<typeof sessionPaths>): Promise<SessionLookup | null> {
+async function open(id: string, via: Session["via"], ancestor: number | null, paths: ReturnType<typeof sessionPaths>, env: NodeJS.ProcessEnv): Promise<SessionLookup | null> {
+  const untrusted = notTheUsers(paths, env);
+  if (untrusted) return ancestor !== null ? null : { kind: "ended", id, via, why: `session ${id} is not one of this user's thoughtgate wrap sessions: ${untrusted}` };
   // Loaded only here: a shim that belongs to no session never pays for the schema library.
   const { readSessionDescriptor } = await import("../../core/session-descriptor.ts");
   const read = readSessionDescriptor(paths.descriptor);
@@ -108,4 +116,28 @@ async function open(id: string, via: Session["via"], ancestor: number | null, pa
     wrap: { pid: d.pid, startId: d.startId },
   };
   return { kind: "joined", session };
+}
+
+/**
+ * Why a session's files are not the user's own, or null: the state directory, its `sessions`, the
+ * session's directory and its descriptor each owned by this user, writable by no one else, and no
+ * symbolic link among them.
+ */
+function notTheUsers(paths: ReturnType<typeof sessionPaths>, env: NodeJS.ProcessEnv): string | null {
+  for (const dir of [stateDir(env), dirname(paths.dir), paths.dir]) {
+    const problem = notOwnDirectory(dir);
+    // Nothing there is nothing to trust: reading the descriptor says it is missing.
+    if (problem === "does not exist") return null;
+    if (problem) return `${dir} ${problem}`;
+  }
+  let stat: Stats | undefined;
+  try {
+    stat = lstatSync(paths.descriptor, { throwIfNoEntry: false });
+  } catch (error) {
+    return `${paths.descriptor} cannot be looked at (${messageOf(error)})`;
+  }
+  if (!stat) return null;
+  if (stat.isSymbolicLink()) return `${paths.descriptor} is a symbolic link`;
+  const problem = notOwnFile(stat);
+  return problem ? `${paths.descriptor} ${problem}` : null;
 }

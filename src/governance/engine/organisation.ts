@@ -1,15 +1,17 @@
-import { existsSync, mkdirSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, isAbsolute, join, normalize } from "node:path";
+import * as v from "valibot";
 import { writeFileAtomic } from "../../core/atomic-write.ts";
 import { sha256Hex } from "../../core/canonical-json.ts";
-import { ORG_KEY_ENV, ORG_MAX_STALE_ENV, ORG_REFRESH_ENV, ORG_URL_ENV } from "../../core/config/discover.ts";
+import { MACHINE_ORGANISATION_FILE, ORG_KEY_ENV, ORG_MAX_STALE_ENV, ORG_REFRESH_ENV, ORG_URL_ENV } from "../../core/config/discover.ts";
 import { parseConfig } from "../../core/config/load.ts";
-import type { OrganisationConfig, ThoughtGateConfig } from "../../core/config/schema.ts";
+import { organisationSchema, type OrganisationConfig, type ThoughtGateConfig } from "../../core/config/schema.ts";
 import { readPolicyFile } from "../../core/config/read-file.ts";
 import { formatDuration, parseDuration } from "../../core/duration.ts";
 import { messageOf, ThoughtGateError } from "../../core/errors.ts";
 import { log } from "../../core/log.ts";
 import { stateDir } from "../../core/paths.ts";
+import { readRegularFile } from "../../core/safe-open.ts";
 import { importPublicKey, MAX_BUNDLE_BYTES, parseBundle, verifyBundle, type PolicyBundle } from "../../core/policy-bundle.ts";
 
 /**
@@ -35,8 +37,14 @@ const DEFAULT_REFRESH_MS = 300_000;
 const FETCH_TIMEOUT_MS = 10_000;
 const MAX_REDIRECTS = 5;
 
-/** The settings in force: `THOUGHTGATE_ORG_POLICY_URL` (and its key file) first, else the policy file's `policy.organisation`. */
-export function organisationSettings(env: NodeJS.ProcessEnv, config: ThoughtGateConfig | null, file: string | null): OrganisationSettings | null {
+/**
+ * The settings in force: the machine's file (`/etc/thoughtgate/organisation.yaml`) first, which
+ * nothing in an environment overrides or turns off; else `THOUGHTGATE_ORG_POLICY_URL` (and its key
+ * file); else the policy file's `policy.organisation`.
+ */
+export function organisationSettings(env: NodeJS.ProcessEnv, config: ThoughtGateConfig | null, file: string | null, machineFile = MACHINE_ORGANISATION_FILE): OrganisationSettings | null {
+  const machine = machineSettings(machineFile);
+  if (machine) return machine;
   const url = env[ORG_URL_ENV];
   if (url !== undefined && url.trim() !== "") {
     if (!/^https:\/\/[^/@\s]+(\/\S*)?$/.test(url)) throw new ThoughtGateError("CONFIG", `$${ORG_URL_ENV}: expected an https:// URL without user:password@`);
@@ -49,6 +57,33 @@ export function organisationSettings(env: NodeJS.ProcessEnv, config: ThoughtGate
   const organisation: OrganisationConfig | undefined = config?.policy?.organisation;
   if (!organisation) return null;
   return { url: organisation.url, publicKey: organisation.public_key, maxStaleMs: organisation.max_stale, refreshMs: organisation.refresh, from: file ?? "the policy file" };
+}
+
+/**
+ * The machine's settings, or null when it has none. The file and its directory must be root's and
+ * writable by no one else (what a managed setup writes): anything else, or a file that does not
+ * parse, is refused in one line, and every call then fails closed rather than going on without the
+ * organisation's policy.
+ */
+function machineSettings(path: string): OrganisationSettings | null {
+  const read = readRegularFile(path, { follow: false, maxBytes: 64 * 1024 });
+  if (!read.ok && read.missing) return null;
+  const refuse = (why: string) => new ThoughtGateError("CONFIG", `the organisation policy settings ${path} ${why}; until it is fixed every call is refused`);
+  if (!read.ok) throw refuse(read.problem);
+  for (const [what, stat] of [[path, read.stat], [dirname(path), statSync(dirname(path))]] as const) {
+    if (stat.uid !== 0 && stat.uid !== (process.getuid?.() ?? 0)) throw refuse(`is not trusted: ${what} belongs to uid ${stat.uid}, not root`);
+    if ((stat.mode & 0o022) !== 0) throw refuse(`is not trusted: ${what} can be written by others than its owner (mode ${(stat.mode & 0o777).toString(8)})`);
+  }
+  let parsed: unknown;
+  try {
+    parsed = Bun.YAML.parse(read.bytes.toString("utf8"));
+  } catch (error) {
+    throw refuse(`does not parse (${messageOf(error)})`);
+  }
+  const checked = v.safeParse(organisationSchema, parsed);
+  if (!checked.success) throw refuse(`is invalid: ${v.getDotPath(checked.issues[0]) ?? "(file)"}: ${checked.issues[0].message}`);
+  const { url, public_key, max_stale, refresh } = checked.output;
+  return { url, publicKey: public_key, maxStaleMs: max_stale, refreshMs: refresh, from: path };
 }
 
 /** What the organisation's policy is now: a verified bundle to decide with, or refused (every call fails closed). */

@@ -1,5 +1,5 @@
 import { existsSync } from "node:fs";
-import { discoverPolicy, ORG_URL_ENV, type ConfigOrigin, type Discovery, type PolicyFile } from "../../core/config/discover.ts";
+import { discoverPolicy, MACHINE_ORGANISATION_FILE, ORG_URL_ENV, type ConfigOrigin, type Discovery, type PolicyFile } from "../../core/config/discover.ts";
 import type { LoadedConfig } from "../../core/config/load.ts";
 import type { ThoughtGateConfig } from "../../core/config/schema.ts";
 import { messageOf } from "../../core/errors.ts";
@@ -39,7 +39,7 @@ export function embeddedDefault(): PolicyInForce {
  */
 export async function loadPolicyInForce(discovery: Discovery, env: NodeJS.ProcessEnv = process.env): Promise<PolicyInForce> {
   const local = await loadLocal(discovery, env);
-  if (local.base.origin === "embedded" && !env[ORG_URL_ENV]) return local;
+  if (local.base.origin === "embedded" && !env[ORG_URL_ENV] && !existsSync(MACHINE_ORGANISATION_FILE)) return local;
   const { organisationSettings, OrganisationPolicy } = await import("./organisation.ts");
   const settings = organisationSettings(env, local.base.origin === "embedded" ? null : local.base.engine.config, local.base.file);
   if (!settings) return local;

@@ -6,25 +6,30 @@
  * the agent's) pid in a small index a shim checks its ancestors against.
  *
  * The session's directory and its files: core/session-file.ts.
- * `~/.local/state/thoughtgate/session-pids/<pid>`: the directory of the session whose wrap or agent
- * has that pid. Under the home directory whatever `XDG_STATE_HOME` says: an agent that passes its
- * servers only a few variables (Codex) passes HOME but not XDG_STATE_HOME.
+ * `<state dir>/session-pids/<pid>`: the directory of the session whose wrap or agent has that pid.
+ * A shim finds the state directory from its own binary, not from the environment its agent gives
+ * it (core/user-environment.ts), so an agent that passes its servers only a few variables (Codex)
+ * or an entry that sets them moves nothing. Only the user's own index is read: the directory and
+ * each entry owned by this uid and writable by no one else, naming a session in the same state
+ * directory.
  *
  * No valibot here: a shim that belongs to no session reads nothing more than this file's one
  * directory listing.
  */
-import { mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
-import { homedir } from "node:os";
-import { basename, isAbsolute, join } from "node:path";
+import { mkdirSync, readdirSync, rmSync } from "node:fs";
+import { join } from "node:path";
 import { bestEffort } from "../../core/errors.ts";
 import { writeFileAtomic } from "../../core/atomic-write.ts";
-import { isSessionId } from "../../core/session-file.ts";
+import { stateDir } from "../../core/paths.ts";
+import { readRegularFile } from "../../core/safe-open.ts";
+import { isSessionId, sessionsDir } from "../../core/session-file.ts";
+import { notOwnDirectory, notOwnFile } from "../../core/user-environment.ts";
 
 /** The variable wrap sets on the agent it launches: the run id of its session. */
 export const SESSION_ENV = "THOUGHTGATE_SESSION";
 
 function pidIndexDir(env: NodeJS.ProcessEnv): string {
-  return join(env.HOME || homedir(), ".local", "state", "thoughtgate", "session-pids");
+  return join(stateDir(env), "session-pids");
 }
 
 /** Record that `pid` (a wrap, or the agent it launched) belongs to the session in `sessionDir`; the returned function forgets it. */
@@ -42,18 +47,23 @@ export function indexSessionPid(pid: number, sessionDir: string, env: NodeJS.Pro
  */
 export function indexedSessionPids(env: NodeJS.ProcessEnv = process.env): Map<number, { runId: string; dir: string }> {
   const found = new Map<number, { runId: string; dir: string }>();
+  const index = pidIndexDir(env);
   let names: string[];
   try {
-    names = readdirSync(pidIndexDir(env));
+    names = readdirSync(index);
   } catch {
     return found;
   }
+  if (notOwnDirectory(index) !== null) return found;
+  const sessions = sessionsDir(env);
   for (const name of names) {
     if (!/^\d+$/.test(name)) continue;
-    let dir = "";
-    // Removed by its wrap while we looked: not a session any more.
-    bestEffort(() => (dir = readFileSync(join(pidIndexDir(env), name), "utf8").trim()));
-    if (isAbsolute(dir) && isSessionId(basename(dir))) found.set(Number(name), { runId: basename(dir), dir });
+    // Removed by its wrap while we looked (missing), or not the user's own: not a session.
+    const read = readRegularFile(join(index, name), { follow: false, maxBytes: 4096 });
+    if (!read.ok || notOwnFile(read.stat) !== null) continue;
+    const dir = read.bytes.toString("utf8").trim();
+    const runId = dir.slice(sessions.length + 1);
+    if (dir === join(sessions, runId) && isSessionId(runId)) found.set(Number(name), { runId, dir });
   }
   return found;
 }

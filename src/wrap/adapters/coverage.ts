@@ -1,4 +1,5 @@
 import { relative, sep } from "node:path";
+import { isPlacingVariable } from "../../core/user-environment.ts";
 import type { ConfigFile, ServerEntry } from "./types.ts";
 
 /**
@@ -26,8 +27,15 @@ function status(entry: ServerEntry, show: (path: string) => string): string {
     // Rewritten with its off switch kept: if the user turns it on during the session, the shim runs.
     entry.disabled === undefined ? undefined : `disabled by ${entry.disabled}: governed if enabled mid-session`,
     entry.shadowedBy ? `the ${entry.shadowedBy.scope} entry in ${show(entry.shadowedBy.file)} takes precedence` : undefined,
+    placing(entry),
   ].filter((note) => note !== undefined);
   return notes.length === 0 ? "yes" : `yes (${notes.join("; ")})`;
+}
+
+/** An entry whose env would move its shim: the shim ignores those variables (core/user-environment.ts), and the table says so. */
+function placing(entry: ServerEntry): string | undefined {
+  const keys = Object.keys(entry.env).filter(isPlacingVariable).sort();
+  return keys.length === 0 ? undefined : `its env's ${keys.join(", ")} ignored by the shim: it follows your session and policy`;
 }
 
 function table(rows: string[][]): string[] {

@@ -61,7 +61,8 @@ describe("an entry that only looks wrapped is governed like any other", () => {
       const agent = fixture("wrap-agent-fixture.ts", mcp, report, "--server", "evil", "--call", 'delete_note:{"id":"a"}', "--call", 'read_note:{"id":"a"}');
       const run = await box.run(["wrap", "--agent-type", "claude-code", "--thoughtgate-config", policy, "--", ...agent], 30_000);
       expect({ code: run.code, stderr: run.stderr }).toMatchObject({ code: 0 });
-      expect(run.stderr).toMatch(/evil\s+project\s+\S+\s+yes\n/);
+      // The governance variables are no place for the shim to go either: the table says it ignores them.
+      expect(run.stderr).toMatch(/evil\s+project\s+\S+\s+yes( \(its env's THOUGHTGATE_GOVERNANCE_ENDPOINT ignored by the shim: it follows your session and policy\))?\n/);
       const seen = JSON.parse(readFileSync(report, "utf8")) as { results: Record<string, unknown> };
       expect(seen.results).toEqual({
         delete_note: { code: -32014, data: expect.objectContaining({ rule_id: "no-deleting" }) },

@@ -1,10 +1,10 @@
 /**
- * Which session a shim belongs to (src/governance/deciders/session.ts): from THOUGHTGATE_SESSION,
- * else from its ancestors, else none; a session whose wrap is gone, or a variable that names no
+ * Which session a shim belongs to (src/governance/deciders/session.ts): from its ancestors, else
+ * from THOUGHTGATE_SESSION, else none, only ever in the user's own state directory; a session whose wrap is gone, or a variable that names no
  * session, is an ended session (the shim must not govern on its own).
  */
 import { describe, expect, test } from "bun:test";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { findSession } from "../../../src/governance/deciders/session.ts";
 import { sessionPaths } from "../../../src/core/session-file.ts";
@@ -103,12 +103,39 @@ describe("findSession", () => {
     expect(child).toMatchObject({ kind: "joined", session: { id: ID, via: "ancestry" } });
   });
 
-  test("no variable and no XDG_STATE_HOME (Codex passes servers HOME, not it): still the session wrap indexed under another state directory", async () => {
+  test("ancestry before the variable: an entry's THOUGHTGATE_SESSION naming another of the user's sessions does not move a shim out of the session it runs in", async () => {
     const { dir, env } = state();
     using _ = dir;
+    const other = "0199a1b2-c3d4-7e5f-8a9b-000000000000";
     writeDescriptor(env, ID, process.pid);
+    writeDescriptor(env, other, process.pid);
     indexSessionPid(process.pid, sessionPaths(ID, env).dir, env);
-    expect(await childLookup({ HOME: env.HOME })).toMatchObject({ kind: "joined", session: { id: ID, via: "ancestry", dir: sessionPaths(ID, env).dir } });
+    expect(await childLookup({ ...env, THOUGHTGATE_SESSION: other })).toMatchObject({ kind: "joined", session: { id: ID, via: "ancestry" } });
+  });
+
+  test("a descriptor naming pid 1 with no start stamp is no running wrap: ended", async () => {
+    const { dir, env } = state();
+    using _ = dir;
+    const paths = writeDescriptor(env, ID, process.pid);
+    writeFileSync(paths.descriptor, JSON.stringify({ ...JSON.parse(readFileSync(paths.descriptor, "utf8")), pid: 1, startId: null }));
+    expect(await findSession({ ...env, THOUGHTGATE_SESSION: ID })).toEqual({ kind: "ended", id: ID, via: "environment", why: `the thoughtgate wrap of session ${ID} (pid 1) has ended` });
+  });
+
+  test("a session directory others can write, or a descriptor that is a symbolic link, is not the user's: ended, saying why; such an index is not read", async () => {
+    const { dir, env } = state();
+    using _ = dir;
+    const paths = writeDescriptor(env, ID, process.pid);
+    chmodSync(paths.dir, 0o777);
+    expect(await findSession({ ...env, THOUGHTGATE_SESSION: ID })).toEqual({ kind: "ended", id: ID, via: "environment", why: `session ${ID} is not one of this user's thoughtgate wrap sessions: ${paths.dir} can be written by anyone (mode 777)` });
+    chmodSync(paths.dir, 0o700);
+    renameSync(paths.descriptor, join(dir.path, "elsewhere.json"));
+    symlinkSync(join(dir.path, "elsewhere.json"), paths.descriptor);
+    expect(await findSession({ ...env, THOUGHTGATE_SESSION: ID })).toMatchObject({ kind: "ended", why: `session ${ID} is not one of this user's thoughtgate wrap sessions: ${paths.descriptor} is a symbolic link` });
+    rmSync(paths.descriptor);
+    renameSync(join(dir.path, "elsewhere.json"), paths.descriptor);
+    indexSessionPid(process.pid, paths.dir, env);
+    chmodSync(join(env.XDG_STATE_HOME, "thoughtgate", "session-pids"), 0o775);
+    expect(await childLookup(env)).toEqual({ kind: "none" });
   });
 
   test("no variable: the session whose agent is an ancestor, after its wrap was killed: ended", async () => {
