@@ -89,6 +89,15 @@ export async function decideBuiltinCall(call: BuiltinCall, context: HookContext)
       awaitingApproval: (reason) => events.emit("tool_call_decision", decision({ action: "pending", reason })),
     });
     events.emit("tool_call_decision", decision(verdict));
+    // One call, one run: ended here, so wrap's drain does not take the hook for a shim gone silent.
+    const forwarded = verdict.action === "forward" ? 1 : 0;
+    events.emit("run_end", {
+      ended_at: new Date().toISOString(),
+      status: "ok",
+      pid: process.pid,
+      exit_code: 0,
+      summary: { calls_total: 1, calls_forwarded: forwarded, calls_denied: 1 - forwarded, calls_errored: 0, messages_agent_to_server: 1, messages_server_to_agent: 0, framing_errors: 0, smuggling_attempts: 0, orphaned_requests: 0, events_dropped: events.dropped },
+    });
     await events.close();
     return { ...verdict, session: session?.id ?? null };
   } finally {
