@@ -1,6 +1,7 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { messageOf, ThoughtGateError } from "../core/errors.ts";
+import { detectAgent } from "./adapters/detect.ts";
 import type { AgentType } from "./adapters/types.ts";
 
 /**
@@ -20,9 +21,13 @@ import type { AgentType } from "./adapters/types.ts";
  */
 export const HOOK_TIMEOUT_S = 600;
 
-/** The agents whose built-in tools wrap governs through their hooks. */
+/**
+ * Whether wrap governs the agent's own tools through its hooks: Claude Code, when the program is
+ * Claude Code itself (`--agent-type claude-code` over another program, a script or a test's stand-in,
+ * would not know the flag).
+ */
 export function hooksGovern(agent: AgentType, command: readonly string[]): boolean {
-  return agent === "claude-code" && hooklessMode(command) === null;
+  return agent === "claude-code" && detectAgent(command) === "claude-code" && hooklessMode(command) === null;
 }
 
 /** A Claude Code flag that turns hooks off (`--bare`, `--safe-mode`), or null. */
