@@ -43,7 +43,7 @@ const SECRETS_IN_COMMANDS = ["*.ssh/*", "*/.ssh", "*.aws/*", "*/.aws", "*.config
  * (deletes, moves, installs, `git push`, `curl`, `sudo`, a script) is asked.
  */
 export const READ_ONLY_COMMANDS = [
-  "ls", "ls *", "cat *", "head *", "tail *", "wc *", "grep *", "rg *", "pwd", "echo", "echo *", "which *", "file *", "stat *",
+  "ls", "ls *", "cat", "cat *", "head", "head *", "tail", "tail *", "wc", "wc *", "grep *", "rg *", "pwd", "echo", "echo *", "which *", "file *", "stat *",
   "du *", "df *", "tree", "tree *", "cd", "cd *", "true", "false", "date", "whoami", "id", "uname", "uname *", "test *", "[ * ]",
   "[[ * ]]", "basename *", "dirname *", "realpath *", "diff *", "cmp *", "git status", "git status *", "git diff", "git diff *",
   "git log", "git log *", "git show", "git show *", "git branch", "git rev-parse *", "git ls-files", "git ls-files *",

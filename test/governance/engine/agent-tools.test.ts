@@ -99,3 +99,22 @@ describe("rules for an agent's own tools", () => {
     expect(decision.kind).toBe("approve");
   });
 });
+
+describe("docs/governance.md, Built-in tools: the example holds", () => {
+  test("its policy decides its table's calls as the table says", async () => {
+    const page = await Bun.file(join(import.meta.dir, "../../../docs/governance.md")).text();
+    const section = page.split("### An example: ask before any push")[1] ?? "";
+    const yaml = /```yaml\n([\s\S]*?)```/.exec(section)?.[1] ?? "";
+    const parsed = parseConfig(yaml, {});
+    if (!parsed.ok) throw new Error(parsed.problems.map((p) => `${p.path}: ${p.message}`).join("\n"));
+    const engine = new GovernanceEngine(parsed.config, null, "docs");
+    const bash = (command: string) => shell(engine, command);
+    expect(await bash("git diff HEAD~1 | cat")).toBe("forward tests-and-reads");
+    expect(await bash("bun test && git push")).toBe("approve defaults");
+    expect(await bash("bash -c 'bun test; rm -rf dist'")).toBe("approve defaults");
+    expect(await bash("$RUNNER test")).toBe("approve defaults");
+    expect(decide(engine, "read", { tool: "Read", path: join(project, "src", "main.ts") })).toBe("forward project-reads");
+    expect(decide(engine, "read", { tool: "Read", path: join(home.path, ".ssh", "id_ed25519") })).toBe("deny no-secrets");
+    expect(decide(engine, "fetch", { tool: "WebFetch", url: "https://api.github.com/repos/x", host: "api.github.com" })).toBe("forward docs-fetch");
+  });
+});
