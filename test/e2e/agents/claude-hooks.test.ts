@@ -12,7 +12,8 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { agentBinary, agentSandbox, describeRun } from "../../support/agents.ts";
 import { startFakeAnthropic } from "../../support/fake-models/anthropic.ts";
-import { BINARY, requireBinary } from "../../support/harness.ts";
+import { BINARY, requireBinary, waitFor } from "../../support/harness.ts";
+import { decideAtTerminal } from "../../support/terminal.ts";
 
 setDefaultTimeout(120_000);
 requireBinary();
@@ -123,4 +124,36 @@ test("Claude Code cannot drop its hook by editing its settings, through Write or
   expect(model.toolResults.map(({ text }) => /rule (agent-self-protection(?:-shell)?): deny/.exec(text)?.[1] ?? text), why).toEqual(["agent-self-protection", "agent-self-protection-shell", "agent-self-protection"]);
   expect(readFileSync(settings, "utf8")).toBe(SETTINGS);
   expect(existsSync(join(sandbox.project, ".claude"))).toBe(false);
+});
+
+test("a write is asked once: a person's 'allow for this session' lets Claude Code's later writes through unasked", async () => {
+  await using sandbox = agentSandbox();
+  mkdirSync(join(sandbox.project, ".git"));
+  await using model = startFakeAnthropic({
+    calls: [
+      { tool: "Write", arguments: { file_path: join(sandbox.project, "a.txt"), content: "first\n" } },
+      { tool: "Write", arguments: { file_path: join(sandbox.project, "b.txt"), content: "second\n" } },
+    ],
+    finalText: "Done.",
+  });
+  const env = { ...sandbox.env, ANTHROPIC_BASE_URL: model.url, ANTHROPIC_API_KEY: "sk-ant-thoughtgate-test", ENABLE_TOOL_SEARCH: "false", CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1", DISABLE_AUTOUPDATER: "1" };
+  const wrap = Bun.spawn([BINARY, "wrap", "--", agentBinary("claude-code"), "-p", "Write two files.", "--allowedTools", "Write"], { cwd: sandbox.project, env, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+  const stderr = new Response(wrap.stderr).text();
+  const tasks = () => {
+    const run = Bun.spawnSync([BINARY, "tasks", "--json"], { env, stdout: "pipe", stderr: "pipe" });
+    return run.exitCode === 0 ? (JSON.parse(run.stdout.toString()) as Array<{ task_id: string; status: string; name: string }>) : [];
+  };
+  const pending = await waitFor(() => tasks().find((t) => t.status === "pending" && t.name === "write"), "the write's approval task", 60_000);
+  const approved = await decideAtTerminal(["approve", pending.task_id, "--session"], { env });
+  expect(approved.exitCode, approved.stderr).toBe(0);
+  expect(await wrap.exited, await stderr).toBe(0);
+  expect(readFileSync(join(sandbox.project, "a.txt"), "utf8")).toBe("first\n");
+  expect(readFileSync(join(sandbox.project, "b.txt"), "utf8")).toBe("second\n");
+  const session = /thoughtgate log --session (\S+)/.exec(await stderr)?.[1] as string;
+  const log = Bun.spawnSync([BINARY, "log", "--session", session, "--json"], { env, stdout: "pipe", stderr: "pipe" });
+  const calls = log.stdout.toString().trim().split("\n").map((line) => JSON.parse(line) as { tool: string; outcome: string; decided_by: { channel: string } | null });
+  expect(calls.map((call) => [call.tool, call.outcome, call.decided_by?.channel ?? null]).reverse()).toEqual([
+    ["write", "approved", "cli"],
+    ["write", "forwarded", "session_grant"],
+  ]);
 });
