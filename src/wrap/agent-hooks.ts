@@ -14,7 +14,9 @@ import type { AgentType } from "./adapters/types.ts";
  * session directory and ends with it, and a crash leaves nothing to repair. The agent cannot edit
  * it away through its own tools either (the session directory is ThoughtGate's state, which the
  * default policy protects), and a `disableAllHooks` written into a settings file is refused the same
- * way. The user's own `--settings` is kept: its hooks and ours are merged into the session's file.
+ * way; one already in a settings file is overridden for the session (`disableAllHooks: false` on
+ * the command line). The user's own `--settings` is kept: its hooks and ours are merged into the
+ * session's file.
  *
  * Claude Code runs a hook's command through a shell, and waits `timeout` seconds for it; past that
  * it goes ahead, so the hook blocks the call itself before (commands/hook.ts, HOOK_DEADLINE_MS).
@@ -53,8 +55,9 @@ export function withAgentHooks(agent: AgentType, command: readonly string[], bin
   const settings = given === null ? {} : readGivenSettings(given.text, cwd);
   const hooks = (settings.hooks ?? {}) as Record<string, unknown>;
   const pre = Array.isArray(hooks.PreToolUse) ? hooks.PreToolUse : [];
-  const merged = { ...settings, hooks: { ...hooks, PreToolUse: [entry, ...pre] } };
-  delete (merged as { disableAllHooks?: unknown }).disableAllHooks;
+  // Command-line settings take precedence over the user's, project's and local files: a
+  // `disableAllHooks: true` in any of them would otherwise switch the hook off unseen.
+  const merged = { ...settings, disableAllHooks: false, hooks: { ...hooks, PreToolUse: [entry, ...pre] } };
   const file = join(sessionDir, "claude-settings.json");
   writeFileSync(file, `${JSON.stringify(merged, null, 2)}\n`, { mode: 0o600 });
   if (given === null) return [program, "--settings", file, ...rest];

@@ -157,3 +157,22 @@ test("a write is asked once: a person's 'allow for this session' lets Claude Cod
     ["write", "forwarded", "session_grant"],
   ]);
 });
+
+test("disableAllHooks in the user's or the project's settings does not switch the session's hook off", async () => {
+  await using sandbox = agentSandbox();
+  mkdirSync(join(sandbox.project, ".git"));
+  mkdirSync(join(sandbox.project, "data"));
+  const off = `{\n  "disableAllHooks": true\n}\n`;
+  mkdirSync(join(sandbox.home, ".claude"));
+  writeFileSync(join(sandbox.home, ".claude", "settings.json"), off);
+  mkdirSync(join(sandbox.project, ".claude"));
+  writeFileSync(join(sandbox.project, ".claude", "settings.local.json"), off);
+  await using model = startFakeAnthropic({ calls: [{ tool: "Bash", arguments: { command: "rm -rf ./data", description: "x" } }], finalText: "Done." });
+  const policy = "schema: 1\ngovernance:\n  rules:\n    - { id: no-deletes, source: agent, match: shell, arguments: { command: { glob: \"*rm *\" } }, action: deny }\n";
+  const run = await wrapClaude(sandbox, model, "Clean up.", policy);
+  const why = describeRun({ agent: "claude-code", argv: [], cwd: sandbox.project, env: {} }, { ...run, durationMs: 0, timedOut: false, leftovers: [] }, model);
+  expect(run.exitCode, why).toBe(0);
+  expect(existsSync(join(sandbox.project, "data")), why).toBe(true);
+  expect(model.toolResults[0]?.text, why).toContain("rule no-deletes: deny");
+  expect(readFileSync(join(sandbox.home, ".claude", "settings.json"), "utf8")).toBe(off);
+});
