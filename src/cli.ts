@@ -23,6 +23,7 @@ const subCommands = {
   enroll: () => import("./commands/enroll.ts").then((m) => m.enroll),
   unenroll: () => import("./commands/enroll.ts").then((m) => m.unenroll),
   arbiter: () => import("./commands/arbiter.ts").then((m) => m.default),
+  hook: () => import("./commands/hook.ts").then((m) => m.default),
   auth: () => import("./commands/auth.ts").then((m) => m.default),
   pins: () => import("./commands/pins.ts").then((m) => m.default),
   log: () => import("./commands/log.ts").then((m) => m.default),

@@ -10,6 +10,7 @@ import { TARGET, VERSION } from "../version.ts";
 import { checkAgentConfigs } from "./agent-configs.ts";
 import { checkApprovalChannels } from "./approval-channels.ts";
 import { checkEnrollment, checkWrapJournal } from "./enrollment.ts";
+import { checkAgentHooks } from "./agent-hooks.ts";
 import { checkPolicy, type PolicyFound } from "./policy.ts";
 import { checkRunningWraps, npmInstall } from "./upgrade.ts";
 import type { CheckBody, CheckResult, DoctorContext, DoctorReport } from "./report.ts";
@@ -31,6 +32,7 @@ export async function runDoctor(context: DoctorContext = currentContext()): Prom
     await guarded("policy", "policy", async () => (policy = await checkPolicy(context)).body),
     await guarded("wrap-journal", "wrap journal", () => checkWrapJournal(context)),
     await guarded("enrolled-agents", "enrolled agents", () => checkEnrollment(context)),
+    await guarded("agent-hooks", "agents' own tools", () => checkAgentHooks(context)),
     await guarded("running-wraps", "running wraps", () => checkRunningWraps(context)),
     bind,
     await guarded("approval-channels", "approval channels", () =>

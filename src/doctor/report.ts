@@ -7,7 +7,7 @@
 export type CheckStatus = "pass" | "fail" | "info" | "warn";
 
 export type CheckResult = {
-  id: "binary" | "agent-configs" | "wrap-journal" | "enrolled-agents" | "running-wraps" | "governance-bind" | "cedar" | "policy" | "approval-channels";
+  id: "binary" | "agent-configs" | "wrap-journal" | "enrolled-agents" | "agent-hooks" | "running-wraps" | "governance-bind" | "cedar" | "policy" | "approval-channels";
   title: string;
   status: CheckStatus;
   summary: string;

@@ -8,6 +8,8 @@ export type CoverageOptions = {
   configPath: string | undefined;
   /** `--allow-ungoverned`: run the agent even when nothing (or not everything) can be governed. */
   allowUngoverned: boolean;
+  /** The agent's own tools are governed through its hooks (agent-hooks.ts): an agent with no MCP server is still governed. */
+  hooksGovern?: boolean;
 };
 
 /**
@@ -38,7 +40,7 @@ export function checkCoverage(files: readonly ConfigFile[], options: CoverageOpt
   if (remote.length > 0) reasons.push(`the remote server${remote.length === 1 ? "" : "s"} ${remote.map((entry) => `"${entry.name}"`).join(", ")} would run ungoverned (see the table above)`);
   const unseen = files.flatMap((file) => file.entries).filter((entry) => entry.status === "refused");
   for (const entry of unseen) reasons.push(`"${entry.name}" (${entry.file}) is ${entry.reason ?? "started where wrap cannot rewrite it"}`);
-  if (governed.length === 0) reasons.push(`no MCP server of ${options.agent} can be governed (see the table above)`);
+  if (governed.length === 0 && options.hooksGovern !== true) reasons.push(`no MCP server of ${options.agent} can be governed (see the table above)`);
   if (reasons.length === 0) return null;
   if (options.allowUngoverned) return `thoughtgate: warning: --allow-ungoverned: ${reasons.join("; ")}`;
   throw new ThoughtGateError("CONFIG", `${reasons.join("; ")}; the agent was not started (fix it, or pass --allow-ungoverned to run it anyway)`);

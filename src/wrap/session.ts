@@ -36,6 +36,7 @@ import { startSessionInfo } from "./session-info.ts";
 import { SESSION_ENV } from "../governance/wire/session.ts";
 import { pinsSummary } from "./pins-summary.ts";
 import { stableShim } from "./shim-path.ts";
+import { hooklessMode, hooksGovern, withAgentHooks } from "./agent-hooks.ts";
 
 /** How long shims get to drain after the agent exits. */
 const SHIM_DRAIN_MS = 10_000;
@@ -113,7 +114,12 @@ async function governAndRun(options: WrapOptions, agent: AgentType, ctx: AgentCo
   };
   const first = planConfigs(planning);
   options.say(`thoughtgate: ${agent} MCP servers\n${renderCoverage([...first.files, ...first.given], ctx)}`);
-  const coverage = { agent, configPath: options.configPath === undefined ? undefined : resolve(ctx.cwd, options.configPath), allowUngoverned: options.allowUngoverned === true };
+  const coverage = {
+    agent,
+    configPath: options.configPath === undefined ? undefined : resolve(ctx.cwd, options.configPath),
+    allowUngoverned: options.allowUngoverned === true,
+    hooksGovern: hooksGovern(agent, options.command),
+  };
   const warning = checkCoverage([...first.files, ...first.given], coverage);
   if (warning) options.say(warning);
   const added = addedSinceEnroll(agent, first.files);
@@ -214,6 +220,7 @@ async function governAndRun(options: WrapOptions, agent: AgentType, ctx: AgentCo
     [
       ...(canAsk ? [] : [`thoughtgate: ${agentName} in this mode answers no approval prompt itself: approvals go to the page, thoughtgate approve${desktop ? " and a desktop notification" : ""}`]),
       ...(options.soleApprover ? sole.lines : [agentPromptsNote(agent, mode)].filter((line): line is string => line !== null)),
+      ...hooksLines(agent, options.command),
       ...(screen === "owns"
         ? [`thoughtgate: while ${agentName} runs, wrap writes nothing here: approve in ${agentName}'s own prompt, on the page (\`thoughtgate approvals\` prints its link again)${desktop ? ", in the desktop notification" : ""}; wrap's log ${voice.recording ? voice.path : "cannot be written"}`]
         : [`thoughtgate: wrap's log ${voice.recording ? voice.path : "cannot be written"}`]),
@@ -280,7 +287,9 @@ async function governAndRun(options: WrapOptions, agent: AgentType, ctx: AgentCo
       info.agentStarted(pid);
     };
     const launched = given.rewrittenCommand(plan.shimFor, record.dir);
-    const command = options.soleApprover ? soleApprover(agent, launched, governedNames(plan), mode, where).command : launched;
+    const approving = options.soleApprover ? soleApprover(agent, launched, governedNames(plan), mode, where).command : launched;
+    // The agent's own tools go through `thoughtgate hook` for this session (agent-hooks.ts).
+    const command = withAgentHooks(agent, approving, planning.binary, record.dir, ctx.cwd);
     exitCode = await runAgent({ command, env: { [SESSION_ENV]: runId }, onStart }, (text) => voice.say(text));
   } finally {
     voice.agentExited();
@@ -305,6 +314,14 @@ async function governAndRun(options: WrapOptions, agent: AgentType, ctx: AgentCo
   voice.say(`${renderSummary(summarize(readEvents(record.events)), record.events)}\n${renderDecidedCalls(callsOfFile(record.events, runId), runId)}`);
   voice.close();
   return exitCode;
+}
+
+/** What the banner says of the agent's own tools: governed through its hook, or why not. */
+function hooksLines(agent: AgentType, command: readonly string[]): string[] {
+  if (hooksGovern(agent, command)) return ["thoughtgate: Claude Code's own tools (Bash, Read, Edit, Write, WebFetch, …) go through ThoughtGate too: its PreToolUse hook, for this session (--settings in the session directory; your settings files are not touched)"];
+  const off = hooklessMode(command);
+  if (agent === "claude-code" && off !== null) return [`thoughtgate: warning: ${off} turns Claude Code's hooks off: its own tools (Bash, Edit, Write, …) are not governed this session, only its MCP servers`];
+  return [];
 }
 
 /**

@@ -36,6 +36,7 @@ test("a healthy install: every check passes, and it lists the agent configs that
     ["policy", "pass"],
     ["wrap-journal", "pass"],
     ["enrolled-agents", "pass"],
+    ["agent-hooks", "pass"],
     ["running-wraps", "pass"],
     ["governance-bind", "pass"],
     ["approval-channels", "pass"],
@@ -197,4 +198,15 @@ describe("approval channels: which ways of reaching a person work on this machin
     const off = await doctor([], home.path, home.path, { ...notify.env, THOUGHTGATE_DESKTOP_NOTIFY: "0" });
     expect(off.stdout).toMatch(/^ +no  desktop notification: turned off \(\$THOUGHTGATE_DESKTOP_NOTIFY=0\)$/m);
   });
+});
+
+test("doctor says whose own tools are governed, and shows a Gemini CLI hook put in its settings by hand", async () => {
+  using home = tempDir();
+  touch(join(home.path, ".gemini", "settings.json"));
+  await Bun.write(join(home.path, ".gemini", "settings.json"), JSON.stringify({ hooks: { BeforeTool: [{ matcher: ".*", hooks: [{ type: "command", command: "thoughtgate hook gemini" }] }] } }));
+  const { code, stdout } = await doctor(["--json"], home.path, home.path);
+  expect(code).toBe(0);
+  const check = (JSON.parse(stdout) as Report).checks.find((c) => c.id === "agent-hooks");
+  expect(check?.status).toBe("pass");
+  expect(check?.data).toEqual({ claudeCodeManaged: [], gemini: true, codex: false });
 });

@@ -81,7 +81,7 @@ async function listedCommands(): Promise<string[]> {
 
 describe("--help: fits 80 columns, no line padded with spaces, no colour codes in a pipe", () => {
   test("the root lists every command that is not hidden", async () => {
-    expect(await listedCommands()).toEqual(["wrap", "demo", "shim", "inspect", "doctor", "serve", "tasks", "approvals", "approve", "deny", "validate-config", "unwrap", "enroll", "unenroll", "arbiter", "auth", "pins", "log", "policy"]);
+    expect(await listedCommands()).toEqual(["wrap", "demo", "shim", "inspect", "doctor", "serve", "tasks", "approvals", "approve", "deny", "validate-config", "unwrap", "enroll", "unenroll", "arbiter", "hook", "auth", "pins", "log", "policy"]);
   });
 
   test("the root's help and each command's, auth's own commands included", async () => {

@@ -91,7 +91,7 @@ describe("a project rule that would loosen the user's policy", () => {
     await using plain = wrapSandbox();
     const banner = await plain.run(["wrap", "--agent-type", "claude-code", "--allow-ungoverned", "--", "true"]);
     expect(banner.stderr).toContain(
-      "thoughtgate: policy embedded default (read-only tools forwarded; tools that may destroy, tools that write to the open world, and tools that declare nothing (unless ThoughtGate's annotation catalog knows their exact definition) need approval; additive tools on this machine forwarded)",
+      "thoughtgate: policy embedded default (the agent's own tools: its hook settings, MCP configs, ThoughtGate's policy and secret files denied, reads in the project and read-only shell commands forwarded, the rest asked; MCP: read-only tools forwarded; tools that may destroy, tools that write to the open world, and tools that declare nothing (unless ThoughtGate's annotation catalog knows their exact definition) need approval; additive tools on this machine forwarded)",
     );
   }, TIMEOUT_MS);
 });

@@ -217,6 +217,10 @@ export function claudeCode(sandbox: AgentSandbox, options: AgentOptions & { scop
       // No telemetry, error reporting or update checks (none of it goes to loopback).
       CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
       DISABLE_AUTOUPDATER: "1",
+      // Connect the MCP servers before the first model request: under -p, Claude Code 2.1.330
+      // otherwise races its first turn against them, and loses it most times once a PreToolUse hook
+      // is configured (as under wrap), offering the model no MCP tool.
+      MCP_CONNECTION_NONBLOCKING: "false",
     },
   };
 }

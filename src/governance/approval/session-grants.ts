@@ -2,6 +2,7 @@ import { canonicalJson } from "../../core/canonical-json.ts";
 import { redactText } from "../../telemetry/redact.ts";
 import type { ServerProgram } from "../decision/decider.ts";
 import { SESSION_GRANT_PREFIX, type GrantView } from "../wire/api.ts";
+import { AGENT_SOURCE } from "../decision/agent-tools.ts";
 
 /**
  * "Allow for this session": a person approved one call and said the same tool on the same server
@@ -31,6 +32,20 @@ export type Grant = {
   createdAt: number;
   uses: number;
 };
+
+/**
+ * Who a grant covers: the shim channel that asked, except for an agent's own tools (source `agent`,
+ * decision/agent-tools.ts). Each of those calls comes from a hook process of its own, one channel
+ * per call, so a grant kept to the channel would end with the call it was made for; the agent's
+ * hooks share one holder for the session instead, and "allow for this session" of its `write`
+ * covers its later writes (docs/governance.md, "Built-in tools").
+ */
+export function grantHolder(serverId: string, caller: string): string {
+  return serverId === AGENT_SOURCE ? AGENT_HOOKS_HOLDER : caller;
+}
+
+/** The one holder of the grants made for an agent's own tools. */
+export const AGENT_HOOKS_HOLDER = "agent-hooks";
 
 /** At most this many grants: each is one person's decision, so a session never gets near it. */
 export const MAX_GRANTS = 1_000;

@@ -1,4 +1,73 @@
-import type { ThoughtGateConfig } from "../../core/config/schema.ts";
+import type { Rule, ThoughtGateConfig } from "../../core/config/schema.ts";
+import { AGENT_SOURCE } from "../decision/agent-tools.ts";
+
+/**
+ * Where an agent keeps its hook settings and MCP servers, and ThoughtGate its policy and state: an
+ * agent that could change them could switch governance off (docs/governance.md, "Built-in tools").
+ */
+const PROTECTED_PATHS = [
+  { within: "${HOME}/.claude" },
+  { within: "${HOME}/.claude.json" },
+  { glob: "*/.claude/settings*.json" },
+  { glob: "*/.mcp.json" },
+  { within: "${HOME}/.codex" },
+  { glob: "*/.codex/*" },
+  { within: "${HOME}/.gemini" },
+  { glob: "*/.gemini/*" },
+  { within: "${HOME}/.config/thoughtgate" },
+  { within: "${HOME}/.local/state/thoughtgate" },
+  { glob: "*/thoughtgate.yaml" },
+];
+
+/** Files that hold credentials: never read or written by the agent's own tools. */
+const SECRET_PATHS = [
+  { within: "${HOME}/.ssh" },
+  { within: "${HOME}/.aws" },
+  { within: "${HOME}/.config/gh" },
+  { within: "${HOME}/.gnupg" },
+  { within: "${HOME}/.netrc" },
+  { within: "${HOME}/.docker/config.json" },
+  { within: "${HOME}/.kube" },
+  { glob: "*/.env" },
+  { glob: "*/.env.*" },
+];
+
+/** The same places as they appear in a shell command line (a glob over the whole line: stricter, never looser). */
+const PROTECTED_IN_COMMANDS = ["*.claude/*", "*.claude.json*", "*.mcp.json*", "*.codex/*", "*.gemini/*", "*thoughtgate.yaml*", "*/thoughtgate/*", "*.config/thoughtgate*", "*state/thoughtgate*"];
+const SECRETS_IN_COMMANDS = ["*.ssh/*", "*/.ssh", "*.aws/*", "*/.aws", "*.config/gh*", "*.gnupg*", "*.netrc*", "*.kube/*", "* .env*", "*/.env*"];
+
+/**
+ * Commands that only read, run unasked when every command of a line is one of them (one glob of
+ * alternatives: a list of strings matches when every item does, docs/governance.md; a line's
+ * writes by redirection are commands of their own, src/hook/shell-commands.ts). Anything not here
+ * (deletes, moves, installs, `git push`, `curl`, `sudo`, a script) is asked.
+ */
+export const READ_ONLY_COMMANDS = [
+  "ls", "ls *", "cat", "cat *", "head", "head *", "tail", "tail *", "wc", "wc *", "grep *", "rg *", "pwd", "echo", "echo *", "which *", "file *", "stat *",
+  "du *", "df *", "tree", "tree *", "cd", "cd *", "true", "false", "date", "whoami", "id", "uname", "uname *", "test *", "[ * ]",
+  "[[ * ]]", "basename *", "dirname *", "realpath *", "diff *", "cmp *", "git status", "git status *", "git diff", "git diff *",
+  "git log", "git log *", "git show", "git show *", "git branch", "git rev-parse *", "git ls-files", "git ls-files *",
+];
+
+function agentRules(): Rule[] {
+  const agent = { source: AGENT_SOURCE, method: "tools/call" } as const;
+  return [
+    { id: "agent-self-protection", ...agent, match: "{edit,write}", arguments: { path: PROTECTED_PATHS }, action: "deny" },
+    { id: "agent-self-protection-shell", ...agent, match: "shell", arguments: { command: PROTECTED_IN_COMMANDS.map((glob) => ({ glob })) }, action: "deny" },
+    { id: "agent-secret-files", ...agent, match: "{read,edit,write}", arguments: { path: SECRET_PATHS }, action: "deny" },
+    { id: "agent-secret-files-shell", ...agent, match: "shell", arguments: { command: SECRETS_IN_COMMANDS.map((glob) => ({ glob })) }, action: "deny" },
+    { id: "agent-read-project", ...agent, match: "read", arguments: { path: { within: "${PROJECT}" } }, action: "forward" },
+    { id: "agent-read-only-shell", ...agent, match: "shell", arguments: { commands: { glob: `{${READ_ONLY_COMMANDS.join(",")}}` } }, action: "forward" },
+    { id: "agent-ask", ...agent, match: "{shell,read,edit,write,fetch}", action: "approve" },
+    { id: "agent-other-tools", ...agent, match: "*", action: "forward" },
+  ];
+}
+
+/** A rule as one YAML flow mapping (JSON is YAML 1.2 flow; `method: tools/call` is the default and left out). */
+function yamlFlow(rule: Rule): string {
+  const { method: _method, ...shown } = rule;
+  return JSON.stringify(shown).replace(/"([a-z_]+)":/g, "$1: ").replace(/,(?=[a-z_]+: )/g, ", ");
+}
 
 /**
  * The embedded default policy, used when no thoughtgate.yaml exists (a first run). From the tool's
@@ -13,6 +82,12 @@ import type { ThoughtGateConfig } from "../../core/config/schema.ts";
  *   and audited.
  * Codex's own `exec` mode draws the same line (README: read-only, or non-destructive and
  * closed-world, go without asking).
+ *
+ * An agent's own tools, announced through its hooks (source `agent`, decision/agent-tools.ts), come
+ * first (agentRules): the agent may not change its own hook settings, MCP configs or ThoughtGate's
+ * policy and state, nor touch secret files; reads inside the project and read-only shell commands
+ * go through; every other shell command, every write and edit, reads outside the project and web
+ * fetches are asked.
  */
 export const EMBEDDED_DEFAULT: ThoughtGateConfig = {
   schema: 1,
@@ -20,6 +95,7 @@ export const EMBEDDED_DEFAULT: ThoughtGateConfig = {
   governance: {
     defaults: { action: "forward" },
     rules: [
+      ...agentRules(),
       { id: "default-read-only", match: "*", method: "tools/call", annotations: { readOnlyHint: true }, action: "forward" },
       { id: "default-destructive", match: "*", method: "tools/call", annotations: { destructiveHint: true }, action: "approve" },
       { id: "default-open-world", match: "*", method: "tools/call", annotations: { openWorldHint: true }, action: "approve" },
@@ -33,6 +109,9 @@ export const EMBEDDED_DEFAULT_YAML = `schema: 1
 governance:
   defaults: { action: forward }
   rules:
+${agentRules()
+  .map((rule) => `    - ${yamlFlow(rule)}`)
+  .join("\n")}
     - { id: default-read-only, match: "*", annotations: { readOnlyHint: true }, action: forward }
     - { id: default-destructive, match: "*", annotations: { destructiveHint: true }, action: approve }
     - { id: default-open-world, match: "*", annotations: { openWorldHint: true }, action: approve }
@@ -40,4 +119,4 @@ governance:
 
 /** What the embedded default does, in one line: for banners and `validate-config --explain`. */
 export const EMBEDDED_DEFAULT_WORDS =
-  "read-only tools forwarded; tools that may destroy, tools that write to the open world, and tools that declare nothing (unless ThoughtGate's annotation catalog knows their exact definition) need approval; additive tools on this machine forwarded";
+  "the agent's own tools: its hook settings, MCP configs, ThoughtGate's policy and secret files denied, reads in the project and read-only shell commands forwarded, the rest asked; MCP: read-only tools forwarded; tools that may destroy, tools that write to the open world, and tools that declare nothing (unless ThoughtGate's annotation catalog knows their exact definition) need approval; additive tools on this machine forwarded";

@@ -12,6 +12,7 @@ import { GOVERNANCE_ERROR, type Gate } from "../decision/errors.ts";
 import { Rules, type Candidate, type RuleMatch } from "./rules.ts";
 import { secretScanOf, type SecretScanPolicy } from "../decision/secret-policy.ts";
 import { listKindOf, Visibility, type ListVisibility } from "./visibility.ts";
+import { unreadableShell } from "../decision/agent-tools.ts";
 
 export type { EvaluateInput };
 
@@ -92,6 +93,10 @@ export class GovernanceEngine implements PolicyEngine {
     const place = input.place ?? defaultPlace();
     const rule = this.rules.match({ serverId: input.serverId, method: input.method, name: input.name, annotations: input.annotations, arguments: input.arguments, place, server: input.server });
     const hints = rule.readsAnnotations ? hintNote(input) : "";
+    // A shell line the parser could not read cannot be judged command by command: whatever would
+    // let it through asks a person instead (docs/governance.md, "Built-in tools").
+    const unreadable = rule.action === "forward" || rule.action === "policy" ? unreadableShell(input) : null;
+    if (unreadable !== null) return this.approval(rule.ruleId, null, rule.approval, `rule ${rule.ruleId} would allow it, but the shell command cannot be read (${unreadable}): a person decides`);
     switch (rule.action) {
       case "forward":
       case "deny":

@@ -5,6 +5,7 @@ import type { Place } from "../../core/project.ts";
 import { effectiveHints, type AnnotationHint } from "../../core/tool-hints.ts";
 import { argumentsMatch, compileArguments, fillPlace, resolveLinks, type ArgumentTest } from "./argument-match.ts";
 import type { ServerProgram } from "../decision/decider.ts";
+import { agentToolName } from "../decision/agent-tools.ts";
 
 export type { ToolAnnotations };
 
@@ -99,8 +100,10 @@ export class Rules {
   }
 
   match(input: RuleInput): RuleMatch {
+    // An agent's own tool answers to its normalised name and to the agent's own (agent-tools.ts).
+    const alias = agentToolName(input);
     for (const rule of this.rules) {
-      if (!holdsBesideArguments(rule, input)) continue;
+      if (!holdsBesideArguments(rule, input, alias)) continue;
       if (rule.arguments && !argumentsMatch(rule.arguments, input.arguments, input.place)) continue;
       return rule.result;
     }
@@ -117,9 +120,10 @@ function projectOf(dir: string): (place: Place) => string {
   };
 }
 
-/** Whether every condition of `rule` but its `arguments:` holds for the call. */
-function holdsBesideArguments(rule: CompiledRule, input: Omit<RuleInput, "arguments">): boolean {
-  if (!rule.method.test(input.method) || !rule.match.test(input.name)) return false;
+/** Whether every condition of `rule` but its `arguments:` holds for the call (`alias`: another name the tool answers to). */
+function holdsBesideArguments(rule: CompiledRule, input: Omit<RuleInput, "arguments">, alias: string | null = null): boolean {
+  if (!rule.method.test(input.method)) return false;
+  if (!rule.match.test(input.name) && (alias === null || !rule.match.test(alias))) return false;
   if (rule.source && !rule.source.test(input.serverId)) return false;
   if (rule.server && !sameProgram(rule.server, input.server)) return false;
   if (rule.project && rule.project(input.place) !== input.place.project) return false;

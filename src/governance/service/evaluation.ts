@@ -16,7 +16,7 @@ import { denyError } from "../decision/deny-error.ts";
 import { decideSafely, type EvaluateInput, type Outcome, type PolicyEngine } from "../engine/engine.ts";
 import { GOVERNANCE_ERROR } from "../decision/errors.ts";
 import { recordGates } from "../engine/gate-trail.ts";
-import { grantApprover, type SessionGrants } from "../approval/session-grants.ts";
+import { grantApprover, grantHolder, type SessionGrants } from "../approval/session-grants.ts";
 import type { Task, TaskStore } from "../approval/tasks.ts";
 import { SEE_ALL_AT } from "../approval/task-prompt.ts";
 
@@ -167,7 +167,7 @@ export function createEvaluator(options: EvaluationOptions): (request: EvaluateR
     // A session grant stands in for the person who made it: the call still gets its own task,
     // approved as it is made, so the shim's protocol and the audit are those of any approval. Only a
     // grant made for this very shim's call, to the same server program, counts (session-grants.ts).
-    const grant = options.grants.use(request.server_id, request.method, request.name, caller, request.server);
+    const grant = options.grants.use(request.server_id, request.method, request.name, grantHolder(request.server_id, caller), request.server);
     // Slack adds a channel and takes none away: the agent's user may still answer (first answer wins).
     const elicit = !grant && canElicit && request.channels.includes("elicitation") && (destination === "any" || destination === "elicitation" || destination === "slack");
     const asked = {

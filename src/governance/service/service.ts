@@ -25,7 +25,7 @@ import { shimApi, taskChange } from "./shim-api.ts";
 import { CHANNEL_PATH, shimChannels } from "./shim-channel.ts";
 import type { PersonAct, PersonCheck } from "./person-check.ts";
 import { spanRelayHandler } from "./span-relay.ts";
-import { SessionGrants } from "../approval/session-grants.ts";
+import { grantHolder, SessionGrants } from "../approval/session-grants.ts";
 import { systemClock, TaskStore, type Channel, type ChangeResult, type Clock } from "../approval/tasks.ts";
 import { SlackApprovals } from "../approval/slack/slack-approvals.ts";
 import { decideOrOnce, taskDecider } from "./decide-task.ts";
@@ -145,8 +145,8 @@ export function startGovernanceService(options: ServiceOptions): GovernanceServi
       const scope = task.scope === "session" ? " for this session" : task.scope === "always" ? " always" : "";
       log.info(showInvisible(redactText(`approval task ${task.id} (${task.serverId}.${task.name}): ${task.status.replace("_", " ")}${scope}${by}`)));
       // "Allow for this session", from whichever channel: later calls of this tool are approved by the grant.
-      // The grant covers the calls of the shim that asked, never another's (session-grants.ts).
-      if (task.status === "approved" && task.scope === "session" && task.decidedBy && task.openedBy !== undefined) grants.grant(task, task.id, task.decidedBy, (clock ?? systemClock).now(), task.openedBy);
+      // The grant covers the calls of the shim that asked, never another's; an agent's own tools share one holder (session-grants.ts).
+      if (task.status === "approved" && task.scope === "session" && task.decidedBy && task.openedBy !== undefined) grants.grant(task, task.id, task.decidedBy, (clock ?? systemClock).now(), grantHolder(task.serverId, task.openedBy));
       notifier?.finished(task);
     },
   });

@@ -1,0 +1,72 @@
+import { defineCommand } from "citty";
+import { messageOf, usageError } from "../core/errors.ts";
+import { HOOK_AGENTS, parseHookInput, renderAnswer, renderFailure, type HookAgent, type HookAnswer, type Rendered } from "../hook/agent-formats.ts";
+import { builtinCall } from "../hook/builtin-call.ts";
+import { decideBuiltinCall } from "../hook/hook-decision.ts";
+import { defaultEventsPath, optionalDuration, profileArg, resolveProfile } from "./_shared.ts";
+
+/**
+ * How long the hook may take before it blocks the call itself: below the timeout ThoughtGate
+ * installs with the hook (src/wrap/agent-hooks.ts), so an agent never times the hook out (which
+ * some agents take as "go ahead").
+ */
+export const HOOK_DEADLINE_MS = 570_000;
+
+const args = {
+  agent: { type: "positional", required: true, description: `The agent whose hook calls it: ${HOOK_AGENTS.join(", ")}`, valueHint: "AGENT" },
+  timeout: { type: "string", description: "Block the call when no decision came in this long (default 570s, under the 600 s the installed hook allows)", valueHint: "DURATION" },
+  ...profileArg,
+} as const;
+
+export default defineCommand({
+  meta: {
+    name: "hook",
+    description: "Decide one of an agent's own tool calls (its shell, reads, edits, writes, fetches), called by the agent's hook system",
+  },
+  args,
+  async run({ args: parsed }) {
+    const agent = parsed.agent as string;
+    if (!(HOOK_AGENTS as readonly string[]).includes(agent)) throw usageError(`unknown agent ${JSON.stringify(agent)}: expected one of ${HOOK_AGENTS.join(", ")}`);
+    const deadlineMs = optionalDuration(parsed.timeout, "--timeout") ?? HOOK_DEADLINE_MS;
+    const profile = resolveProfile(parsed.profile);
+    // A crash must block the call too: any exit but the blocking one lets the agent go ahead.
+    process.prependListener("uncaughtException", (error) => {
+      write(renderFailure(`it crashed (${messageOf(error)}); run \`thoughtgate doctor\``));
+      process.exit(2);
+    });
+    const signal = AbortSignal.timeout(deadlineMs);
+    const rendered = await Promise.race([
+      answer(agent as HookAgent, profile, signal),
+      new Promise<Rendered>((resolve) => signal.addEventListener("abort", () => resolve(renderFailure(`no decision within ${Math.round(deadlineMs / 1000)} s (a person may still be asked: \`thoughtgate approvals\`)`)))),
+    ]);
+    write(rendered);
+    return rendered.exitCode;
+  },
+});
+
+async function answer(agent: HookAgent, profile: ReturnType<typeof resolveProfile>, signal: AbortSignal): Promise<Rendered> {
+  try {
+    const input = parseHookInput(await Bun.stdin.text(), process.cwd());
+    if (!input.ok) return renderFailure(`${input.why}; is this hook installed for ${agent}? (\`thoughtgate doctor\`)`);
+    // The bash parser (WebAssembly) is loaded only for a shell call.
+    const call = await builtinCall(input.call, async (command) => (await import("../hook/shell-commands.ts")).readShellCommand(command));
+    if (call === null) return renderAnswer(agent, { kind: "none" });
+    const verdict = await decideBuiltinCall(call, {
+      agent,
+      cwd: input.call.cwd,
+      signal,
+      profile,
+      standaloneEvents: (runId) => defaultEventsPath({ runId, serverId: "agent" }),
+    });
+    const said: HookAnswer =
+      verdict.action === "forward" ? { kind: "allow", reason: `ThoughtGate: ${verdict.reason}` } : { kind: "deny", reason: `ThoughtGate denied this ${call.name} call: ${verdict.reason}` };
+    return renderAnswer(agent, said);
+  } catch (error) {
+    return renderFailure(`${messageOf(error)}; run \`thoughtgate doctor\``);
+  }
+}
+
+function write(rendered: Rendered): void {
+  if (rendered.stdout !== "") process.stdout.write(rendered.stdout);
+  if (rendered.stderr !== "") process.stderr.write(rendered.stderr);
+}

@@ -1,0 +1,60 @@
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import type { AgentContext } from "../wrap/adapters/index.ts";
+import type { CheckBody } from "./report.ts";
+
+/**
+ * `doctor`'s view of the agents' own tools (docs/governance.md, "Built-in tools"): which agents'
+ * shells, edits and writes ThoughtGate governs, how, and what would switch that off unseen. Claude
+ * Code's hook is given on its command line by each wrap (nothing installed to check); a managed
+ * setting that allows only managed hooks, or turns every hook off, defeats it and cannot be
+ * overridden from the command line. Codex and Gemini CLI answer `thoughtgate hook` but wrap does
+ * not install it for them: a hook found in their settings is shown.
+ */
+export function checkAgentHooks(ctx: AgentContext): CheckBody {
+  const details = ["Claude Code: its own tools governed under `thoughtgate wrap` (PreToolUse hook on its command line, for the session); not in plain runs"];
+  const managed = claudeManagedSettings(ctx);
+  const blocking = managed.filter((found) => found.key !== null);
+  for (const found of blocking) details.push(`  ${found.path} sets ${found.key}: Claude Code will not run ThoughtGate's hook, so its own tools are not governed`);
+  const gemini = hookIn(join(ctx.home, ".gemini", "settings.json"), "hook gemini");
+  details.push(gemini ? `Gemini CLI: \`thoughtgate hook gemini\` found in ${join(ctx.home, ".gemini", "settings.json")} (BeforeTool)` : "Gemini CLI: not governed (wrap does not install its BeforeTool hook yet)");
+  const codex = hookIn(join(ctx.home, ".codex", "hooks.json"), "hook codex") || hookIn(join(ctx.home, ".codex", "config.toml"), "hook codex");
+  details.push(codex ? "Codex: `thoughtgate hook codex` found in ~/.codex (Codex runs it only if it trusts it: `codex` asks once)" : "Codex: not governed (wrap does not install its PreToolUse hook yet)");
+  details.push("opencode: only JavaScript plugins (tool.execute.before), which ThoughtGate does not install yet; Copilot CLI and the others: no hook system; their MCP servers only");
+  return {
+    status: blocking.length > 0 ? "warn" : "pass",
+    summary: blocking.length > 0 ? "a managed Claude Code setting turns ThoughtGate's hook off" : "Claude Code under wrap",
+    details,
+    data: { claudeCodeManaged: blocking.map((found) => ({ path: found.path, key: found.key })), gemini, codex },
+  };
+}
+
+/** Claude Code's managed settings files (they take precedence over the command line) and the key in each that stops our hook. */
+function claudeManagedSettings(ctx: AgentContext): Array<{ path: string; key: string | null }> {
+  const paths = ctx.platform === "darwin" ? ["/Library/Application Support/ClaudeCode/managed-settings.json"] : ["/etc/claude-code/managed-settings.json"];
+  const found: Array<{ path: string; key: string | null }> = [];
+  for (const path of paths) {
+    const json = readJson(path);
+    if (json === null) continue;
+    const key = json.disableAllHooks === true ? "disableAllHooks" : json.allowManagedHooksOnly === true ? "allowManagedHooksOnly" : null;
+    found.push({ path, key });
+  }
+  return found;
+}
+
+function readJson(path: string): Record<string, unknown> | null {
+  try {
+    const json: unknown = JSON.parse(readFileSync(path, "utf8"));
+    return json !== null && typeof json === "object" && !Array.isArray(json) ? (json as Record<string, unknown>) : null;
+  } catch {
+    return null;
+  }
+}
+
+function hookIn(path: string, words: string): boolean {
+  try {
+    return readFileSync(path, "utf8").includes(words);
+  } catch {
+    return false;
+  }
+}

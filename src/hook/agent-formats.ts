@@ -1,0 +1,78 @@
+/**
+ * What each agent's hook system sends a hook before a tool call, and how it reads the answer:
+ *
+ * - Claude Code (`PreToolUse` in settings.json): `{tool_name, tool_input, cwd, hook_event_name, ...}`
+ *   on stdin; answers `{"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision":
+ *   "allow" | "deny" | "ask", "permissionDecisionReason": "..."}}` on stdout with exit 0. Exit 2 blocks
+ *   the call with stderr as its reason; any other failure lets the call go on, so every failure here
+ *   must end in exit 2.
+ * - Codex (`PreToolUse` in hooks.json or config.toml): the same input and answer, but only allow or
+ *   deny (no `ask`: Codex asks in its `PermissionRequest` event); exit 2 blocks.
+ * - Gemini CLI (`BeforeTool` in settings.json): `{tool_name, tool_input, cwd, hook_event_name, ...}`;
+ *   answers `{"decision": "allow" | "deny", "reason": "..."}`; exit 2 blocks with stderr.
+ */
+import * as v from "valibot";
+
+export const HOOK_AGENTS = ["claude-code", "codex", "gemini"] as const;
+export type HookAgent = (typeof HOOK_AGENTS)[number];
+
+/** The blocking exit code of every supported agent's hooks. */
+export const BLOCKING_EXIT = 2;
+
+const hookInput = v.looseObject({
+  tool_name: v.pipe(v.string(), v.minLength(1)),
+  tool_input: v.optional(v.record(v.string(), v.unknown()), {}),
+  cwd: v.optional(v.string()),
+  hook_event_name: v.optional(v.string()),
+});
+
+/** One tool call, as the agent's hook announced it. */
+export type HookCall = { toolName: string; toolInput: Record<string, unknown>; cwd: string; event: string | null };
+
+/** The hook's input, or why it cannot be read (the call is then blocked). */
+export function parseHookInput(text: string, fallbackCwd: string): { ok: true; call: HookCall } | { ok: false; why: string } {
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (error) {
+    return { ok: false, why: `the hook's input is not JSON (${error instanceof Error ? error.message : String(error)})` };
+  }
+  const parsed = v.safeParse(hookInput, json);
+  if (!parsed.success) return { ok: false, why: `the hook's input is not a tool call: ${v.summarize(parsed.issues).split("\n")[0]}` };
+  const { tool_name, tool_input, cwd, hook_event_name } = parsed.output;
+  return { ok: true, call: { toolName: tool_name, toolInput: tool_input, cwd: cwd ?? fallbackCwd, event: hook_event_name ?? null } };
+}
+
+/** What the hook answers: let the call run, refuse it, let the agent ask its person, or say nothing (the agent's own rules apply). */
+export type HookAnswer = { kind: "allow" | "deny" | "ask"; reason: string } | { kind: "none" };
+
+export type Rendered = { stdout: string; stderr: string; exitCode: number };
+
+/** The answer in the agent's format. */
+export function renderAnswer(agent: HookAgent, answer: HookAnswer): Rendered {
+  if (answer.kind === "none") return { stdout: "", stderr: "", exitCode: 0 };
+  // Only Claude Code's hooks can hand the question to the agent's own prompt: elsewhere what would
+  // be asked is refused, with the reason.
+  const kind = agent !== "claude-code" && answer.kind === "ask" ? "deny" : answer.kind;
+  const reason = oneLine(answer.reason);
+  if (agent === "gemini") {
+    return { stdout: `${JSON.stringify({ decision: kind, reason })}\n`, stderr: "", exitCode: 0 };
+  }
+  return {
+    stdout: `${JSON.stringify({ hookSpecificOutput: { hookEventName: "PreToolUse", permissionDecision: kind, permissionDecisionReason: reason } })}\n`,
+    stderr: "",
+    exitCode: 0,
+  };
+}
+
+/**
+ * A call blocked because the hook itself failed (its input unreadable, its session unreachable, a
+ * crash, its deadline): the agent's blocking exit code, and one line saying why and how to fix it.
+ */
+export function renderFailure(why: string): Rendered {
+  return { stdout: "", stderr: `thoughtgate hook: blocked: ${oneLine(why)}\n`, exitCode: BLOCKING_EXIT };
+}
+
+function oneLine(text: string): string {
+  return text.replace(/\s*\n\s*/g, " ").slice(0, 2000);
+}

@@ -1,0 +1,118 @@
+/**
+ * One built-in tool call decided and recorded the way a shim decides and records an MCP call
+ * (docs/architecture.md, decision 13): the wrap session the agent runs in decides through its
+ * governance service (found as a shim finds it: governance/deciders/session.ts), an ended session
+ * refuses, and outside any session the user's own policy decides in this process, as a standalone
+ * shim's does. The call, its decision (and its wait for a person) go to the session's record (or a
+ * standalone run's), so `thoughtgate log` shows it with its command.
+ *
+ * `decideBuiltinCall` is the one place the hook decides: a front end owns transport, never policy.
+ */
+import { argsHash } from "../core/canonical-json.ts";
+import type { JsonRpcRequest } from "../core/jsonrpc.ts";
+import type { Profile } from "../core/profile.ts";
+import { projectRoot } from "../core/project.ts";
+import { AGENT_SOURCE } from "../governance/decision/agent-tools.ts";
+import type { Decider, Verdict } from "../governance/decision/decider.ts";
+import { findSession, type SessionLookup } from "../governance/deciders/session.ts";
+import { createShimDecider } from "../governance/deciders/shim-decider.ts";
+import { EventStream } from "../telemetry/events.ts";
+import { recordedArguments } from "../telemetry/recorded-arguments.ts";
+import { redactText } from "../telemetry/redact.ts";
+import { VERSION } from "../version.ts";
+import type { BuiltinCall } from "./builtin-call.ts";
+
+/** How long the hook waits for a service that does not answer yet before it blocks the call. */
+const SERVICE_READY_MS = 5_000;
+
+export type HookContext = {
+  agent: string;
+  /** The agent's working directory (the hook's input says it). */
+  cwd: string;
+  /** When the hook must have answered (before the agent's own hook timeout). */
+  signal: AbortSignal;
+  /** The profile outside a session (a session's own applies inside it). */
+  profile: Profile;
+  /** Where a run outside any session keeps its record. */
+  standaloneEvents(runId: string): string | null;
+};
+
+export type HookVerdict = Verdict & { session: string | null };
+
+/** Decide one call of the agent's own tool, recording it. Throws when no decider can be made (the caller blocks the call). */
+export async function decideBuiltinCall(call: BuiltinCall, context: HookContext): Promise<HookVerdict> {
+  const lookup = await findSession();
+  const session = lookup.kind === "joined" ? lookup.session : undefined;
+  const profile = session?.profile ?? context.profile;
+  const runId = session?.id ?? Bun.randomUUIDv7();
+  const decider = await deciderFor(lookup, profile);
+  try {
+    const events = EventStream.open(session ? session.events : context.standaloneEvents(runId), { run_id: runId, server_id: AGENT_SOURCE, profile });
+    const callId = Bun.randomUUIDv7();
+    const params = { name: call.name, arguments: call.arguments };
+    const request: JsonRpcRequest = { kind: "request", id: `hook-${callId}`, method: "tools/call", params, body: { jsonrpc: "2.0", id: `hook-${callId}`, method: "tools/call", params } as JsonRpcRequest["body"] };
+    events.emit("run_start", {
+      started_at: new Date().toISOString(),
+      pid: process.pid,
+      server_command: ["thoughtgate", "hook", context.agent],
+      policy: decider.policy,
+      version: VERSION,
+      ...(session ? { agent_command: session.agent.command, project: session.project } : { project: projectRoot(context.cwd) }),
+    });
+    const recordArguments = decider.auditArguments?.() ?? true;
+    events.emit("tool_call_start", {
+      call_id: callId,
+      request_id: request.id as string,
+      tool: call.name,
+      args_hash: argsHash(call.arguments),
+      ...(recordArguments ? { arguments: recordedArguments(call.arguments) } : {}),
+    });
+    const decision = (verdict: Verdict | { action: "pending"; reason: string }) => ({
+      call_id: callId,
+      tool: call.name,
+      decision: verdict.action,
+      gate: verdict.action === "pending" ? null : verdict.gate,
+      rule_id: verdict.action === "pending" ? null : verdict.ruleId,
+      policy_id: verdict.action === "pending" ? null : (verdict.policyId ?? null),
+      reason: redactText(verdict.reason),
+      ...(verdict.action !== "pending" && verdict.decidedBy ? { decided_by: verdict.decidedBy } : {}),
+      ...(verdict.action === "forward" && verdict.would ? { would: verdict.would } : {}),
+      ...(verdict.action === "forward" && verdict.approvedBy ? { approved_by: verdict.approvedBy } : {}),
+    });
+    const verdict = await decider.decide(request, {
+      signal: context.signal,
+      serverId: AGENT_SOURCE,
+      annotations: call.annotations,
+      // The person is asked where ThoughtGate asks (the page, `approve`, Slack, the desktop), never
+      // through an MCP form: the hook has no agent connection to show one on.
+      elicit: null,
+      awaitingApproval: (reason) => events.emit("tool_call_decision", decision({ action: "pending", reason })),
+    });
+    events.emit("tool_call_decision", decision(verdict));
+    // One call, one run: ended here, so wrap's drain does not take the hook for a shim gone silent.
+    const forwarded = verdict.action === "forward" ? 1 : 0;
+    events.emit("run_end", {
+      ended_at: new Date().toISOString(),
+      status: "ok",
+      pid: process.pid,
+      exit_code: 0,
+      summary: { calls_total: 1, calls_forwarded: forwarded, calls_denied: 1 - forwarded, calls_errored: 0, messages_agent_to_server: 1, messages_server_to_agent: 0, framing_errors: 0, smuggling_attempts: 0, orphaned_requests: 0, events_dropped: events.dropped },
+    });
+    await events.close();
+    return { ...verdict, session: session?.id ?? null };
+  } finally {
+    await decider.close?.();
+  }
+}
+
+async function deciderFor(lookup: SessionLookup, profile: Profile): Promise<Decider> {
+  return createShimDecider({
+    profile,
+    serverId: AGENT_SOURCE,
+    endpoint: undefined,
+    configFlag: undefined,
+    // A session's service that does not answer soon blocks the call (the agent waits on the hook).
+    ...(lookup.kind === "joined" ? { readyTimeoutMs: SERVICE_READY_MS } : {}),
+    session: lookup,
+  });
+}

@@ -1,0 +1,93 @@
+import { readFileSync, writeFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { messageOf, ThoughtGateError } from "../core/errors.ts";
+import { detectAgent } from "./adapters/detect.ts";
+import type { AgentType } from "./adapters/types.ts";
+
+/**
+ * The hook that governs an agent's own tools (its shell, reads, edits, writes, fetches) during a
+ * wrap session (docs/governance.md, "Built-in tools"): `thoughtgate hook <agent>` before every tool
+ * call.
+ *
+ * Claude Code takes the hook on its command line, `--settings FILE` (settings it loads beside the
+ * user's, project's and local files), so wrap writes nothing of the user's: the file lives in the
+ * session directory and ends with it, and a crash leaves nothing to repair. The agent cannot edit
+ * it away through its own tools either (the session directory is ThoughtGate's state, which the
+ * default policy protects), and a `disableAllHooks` written into a settings file is refused the same
+ * way; one already in a settings file is overridden for the session (`disableAllHooks: false` on
+ * the command line). The user's own `--settings` is kept: its hooks and ours are merged into the
+ * session's file.
+ *
+ * Claude Code runs a hook's command through a shell, and waits `timeout` seconds for it; past that
+ * it goes ahead, so the hook blocks the call itself before (commands/hook.ts, HOOK_DEADLINE_MS).
+ */
+export const HOOK_TIMEOUT_S = 600;
+
+/**
+ * Whether wrap governs the agent's own tools through its hooks: Claude Code, when the program is
+ * Claude Code itself (`--agent-type claude-code` over another program, a script or a test's stand-in,
+ * would not know the flag).
+ */
+export function hooksGovern(agent: AgentType, command: readonly string[]): boolean {
+  return agent === "claude-code" && detectAgent(command) === "claude-code" && hooklessMode(command) === null;
+}
+
+/** A Claude Code flag that turns hooks off (`--bare`, `--safe-mode`), or null. */
+export function hooklessMode(command: readonly string[]): string | null {
+  return command.find((word) => word === "--bare" || word === "--safe-mode") ?? null;
+}
+
+/** The shell command a hook entry runs: this binary (its stable path) and the agent's name. */
+export function hookCommand(binary: string, agent: "claude-code" | "codex" | "gemini"): string {
+  return `${shellQuote(binary)} hook ${agent}`;
+}
+
+/**
+ * The agent's command line with the hook added for this session, or the command unchanged when the
+ * agent's hooks are not wrap's to set.
+ */
+export function withAgentHooks(agent: AgentType, command: readonly string[], binary: string, sessionDir: string, cwd: string): string[] {
+  if (!hooksGovern(agent, command)) return [...command];
+  const [program, ...rest] = command;
+  if (program === undefined) return [...command];
+  const entry = { matcher: "*", hooks: [{ type: "command", command: hookCommand(binary, "claude-code"), timeout: HOOK_TIMEOUT_S }] };
+  const given = settingsValue(rest);
+  const settings = given === null ? {} : readGivenSettings(given.text, cwd);
+  const hooks = (settings.hooks ?? {}) as Record<string, unknown>;
+  const pre = Array.isArray(hooks.PreToolUse) ? hooks.PreToolUse : [];
+  // Command-line settings take precedence over the user's, project's and local files: a
+  // `disableAllHooks: true` in any of them would otherwise switch the hook off unseen.
+  const merged = { ...settings, disableAllHooks: false, hooks: { ...hooks, PreToolUse: [entry, ...pre] } };
+  const file = join(sessionDir, "claude-settings.json");
+  writeFileSync(file, `${JSON.stringify(merged, null, 2)}\n`, { mode: 0o600 });
+  if (given === null) return [program, "--settings", file, ...rest];
+  const out = [program, ...rest];
+  // `--settings VALUE` or `--settings=VALUE`: the value becomes the session's file.
+  out[given.index + 1] = given.inline ? `--settings=${file}` : file;
+  return out;
+}
+
+/** Where the user's own `--settings` value is in `args` (the words after the program). */
+function settingsValue(args: readonly string[]): { index: number; text: string; inline: boolean } | null {
+  for (let i = 0; i < args.length; i++) {
+    const word = args[i] as string;
+    if (word === "--") return null;
+    if (word === "--settings" && args[i + 1] !== undefined) return { index: i + 1, text: args[i + 1] as string, inline: false };
+    if (word.startsWith("--settings=")) return { index: i, text: word.slice("--settings=".length), inline: true };
+  }
+  return null;
+}
+
+function readGivenSettings(text: string, cwd: string): Record<string, unknown> {
+  try {
+    const json: unknown = JSON.parse(text.trimStart().startsWith("{") ? text : readFileSync(resolve(cwd, text), "utf8"));
+    if (json === null || typeof json !== "object" || Array.isArray(json)) throw new Error("not a JSON object");
+    return json as Record<string, unknown>;
+  } catch (error) {
+    throw new ThoughtGateError("CONFIG", `--settings ${text}: ${messageOf(error)}; the agent was not started (its hook could not be added)`);
+  }
+}
+
+function shellQuote(word: string): string {
+  return /^[A-Za-z0-9_./-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
+}

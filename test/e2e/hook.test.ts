@@ -1,0 +1,89 @@
+/**
+ * `thoughtgate hook <agent>` through the compiled binary, outside any wrap session: the agent's hook
+ * input in, the agent's answer out, the user's policy (here the embedded default) deciding in the
+ * hook's own process, the call in `thoughtgate log`. Every failure blocks with the agent's blocking
+ * exit code and one line.
+ */
+import { describe, expect, setDefaultTimeout, test } from "bun:test";
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { agentSandbox } from "../support/agents.ts";
+import { BINARY, requireBinary } from "../support/harness.ts";
+
+setDefaultTimeout(30_000);
+requireBinary();
+
+type Run = { exitCode: number; stdout: string; stderr: string };
+
+function hook(agent: string, input: unknown, env: Record<string, string>, cwd: string): Run {
+  const run = Bun.spawnSync([BINARY, "hook", agent], { cwd, env, stdin: new TextEncoder().encode(typeof input === "string" ? input : JSON.stringify(input)), stdout: "pipe", stderr: "pipe" });
+  return { exitCode: run.exitCode ?? -1, stdout: run.stdout.toString(), stderr: run.stderr.toString() };
+}
+
+function claudeDecision(run: Run): [string, string] {
+  expect(run.exitCode, run.stderr).toBe(0);
+  const out = JSON.parse(run.stdout) as { hookSpecificOutput: { hookEventName: string; permissionDecision: string; permissionDecisionReason: string } };
+  expect(out.hookSpecificOutput.hookEventName).toBe("PreToolUse");
+  return [out.hookSpecificOutput.permissionDecision, out.hookSpecificOutput.permissionDecisionReason];
+}
+
+describe("thoughtgate hook, outside a wrap session", () => {
+  test("Claude Code: a read-only command is allowed, a delete refused (no one to ask), its settings protected, an MCP tool left to its shim; all in the log", async () => {
+    await using sandbox = agentSandbox();
+    mkdirSync(join(sandbox.project, ".git"));
+    const call = (tool_name: string, tool_input: Record<string, unknown>) => hook("claude-code", { hook_event_name: "PreToolUse", cwd: sandbox.project, tool_name, tool_input }, sandbox.env, sandbox.project);
+
+    expect(claudeDecision(call("Bash", { command: "ls -la" }))).toEqual(["allow", "ThoughtGate: rule agent-read-only-shell: forward"]);
+    const [deleted, why] = claudeDecision(call("Bash", { command: "ls && rm -rf ./data" }));
+    expect(deleted).toBe("deny");
+    expect(why).toContain("rule agent-ask: approval required, but no approval channel is available");
+    expect(claudeDecision(call("Write", { file_path: join(sandbox.home, ".claude", "settings.json"), content: "{}" }))).toEqual(["deny", "ThoughtGate denied this write call: rule agent-self-protection: deny"]);
+    expect(claudeDecision(call("Bash", { command: "echo '{}' > ~/.claude/settings.json" }))[1]).toContain("agent-self-protection-shell");
+    expect(claudeDecision(call("Read", { file_path: join(sandbox.home, ".ssh", "id_ed25519") }))[1]).toContain("agent-secret-files");
+    // A line the parser cannot read is never allowed, even with a `commands` list of the agent's own.
+    expect(claudeDecision(call("Bash", { command: "ls; $(echo rm) -rf /", commands: ["ls"] }))[0]).toBe("deny");
+    // An MCP server's tool: no answer (the agent's own rules and the server's shim apply).
+    expect(call("mcp__notes__delete_note", { id: "a" })).toEqual({ exitCode: 0, stdout: "", stderr: "" });
+
+    const log = Bun.spawnSync([BINARY, "log", "--json"], { env: sandbox.env, stdout: "pipe", stderr: "pipe" });
+    expect(log.exitCode, log.stderr.toString()).toBe(0);
+    const calls = log.stdout.toString().trim().split("\n").map((line) => JSON.parse(line) as { server: string; tool: string; arguments: { command?: string }; outcome: string });
+    const shell = calls.filter((c) => c.tool === "shell").map((c) => [c.server, c.arguments.command, c.outcome]);
+    expect(shell).toContainEqual(["agent", "ls -la", "forwarded"]);
+    expect(shell).toContainEqual(["agent", "ls && rm -rf ./data", "denied"]);
+    expect(calls.filter((c) => c.tool === "mcp__notes__delete_note")).toEqual([]);
+  });
+
+  test("Codex and Gemini CLI answer in their own formats", async () => {
+    await using sandbox = agentSandbox();
+    const codex = hook("codex", { hook_event_name: "PreToolUse", cwd: sandbox.project, tool_name: "Bash", tool_input: { command: "rm -rf ./data" } }, sandbox.env, sandbox.project);
+    expect(codex.exitCode).toBe(0);
+    expect(JSON.parse(codex.stdout).hookSpecificOutput.permissionDecision).toBe("deny");
+    const gemini = hook("gemini", { hook_event_name: "BeforeTool", cwd: sandbox.project, tool_name: "run_shell_command", tool_input: { command: "ls" } }, sandbox.env, sandbox.project);
+    expect(gemini.exitCode).toBe(0);
+    expect(JSON.parse(gemini.stdout)).toEqual({ decision: "allow", reason: "ThoughtGate: rule agent-read-only-shell: forward" });
+    const refused = hook("gemini", { hook_event_name: "BeforeTool", cwd: sandbox.project, tool_name: "write_file", tool_input: { file_path: join(sandbox.home, ".gemini", "settings.json"), content: "{}" } }, sandbox.env, sandbox.project);
+    expect(JSON.parse(refused.stdout)).toEqual({ decision: "deny", reason: "ThoughtGate denied this write call: rule agent-self-protection: deny" });
+  });
+
+  test("what cannot be decided blocks with the blocking exit code and one line", async () => {
+    await using sandbox = agentSandbox();
+    const garbage = hook("claude-code", "not json", sandbox.env, sandbox.project);
+    expect(garbage.exitCode).toBe(2);
+    expect(garbage.stdout).toBe("");
+    expect(garbage.stderr.trim().split("\n")).toHaveLength(1);
+    expect(garbage.stderr).toContain("thoughtgate hook: blocked: the hook's input is not JSON");
+    // A broken policy file: no decision, so the call is blocked, never allowed.
+    mkdirSync(join(sandbox.home, ".config", "thoughtgate"), { recursive: true });
+    await Bun.write(join(sandbox.home, ".config", "thoughtgate", "thoughtgate.yaml"), "schema: 1\ngovernance: [\n");
+    const broken = hook("claude-code", { tool_name: "Bash", tool_input: { command: "ls" }, cwd: sandbox.project }, sandbox.env, sandbox.project);
+    expect(broken.exitCode).toBe(2);
+    expect(broken.stderr).toContain("thoughtgate hook: blocked:");
+    // An ended session (a name that is no session): blocked, saying how to fix it.
+    const ended = hook("claude-code", { tool_name: "Bash", tool_input: { command: "ls" }, cwd: sandbox.project }, { ...sandbox.env, THOUGHTGATE_SESSION: "no-such-session" }, sandbox.project);
+    expect(JSON.parse(ended.stdout).hookSpecificOutput.permissionDecision).toBe("deny");
+    expect(JSON.parse(ended.stdout).hookSpecificOutput.permissionDecisionReason).toContain("restart the agent");
+    // An unknown agent is a usage error, which is the blocking code too.
+    expect(hook("cursor", { tool_name: "Bash", tool_input: {} }, sandbox.env, sandbox.project).exitCode).toBe(2);
+  });
+});
