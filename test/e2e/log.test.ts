@@ -284,7 +284,7 @@ describe("thoughtgate log", () => {
     const bad = await run(["log", "--decision", "maybe"]);
     expect(bad.exitCode).toBe(2);
     expect(bad.stderr).toContain('--decision: expected forwarded|denied|asked|approved|errored, got "maybe"');
-    expect((await run(["log", "--since", "yesterday"])).stderr).toContain('--since: expected a duration like 2h or 7d, or a date like 2026-11-01 or 2026-11-01T14:30, got "yesterday"');
+    expect((await run(["log", "--since", "yesterday"])).stderr).toContain('--since: expected a duration like 2h or 7d (units ms, s, m, h, d, w), or a date like 2026-11-01 or 2026-11-01T14:30, got "yesterday"');
   });
 
   test("--json round-trips: each line parses to the call --show --json gives, and writes back to the same line", async () => {

@@ -185,6 +185,20 @@ describe("the organisation's policy", () => {
     }, TIMEOUT_MS);
   });
 
+  test("max_stale and refresh in days and weeks, as docs/team.md writes them, from the file and from the environment", async () => {
+    await using org = await setUp("", { max_stale: "7d", refresh: "5m" });
+    org.serve(await org.publish(NO_DELETES, 1));
+    const status = await thoughtgate(["policy", "status"], org.env);
+    expect({ exitCode: status.exitCode, stderr: status.stderr }).toEqual({ exitCode: 0, stderr: "" });
+    expect(status.stdout).toContain("\n  fetched again every 5m; usable offline for 7d\n");
+    const keyFile = join(org.dir.path, "org.pub");
+    writeFileSync(keyFile, readFileSync(join(org.env.XDG_CONFIG_HOME as string, "thoughtgate", "thoughtgate.yaml"), "utf8").match(/ed25519:[A-Za-z0-9+/=]+/)?.[0] ?? "");
+    const managed = { ...org.env, THOUGHTGATE_ORG_POLICY_URL: org.url, THOUGHTGATE_ORG_POLICY_KEY_FILE: keyFile, THOUGHTGATE_ORG_POLICY_MAX_STALE: "2w", THOUGHTGATE_ORG_POLICY_REFRESH: "1d" };
+    expect((await thoughtgate(["policy", "status"], managed)).stdout).toContain("\n  fetched again every 1d; usable offline for 14d\n");
+    const wrong = await thoughtgate(["policy", "status"], { ...managed, THOUGHTGATE_ORG_POLICY_MAX_STALE: "1y" });
+    expect(wrong.stderr).toContain('$THOUGHTGATE_ORG_POLICY_MAX_STALE: expected a duration like 500ms, 30s, 5m, 1h, 7d or 2w (units ms, s, m, h, d, w), got "1y"');
+  }, TIMEOUT_MS);
+
   test("offline within max_stale: the cached copy decides, and says so", async () => {
     await using org = await setUp("", { max_stale: "1h" });
     org.serve(await org.publish(NO_DELETES, 1));
