@@ -2,7 +2,7 @@
  * `thoughtgate log` and the files it keeps in the state directory, through the compiled binary: the
  * index (`log-index.sqlite`) put there as a symlink, a FIFO or a second name for another file is
  * never read or written through; it is removed and rebuilt from the record, and the answer is the
- * same.
+ * same. `--prune` spares the file of a standalone shim that is still running and appending to it.
  */
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
@@ -114,5 +114,29 @@ describe("log's index is never written through, and a file in its place is rebui
     expect(result.stderr).toContain(`${index} is a directory, not the log index: move it away, then run log again`);
     expect(existsSync(join(index, "keep"))).toBe(true);
     rmSync(index, { recursive: true });
+  });
+});
+
+describe("log --prune --older-than", () => {
+  test("spares the file of a standalone shim still running: its calls after the prune are in the record", async () => {
+    const transport = new StdioClientTransport({ command: requireBinary(), args: ["shim", "--server-id", "live", "--", ...fixture("scripted-server-fixture.ts")], env, stderr: "pipe" });
+    const client = new Client({ name: "log-files-test", version: "1" }, { capabilities: {} });
+    await client.connect(transport);
+    try {
+      await client.callTool({ name: "echo", arguments: { note: "before the prune" } });
+      // Everything recorded so far is older than "0s": the ended "notes" run goes, the running "live" one stays.
+      const pruned = await run(["log", "--prune", "--older-than", "0s"]);
+      expect(pruned).toMatchObject({ exitCode: 0, stdout: "removed 1 record file (1 call) older than 0s (1 kept: still being written by a running wrap or shim)\n" });
+      await client.callTool({ name: "echo", arguments: { note: "after the prune" } });
+    } finally {
+      await client.close();
+    }
+    const calls = (await run(["log", "--json", "--since", "1h"])).stdout.split("\n").filter(Boolean).map((line) => JSON.parse(line) as { server: string; arguments: { note: string } });
+    expect(calls.map((call) => [call.server, call.arguments.note]).sort()).toEqual([
+      ["live", "after the prune"],
+      ["live", "before the prune"],
+    ]);
+    // Once it has ended, its file goes like any other.
+    expect((await run(["log", "--prune", "--older-than", "0s"])).stdout).toBe("removed 1 record file (2 calls) older than 0s\n");
   });
 });
