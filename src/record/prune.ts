@@ -58,9 +58,9 @@ function entries(dir: string): string[] {
 
 /**
  * Whether the shim or arbiter that writes a standalone run's file still runs: its `run_start` (the
- * file's first line) names its pid and, since `start_id` was recorded, when it started, so a pid
- * reused by another process does not count. A record from before `start_id` counts its live pid:
- * keeping a file a little longer costs less than losing a running shim's calls.
+ * file's first line) names its pid and when that process started (`start_id`), so a pid reused by
+ * another process does not count. A record without `start_id` (written before it was recorded)
+ * names no process that can be told apart from a stranger with its pid: it is not kept.
  */
 function writerRunning(path: string): boolean {
   const fd = openRecord(path);
@@ -72,8 +72,8 @@ function writerRunning(path: string): boolean {
     closeSync(fd);
   }
   const start = parsedObject(first);
-  if (start?.type !== "run_start" || typeof start.pid !== "number") return false;
-  return typeof start.start_id === "string" ? isSameProcessRunning(start.pid, start.start_id) : processStartId(start.pid) !== null;
+  if (start?.type !== "run_start" || typeof start.pid !== "number" || typeof start.start_id !== "string") return false;
+  return processStartId(start.pid) === start.start_id;
 }
 
 function parsedObject(line: string | null): Record<string, unknown> | null {
