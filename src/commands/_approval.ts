@@ -19,6 +19,14 @@ export function clientFrom(parsed: { endpoint?: string | undefined; key?: string
   return new ApprovalClient(resolveApprovalTarget({ endpoint: parsed.endpoint, key: parsed.key }, isSameProcessRunning));
 }
 
+/** A person sits at this command's terminal (in its foreground): what the service asks before it hands out the page's key or the tasks. */
+export function personHere(): PersonAtCli {
+  const opened = openControllingTerminal();
+  if (!opened.ok) return "none";
+  opened.terminal.close();
+  return "terminal";
+}
+
 /** `thoughtgate approve` and `thoughtgate deny`: the same command but for the verdict. */
 export function decisionCommand(decision: "approve" | "deny") {
   const args = {
@@ -46,7 +54,7 @@ export function decisionCommand(decision: "approve" | "deny") {
       }
       const scope = scopeOf(parsed as ScopeFlags);
       const client = clientFrom(parsed);
-      const shown = await client.get(parsed["task-id"]);
+      const shown = await client.get(parsed["task-id"], personHere());
       if (shown.status !== "pending") throw new ThoughtGateError("TASK", `task ${shown.task_id} is already ${shown.status.replace("_", " ")}`);
       // A person confirms on the terminal, seeing what they decide; the service checks who asked.
       const person = confirmAtTerminal(shown, decision, scope);

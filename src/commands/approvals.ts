@@ -1,11 +1,9 @@
 import { defineCommand } from "citty";
-import { openControllingTerminal } from "../core/controlling-terminal.ts";
 import { EXIT, messageOf, ThoughtGateError } from "../core/errors.ts";
 import { ApprovalClient } from "../governance/deciders/approval-client.ts";
-import type { PersonAtCli } from "../governance/wire/api.ts";
 import { findServices, resolveApprovalTarget, type ApprovalTarget, type ServiceDescriptor } from "../governance/wire/service-descriptor.ts";
 import { isSameProcessRunning } from "../core/process-identity.ts";
-import { serviceArgs } from "./_approval.ts";
+import { personHere, serviceArgs } from "./_approval.ts";
 import { commonArgs, rejectUnknownFlags } from "./_shared.ts";
 
 const args = {
@@ -62,14 +60,6 @@ function sessions(given: { endpoint?: string | undefined; key?: string | undefin
 
 export function describe(descriptor: ServiceDescriptor): string {
   return `(thoughtgate ${descriptor.kind}, pid ${descriptor.pid}, since ${descriptor.started_at.slice(0, 19).replace("T", " ")} UTC)`;
-}
-
-/** A person sits at this command's terminal (in its foreground): what the service asks before it hands out the page's key. */
-export function personHere(): PersonAtCli {
-  const opened = openControllingTerminal();
-  if (!opened.ok) return "none";
-  opened.terminal.close();
-  return "terminal";
 }
 
 /** $BROWSER (unless `none`), else xdg-open or open; false when there is none or it cannot start. */

@@ -4,8 +4,7 @@ import { EXIT } from "../core/errors.ts";
 import { showInvisibleInJson } from "../core/visible-text.ts";
 import type { GrantView, TaskView } from "../governance/wire/api.ts";
 import { messageOf } from "../core/errors.ts";
-import { callLabel, clientFrom, printable, serviceArgs } from "./_approval.ts";
-import { personHere } from "./approvals.ts";
+import { callLabel, clientFrom, personHere, printable, serviceArgs } from "./_approval.ts";
 import { commonArgs, rejectUnknownFlags } from "./_shared.ts";
 
 const args = {
@@ -24,7 +23,7 @@ export default defineCommand({
   async run({ rawArgs, args: parsed }) {
     rejectUnknownFlags(rawArgs, args);
     const client = clientFrom(parsed);
-    const { tasks: all, grants } = await client.overview();
+    const { tasks: all, grants } = await client.overview(personHere());
     const tasks = parsed.all ? all : all.filter((task) => task.status === "pending");
     // JSON escapes for invisible characters: the same values, nothing hidden in the terminal.
     const text = parsed.json ? `${showInvisibleInJson(JSON.stringify(tasks, null, 2))}\n` : render(tasks, parsed.all === true) + renderGrants(grants) + (await pageLine(client));

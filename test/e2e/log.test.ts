@@ -13,7 +13,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, wri
 import { join } from "node:path";
 import { fixture, FILESYSTEM_SERVER_JS, requireBinary, ROOT, tempDir, waitFor } from "../support/harness.ts";
 import { answerForms } from "../support/approval-answers.ts";
-import { decideAtTerminal } from "../support/terminal.ts";
+import { decideAtTerminal, tasksAtTerminal } from "../support/terminal.ts";
 import { LogCallSchema, type LogCall } from "../../src/record/log-call.ts";
 
 setDefaultTimeout(120_000);
@@ -79,7 +79,7 @@ async function session(project: string, calls: Array<[string, Record<string, unk
   const [, endpoint, pageKey] = pageUrl;
   for (const answer of answers) {
     const task = await waitFor(async () => {
-      const listed = await run(["tasks", "--json"], { cwd: project });
+      const listed = await tasksAtTerminal(["--json"], { env, cwd: project });
       const pending = (JSON.parse(listed.stdout || "[]") as Array<{ task_id: string; digest: string; status: string }>).filter((t) => t.status === "pending");
       return pending[0];
     }, "an approval task");

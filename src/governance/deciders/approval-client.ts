@@ -25,17 +25,19 @@ export class ApprovalClient {
     this.key = target.key;
   }
 
-  async list(): Promise<TaskView[]> {
-    return (await this.call("/approvals/api/tasks", tasksResponse)).tasks;
+  /** The tasks; like a decision, only for a person at a terminal (`person`, checked by the service: person-check.ts). */
+  async list(person: PersonAtCli): Promise<TaskView[]> {
+    return (await this.overview(person)).tasks;
   }
 
   /** The tasks and the session's "allow for this session" grants. */
-  async overview(): Promise<{ tasks: TaskView[]; grants: GrantView[] }> {
-    return this.call("/approvals/api/tasks", tasksResponse);
+  async overview(person: PersonAtCli): Promise<{ tasks: TaskView[]; grants: GrantView[] }> {
+    return this.call("/approvals/api/tasks", tasksResponse, undefined, person);
   }
 
-  async get(id: string): Promise<TaskView> {
-    return (await this.call(`/approvals/api/tasks/${encodeURIComponent(id)}`, taskResponse)).task;
+  /** The task `approve` or `deny` is about to decide, shown to the person first. */
+  async get(id: string, person: PersonAtCli): Promise<TaskView> {
+    return (await this.call(`/approvals/api/tasks/${encodeURIComponent(id)}`, taskResponse, undefined, person)).task;
   }
 
   /**

@@ -367,11 +367,15 @@ export function startGovernanceService(options: ServiceOptions): GovernanceServi
 }
 
 /**
- * What a person's request asks that only a person may (person-check.ts): a decision, or the page's
- * link (which carries the page key). Reading tasks and revoking a grant are not held to it.
+ * What a person's request asks that only a person may (person-check.ts): a decision, the page's
+ * link (which carries the page key), or, with the CLI key, the tasks (`approve` and `deny` read the
+ * task they decide: part of the decision). Revoking a grant, and the page reading its tasks with
+ * the page key only a person was given, are not held to it.
  */
 function personAct(method: string, path: string, channel: Channel): PersonAct | null {
   if (method === "POST" && path.startsWith("/approvals/api/tasks/")) return channel === "web" ? "page-decision" : "cli-decision";
+  if (method === "GET" && channel === "cli" && path.startsWith("/approvals/api/tasks/")) return "cli-decision";
+  if (method === "GET" && channel === "cli" && path === "/approvals/api/tasks") return "task-list";
   if (path === "/approvals/api/page-link" || path === "/approvals/api/open-link") return "page-link";
   return null;
 }
