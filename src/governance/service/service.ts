@@ -1,5 +1,6 @@
 import type { Server } from "bun";
-import { hostname, userInfo } from "node:os";
+import { hostname } from "node:os";
+import { localUserName } from "../../core/user-name.ts";
 import { messageOf, ThoughtGateError } from "../../core/errors.ts";
 import { log } from "../../core/log.ts";
 import type { Profile } from "../../core/profile.ts";
@@ -158,7 +159,7 @@ export function startGovernanceService(options: ServiceOptions): GovernanceServi
   const sessionSpan = tracer.session(`thoughtgate ${options.role ?? "serve"}`, { "thoughtgate.profile": options.profile });
   metrics.watchTracing(() => tracer.stats);
   let pageUrl = "";
-  const who = localUser();
+  const who = localUserName();
   const approvals = approvalsApi({
     tasks,
     grants,
@@ -387,21 +388,7 @@ function defaultOrigin(): string {
 
 /** `ada@laptop` (a user without a passwd entry, in a container say, by $USER). */
 export function userAtHost(): string {
-  return `${localUser() ?? "unknown"}@${hostname()}`;
+  return `${localUserName() ?? "unknown"}@${hostname()}`;
 }
 
-/**
- * The user the service runs as: who decides on its page and with its CLI key (docs/events.md,
- * `decided_by.who`); undefined when it cannot be told (Bun answers "unknown" where the passwd
- * database has no name for the uid).
- */
-function localUser(): string | undefined {
-  let name: string | undefined;
-  try {
-    name = userInfo().username;
-  } catch {
-    name = undefined;
-  }
-  if (name && name !== "unknown") return name;
-  return process.env.USER || process.env.LOGNAME || undefined;
-}
+
