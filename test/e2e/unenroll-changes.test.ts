@@ -95,12 +95,12 @@ describe("unenroll keeps a server the user changed since enroll", () => {
       writeFileSync(config, changed);
 
       const back = thoughtgate(home, "unenroll", c.agent);
+      expect(readFileSync(config, "utf8")).toBe(c.expected);
       expect({ code: back.code, stdout: back.stdout, stderr: back.stderr }).toEqual({
         code: 0,
         stdout: `${c.agent}: restored ${config} (kept the agent's own changes; kept gh's ${c.agent === "opencode" ? "command" : "command, args"} as you changed them since ThoughtGate rewrote them (not put back to the pre-rewrite values))\n`,
         stderr: "",
       });
-      expect(readFileSync(config, "utf8")).toBe(c.expected);
     });
   }
 });
