@@ -12,6 +12,7 @@
  * - tmux: interactive agents (Claude Code's TUI) driven by keys, their screen read and every byte
  *   written to their terminal recorded (test/support/tmux.ts)
  * - openssl: the self-signed certificate of the loopback HTTPS host an organisation's policy is fetched from
+ * - jq: an organisation's bundle signed with other tools than ThoughtGate, as docs/team.md shows
  */
 import { existsSync } from "node:fs";
 
@@ -25,10 +26,11 @@ const needs: Array<[pkg: string, present: () => boolean]> = [
   ["util-linux", () => Bun.which("script") !== null && Bun.which("unshare") !== null],
   ["tmux", () => Bun.which("tmux") !== null],
   ["openssl", () => Bun.which("openssl") !== null],
+  ["jq", () => Bun.which("jq") !== null],
 ];
 
 if (process.platform !== "linux") {
-  console.error("test setup: not Linux; install qemu, ruby, dash, curl, chromium, util-linux, tmux and openssl yourself");
+  console.error("test setup: not Linux; install qemu, ruby, dash, curl, chromium, util-linux, tmux, openssl and jq yourself");
   process.exit(0);
 }
 const missing = needs.filter(([, present]) => !present()).map(([pkg]) => pkg);

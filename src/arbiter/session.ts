@@ -10,6 +10,7 @@ import { ServerProcess, SIGTERM_GRACE_MS, STDIN_CLOSE_GRACE_MS, type Exit } from
 import { EventStream } from "../telemetry/events.ts";
 import { VERSION } from "../version.ts";
 import { projectRoot } from "../core/project.ts";
+import { startIdField } from "../core/process-identity.ts";
 import { redactArgv } from "../telemetry/redact-argv.ts";
 import { Arbiter, emptySummary } from "./arbiter.ts";
 import { ControlChannel } from "./control-channel.ts";
@@ -64,6 +65,7 @@ export async function runArbiter(options: ArbiterSessionOptions): Promise<number
   events.emit("run_start", {
     started_at: new Date().toISOString(),
     pid: process.pid,
+    ...startIdField(),
     server_command: options.command,
     policy: options.engines.label,
     version: VERSION,

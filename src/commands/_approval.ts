@@ -31,25 +31,38 @@ export function sessionLabel(session: SessionTarget): string {
  * The session that holds `taskId`, and the task: task ids are unique, so each running session is
  * asked until one has it (with --endpoint, only that one).
  */
-export async function sessionHolding(parsed: ServiceFlags, taskId: string): Promise<{ client: ApprovalClient; task: TaskView }> {
+export async function sessionHolding(parsed: ServiceFlags, taskId: string, person: PersonAtCli): Promise<{ client: ApprovalClient; task: TaskView }> {
   const sessions = sessionsFrom(parsed);
   const only = sessions.length === 1 ? sessions[0] : undefined;
   if (only) {
     const client = new ApprovalClient(only.target);
-    return { client, task: await client.get(taskId) };
+    return { client, task: await client.get(taskId, person) };
   }
   const unreachable: string[] = [];
+  const errors: unknown[] = [];
   for (const session of sessions) {
     const client = new ApprovalClient(session.target);
     try {
-      const task = await client.find(taskId);
+      const task = await client.find(taskId, person);
       if (task) return { client, task };
     } catch (error) {
+      errors.push(error);
       unreachable.push(`${sessionLabel(session)}: ${messageOf(error)}`);
     }
   }
+  // Every session refused for the same reason (no person at a terminal, say): that reason, once.
+  const first = errors[0];
+  if (errors.length === sessions.length && errors.every((error) => messageOf(error) === messageOf(first))) throw first;
   const failed = unreachable.length > 0 ? `; could not ask ${unreachable.join("; ")}` : "";
   throw new ThoughtGateError("TASK", `no running session holds task ${printable(taskId)} (looked in ${sessions.length}: ${sessions.map(sessionLabel).join("; ")})${failed}`);
+}
+
+/** A person sits at this command's terminal (in its foreground): what the service asks before it hands out the page's key or the tasks. */
+export function personHere(): PersonAtCli {
+  const opened = openControllingTerminal();
+  if (!opened.ok) return "none";
+  opened.terminal.close();
+  return "terminal";
 }
 
 /** `thoughtgate approve` and `thoughtgate deny`: the same command but for the verdict. */
@@ -78,7 +91,7 @@ export function decisionCommand(decision: "approve" | "deny") {
         throw new ThoughtGateError("CONFIG", "thoughtgate approve refuses to run inside an agent that thoughtgate wrap governs (THOUGHTGATE_ACTIVE=1): approve from your own terminal or the approvals page");
       }
       const scope = scopeOf(parsed as ScopeFlags);
-      const { client, task: shown } = await sessionHolding(parsed, parsed["task-id"]);
+      const { client, task: shown } = await sessionHolding(parsed, parsed["task-id"], personHere());
       if (shown.status !== "pending") throw new ThoughtGateError("TASK", `task ${shown.task_id} is already ${shown.status.replace("_", " ")}`);
       // A person confirms on the terminal, seeing what they decide; the service checks who asked.
       const person = confirmAtTerminal(shown, decision, scope);

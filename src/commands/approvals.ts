@@ -1,12 +1,10 @@
 import { defineCommand } from "citty";
-import { openControllingTerminal } from "../core/controlling-terminal.ts";
 import { EXIT, messageOf, ThoughtGateError } from "../core/errors.ts";
 import { showInvisible } from "../core/visible-text.ts";
 import { ApprovalClient } from "../governance/deciders/approval-client.ts";
-import type { PersonAtCli } from "../governance/wire/api.ts";
 import { findServices, resolveApprovalTarget, sessionName, type ApprovalTarget } from "../governance/wire/service-descriptor.ts";
 import { isSameProcessRunning } from "../core/process-identity.ts";
-import { serviceArgs } from "./_approval.ts";
+import { personHere, serviceArgs } from "./_approval.ts";
 import { commonArgs, rejectUnknownFlags } from "./_shared.ts";
 
 const args = {
@@ -60,14 +58,6 @@ function sessions(given: { endpoint?: string | undefined; key?: string | undefin
   }
   // Named as a person tells them apart: agent, project directory, start (escaped: the agent's command names it).
   return live.map((descriptor) => ({ target: { endpoint: descriptor.endpoint, key: descriptor.cli_key }, label: showInvisible(sessionName(descriptor)) }));
-}
-
-/** A person sits at this command's terminal (in its foreground): what the service asks before it hands out the page's key. */
-export function personHere(): PersonAtCli {
-  const opened = openControllingTerminal();
-  if (!opened.ok) return "none";
-  opened.terminal.close();
-  return "terminal";
 }
 
 /** $BROWSER (unless `none`), else xdg-open or open; false when there is none or it cannot start. */

@@ -5,6 +5,8 @@ import { EXIT, usageError } from "../core/errors.ts";
 import { isAgentType } from "../wrap/adapters/detect.ts";
 import type { AgentContext, AgentType } from "../wrap/adapters/types.ts";
 import { enroll as enrollAgent, enrolledAgents, enrollmentPlan, ENROLLABLE, unenroll as unenrollAgent, type EnrollReport } from "../wrap/enroll.ts";
+import type { JSONPath } from "jsonc-parser";
+import { describeChangedSince, type PutBackKind } from "../wrap/put-back.ts";
 import { commonArgs, rejectUnknownFlags } from "./_shared.ts";
 
 const args = {
@@ -73,7 +75,7 @@ export const unenroll = defineCommand({
       const results = unenrollAgent(agent);
       if (results.length === 0) lines.push(`${agent}: not enrolled`);
       for (const result of results) {
-        if (result.status === "restored") lines.push(`${agent}: restored ${result.configPath} (${result.kind === "backup" || result.kind === "unchanged" ? "byte-identical" : "kept the agent's own changes"})`);
+        if (result.status === "restored") lines.push(`${agent}: restored ${result.configPath} (${restoredHow(result.kind, result.changedSince)})`);
         else if (result.status === "kept") lines.push(`${agent}: ${result.configPath} stays rewritten while ${result.holders} uses it; it is put back when that ends`);
         else if (result.status === "failed") {
           failed = true;
@@ -86,6 +88,13 @@ export const unenroll = defineCommand({
     return failed ? EXIT.error : EXIT.ok;
   },
 });
+
+/** How the file came back: whole, or only the keys enroll wrote that still hold what it wrote. */
+function restoredHow(kind: PutBackKind, changedSince: readonly JSONPath[] | undefined): string {
+  if (kind === "backup" || kind === "unchanged") return "byte-identical";
+  const kept = changedSince && changedSince.length > 0 ? `; ${describeChangedSince(changedSince)}` : "";
+  return `kept the agent's own changes${kept}`;
+}
 
 /** `~/.claude.json` inside home, else absolute. */
 function displayPath(path: string, { home }: { home: string }): string {

@@ -120,7 +120,7 @@ async function prune(olderThan: string | undefined, rawArgs: string[]): Promise<
   const index = RecordIndex.open();
   try {
     const result = pruneRecord(index, cutoff);
-    const kept = result.kept.length > 0 ? ` (${result.kept.length} kept: their wrap is still running)` : "";
+    const kept = result.kept.length > 0 ? ` (${result.kept.length} kept: still being written by a running wrap or shim)` : "";
     await Bun.write(Bun.stdout, `removed ${result.files} record file${result.files === 1 ? "" : "s"} (${result.calls} call${result.calls === 1 ? "" : "s"}) older than ${given}${kept}\n`);
     return EXIT.ok;
   } finally {

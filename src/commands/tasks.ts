@@ -5,8 +5,7 @@ import { showInvisibleInJson } from "../core/visible-text.ts";
 import type { GrantView, TaskView } from "../governance/wire/api.ts";
 import { messageOf } from "../core/errors.ts";
 import { ApprovalClient } from "../governance/deciders/approval-client.ts";
-import { callLabel, printable, serviceArgs, sessionLabel, sessionsFrom } from "./_approval.ts";
-import { personHere } from "./approvals.ts";
+import { callLabel, personHere, printable, serviceArgs, sessionLabel, sessionsFrom } from "./_approval.ts";
 import { commonArgs, rejectUnknownFlags } from "./_shared.ts";
 
 const args = {
@@ -25,6 +24,7 @@ export default defineCommand({
   async run({ rawArgs, args: parsed }) {
     rejectUnknownFlags(rawArgs, args);
     const sessions = sessionsFrom(parsed);
+    const person = personHere();
     const several = sessions.length > 1;
     const listed: Array<TaskView & { session?: string }> = [];
     const parts: string[] = [];
@@ -32,7 +32,7 @@ export default defineCommand({
       const client = new ApprovalClient(session.target);
       let overview: Awaited<ReturnType<ApprovalClient["overview"]>>;
       try {
-        overview = await client.overview();
+        overview = await client.overview(person);
       } catch (error) {
         // One session that cannot be asked hides no other's tasks; alone, it is the command's error.
         if (!several) throw error;

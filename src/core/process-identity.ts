@@ -29,6 +29,12 @@ export function ownProcessStartId(): string | null {
   return ownStartId;
 }
 
+/** `run_start`'s `start_id`: this process's stamp, or nothing when it cannot be read. */
+export function startIdField(): { start_id?: string } {
+  const startId = ownProcessStartId();
+  return startId === null ? {} : { start_id: startId };
+}
+
 /**
  * Whether the process that recorded `startId` still runs. Without a stamp there is nothing to tell
  * it from any other process that has the pid now (pid 1 always runs), so it never counts as the

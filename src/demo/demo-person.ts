@@ -47,7 +47,7 @@ export function playPerson(options: PersonOptions): Person {
           client = new ApprovalClient({ endpoint, key: own.cli_key });
         }
       }
-      const task = client === null ? null : waitingForPerson(await client.list().catch(() => []));
+      const task = client === null ? null : waitingForPerson(await client.list("none").catch(() => []));
       if (client !== null && task !== null) return answer(options, env, client, endpoint, task);
       await Bun.sleep(POLL_MS);
     }

@@ -1,4 +1,6 @@
-import { hostname, userInfo } from "node:os";
+import { hostname } from "node:os";
+import { ThoughtGateError } from "../core/errors.ts";
+import { localUserName } from "../core/user-name.ts";
 import { checkProtocol, signalUrl, type OtlpSettings } from "../telemetry/tracing/otlp-target.ts";
 import { VERSION } from "../version.ts";
 import { tailCalls } from "./follow.ts";
@@ -8,6 +10,8 @@ export type { AuditExportStats };
 
 /** At the session's end, how long the records still queued may take to leave. */
 export const AUDIT_FLUSH_MS = 2_000;
+/** One export's limit when no OTEL_EXPORTER_OTLP_*TIMEOUT says otherwise (the OpenTelemetry default). */
+const DEFAULT_EXPORT_TIMEOUT_MS = 10_000;
 
 export type AuditExport = { readonly url: string; stats(): AuditExportStats; stop(): Promise<void> };
 
@@ -23,12 +27,18 @@ export async function startAuditExport(options: { eventsPath: string; session: s
   checkProtocol(env, "logs");
   const { url } = signalUrl("logs", options.otlp, env);
   const { AuditLogExporter } = await import("./otlp-logs.ts");
-  const exporter = new AuditLogExporter(url, options.otlp.headers ?? {}, {
-    "service.name": env.OTEL_SERVICE_NAME?.trim() || "thoughtgate",
-    "service.version": VERSION,
-    "user.name": userName(env),
-    "host.name": hostname(),
-  });
+  const timeoutMs = exportTimeoutMs(env);
+  const exporter = new AuditLogExporter(
+    url,
+    options.otlp.headers ?? {},
+    {
+      "service.name": env.OTEL_SERVICE_NAME?.trim() || "thoughtgate",
+      "service.version": VERSION,
+      "user.name": localUserName(env) ?? "unknown",
+      "host.name": hostname(),
+    },
+    timeoutMs,
+  );
   const tail = tailCalls(options.eventsPath, options.session, (call) => exporter.emit(call));
   return {
     url,
@@ -40,10 +50,17 @@ export async function startAuditExport(options: { eventsPath: string; session: s
   };
 }
 
-function userName(env: NodeJS.ProcessEnv): string {
-  try {
-    return userInfo().username;
-  } catch {
-    return env.USER ?? "unknown";
+/**
+ * OTEL_EXPORTER_OTLP_LOGS_TIMEOUT, else OTEL_EXPORTER_OTLP_TIMEOUT: milliseconds, as the
+ * OpenTelemetry exporter specification has them; else 10 s. A value that is not a whole number is
+ * the same kind of error as an OTLP protocol this exporter does not speak (otlp-target.ts).
+ */
+function exportTimeoutMs(env: NodeJS.ProcessEnv): number {
+  for (const name of ["OTEL_EXPORTER_OTLP_LOGS_TIMEOUT", "OTEL_EXPORTER_OTLP_TIMEOUT"]) {
+    const value = env[name]?.trim();
+    if (value === undefined || value === "") continue;
+    if (!/^\d+$/.test(value) || Number(value) === 0) throw new ThoughtGateError("CONFIG", `$${name}=${value}: expected the export timeout in milliseconds (a whole number above 0, e.g. 10000)`);
+    return Number(value);
   }
+  return DEFAULT_EXPORT_TIMEOUT_MS;
 }

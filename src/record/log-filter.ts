@@ -1,3 +1,4 @@
+import { durationMs } from "../core/duration.ts";
 import { usageError } from "../core/errors.ts";
 import type { DecisionFilter } from "./log-call.ts";
 
@@ -19,17 +20,17 @@ export type LogFilter = {
   session?: string;
 };
 
-const UNITS_MS: Record<string, number> = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 };
 
 /**
- * `--since`/`--until`/`--older-than`: a duration back from now (`90s`, `15m`, `2h`, `7d`, `4w`), a
+ * `--since`/`--until`/`--older-than`: a duration back from now (`90s`, `15m`, `2h`, `7d`, `4w`; the units of core/duration.ts), a
  * date (`2026-11-01`, local midnight) or a date and time (`2026-11-01T14:30`, local; with `Z` or an
  * offset, as written). Anything else is a usage error naming the flag.
  */
 export function parsePointInTime(text: string, flag: string, now = Date.now()): number {
   const value = text.trim();
-  const duration = /^(\d+(?:\.\d+)?)(s|m|h|d|w)$/.exec(value);
-  if (duration) return now - Math.round(Number(duration[1]) * (UNITS_MS[duration[2] as string] ?? 0));
+  // A bare number is not a point in time: "--since 30" is more likely a day of the month than 30 ms.
+  const duration = /[a-z]$/.test(value) ? durationMs(value) : null;
+  if (duration !== null) return now - duration;
   const day = /^(\d{4})-(\d{2})-(\d{2})$/.exec(value);
   if (day) {
     const date = new Date(Number(day[1]), Number(day[2]) - 1, Number(day[3]));
@@ -38,7 +39,7 @@ export function parsePointInTime(text: string, flag: string, now = Date.now()): 
     const parsed = Date.parse(value.replace(" ", "T"));
     if (!Number.isNaN(parsed)) return parsed;
   }
-  throw usageError(`${flag}: expected a duration like 2h or 7d, or a date like 2026-11-01 or 2026-11-01T14:30, got ${JSON.stringify(text)}`);
+  throw usageError(`${flag}: expected a duration like 2h or 7d (units ms, s, m, h, d, w), or a date like 2026-11-01 or 2026-11-01T14:30, got ${JSON.stringify(text)}`);
 }
 
 /**

@@ -16,6 +16,8 @@ import type { Attributes, Logger } from "@opentelemetry/api";
 import { OTLPLogExporter } from "@opentelemetry/exporter-logs-otlp-http";
 import { resourceFromAttributes } from "@opentelemetry/resources";
 import { BatchLogRecordProcessor, LoggerProvider, type LogRecordExporter } from "@opentelemetry/sdk-logs";
+import { messageOf } from "../core/errors.ts";
+import { log } from "../core/log.ts";
 import type { LogCall } from "./log-call.ts";
 import { redact, redactText } from "../telemetry/redact.ts";
 
@@ -23,7 +25,6 @@ import { redact, redactText } from "../telemetry/redact.ts";
 export const AUDIT_QUEUE_RECORDS = 2_048;
 const BATCH_RECORDS = 512;
 const SCHEDULED_DELAY_MS = 1_000;
-const EXPORT_TIMEOUT_MS = 10_000;
 const EXPORT_SUCCESS = 0;
 /** OpenTelemetry's SeverityNumber: INFO, WARN, ERROR. */
 const SEVERITY = { info: 9, warn: 13, error: 17 } as const;
@@ -37,15 +38,19 @@ export type AuditResource = Record<string, string>;
 export class AuditLogExporter {
   readonly stats: AuditExportStats = { exported: 0, dropped: { queue_full: 0, export_failed: 0, shutdown: 0 } };
   private onTheirWay = 0;
+  /** While the collector fails: how many had been dropped when it started failing (said once, as the traces' queue does). */
+  private failingSince: number | null = null;
   private readonly exporter: OTLPLogExporter;
   private readonly providers = new Map<string, { provider: LoggerProvider; logger: Logger }>();
 
+  /** `timeoutMs`: how long one export may take (OTEL_EXPORTER_OTLP_LOGS_TIMEOUT / _TIMEOUT: audit-export.ts). */
   constructor(
-    url: string,
+    private readonly url: string,
     headers: Record<string, string>,
     private readonly resource: AuditResource,
+    private readonly timeoutMs: number,
   ) {
-    this.exporter = new OTLPLogExporter({ url, headers: { ...headers }, timeoutMillis: EXPORT_TIMEOUT_MS });
+    this.exporter = new OTLPLogExporter({ url, headers: { ...headers }, timeoutMillis: timeoutMs });
   }
 
   /** One ended call, out of the call path: queued, or counted as dropped when the queue is full. */
@@ -92,7 +97,7 @@ export class AuditLogExporter {
         maxQueueSize: AUDIT_QUEUE_RECORDS,
         maxExportBatchSize: BATCH_RECORDS,
         scheduledDelayMillis: SCHEDULED_DELAY_MS,
-        exportTimeoutMillis: EXPORT_TIMEOUT_MS,
+        exportTimeoutMillis: this.timeoutMs,
       });
       const provider = new LoggerProvider({ resource, processors: [processor] });
       found = { provider, logger: provider.getLogger("thoughtgate.audit") };
@@ -101,14 +106,30 @@ export class AuditLogExporter {
     return found.logger;
   }
 
+  private exported(count: number): void {
+    this.stats.exported += count;
+    if (this.failingSince === null) return;
+    log.info(`OTLP logs export to ${this.url} works again (${this.stats.dropped.export_failed - this.failingSince} record(s) dropped meanwhile)`);
+    this.failingSince = null;
+  }
+
+  /** Counted; said once until the collector takes a batch again (the session's log, or stderr). */
+  private failed(count: number, why: string): void {
+    if (this.failingSince === null) {
+      this.failingSince = this.stats.dropped.export_failed;
+      log.warn(`OTLP logs export to ${this.url} failed (${why}); the audit's records are dropped and counted until it works again (the local record keeps every call)`);
+    }
+    this.stats.dropped.export_failed += count;
+  }
+
   /** The exporter, counting what the collector took and what it did not. */
   private counting(): LogRecordExporter {
     return {
       export: (records, done) => {
         this.exporter.export(records, (result) => {
           this.onTheirWay -= records.length;
-          if (result.code === EXPORT_SUCCESS) this.stats.exported += records.length;
-          else this.stats.dropped.export_failed += records.length;
+          if (result.code === EXPORT_SUCCESS) this.exported(records.length);
+          else this.failed(records.length, result.error === undefined ? "export failed" : messageOf(result.error));
           done(result);
         });
       },

@@ -19,12 +19,13 @@
  * batch whole and never indexes a line twice. A longer file than most (about 400 lines): the checks,
  * the build and the queries share one connection and one recovery path.
  */
-import { Database } from "bun:sqlite";
-import { mkdirSync, rmSync } from "node:fs";
+import { constants, Database } from "bun:sqlite";
+import { lstatSync, mkdirSync, rmSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { messageOf, ThoughtGateError } from "../core/errors.ts";
 import { log } from "../core/log.ts";
 import { stateDir } from "../core/paths.ts";
+import { kindOf } from "../core/safe-open.ts";
 import { CallAssembler, type Assembled, type RunInfo } from "./call-assembler.ts";
 import { whereOf, type FilterColumns, type LogFilter } from "./log-filter.ts";
 import { approvedByPerson, type LogCall } from "./log-call.ts";
@@ -40,6 +41,10 @@ const HEAD_BYTES = 4096;
 const TAIL_BYTES = 64;
 /** How long a writer waits for another before giving up (SQLite's busy timeout). */
 const BUSY_MS = 10_000;
+/** The index and the files SQLite keeps beside it. */
+const SQLITE_SUFFIXES = ["", "-wal", "-shm", "-journal"] as const;
+/** SQLite refuses a symlink in place of the index (SQLITE_CANTOPEN_SYMLINK) instead of writing through it. */
+const OPEN_FLAGS = constants.SQLITE_OPEN_READWRITE | constants.SQLITE_OPEN_CREATE | constants.SQLITE_OPEN_NOFOLLOW;
 
 const SCHEMA = `
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -230,9 +235,15 @@ export class RecordIndex {
   /** Open the index, or make it; an index that fails a check is made again. */
   private openChecked(): Database {
     mkdirSync(dirname(this.path), { recursive: true, mode: 0o700 });
+    const foreign = this.foreignFile();
+    if (foreign !== null) {
+      log.warn(`the log index ${this.path} is rebuilt from the record: ${foreign}`);
+      this.rebuiltBecause = foreign;
+      return this.create();
+    }
     let db: Database | null = null;
     try {
-      db = new Database(this.path, { create: true });
+      db = new Database(this.path, OPEN_FLAGS);
       configure(db);
       const opened = db;
       // Made here if new: in a write transaction, so several logs starting at once make it once.
@@ -261,10 +272,32 @@ export class RecordIndex {
     }
   }
 
+  /**
+   * Why the index or a file beside it is not one SQLite may open, or null: a symlink (written
+   * through, it would land outside the state directory), a FIFO (opening it could block, reading it
+   * fails), a file with a second name, anything but a regular file. Looked at without following
+   * links, before SQLite opens anything; `create` then removes the name itself, never what it points to.
+   */
+  private foreignFile(): string | null {
+    for (const suffix of SQLITE_SUFFIXES) {
+      const path = `${this.path}${suffix}`;
+      const stat = lstatSync(path, { throwIfNoEntry: false });
+      if (stat === undefined) continue;
+      if (!stat.isFile()) return `${path} was ${kindOf(stat)}, not a regular file (removed; nothing was read or written through it)`;
+      if (stat.nlink > 1) return `${path} had ${stat.nlink} hard links, another name for the same file (removed; nothing was written through it)`;
+    }
+    return null;
+  }
+
   /** A new, empty index in place of a damaged one (its WAL and shared-memory files too). */
   private create(): Database {
-    for (const suffix of ["", "-wal", "-shm", "-journal"]) rmSync(`${this.path}${suffix}`, { force: true });
-    const db = new Database(this.path, { create: true });
+    for (const suffix of SQLITE_SUFFIXES) {
+      const path = `${this.path}${suffix}`;
+      // rmSync removes a symlink or a FIFO itself; a directory here is the user's, never removed.
+      if (lstatSync(path, { throwIfNoEntry: false })?.isDirectory()) throw new ThoughtGateError("IO", `${path} is a directory, not the log index: move it away, then run log again`);
+      rmSync(path, { force: true });
+    }
+    const db = new Database(this.path, OPEN_FLAGS);
     configure(db);
     db.transaction(() => {
       db.run(SCHEMA);

@@ -6,6 +6,7 @@ import type { Decider } from "../governance/decision/decider.ts";
 import type { Tracer } from "../telemetry/tracing/tracer.ts";
 import { SIGTERM_GRACE_MS, STDIN_CLOSE_GRACE_MS } from "../stdio/server-process.ts";
 import { collectWhenIdle } from "../core/idle-collector.ts";
+import { startIdField } from "../core/process-identity.ts";
 import { Router } from "./router.ts";
 import { StdioAgent, type AgentSide } from "./stdio-agent.ts";
 import type { Upstream } from "./upstream.ts";
@@ -53,6 +54,7 @@ export async function runShim(options: ShimOptions): Promise<number> {
   events.emit("run_start", {
     started_at: new Date().toISOString(),
     pid: process.pid,
+    ...startIdField(),
     server_command: upstream.command,
     ...(upstream.url === undefined ? {} : { server_url: upstream.url }),
     policy: options.decider.policy,

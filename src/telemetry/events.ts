@@ -22,6 +22,8 @@ export type EventFields = {
   run_start: {
     started_at: string;
     pid: number;
+    /** When that process started (core/process-identity.ts), so `log --prune` knows it still runs after a pid is reused. */
+    start_id?: string;
     server_command: string[];
     /** A remote server's URL (origin and path): `shim --url`. */
     server_url?: string;

@@ -35,7 +35,7 @@ import { realConfigPath } from "./config-path.ts";
 import { findRecord, patchRecord, putRecord, removeRecord, type Holder, type JournalRecord } from "./journal.ts";
 import { describeHolders, isHolderAlive, isSameHolder } from "./holders.ts";
 import { acquireLock, lockPathFor, withConfigsLock } from "./lock.ts";
-import { checkedBackup, manualRestoreHint, planPutBack, putBack, sha256OfBytes, type PutBackKind } from "./put-back.ts";
+import { checkedBackup, manualRestoreHint, planPutBack, putBack, sha256OfBytes, valuesAt, type PutBackKind } from "./put-back.ts";
 import { kindOf, lstatOrThrow, readOwnFile, refusal } from "../core/safe-open.ts";
 
 export type ConfigGuardOptions = {
@@ -53,7 +53,8 @@ export type ConfigGuardOptions = {
 export type ShareOutcome = "rewritten" | "joined";
 
 export type RestoreResult =
-  | { status: "restored"; configPath: string; kind: PutBackKind }
+  /** `changedSince`: owned keys left as the user changed them (put-back.ts). */
+  | { status: "restored"; configPath: string; kind: PutBackKind; changedSince?: JSONPath[] }
   /** Others still hold it (another wrap, `enroll`): it stays rewritten for them. */
   | { status: "kept"; configPath: string; holders: string }
   /** Never shared, or already let go. */
@@ -175,7 +176,7 @@ export class ConfigGuard {
         return { ...record, holders: live };
       }
       log.warn(`${this.configPath} was left rewritten by ${describeHolders(record.holders)}, which ended without restoring it; restoring it first`);
-      const kind = putBack(record, this.#journal);
+      const { kind } = putBack(record, this.#journal);
       log.info(`restored ${this.configPath} (${kind})`);
     }
     this.#clearLeftOverBackup();
@@ -202,7 +203,7 @@ export class ConfigGuard {
         if (!backup.original.equals(current)) throw new ThoughtGateError("CONFIG", `${this.configPath} changed while wrap was backing it up; run wrap again`);
         this.#original = backup.original;
         // The journal learns the rewrite before the file changes, so a crash right after the rename is still repairable.
-        patchRecord(this.configPath, { rewrittenSha256: sha, owned: rewritten.owned, backupSha256: sha256OfBytes(backup.original) }, this.#journal);
+        patchRecord(this.configPath, { rewrittenSha256: sha, owned: rewritten.owned, written: this.#written(rewritten.text, rewritten.owned), backupSha256: sha256OfBytes(backup.original) }, this.#journal);
       } catch (error) {
         bestEffort(() => removeRecord(this.configPath, this.#journal));
         if (this.#original) bestEffort(() => removeBackup(this.backupPath));
@@ -219,7 +220,7 @@ export class ConfigGuard {
     replaceBackup(this.backupPath, base);
     this.#original = base;
     const owned = unionOfPaths(record.owned, rewritten.owned);
-    patchRecord(this.configPath, { rewrittenSha256: sha, owned, backupSha256: sha256OfBytes(base), holders }, this.#journal);
+    patchRecord(this.configPath, { rewrittenSha256: sha, owned, written: this.#written(rewritten.text, owned), backupSha256: sha256OfBytes(base), holders }, this.#journal);
     writeFileAtomic(this.configPath, bytes);
     return "rewritten";
   }
@@ -233,9 +234,14 @@ export class ConfigGuard {
       return { status: "kept", configPath: this.configPath, holders: describeHolders(others) };
     }
     const original = this.#original && record.backupSha256 === sha256OfBytes(this.#original) ? this.#original : undefined;
-    const kind = putBack({ ...record, original: original ?? checkedBackup(record) }, this.#journal);
+    const { kind, changedSince } = putBack({ ...record, original: original ?? checkedBackup(record) }, this.#journal);
     log.debug(`restored ${this.configPath} (${kind})`);
-    return { status: "restored", configPath: this.configPath, kind };
+    return { status: "restored", configPath: this.configPath, kind, ...(changedSince.length > 0 ? { changedSince } : {}) };
+  }
+
+  /** What the rewrite put at each owned key, for the journal: a restore then puts back only keys still holding it. */
+  #written(text: string, owned: readonly JSONPath[]): unknown[] {
+    return valuesAt(this.agentType, this.configPath, text, owned);
   }
 
   /** A backup with no record: a crash between forgetting the record and removing the backup (then it equals the config), or something wrap cannot vouch for. */

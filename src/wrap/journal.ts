@@ -51,6 +51,12 @@ export const journalRecordSchema = v.object({
   rewrittenSha256: v.nullable(v.pipe(v.string(), v.regex(/^[0-9a-f]{64}$/))),
   /** SHA-256 of the backup's bytes: a backup changed behind the journal's back is never put back. */
   backupSha256: v.nullable(v.pipe(v.string(), v.regex(/^[0-9a-f]{64}$/))),
+  /**
+   * What wrap wrote at each of `owned` (the same order, as plain data): a key that holds something
+   * else by the time it is put back was changed by the user, and stays as they made it (put-back.ts).
+   * Absent in records written before it was kept.
+   */
+  written: v.optional(v.array(v.unknown())),
   holders: v.array(holderSchema),
 });
 

@@ -5,6 +5,7 @@
  * through it, and the restore fails with the way to do it by hand.
  */
 import type { JSONPath } from "jsonc-parser";
+import { canonicalJson } from "../core/canonical-json.ts";
 import { messageOf, ThoughtGateError } from "../core/errors.ts";
 import { log } from "../core/log.ts";
 import { writeFileAtomic } from "../core/atomic-write.ts";
@@ -29,10 +30,26 @@ export type PutBackPlan = {
   current: Buffer | null;
   /** What will be written (null: nothing). */
   restored: Buffer | null;
+  /** Owned keys left as they are: the user changed them since wrap wrote them (not what wrap wrote any more). */
+  changedSince: JSONPath[];
 };
 
 /** `agentType` tells the config's format (JSONC, TOML, YAML) for putting back only the owned keys. */
-export type PutBackInput = Pick<JournalRecord, "configPath" | "backupPath" | "rewrittenSha256" | "agentType"> & { owned: JSONPath[]; backupSha256?: string | null };
+export type PutBackInput = Pick<JournalRecord, "configPath" | "backupPath" | "rewrittenSha256" | "agentType"> & { owned: JSONPath[]; backupSha256?: string | null; written?: unknown[] | undefined };
+
+/** What `putBack` did, and which owned keys it left as the user changed them. */
+export type PutBackResult = { kind: PutBackKind; changedSince: JSONPath[] };
+
+/**
+ * What each of `paths` holds in `text`, as plain data (undefined where it is absent), read with the
+ * config's own format: what the journal keeps as written, and what a restore compares it with.
+ */
+export function valuesAt(agentType: string, configPath: string, text: string, paths: readonly JSONPath[]): unknown[] {
+  const objects = formatOf(agentType, configPath)
+    .edit(text)
+    .objects(paths.map((path) => path.slice(0, -1)));
+  return paths.map((path, i) => objects[i]?.get(String(path.at(-1))));
+}
 
 /**
  * `original`: the bytes a live guard backed up, kept in memory, so a backup file tampered with
@@ -40,24 +57,44 @@ export type PutBackInput = Pick<JournalRecord, "configPath" | "backupPath" | "re
  */
 export function planPutBack(input: PutBackInput & { original?: Buffer | undefined }): PutBackPlan {
   const current = readOwnFile(input.configPath, "to restore", "it was a regular file when wrap backed it up");
-  if (input.rewrittenSha256 === null) return { kind: "never-rewritten", current, restored: null };
+  if (input.rewrittenSha256 === null) return { kind: "never-rewritten", current, restored: null, changedSince: [] };
   const backup = input.original ?? checkedBackup(input) ?? Buffer.alloc(0);
-  if (current === null) return { kind: "backup", current, restored: backup };
-  if (current.equals(backup)) return { kind: "unchanged", current, restored: null };
-  if (sha256OfBytes(current) === input.rewrittenSha256) return { kind: "backup", current, restored: backup };
+  if (current === null) return { kind: "backup", current, restored: backup, changedSince: [] };
+  if (current.equals(backup)) return { kind: "unchanged", current, restored: null, changedSince: [] };
+  if (sha256OfBytes(current) === input.rewrittenSha256) return { kind: "backup", current, restored: backup, changedSince: [] };
   const currentText = current.toString("utf8");
   const backupText = backup.toString("utf8");
+  const { ours, changedSince } = stillAsWritten(input, currentText);
   // `current` differs from what wrap wrote (checked above), so restoreOwnedKeys's own "untouched file"
   // shortcut must not fire: the backup text stands in for the rewrite, and it differs from `current` too.
-  const restored = formatOf(input.agentType, input.configPath).restoreOwnedKeys(backupText, backupText, currentText, input.owned);
-  return { kind: "owned-keys", current, restored: Buffer.from(restored, "utf8") };
+  const restored = formatOf(input.agentType, input.configPath).restoreOwnedKeys(backupText, backupText, currentText, ours);
+  return { kind: "owned-keys", current, restored: Buffer.from(restored, "utf8"), changedSince };
+}
+
+/**
+ * The owned keys that still hold what wrap wrote (put back), and those the user changed since
+ * (left as they are: a server re-added as another command, its arguments edited). A key the user
+ * removed is neither: it stays away. Without `written` (a journal from before it was kept) every
+ * owned key is put back, as then.
+ */
+function stillAsWritten(input: PutBackInput, currentText: string): { ours: JSONPath[]; changedSince: JSONPath[] } {
+  const { written } = input;
+  if (written === undefined || written.length !== input.owned.length) return { ours: input.owned, changedSince: [] };
+  const now = valuesAt(input.agentType, input.configPath, currentText, input.owned);
+  const ours: JSONPath[] = [];
+  const changedSince: JSONPath[] = [];
+  input.owned.forEach((path, i) => {
+    if (now[i] === undefined || canonicalJson(now[i]) === canonicalJson(written[i])) ours.push(path);
+    else changedSince.push(path);
+  });
+  return { ours, changedSince };
 }
 
 /**
  * Restore the config, then forget it: journal record, then backup (in that order, so a crash in
  * between leaves a backup equal to the config, which the next wrap recognises as harmless).
  */
-export function putBack(input: PutBackInput & { original?: Buffer | undefined }, journal?: string): PutBackKind {
+export function putBack(input: PutBackInput & { original?: Buffer | undefined }, journal?: string): PutBackResult {
   const plan = planPutBack(input);
   if (plan.restored) writeFileAtomic(input.configPath, plan.restored);
   // The config is back: from here on a failure is untidiness, not a config left rewritten. What stays
@@ -68,7 +105,19 @@ export function putBack(input: PutBackInput & { original?: Buffer | undefined },
   } catch (error) {
     log.warn(`restored ${input.configPath}, but could not clear its journal record or backup: ${messageOf(error)}; \`thoughtgate unwrap\` tidies up once this process has ended`);
   }
-  return plan.kind;
+  return { kind: plan.kind, changedSince: plan.changedSince };
+}
+
+/** `kept gh's command and args as you changed them since they were rewritten` (one line). */
+export function describeChangedSince(paths: readonly JSONPath[]): string {
+  const byEntry = new Map<string, string[]>();
+  for (const path of paths) {
+    const entry = String(path.length >= 2 ? path.at(-2) : path.at(-1));
+    const key = String(path.at(-1));
+    byEntry.set(entry, [...(byEntry.get(entry) ?? []), key]);
+  }
+  const parts = [...byEntry].map(([entry, keys]) => `${entry}'s ${keys.join(", ")}`);
+  return `kept ${parts.join("; ")} as you changed them since ThoughtGate rewrote them (not put back to the pre-rewrite values)`;
 }
 
 /**

@@ -96,7 +96,7 @@ function repairRecord(record: JournalRecord, journal: string, dryRun: boolean): 
         return { status: "enrolled", configPath, agentType: current.agentType };
       }
       if (dryRun) return preview(current, pid);
-      const kind = putBack(current, journal);
+      const { kind } = putBack(current, journal);
       return { status: "restored", configPath, kind, agentType: current.agentType, pid };
     } catch (error) {
       return { status: "failed", configPath, backupPath: record.backupPath, reason: `${messageOf(error)}; ${manualRestoreHint(configPath, record.backupPath)}` };

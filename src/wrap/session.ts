@@ -17,6 +17,7 @@ import { newSecret, processPersonCheck, startGovernanceService, userAtHost, type
 import { startServiceTracer } from "../governance/engine/tracing.ts";
 import { AGENT_TYPES, detectAgent, isVsCodeInsiders, projectDir, renderCoverage, rewrite, type AgentContext, type AgentType } from "./adapters/index.ts";
 import { restoreAllGuards } from "./config-guard.ts";
+import { describeChangedSince } from "./put-back.ts";
 import { wrapHolder } from "./holders.ts";
 import { addedSinceEnroll } from "./enroll.ts";
 import { planConfigs, shareConfigs, type ConfigPlan, type PlanOptions } from "./share-configs.ts";
@@ -231,7 +232,7 @@ async function governAndRun(options: WrapOptions, agent: AgentType, ctx: AgentCo
   const restoreEverything = () => {
     if (!options.restore) return;
     for (const result of restoreAllGuards()) {
-      if (result.status === "restored") voice.say(`thoughtgate: restored ${result.configPath} (${result.kind === "backup" ? "byte-identical" : "kept the agent's own changes"})`);
+      if (result.status === "restored") voice.say(`thoughtgate: restored ${result.configPath} (${result.kind === "backup" ? "byte-identical" : `kept the agent's own changes${result.changedSince ? `; ${describeChangedSince(result.changedSince)}` : ""}`})`);
       if (result.status === "kept") voice.say(`thoughtgate: left ${result.configPath} rewritten for ${result.holders}`);
     }
   };

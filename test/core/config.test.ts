@@ -182,9 +182,10 @@ approval:
     ]);
   });
 
-  test("durations accept ms, s, m, h", () => {
-    const ok = parseConfig("schema: 1\napproval:\n  a: { timeout: 90s }\n  b: { timeout: 2m, on_timeout: approve }\n", {});
-    expect(ok.ok && [ok.config.approval.a?.timeout, ok.config.approval.b?.timeout, ok.config.approval.b?.on_timeout]).toEqual([90_000, 120_000, "approve"]);
+  test("durations accept ms, s, m, h, d, w; anything else names the units", () => {
+    const ok = parseConfig("schema: 1\napproval:\n  a: { timeout: 90s }\n  b: { timeout: 2m, on_timeout: approve }\n  c: { timeout: 1d }\n  d: { timeout: 2w }\n", {});
+    expect(ok.ok && [ok.config.approval.a?.timeout, ok.config.approval.b?.timeout, ok.config.approval.b?.on_timeout, ok.config.approval.c?.timeout, ok.config.approval.d?.timeout]).toEqual([90_000, 120_000, "approve", 86_400_000, 1_209_600_000]);
+    expect(problems("schema: 1\napproval:\n  a: { timeout: 3y }\n")).toEqual(["approval.a.timeout: expected a duration like 500ms, 30s, 5m, 1h, 7d or 2w (units ms, s, m, h, d, w)"]);
   });
 
   test("bad YAML is one clear problem", () => {

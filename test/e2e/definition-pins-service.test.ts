@@ -13,7 +13,7 @@ import { blocksText, FakeSlack, findButton } from "../support/fake-slack.ts";
 import { fixture, readEvents, requireBinary, tempDir, waitFor } from "../support/harness.ts";
 import { RawAgent } from "../support/raw-agent.ts";
 import { runBinary, ServeProcess } from "../support/serve.ts";
-import { decideAtTerminal } from "../support/terminal.ts";
+import { decideAtTerminal, tasksAtTerminal } from "../support/terminal.ts";
 
 setDefaultTimeout(60_000);
 requireBinary();
@@ -45,13 +45,13 @@ describe("a changed definition under a governance service", () => {
     agent.send({ jsonrpc: "2.0", id: 4, method: "tools/call", params: { name: "echo", arguments: { n: 4 } } });
     const cli = { ...state, ...serve.cliEnv };
     const task = await waitFor(async () => {
-      const tasks = JSON.parse((await runBinary(["tasks", "--json"], { env: cli })).stdout) as Array<Record<string, any>>;
+      const tasks = JSON.parse((await tasksAtTerminal(["--json"], { env: cli })).stdout) as Array<Record<string, any>>;
       return tasks.find((t) => t.method === "definitions/accept");
     }, "the definition task");
     expect(task).toMatchObject({ server_id: "scripted", name: "echo", definition: { kind: "tool", status: "changed", changed: ["description"] } });
     expect(task.definition.diff).toContain('+  "description": "Echo the arguments back as text. <IMPORTANT>');
     expect(task.definition.findings.map((f: { rule: string }) => f.rule)).toContain("conceal-from-user");
-    const table = await runBinary(["tasks"], { env: cli });
+    const table = await tasksAtTerminal([], { env: cli });
     expect(table.stdout).toContain("accept the changed definition of scripted.echo");
 
     // The approvals page reads the same task, diff included.

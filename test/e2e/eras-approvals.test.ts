@@ -10,8 +10,8 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fixture, readEvents, requireBinary, tempDir, waitFor } from "../support/harness.ts";
 import { RawAgent, type Received } from "../support/raw-agent.ts";
-import { runBinary, ServeProcess } from "../support/serve.ts";
-import { decideAtTerminal } from "../support/terminal.ts";
+import { ServeProcess } from "../support/serve.ts";
+import { decideAtTerminal, tasksAtTerminal } from "../support/terminal.ts";
 import { personReads } from "../support/approval-answers.ts";
 
 setDefaultTimeout(30_000);
@@ -153,7 +153,7 @@ approval:
 
   type TaskRow = { task_id: string; status: string; name: string; arguments: Record<string, unknown>; decided_by?: string };
   async function tasks(): Promise<TaskRow[]> {
-    return JSON.parse((await runBinary(["tasks", "--json", "--all"], { env: serve.cliEnv })).stdout) as TaskRow[];
+    return JSON.parse((await tasksAtTerminal(["--json", "--all"], { env: serve.cliEnv })).stdout) as TaskRow[];
   }
   /** The service's task for this tool and these arguments once it is in `status`. */
   function task(name: string, args: Record<string, unknown>, status: string): Promise<TaskRow> {

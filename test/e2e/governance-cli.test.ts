@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { requireBinary, tempDir, waitFor } from "../support/harness.ts";
 import { policyHome } from "../support/policy-home.ts";
 import { runBinary, ServeProcess } from "../support/serve.ts";
-import { decideAtTerminal, runInTerminal } from "../support/terminal.ts";
+import { decideAtTerminal, runInTerminal, tasksAtTerminal } from "../support/terminal.ts";
 
 const CONFIG = `schema: 1
 sources:
@@ -74,18 +74,18 @@ describe("serve + tasks/approve/deny", () => {
   test("tasks lists pending calls; approve and deny settle them; mistakes are one-line errors with exit 1", async () => {
     const s = await serve(policyDir());
     const env = s.cliEnv;
-    expect((await runBinary(["tasks"], { env })).stdout).toBe("no calls are waiting for approval\n");
+    expect((await tasksAtTerminal([], { env })).stdout).toStartWith("no calls are waiting for approval\n");
 
     const first = await s.evaluate({ name: "delete_repo", arguments: { repo: "acme/site" } });
     const second = await s.evaluate({ name: "delete_branch", arguments: { branch: "main" } });
     expect(first.decision).toBe("pending_approval");
-    const listed = await runBinary(["tasks"], { env });
+    const listed = await tasksAtTerminal([], { env });
     expect(listed.exitCode).toBe(0);
     const rows = listed.stdout.split("\n");
     expect(rows[0]).toMatch(/^TASK\s+STATUS\s+CALL\s+RULE\s+LEFT\s+ARGUMENTS$/);
     expect(rows[1]).toMatch(new RegExp(`^${first.task_id}\\s+pending\\s+gh\\.delete_repo\\s+deletes\\s+1[45]m \\d\\ds\\s+\\{"repo":"acme/site"\\}$`));
     expect(rows[2]).toMatch(new RegExp(`^${second.task_id}\\s+pending\\s+gh\\.delete_branch\\s+`));
-    const json = JSON.parse((await runBinary(["tasks", "--json"], { env })).stdout) as Array<{ task_id: string }>;
+    const json = JSON.parse((await tasksAtTerminal(["--json"], { env })).stdout) as Array<{ task_id: string }>;
     expect(json.map((t) => t.task_id)).toEqual([first.task_id, second.task_id]);
 
     const approved = await decideAtTerminal(["approve", first.task_id], { env });
@@ -95,10 +95,10 @@ describe("serve + tasks/approve/deny", () => {
     expect(denied).toMatchObject({ exitCode: 0, stdout: `denied ${second.task_id}: gh.delete_branch\n` });
     expect(await s.task(second.task_id)).toMatchObject({ status: "denied", decided_by: "cli", person_reason: "not on a Friday" });
 
-    const again = await runBinary(["deny", first.task_id], { env });
+    const again = await decideAtTerminal(["deny", first.task_id], { env });
     expect(again.exitCode).toBe(1);
     expect(again.stderr.trim()).toBe(`[error] task ${first.task_id} is already approved`);
-    const unknown = await runBinary(["approve", "0123456789ab"], { env });
+    const unknown = await decideAtTerminal(["approve", "0123456789ab"], { env });
     expect(unknown.exitCode).toBe(1);
     expect(unknown.stderr).toContain("no task 0123456789ab");
     const wrongKey = await runBinary(["tasks"], { env: { ...env, THOUGHTGATE_APPROVAL_KEY: "0".repeat(64) } });
@@ -107,8 +107,8 @@ describe("serve + tasks/approve/deny", () => {
     // The shims' secret is not an approval key.
     expect((await runBinary(["approve", first.task_id, "--key", s.secret], { env })).exitCode).toBe(1);
 
-    expect((await runBinary(["tasks"], { env })).stdout).toBe("no calls are waiting for approval\n");
-    const all = await runBinary(["tasks", "--all"], { env });
+    expect((await tasksAtTerminal([], { env })).stdout).toStartWith("no calls are waiting for approval\n");
+    const all = await tasksAtTerminal(["--all"], { env });
     expect(all.stdout).toContain(`${first.task_id}  approved`);
     expect(all.stdout).toContain(`${second.task_id}  denied`);
 
@@ -127,9 +127,9 @@ describe("serve + tasks/approve/deny", () => {
     const later = await s.evaluate({ name: "delete_repo", arguments: { repo: "acme/other" } });
     expect(await s.task(later.task_id)).toMatchObject({ status: "approved", decided_by: `session_grant:${first.task_id}` });
     const other = await s.evaluate({ name: "delete_branch", arguments: {} });
-    const listed = await runBinary(["tasks"], { env });
+    const listed = await tasksAtTerminal([], { env });
     expect(listed.stdout).toContain(`${other.task_id}  pending`);
-    expect(listed.stdout).toEndWith(`\nallowed for this session:\n  gh.delete_repo  (task ${first.task_id}, by cli; 1 call since)\n`);
+    expect(listed.stdout).toContain(`\nallowed for this session:\n  gh.delete_repo  (task ${first.task_id}, by cli; 1 call since)\n`);
     const refused = await runBinary(["deny", other.task_id, "--session"], { env });
     expect([refused.exitCode, refused.stderr]).toEqual([2, expect.stringContaining("--session")]);
   });
@@ -139,9 +139,9 @@ describe("serve + tasks/approve/deny", () => {
     const content = "Dear diary, today the agent rewrote my whole notes file. ".repeat(20);
     const pending = await s.evaluate({ name: "write_file", arguments: { content, path: "/home/me/notes/todo.md" } });
     expect(pending.decision).toBe("pending_approval");
-    const rows = (await runBinary(["tasks"], { env: s.cliEnv })).stdout.split("\n");
+    const rows = (await tasksAtTerminal([], { env: s.cliEnv })).stdout.split("\n");
     expect(rows[1]).toMatch(new RegExp(`^${pending.task_id}\\s+pending\\s+gh\\.write_file\\s+writes\\s+1[45]m \\d\\ds\\s+\\{"path":"/home/me/notes/todo\\.md","content":"Dear di…file\\. "\\} \\(--json shows all\\)$`));
-    const json = JSON.parse((await runBinary(["tasks", "--json"], { env: s.cliEnv })).stdout) as Array<{ arguments: unknown }>;
+    const json = JSON.parse((await tasksAtTerminal(["--json"], { env: s.cliEnv })).stdout) as Array<{ arguments: unknown }>;
     expect(json[0]?.arguments).toEqual({ content, path: "/home/me/notes/todo.md" });
   });
 
@@ -162,7 +162,7 @@ describe("serve + tasks/approve/deny", () => {
     expect(readdirSync(services)).toEqual([`${first.proc.pid}.json`]);
     expect(statSync(join(services, `${first.proc.pid}.json`)).mode & 0o777).toBe(0o600);
     const task = await first.evaluate({ name: "delete_repo", arguments: { repo: "acme/site" } });
-    expect((await runBinary(["tasks"], { env })).stdout).toContain(`${task.task_id}  pending`);
+    expect((await tasksAtTerminal([], { env })).stdout).toContain(`${task.task_id}  pending`);
     expect(await decideAtTerminal(["approve", task.task_id], { env })).toMatchObject({ exitCode: 0, stdout: `approved ${task.task_id}: gh.delete_repo\n` });
     expect(await first.task(task.task_id)).toMatchObject({ status: "approved", decided_by: "cli" });
 
@@ -170,23 +170,26 @@ describe("serve + tasks/approve/deny", () => {
     cleanup.push(() => second.stop());
     const onFirst = await first.evaluate({ name: "delete_repo", arguments: { repo: "acme/one" } });
     const onSecond = await second.evaluate({ name: "delete_repo", arguments: { repo: "acme/two" } });
-    const several = await runBinary(["tasks"], { env });
+    const several = await tasksAtTerminal([], { env });
     expect(several.exitCode).toBe(0);
     const heading = (pid: number) => new RegExp(`^thoughtgate serve, started [0-9-]+ [0-9:]+ UTC \\(pid ${pid}\\):$`, "m");
     expect(several.stdout).toMatch(heading(first.proc.pid));
     expect(several.stdout).toMatch(heading(second.proc.pid));
     expect(several.stdout.indexOf(onFirst.task_id)).toBeGreaterThan(several.stdout.search(heading(first.proc.pid)));
     expect(several.stdout).toContain(`  ${onSecond.task_id}  pending  gh.delete_repo`);
-    const json = JSON.parse((await runBinary(["tasks", "--json"], { env })).stdout) as Array<{ task_id: string; session: string }>;
+    const json = JSON.parse((await tasksAtTerminal(["--json"], { env })).stdout) as Array<{ task_id: string; session: string }>;
     expect(json.find((t) => t.task_id === onSecond.task_id)?.session).toMatch(new RegExp(`^thoughtgate serve, started .+ \\(pid ${second.proc.pid}\\)$`));
     // --endpoint is an override: only that session.
-    expect((await runBinary(["tasks", "--endpoint", second.endpoint], { env })).stdout).not.toContain(onFirst.task_id);
+    expect((await tasksAtTerminal(["--endpoint", second.endpoint], { env })).stdout).not.toContain(onFirst.task_id);
 
     // The task's own session decides it, whichever that is; an id no session holds says where it looked.
     expect(await decideAtTerminal(["approve", onSecond.task_id], { env })).toMatchObject({ exitCode: 0, stdout: `approved ${onSecond.task_id}: gh.delete_repo\n` });
     expect(await second.task(onSecond.task_id)).toMatchObject({ status: "approved", decided_by: "cli" });
     expect(await decideAtTerminal(["deny", onFirst.task_id], { env })).toMatchObject({ exitCode: 0, stdout: `denied ${onFirst.task_id}: gh.delete_repo\n` });
-    const unknown = await runBinary(["deny", "no-such-task"], { env });
+    const headless = await runBinary(["deny", "no-such-task"], { env });
+    expect(headless.exitCode).toBe(1);
+    expect(headless.stderr).toStartWith("[error] a decision needs a person at a terminal, and this command has none");
+    const unknown = await decideAtTerminal(["deny", "no-such-task"], { env });
     expect(unknown.exitCode).toBe(1);
     expect(unknown.stderr).toMatch(/^\[error\] no running session holds task no-such-task \(looked in 2: thoughtgate serve, started .+; thoughtgate serve, started .+\)\n$/);
 
@@ -228,7 +231,7 @@ describe("serve + tasks/approve/deny", () => {
     expect(refused.stdout).toContain("cli: only the user's policy may set this");
   });
 
-  test("approvals prints the page's link at a terminal, and tasks shows it too; without a terminal neither hands out the key", async () => {
+  test("approvals prints the page's link at a terminal, and tasks shows it too; without a terminal neither hands out the key, and tasks lists nothing", async () => {
     const s = await serve(policyDir());
     const env = s.cliEnv;
     const printed = await inTerminal(["approvals"], env);
@@ -240,8 +243,12 @@ describe("serve + tasks/approve/deny", () => {
     expect(headless.exitCode).toBe(1);
     expect(headless.stdout).toContain("the approvals link needs a person at a terminal");
     expect(headless.stdout).not.toContain(s.pageKey);
-    const listed = await runBinary(["tasks"], { env });
-    expect(listed.stdout).toBe("no calls are waiting for approval\n");
+    await s.evaluate({ name: "delete_repo", arguments: { repo: "acme/site" } });
+    const listed = await runBinary(["tasks", "--json"], { env });
+    expect(listed).toMatchObject({ exitCode: 1, stdout: "" });
+    expect(listed.stderr).toBe(
+      "[error] the task list needs a person at a terminal, and this command has none (an agent's shell tool has none): approve on the approvals page or with thoughtgate approve in your own terminal, or set cli.require_terminal: false in your own policy\n",
+    );
   });
 
   test("approvals --open gives the browser a one-time link, never the key; the page redeems it once", async () => {

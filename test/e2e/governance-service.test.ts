@@ -12,7 +12,7 @@ import type { Readable } from "node:stream";
 import { answerForms, NO_ONE_ANSWERS, type FormAnswer } from "../support/approval-answers.ts";
 import { EVERYTHING_SERVER, requireBinary, tempDir, waitFor } from "../support/harness.ts";
 import { ServeProcess } from "../support/serve.ts";
-import { decideAtTerminal } from "../support/terminal.ts";
+import { decideAtTerminal, tasksAtTerminal } from "../support/terminal.ts";
 
 setDefaultTimeout(60_000);
 
@@ -76,17 +76,18 @@ async function rejection(promise: Promise<unknown>): Promise<McpError> {
   throw new Error("the call was not blocked");
 }
 
-function cli(...args: string[]) {
-  const result = Bun.spawnSync([requireBinary(), ...args], { env: { ...process.env, ...serve.cliEnv } });
-  return { code: result.exitCode, out: result.stdout.toString(), err: result.stderr.toString() };
+/** `thoughtgate tasks …` as a person runs it, at a terminal of its own. */
+async function tasksCli(...args: string[]) {
+  const result = await tasksAtTerminal(args, { env: { ...process.env, ...serve.cliEnv } });
+  return { code: result.exitCode, out: result.stdout, err: result.stderr };
 }
 
 type Listed = { task_id: string; status: string; name: string; arguments: Record<string, unknown> };
 
 /** The pending task for `tool` (and, when given, for a call with this `message` argument). */
 async function pendingTask(tool: string, message?: string): Promise<Listed> {
-  return waitFor(() => {
-    const listed = cli("tasks", "--json");
+  return waitFor(async () => {
+    const listed = await tasksCli("--json");
     const tasks = JSON.parse(listed.out) as Listed[];
     return tasks.find((task) => task.status === "pending" && task.name === tool && (message === undefined || task.arguments.message === message));
   }, `a pending approval for ${tool}`);
@@ -143,8 +144,8 @@ describe("approvals", () => {
       { type: "text", text: "Echo: asked in the agent" },
     ]);
     expect(prompts[0]).toContain("ThoughtGate: allow echo on server everything?");
-    const tasks = JSON.parse(cli("tasks", "--json", "--all").out) as Array<Record<string, unknown>>;
-    expect(tasks.find((task) => (task.arguments as { message?: string }).message === "asked in the agent")).toMatchObject({ status: "approved", decided_by: "elicitation" });
+    const listed = JSON.parse((await tasksCli("--json", "--all")).out) as Array<Record<string, unknown>>;
+    expect(listed.find((task) => (task.arguments as { message?: string }).message === "asked in the agent")).toMatchObject({ status: "approved", decided_by: "elicitation" });
   });
 
   for (const answer of NO_ONE_ANSWERS) {

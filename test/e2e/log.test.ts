@@ -13,7 +13,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, wri
 import { join } from "node:path";
 import { fixture, FILESYSTEM_SERVER_JS, requireBinary, ROOT, tempDir, waitFor } from "../support/harness.ts";
 import { answerForms } from "../support/approval-answers.ts";
-import { decideAtTerminal } from "../support/terminal.ts";
+import { decideAtTerminal, tasksAtTerminal } from "../support/terminal.ts";
 import { LogCallSchema, type LogCall } from "../../src/record/log-call.ts";
 
 setDefaultTimeout(120_000);
@@ -79,7 +79,7 @@ async function session(project: string, calls: Array<[string, Record<string, unk
   const [, endpoint, pageKey] = pageUrl;
   for (const answer of answers) {
     const task = await waitFor(async () => {
-      const listed = await run(["tasks", "--json"], { cwd: project });
+      const listed = await tasksAtTerminal(["--json"], { env, cwd: project });
       const pending = (JSON.parse(listed.stdout || "[]") as Array<{ task_id: string; digest: string; status: string }>).filter((t) => t.status === "pending");
       return pending[0];
     }, "an approval task");
@@ -284,7 +284,7 @@ describe("thoughtgate log", () => {
     const bad = await run(["log", "--decision", "maybe"]);
     expect(bad.exitCode).toBe(2);
     expect(bad.stderr).toContain('--decision: expected forwarded|denied|asked|approved|errored, got "maybe"');
-    expect((await run(["log", "--since", "yesterday"])).stderr).toContain('--since: expected a duration like 2h or 7d, or a date like 2026-11-01 or 2026-11-01T14:30, got "yesterday"');
+    expect((await run(["log", "--since", "yesterday"])).stderr).toContain('--since: expected a duration like 2h or 7d (units ms, s, m, h, d, w), or a date like 2026-11-01 or 2026-11-01T14:30, got "yesterday"');
   });
 
   test("--json round-trips: each line parses to the call --show --json gives, and writes back to the same line", async () => {

@@ -197,6 +197,53 @@ describe("the organisation's policy", () => {
     }, TIMEOUT_MS);
   });
 
+  test("max_stale and refresh in days and weeks, as docs/team.md writes them, from the file and from the environment", async () => {
+    await using org = await setUp("", { max_stale: "7d", refresh: "5m" });
+    org.serve(await org.publish(NO_DELETES, 1));
+    const status = await thoughtgate(["policy", "status"], org.env);
+    expect({ exitCode: status.exitCode, stderr: status.stderr }).toEqual({ exitCode: 0, stderr: "" });
+    expect(status.stdout).toContain("\n  fetched again every 5m; usable offline for 7d\n");
+    const keyFile = join(org.dir.path, "org.pub");
+    writeFileSync(keyFile, readFileSync(join(org.env.XDG_CONFIG_HOME as string, "thoughtgate", "thoughtgate.yaml"), "utf8").match(/ed25519:[A-Za-z0-9+/=]+/)?.[0] ?? "");
+    const managed = { ...org.env, THOUGHTGATE_ORG_POLICY_URL: org.url, THOUGHTGATE_ORG_POLICY_KEY_FILE: keyFile, THOUGHTGATE_ORG_POLICY_MAX_STALE: "2w", THOUGHTGATE_ORG_POLICY_REFRESH: "1d" };
+    expect((await thoughtgate(["policy", "status"], managed)).stdout).toContain("\n  fetched again every 1d; usable offline for 14d\n");
+    const wrong = await thoughtgate(["policy", "status"], { ...managed, THOUGHTGATE_ORG_POLICY_MAX_STALE: "1y" });
+    expect(wrong.stderr).toContain('$THOUGHTGATE_ORG_POLICY_MAX_STALE: expected a duration like 500ms, 30s, 5m, 1h, 7d or 2w (units ms, s, m, h, d, w), got "1y"');
+  }, TIMEOUT_MS);
+
+  test("a bundle made and signed with openssl and jq, as docs/team.md shows, is accepted and applied; one byte of whitespace in what was signed is not", async () => {
+    await using org = await setUp();
+    const dir = join(org.dir.path, "own-tools");
+    mkdirSync(dir);
+    const sh = (script: string) => {
+      const run = Bun.spawnSync(["sh", "-c", script], { cwd: dir, env: org.env, stdout: "pipe", stderr: "pipe" });
+      if (run.exitCode !== 0) throw new Error(`${script}: ${run.stderr.toString()}`);
+      return run.stdout.toString().trim();
+    };
+    sh("openssl genpkey -algorithm ed25519 -out org-policy.key");
+    const publicKey = sh("echo \"ed25519:$(openssl pkey -in org-policy.key -pubout -outform DER | tail -c 32 | base64)\"");
+    const config = join(org.env.XDG_CONFIG_HOME as string, "thoughtgate", "thoughtgate.yaml");
+    writeFileSync(config, readFileSync(config, "utf8").replace(/ed25519:[A-Za-z0-9+/=]+/, publicKey));
+    writeFileSync(join(dir, "unsigned.json"), JSON.stringify({ format: "thoughtgate-policy-bundle", version: 7, issued_at: new Date().toISOString(), files: { "thoughtgate.yaml": NO_DELETES } }, null, 2));
+    const sign = (canonical: string) => {
+      sh(`${canonical} > signed.bin && sig=$(openssl pkeyutl -sign -inkey org-policy.key -rawin -in signed.bin | base64 -w0) && jq --arg sig "$sig" '. + {signature: $sig}' unsigned.json > policy-bundle.json`);
+      return readFileSync(join(dir, "policy-bundle.json"), "utf8");
+    };
+    org.serve(sign("jq -cSj . unsigned.json"));
+    const status = await thoughtgate(["policy", "status"], org.env);
+    expect({ exitCode: status.exitCode, stderr: status.stderr }).toEqual({ exitCode: 0, stderr: "" });
+    expect(status.stdout).toContain("  in force: version 7, signed ");
+    await using session = await shimSession(org.env);
+    expect(await session.call("delete_everything")).toEqual({ code: -32014, reason: "organisation policy: rule no-deletes: deny" });
+
+    // The same bytes with a newline at the end are not what the machine checks the signature over.
+    await using other = await setUp();
+    const otherConfig = join(other.env.XDG_CONFIG_HOME as string, "thoughtgate", "thoughtgate.yaml");
+    writeFileSync(otherConfig, readFileSync(otherConfig, "utf8").replace(/ed25519:[A-Za-z0-9+/=]+/, publicKey));
+    other.serve(sign("jq -cS . unsigned.json"));
+    expect((await thoughtgate(["policy", "status"], other.env)).stdout).toContain("REFUSED: ");
+  }, TIMEOUT_MS);
+
   test("offline within max_stale: the cached copy decides, and says so", async () => {
     await using org = await setUp("", { max_stale: "1h" });
     org.serve(await org.publish(NO_DELETES, 1));

@@ -8,7 +8,7 @@
  */
 import { afterAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import { hostname, userInfo } from "node:os";
+import { hostname } from "node:os";
 import { join } from "node:path";
 import { fixture, FILESYSTEM_SERVER_JS, requireBinary, tempDir, waitFor } from "../support/harness.ts";
 import { FakeOtlpCollector } from "../support/fake-otlp-collector.ts";
@@ -58,11 +58,17 @@ async function logJson(box: ReturnType<typeof sandbox>, session: string): Promis
   return run.stdout.toString().split("\n").filter(Boolean).map((line) => JSON.parse(line) as Record<string, unknown>);
 }
 
+/** The name of this test's uid in the passwd database, as `id` reads it. */
+const PASSWD_NAME = Bun.spawnSync(["id", "-un"]).stdout.toString().trim();
+
 describe("the audit as OTLP logs", () => {
   test("every governed call of the session reaches the collector with its resource attributes and redacted arguments", async () => {
     const collector = new FakeOtlpCollector();
     try {
       const box = sandbox("up", collector.endpoint);
+      // As under cron, systemd or an MDM launcher: no $USER, no $LOGNAME; the name is the uid's passwd entry.
+      delete box.env.USER;
+      delete box.env.LOGNAME;
       const run = wrap(box, box.agent(join(box.home, "report.json")));
       const stderr = await run.done();
       expect(run.proc.exitCode, stderr).toBe(0);
@@ -75,7 +81,7 @@ describe("the audit as OTLP logs", () => {
       for (const log of logs) {
         expect(log.resource).toMatchObject({
           "service.name": "thoughtgate",
-          "user.name": userInfo().username,
+          "user.name": PASSWD_NAME,
           "host.name": hostname(),
           "thoughtgate.server_id": "fs",
           "thoughtgate.project": box.project,
@@ -123,11 +129,44 @@ describe("the audit as OTLP logs", () => {
       }, "/metrics to count the records the collector did not take", 40_000);
       expect(metrics).toContain("thoughtgate_audit_records_exported_total 0");
       expect(metrics).toContain('thoughtgate_audit_records_dropped_total{reason="queue_full"} 0');
+      // Said once, with why, as the traces' exporter does.
+      const said = run.stderr().split("\n").filter((line) => line.includes(`OTLP logs export to ${endpoint}/v1/logs failed`));
+      expect(said).toHaveLength(1);
+      expect(said[0]).toContain("the audit's records are dropped and counted until it works again");
     } finally {
       run.proc.kill("SIGTERM");
       await run.done();
     }
     const session = /thoughtgate log --session (\S+)/.exec(run.stderr())?.[1] ?? "";
     expect((await logJson(box, session)).map((call) => call.tool).toSorted()).toEqual(["list_directory", "read_text_file", "write_file"]);
+  });
+
+  test("a collector that never answers: each export ends at OTEL_EXPORTER_OTLP_LOGS_TIMEOUT, and the session says it failed", async () => {
+    const hanging = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => new Promise<Response>(() => {}) });
+    const endpoint = `http://127.0.0.1:${hanging.port}`;
+    const box = sandbox("hanging", endpoint);
+    box.env.OTEL_EXPORTER_OTLP_LOGS_TIMEOUT = "300";
+    box.env.OTEL_EXPORTER_OTLP_TIMEOUT = "60000";
+    const report = join(box.home, "report.json");
+    const run = wrap(box, box.agent(report, "--wait"));
+    try {
+      await waitFor(() => existsSync(report) || null, "the agent's calls");
+      // The default (10 s) would not be up yet: the 300 ms of the logs' own variable is what ended it.
+      const line = await waitFor(() => run.stderr().split("\n").find((l) => l.includes(`OTLP logs export to ${endpoint}/v1/logs failed`)), "the failed export to be said", 8_000);
+      expect(line).toContain("the audit's records are dropped and counted until it works again");
+    } finally {
+      run.proc.kill("SIGTERM");
+      await run.done();
+      hanging.stop(true);
+    }
+  });
+
+  test("an export timeout that is not a number of milliseconds is refused in one line", async () => {
+    const box = sandbox("bad-timeout", "http://127.0.0.1:9/");
+    box.env.OTEL_EXPORTER_OTLP_TIMEOUT = "10s";
+    const run = wrap(box, box.agent(join(box.home, "report.json")));
+    const stderr = await run.done();
+    expect(run.proc.exitCode).not.toBe(0);
+    expect(stderr).toContain("$OTEL_EXPORTER_OTLP_TIMEOUT=10s: expected the export timeout in milliseconds (a whole number above 0, e.g. 10000)");
   });
 });

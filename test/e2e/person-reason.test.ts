@@ -13,7 +13,7 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { EVERYTHING_SERVER, readEvents, requireBinary, tempDir, waitFor } from "../support/harness.ts";
 import { ServeProcess } from "../support/serve.ts";
-import { decideAtTerminal } from "../support/terminal.ts";
+import { decideAtTerminal, tasksAtTerminal } from "../support/terminal.ts";
 
 setDefaultTimeout(60_000);
 
@@ -56,8 +56,8 @@ async function cli(...args: string[]) {
 
 async function pendingTask(message: string): Promise<string> {
   return waitFor(async () => {
-    const listed = Bun.spawnSync([requireBinary(), "tasks", "--json"], { env: { ...process.env, ...serve.cliEnv } });
-    const tasks = JSON.parse(listed.stdout.toString() || "[]") as Array<{ task_id: string; status: string; arguments: { message?: string } }>;
+    const listed = await tasksAtTerminal(["--json"], { env: { ...process.env, ...serve.cliEnv } });
+    const tasks = JSON.parse(listed.stdout || "[]") as Array<{ task_id: string; status: string; arguments: { message?: string } }>;
     return tasks.find((t) => t.status === "pending" && t.arguments.message === message)?.task_id;
   }, `the task for ${message}`);
 }

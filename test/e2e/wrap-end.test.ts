@@ -9,7 +9,7 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fixture, processesWith, readEvents, requireBinary, waitFor } from "../support/harness.ts";
 import { wrapSandbox } from "../support/wrap-sandbox.ts";
-import { decideAtTerminal } from "../support/terminal.ts";
+import { decideAtTerminal, tasksAtTerminal } from "../support/terminal.ts";
 
 setDefaultTimeout(60_000);
 requireBinary();
@@ -83,10 +83,9 @@ approval:
     const wrap = box.start(["wrap", "--agent-type", "custom", "--config-path", config, "--thoughtgate-config", policy, "--",
       ...fixture("wrap-agent-fixture.ts", config, report, "--call", "echo:{}", "--call", "env:{}")]);
     // echo lapses into an approval by itself; env waits for a person: approve it from "another terminal".
-    const cli = (...args: string[]) => Bun.spawnSync([requireBinary(), ...args], { cwd: box.project, env: box.env });
-    const task = await waitFor(() => {
-      const listed = cli("tasks", "--json");
-      const tasks = listed.exitCode === 0 ? (JSON.parse(listed.stdout.toString()) as Array<{ task_id: string; name: string; status: string }>) : [];
+    const task = await waitFor(async () => {
+      const listed = await tasksAtTerminal(["--json"], { env: box.env, cwd: box.project });
+      const tasks = listed.exitCode === 0 ? (JSON.parse(listed.stdout) as Array<{ task_id: string; name: string; status: string }>) : [];
       return tasks.find((t) => t.name === "env" && t.status === "pending");
     }, "the env call to wait for approval");
     expect((await decideAtTerminal(["approve", task.task_id], { env: box.env })).exitCode).toBe(0);

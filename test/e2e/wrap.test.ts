@@ -122,6 +122,21 @@ describe("thoughtgate wrap", () => {
     expect(run.stderr()).toContain("kept the agent's own changes");
   });
 
+  test("a server the user changed during the session stays as they made it, and wrap says so", async () => {
+    using dir = tempDir();
+    const files = setup(dir.path);
+    const run = wrap(files, ["--call", 'echo:{"message":"x"}', "--wait"]);
+    await waitFor(() => report(files.report)?.state === "ready", "the agent to be ready");
+    // The user re-adds the server as another command meanwhile (an agent's `mcp add`, an editor).
+    const rewritten = readFileSync(files.config, "utf8");
+    const mine = `"everything": { "command": "node", "args": ["new-server.mjs", "--fixed"] }`;
+    writeFileSync(files.config, rewritten.replace(/"everything": \{[^}]*\}/, mine));
+    run.proc.kill("SIGTERM");
+    await run.exit;
+    expect(readFileSync(files.config, "utf8")).toBe(files.original.replace(/"everything": \{[^}]*\}/, mine));
+    expect(run.stderr()).toContain("kept everything's command, args as you changed them since ThoughtGate rewrote them");
+  });
+
   test("kill -9 of wrap leaves the config rewritten; thoughtgate unwrap puts it back", async () => {
     using dir = tempDir();
     const files = setup(dir.path);

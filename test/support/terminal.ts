@@ -82,9 +82,9 @@ export const CONFIRM_QUESTION = "Type y and Enter to confirm";
  * question with `answer` (default y) once it is asked. Resolves with how it ended, what it printed,
  * and what the terminal showed.
  */
-export async function decideAtTerminal(args: string[], options: { env?: Record<string, string | undefined>; answer?: string } = {}) {
+export async function decideAtTerminal(args: string[], options: { env?: Record<string, string | undefined>; answer?: string; cwd?: string } = {}) {
   using out = tempDir("thoughtgate-terminal-");
-  const terminal = runInTerminal([BINARY, ...args], { cwd: out.path, outDir: out.path, ...(options.env ? { env: options.env } : {}) });
+  const terminal = runInTerminal([BINARY, ...args], { cwd: options.cwd ?? out.path, outDir: out.path, ...(options.env ? { env: options.env } : {}) });
   let ended = false;
   const exited = terminal.exited.then((code) => {
     ended = true;
@@ -101,4 +101,13 @@ export async function decideAtTerminal(args: string[], options: { env?: Record<s
     }
   };
   return { exitCode, stdout: read(terminal.stdoutFile), stderr: read(terminal.stderrFile), screen: terminal.screen() };
+}
+
+/**
+ * `thoughtgate tasks ARGS` run as a person runs it, on a terminal of its own (the service shows the
+ * tasks only to what it would take a decision from). At a terminal the table ends with the approvals
+ * page's link; `--json` prints the tasks alone.
+ */
+export async function tasksAtTerminal(args: string[], options: { env?: Record<string, string | undefined>; cwd?: string } = {}) {
+  return decideAtTerminal(["tasks", ...args], options);
 }

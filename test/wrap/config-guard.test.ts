@@ -1,3 +1,4 @@
+import { parse as jsoncParse } from "jsonc-parser";
 import { afterEach, beforeEach, expect, spyOn, test } from "bun:test";
 import { chmodSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -138,6 +139,8 @@ test("two guards on two files are both in the journal with what a repair needs; 
     owned: [["mcpServers", "github"], ["mcpServers", "files"]],
     rewrittenSha256: sha256OfBytes(Buffer.from(a.text)),
     backupSha256: sha256OfBytes(Buffer.from(SAMPLE_JSONC)),
+    // What the rewrite put at each owned key: a restore puts back only keys still holding it.
+    written: [jsoncParse(a.text).mcpServers.github, jsoncParse(a.text).mcpServers.files],
     holders: [{ kind: "wrap", pid: process.pid, pidStart: ownProcessStartId(), startedAt: expect.any(String), runId: "0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b" }],
   });
   a.guard.restore();

@@ -1,5 +1,5 @@
 import * as v from "valibot";
-import { parseDuration } from "../duration.ts";
+import { DURATION_EXPECTED, durationMs } from "../duration.ts";
 import { PIN_MODES, SEVERITIES } from "../severity.ts";
 import { SECRET_KIND_IDS } from "../secret-kinds.ts";
 import { didYouMean } from "../suggest.ts";
@@ -33,9 +33,9 @@ function oneOf<const T extends readonly string[]>(options: T, synonyms?: Readonl
 const text = (what: string) => v.pipe(v.string(`expected ${what} (a string)`), v.minLength(1, `${what} must not be empty`));
 
 const duration = v.pipe(
-  v.union([v.string(), v.number()], "expected a duration like 30s, 5m or 1h"),
-  v.check((value) => /^\d+(\.\d+)?(ms|s|m|h)?$/.test(String(value).trim()), "expected a duration like 30s, 5m or 1h"),
-  v.transform((value) => parseDuration(String(value), "duration")),
+  v.union([v.string(), v.number()], DURATION_EXPECTED),
+  v.check((value) => durationMs(String(value)) !== null, DURATION_EXPECTED),
+  v.transform((value) => durationMs(String(value)) ?? 0),
 );
 
 export const ACTIONS = ["forward", "deny", "approve", "policy"] as const;

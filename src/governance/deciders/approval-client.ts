@@ -32,23 +32,25 @@ export class ApprovalClient {
     this.key = target.key;
   }
 
-  async list(): Promise<TaskView[]> {
-    return (await this.call("/approvals/api/tasks", tasksResponse)).tasks;
+  /** The tasks; like a decision, only for a person at a terminal (`person`, checked by the service: person-check.ts). */
+  async list(person: PersonAtCli): Promise<TaskView[]> {
+    return (await this.overview(person)).tasks;
   }
 
   /** The tasks and the session's "allow for this session" grants. */
-  async overview(): Promise<{ tasks: TaskView[]; grants: GrantView[] }> {
-    return this.call("/approvals/api/tasks", tasksResponse);
+  async overview(person: PersonAtCli): Promise<{ tasks: TaskView[]; grants: GrantView[] }> {
+    return this.call("/approvals/api/tasks", tasksResponse, undefined, person);
   }
 
-  async get(id: string): Promise<TaskView> {
-    return (await this.call(`/approvals/api/tasks/${encodeURIComponent(id)}`, taskResponse)).task;
+  /** The task `approve` or `deny` is about to decide, shown to the person first. */
+  async get(id: string, person: PersonAtCli): Promise<TaskView> {
+    return (await this.call(`/approvals/api/tasks/${encodeURIComponent(id)}`, taskResponse, undefined, person)).task;
   }
 
   /** The task, or null when this service holds none by that id. */
-  async find(id: string): Promise<TaskView | null> {
+  async find(id: string, person: PersonAtCli): Promise<TaskView | null> {
     try {
-      return await this.get(id);
+      return await this.get(id, person);
     } catch (error) {
       if (error instanceof NoSuchTask) return null;
       throw error;

@@ -10,7 +10,8 @@ import { descendsFrom, findPeer, inForegroundOfTerminal } from "./peer-process.t
  *
  * - never a process the governed agent runs (for `wrap`: the agent, its shell tool, its MCP servers
  *   and everything they start and keep as children);
- * - for the CLI (`approve`, `deny`, and the page link `approvals`/`tasks` print): a process in the
+ * - for the CLI (`approve`, `deny`, the task list `tasks` prints, and the page link `approvals`/`tasks`
+ *   print): a process in the
  *   foreground of a controlling terminal, that says a person confirmed there (`thoughtgate-person:
  *   terminal`), unless the user's own policy says `cli.require_terminal: false`;
  * - never another user's process.
@@ -23,6 +24,11 @@ export type PersonAct =
   | "cli-decision"
   /** `thoughtgate approvals|tasks` asking for the page's link, which carries the page key (CLI key). */
   | "page-link"
+  /**
+   * `thoughtgate tasks` reading the tasks (CLI key): what is waiting and on what (digests, redacted
+   * arguments), held to what deciding is held to, so an agent cannot watch for its own calls' tasks.
+   */
+  | "task-list"
   /** A decision from the approvals page (page key). */
   | "page-decision"
   /** The page redeeming a one-time link `approvals --open` opened (no key: the code is the credential). */
@@ -37,9 +43,9 @@ const FROM_PAGE_OR_TERMINAL = "approve on the approvals page or with thoughtgate
 /** `agent`: the governed agent's pid once it runs (`wrap`), null where there is none (`serve`). */
 export function processPersonCheck(options: { requireTerminal: () => boolean; agent: () => number | null }): PersonCheck {
   return (request, server, act) => {
-    const cli = act === "cli-decision" || act === "page-link";
+    const cli = act === "cli-decision" || act === "page-link" || act === "task-list";
     const terminal = cli && options.requireTerminal();
-    const what = act === "page-link" ? "the approvals link" : act === "open-link" ? "the approvals page's link" : "a decision";
+    const what = act === "page-link" ? "the approvals link" : act === "open-link" ? "the approvals page's link" : act === "task-list" ? "the task list" : "a decision";
     if (terminal && request.headers.get(PERSON_HEADER) !== "terminal") {
       return `${what} needs a person at a terminal, and this command has none (an agent's shell tool has none): ${FROM_PAGE_OR_TERMINAL}, or set cli.require_terminal: false in your own policy`;
     }

@@ -1,5 +1,6 @@
 import type { Server } from "bun";
-import { hostname, userInfo } from "node:os";
+import { hostname } from "node:os";
+import { localUserName } from "../../core/user-name.ts";
 import { messageOf, ThoughtGateError } from "../../core/errors.ts";
 import { log } from "../../core/log.ts";
 import type { Profile } from "../../core/profile.ts";
@@ -160,7 +161,7 @@ export function startGovernanceService(options: ServiceOptions): GovernanceServi
   const sessionSpan = tracer.session(`thoughtgate ${options.role ?? "serve"}`, { "thoughtgate.profile": options.profile });
   metrics.watchTracing(() => tracer.stats);
   let pageUrl = "";
-  const who = localUser();
+  const who = localUserName();
   const approvals = approvalsApi({
     tasks,
     grants,
@@ -370,11 +371,15 @@ export function startGovernanceService(options: ServiceOptions): GovernanceServi
 }
 
 /**
- * What a person's request asks that only a person may (person-check.ts): a decision, or the page's
- * link (which carries the page key). Reading tasks and revoking a grant are not held to it.
+ * What a person's request asks that only a person may (person-check.ts): a decision, the page's
+ * link (which carries the page key), or, with the CLI key, the tasks (`approve` and `deny` read the
+ * task they decide: part of the decision). Revoking a grant, and the page reading its tasks with
+ * the page key only a person was given, are not held to it.
  */
 function personAct(method: string, path: string, channel: Channel): PersonAct | null {
   if (method === "POST" && path.startsWith("/approvals/api/tasks/")) return channel === "web" ? "page-decision" : "cli-decision";
+  if (method === "GET" && channel === "cli" && path.startsWith("/approvals/api/tasks/")) return "cli-decision";
+  if (method === "GET" && channel === "cli" && path === "/approvals/api/tasks") return "task-list";
   if (path === "/approvals/api/page-link" || path === "/approvals/api/open-link") return "page-link";
   return null;
 }
@@ -386,21 +391,7 @@ function defaultOrigin(): string {
 
 /** `ada@laptop` (a user without a passwd entry, in a container say, by $USER). */
 export function userAtHost(): string {
-  return `${localUser() ?? "unknown"}@${hostname()}`;
+  return `${localUserName() ?? "unknown"}@${hostname()}`;
 }
 
-/**
- * The user the service runs as: who decides on its page and with its CLI key (docs/events.md,
- * `decided_by.who`); undefined when it cannot be told (Bun answers "unknown" where the passwd
- * database has no name for the uid).
- */
-function localUser(): string | undefined {
-  let name: string | undefined;
-  try {
-    name = userInfo().username;
-  } catch {
-    name = undefined;
-  }
-  if (name && name !== "unknown") return name;
-  return process.env.USER || process.env.LOGNAME || undefined;
-}
+

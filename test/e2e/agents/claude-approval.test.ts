@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { agentBinary, agentSandbox, claudeToolName, describeRun } from "../../support/agents.ts";
 import { startFakeAnthropic } from "../../support/fake-models/anthropic.ts";
 import { BINARY, FIXTURES, readEvents, requireBinary, waitFor } from "../../support/harness.ts";
-import { decideAtTerminal } from "../../support/terminal.ts";
+import { decideAtTerminal, tasksAtTerminal } from "../../support/terminal.ts";
 
 setDefaultTimeout(90_000);
 requireBinary();
@@ -53,11 +53,11 @@ test("claude -p, which would cancel the approval form, is not asked; the task wa
   const stderr = new Response(wrap.stderr).text();
   try {
     // The CLI finds the wrap session's service by itself (its descriptor in the state dir).
-    const tasks = () => {
-      const run = Bun.spawnSync([BINARY, "tasks", "--json"], { env, stdout: "pipe", stderr: "pipe" });
-      return run.exitCode === 0 ? (JSON.parse(run.stdout.toString()) as Array<{ task_id: string; status: string; name: string }>) : [];
+    const tasks = async () => {
+      const run = await tasksAtTerminal(["--json"], { env });
+      return run.exitCode === 0 ? (JSON.parse(run.stdout) as Array<{ task_id: string; status: string; name: string }>) : [];
     };
-    const pending = await waitFor(() => tasks().find((t) => t.status === "pending" && t.name === "delete_note"), "the approval task", 60_000);
+    const pending = await waitFor(async () => (await tasks()).find((t) => t.status === "pending" && t.name === "delete_note"), "the approval task", 60_000);
     // Claude Code is not put the form (it would cancel it unseen under -p); the task is still pending.
     await waitFor(() => readEvents(sessionEvents(sandbox.home)).some((e) => e.type === "tool_call_decision" && e.decision === "pending"), "the pending decision in the record");
     expect(existsSync(asked)).toBe(false);

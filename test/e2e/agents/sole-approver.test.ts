@@ -10,8 +10,8 @@ import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { join } from "node:path";
 import { agentSandbox, codex, codexToolName, describeRun, runAgent, type AgentSandbox } from "../../support/agents.ts";
 import { startFakeOpenAIResponses } from "../../support/fake-models/openai-responses.ts";
-import { FIXTURES, requireBinary, waitFor } from "../../support/harness.ts";
-import { decideAtTerminal } from "../../support/terminal.ts";
+import { FIXTURES, waitFor } from "../../support/harness.ts";
+import { decideAtTerminal, tasksAtTerminal } from "../../support/terminal.ts";
 import { bytes, decisions, throughWrap, withRecord } from "../../support/wrapped-agents.ts";
 
 setDefaultTimeout(120_000);
@@ -40,10 +40,9 @@ describe("codex exec", () => {
     const original = bytes(config);
     const running = runAgent(launch, sandbox);
     // The person's own terminal: the same HOME, no THOUGHTGATE_ACTIVE.
-    const cli = (...args: string[]) => Bun.spawnSync([requireBinary(), ...args], { env: sandbox.env });
-    const pending = await waitFor(() => {
-      const listed = cli("tasks", "--json");
-      return listed.exitCode === 0 ? (JSON.parse(listed.stdout.toString()) as Array<{ task_id: string; server_id: string; name: string }>)[0] : undefined;
+    const pending = await waitFor(async () => {
+      const listed = await tasksAtTerminal(["--json"], { env: sandbox.env });
+      return listed.exitCode === 0 ? (JSON.parse(listed.stdout) as Array<{ task_id: string; server_id: string; name: string }>)[0] : undefined;
     }, "the call to wait for a person", 60_000);
     expect([pending.server_id, pending.name]).toEqual(["notes", "delete_note"]);
     // A person at a terminal of their own confirms.

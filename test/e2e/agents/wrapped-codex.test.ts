@@ -9,9 +9,9 @@ import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { join } from "node:path";
 import { agentBinary, agentSandbox, codex, codexToolName, describeRun, everythingServer, recordedServer, runAgent } from "../../support/agents.ts";
 import { startFakeOpenAIResponses } from "../../support/fake-models/openai-responses.ts";
-import { requireBinary, waitFor } from "../../support/harness.ts";
+import { waitFor } from "../../support/harness.ts";
 import { bytes, decisions, runWrapped, shimCommandPattern, throughWrap, withRecord, writeUserPolicy } from "../../support/wrapped-agents.ts";
-import { decideAtTerminal } from "../../support/terminal.ts";
+import { decideAtTerminal, tasksAtTerminal } from "../../support/terminal.ts";
 
 setDefaultTimeout(90_000);
 
@@ -69,10 +69,9 @@ describe("codex exec through thoughtgate wrap", () => {
     const launch = throughWrap(codex(sandbox, { model, servers: { everything: everythingServer(sandbox) }, scope: "user", prompt: "Echo." }));
     const running = runAgent(launch, sandbox);
     // The user's own terminal: the same HOME, no THOUGHTGATE_ACTIVE.
-    const cli = (...args: string[]) => Bun.spawnSync([requireBinary(), ...args], { env: sandbox.env });
-    const pending = await waitFor(() => {
-      const listed = cli("tasks", "--json");
-      const tasks = listed.exitCode === 0 ? (JSON.parse(listed.stdout.toString()) as Array<{ task_id: string; server_id: string; name: string }>) : [];
+    const pending = await waitFor(async () => {
+      const listed = await tasksAtTerminal(["--json"], { env: sandbox.env });
+      const tasks = listed.exitCode === 0 ? (JSON.parse(listed.stdout) as Array<{ task_id: string; server_id: string; name: string }>) : [];
       return tasks[0];
     }, "the call to wait for approval");
     expect([pending.server_id, pending.name]).toEqual(["everything", "echo"]);

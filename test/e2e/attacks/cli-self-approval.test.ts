@@ -34,16 +34,23 @@ test("under wrap, the agent's `thoughtgate approve` (with or without a terminal 
 
   const { attempts, result } = JSON.parse(readFileSync(report, "utf8")) as { attempts: Array<{ what: string; status: number; said: string }>; result: { code?: number } };
   expect(attempts.map((a) => [a.what, a.status])).toEqual([
+    ["thoughtgate tasks in the agent's shell", 1],
+    ["the task list with the CLI key", 403],
+    ["the task with the CLI key", 403],
     ["thoughtgate approve in the agent's shell", 1],
     ["thoughtgate approve on a terminal of its own, confirming itself", 1],
     ["the CLI key posted directly", 403],
     ["the page link with the CLI key", 403],
   ]);
-  // Each refusal is one line that says why and where a person decides instead.
-  expect(attempts[0]?.said).toMatch(/^\[error\] a decision needs a person at a terminal, and this command has none \(an agent's shell tool has none\): approve on the approvals page/);
-  expect(attempts[1]?.said).toContain("refused a decision: it came from a process the governed agent runs (only a person decides)");
-  expect(attempts[2]?.said).toContain("it came from a process the governed agent runs");
-  expect(attempts[3]?.said).toContain("refused the approvals link: it came from a process the governed agent runs");
+  // Each refusal is one line that says why and where a person decides instead; what waits (digests, arguments) is not shown.
+  expect(attempts[0]?.said).toMatch(/^\[error\] the task list needs a person at a terminal, and this command has none \(an agent's shell tool has none\): approve on the approvals page/);
+  expect(attempts[1]?.said).toContain("refused the task list: it came from a process the governed agent runs");
+  expect(attempts[2]?.said).toContain("refused a decision: it came from a process the governed agent runs");
+  expect(attempts.slice(0, 3).map((a) => a.said).join("\n")).not.toContain('"digest"');
+  expect(attempts[3]?.said).toMatch(/^\[error\] a decision needs a person at a terminal, and this command has none \(an agent's shell tool has none\): approve on the approvals page/);
+  expect(attempts[4]?.said).toContain("refused a decision: it came from a process the governed agent runs (only a person decides)");
+  expect(attempts[5]?.said).toContain("it came from a process the governed agent runs");
+  expect(attempts[6]?.said).toContain("refused the approvals link: it came from a process the governed agent runs");
   // The call was never approved: it waited for a person and timed out.
   expect(result.code).toBe(-32008);
   expect(readEvents(wrap.events).filter((e) => e.type === "tool_call_decision").map((e) => [e.decision, e.approved_by ?? null])).toEqual([["pending", null], ["deny", null]]);

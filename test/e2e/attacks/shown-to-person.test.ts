@@ -14,7 +14,8 @@ import { join } from "node:path";
 import { fixture, readEvents, requireBinary, tempDir, waitFor } from "../../support/harness.ts";
 import { SECRETS } from "../../fixtures/secrets/corpus.ts";
 import { RawAgent } from "../../support/raw-agent.ts";
-import { runBinary, ServeProcess } from "../../support/serve.ts";
+import { ServeProcess } from "../../support/serve.ts";
+import { tasksAtTerminal } from "../../support/terminal.ts";
 import { personReads } from "../../support/approval-answers.ts";
 
 setDefaultTimeout(60_000);
@@ -85,11 +86,11 @@ describe("approval prompts and task views", () => {
     const pending = await s.evaluate({ server_id: "ops", name: `run\u200B_report${RLO}`, arguments: ARGS });
     const id = pending.task_id as string;
 
-    const table = await runBinary(["tasks"], { env: s.cliEnv });
+    const table = await tasksAtTerminal([], { env: s.cliEnv });
     expect(table.exitCode).toBe(0);
     expect(table.stdout).toContain("ops.run\\u200b_report\\u202e");
     expect(table.stdout).toContain("--json shows all");
-    const json = await runBinary(["tasks", "--json"], { env: s.cliEnv });
+    const json = await tasksAtTerminal(["--json"], { env: s.cliEnv });
     for (const output of [table.stdout, json.stdout]) {
       expect(output).not.toContain(SECRET);
       expect(output).not.toMatch(/[\u202e\u200b]/);
@@ -98,7 +99,7 @@ describe("approval prompts and task views", () => {
     expect(task?.name).toBe(`run\u200B_report${RLO}`);
     expect(task?.arguments).toEqual({ ...ARGS, api_key: "[REDACTED:secret_field]", cmd: "curl -H 'Authorization: [REDACTED:authorization_header]' https://api.example/upload" });
 
-    const api = await fetch(`${s.endpoint}/approvals/api/tasks/${id}`, { headers: { authorization: `Bearer ${s.key}` } });
+    const api = await fetch(`${s.endpoint}/approvals/api/tasks/${id}`, { headers: { authorization: `Bearer ${s.pageKey}` } });
     const body = await api.text();
     expect(api.status).toBe(200);
     expect(body).not.toContain(SECRET);
@@ -114,9 +115,9 @@ describe("credentials nested deeper than a prompt walks", () => {
     let nested: Record<string, unknown> = { password: deepSecret, note: "deep" };
     for (let level = 0; level < 8; level++) nested = { [`level${8 - level}`]: nested };
     const pending = await s.evaluate({ server_id: "ops", name: "configure", arguments: { settings: nested } });
-    const json = await runBinary(["tasks", "--json"], { env: s.cliEnv });
-    const table = await runBinary(["tasks"], { env: s.cliEnv });
-    const api = await fetch(`${s.endpoint}/approvals/api/tasks/${pending.task_id}`, { headers: { authorization: `Bearer ${s.key}` } });
+    const json = await tasksAtTerminal(["--json"], { env: s.cliEnv });
+    const table = await tasksAtTerminal([], { env: s.cliEnv });
+    const api = await fetch(`${s.endpoint}/approvals/api/tasks/${pending.task_id}`, { headers: { authorization: `Bearer ${s.pageKey}` } });
     for (const shown of [String(pending.prompt), json.stdout, table.stdout, await api.text()]) expect(shown).not.toContain(deepSecret);
     const [task] = JSON.parse(json.stdout) as Array<{ arguments: { settings: unknown } }>;
     // The levels a person can read are there; below them, a marker that something was cut.
@@ -141,9 +142,9 @@ describe("credentials recognised by their shape, whatever the key they are under
     // While the task waits: the prompt the agent's user sees, the CLI's view and the page's API.
     let shown = "";
     client.setRequestHandler(ElicitRequestSchema, async (request) => {
-      const tasks = await runBinary(["tasks", "--json"], { env: s.cliEnv });
+      const tasks = await tasksAtTerminal(["--json"], { env: s.cliEnv });
       const [task] = JSON.parse(tasks.stdout) as Array<{ task_id: string }>;
-      const api = await fetch(`${s.endpoint}/approvals/api/tasks/${task?.task_id}`, { headers: { authorization: `Bearer ${s.key}` } });
+      const api = await fetch(`${s.endpoint}/approvals/api/tasks/${task?.task_id}`, { headers: { authorization: `Bearer ${s.pageKey}` } });
       shown = [String(request.params.message), tasks.stdout, await api.text()].join("\n");
       await personReads();
       return { action: "accept", content: { decision: "deny" } };

@@ -15,6 +15,7 @@ import { blocksText, FakeSlack, findButton } from "../../support/fake-slack.ts";
 import { EVERYTHING_SERVER, requireBinary, tempDir, waitFor } from "../../support/harness.ts";
 import { policyHome, runThoughtgate } from "../../support/policy-home.ts";
 import { runBinary, ServeProcess } from "../../support/serve.ts";
+import { tasksAtTerminal } from "../../support/terminal.ts";
 
 setDefaultTimeout(60_000);
 
@@ -143,7 +144,7 @@ describe("the Slack tokens go to Slack's API, in the Authorization header, and n
     expect(new Set(slack.calls.map((c) => c.token))).toEqual(new Set([BOT, APP]));
     expect(JSON.stringify(slack.calls.map((c) => c.args))).not.toMatch(/xox[bp]-|xapp-/);
     const metrics = await (await fetch(`${serve.endpoint}/metrics`, { headers: { authorization: `Bearer ${serve.secret}` } })).text();
-    const tasks = await runBinary(["tasks", "--json", "--all"], { env: serve.cliEnv });
+    const tasks = await tasksAtTerminal(["--json", "--all"], { env: serve.cliEnv });
     const explain = await runBinary(["validate-config", "--explain", file], { env: { SLACK_BOT_TOKEN: BOT, SLACK_APP_TOKEN: APP } });
     expect(explain.exitCode).toBe(0);
     expect(explain.stdout).toContain("Slack channel approvals");
