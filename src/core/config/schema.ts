@@ -1,5 +1,6 @@
 import * as v from "valibot";
 import { parseDuration } from "../duration.ts";
+import { isSafeUrl } from "../safe-url.ts";
 import { PIN_MODES, SEVERITIES } from "../severity.ts";
 import { SECRET_KIND_IDS } from "../secret-kinds.ts";
 import { didYouMean } from "../suggest.ts";
@@ -181,22 +182,6 @@ export const CHANNELS = ["elicitation", "web", "cli"] as const;
 export const SLACK_API_URL = "https://slack.com/api/";
 
 /**
- * A URL a Slack token may be sent to: https, or plain http only to this machine (a local relay, a
- * test double). Anything else would put the bot token on the network in clear text.
- */
-export function isSafeSlackUrl(text: string, schemes: { secure: string; plain: string } = { secure: "https:", plain: "http:" }): boolean {
-  let url: URL;
-  try {
-    url = new URL(text);
-  } catch {
-    return false;
-  }
-  if (url.username !== "" || url.password !== "") return false;
-  if (url.protocol === schemes.secure) return true;
-  return url.protocol === schemes.plain && ["127.0.0.1", "[::1]", "localhost"].includes(url.hostname);
-}
-
-/**
  * Slack values are checked without echoing them: an error message must never print a token.
  * Slack user ids are U… or W… (Enterprise Grid) followed by upper-case letters and digits.
  */
@@ -218,7 +203,7 @@ const slackDestination = strict(
       v.description("the Slack member ids (U…) who may decide"),
     ),
     base_url: v.optional(
-      v.pipe(text("a URL"), v.check((url) => isSafeSlackUrl(url), "expected an https:// URL (http:// only to 127.0.0.1, [::1] or localhost), without user:password@")),
+      v.pipe(text("a URL"), v.check((url) => isSafeUrl(url), "expected an https:// URL (http:// only to 127.0.0.1, [::1] or localhost), without user:password@")),
       SLACK_API_URL,
     ),
   },
@@ -295,7 +280,7 @@ const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 const otlpSchema = strict({
   /** The collector's base URL, like OTEL_EXPORTER_OTLP_ENDPOINT (`/v1/traces` is appended). */
   endpoint: v.optional(
-    v.pipe(text("a URL"), v.check((url) => isSafeSlackUrl(url), "expected an https:// URL (http:// only to 127.0.0.1, [::1] or localhost), without user:password@")),
+    v.pipe(text("a URL"), v.check((url) => isSafeUrl(url), "expected an https:// URL (http:// only to 127.0.0.1, [::1] or localhost), without user:password@")),
   ),
   headers: v.optional(
     v.record(
