@@ -68,7 +68,7 @@ const QUESTION_ARGUMENTS_CHARS = 400;
  * shell tool has none): `none`, and the service says whether the user's own policy lets that decide.
  * Anything but y/yes decides nothing.
  */
-export function confirmAtTerminal(task: TaskView, decision: "approve" | "deny", scope: ApprovalScope): PersonAtCli {
+function confirmAtTerminal(task: TaskView, decision: "approve" | "deny", scope: ApprovalScope): PersonAtCli {
   const opened = openControllingTerminal();
   if (!opened.ok) return "none";
   const { terminal } = opened;

@@ -52,7 +52,7 @@ export function eventsPath(flag: string | undefined, run: { runId: string; serve
  * come from flags and `$THOUGHTGATE_RUN_ID`, which an agent's config sets, and a `/` in either must
  * not put the audit anywhere else.
  */
-export function defaultEventsPath(run: { runId: string; serverId: string }, env: NodeJS.ProcessEnv = process.env): string {
+function defaultEventsPath(run: { runId: string; serverId: string }, env: NodeJS.ProcessEnv = process.env): string {
   const day = new Date().toISOString().slice(0, 10);
   const safe = (id: string) => id.replace(/[^A-Za-z0-9._-]+/g, "_").slice(0, 64);
   return join(stateDir(env), "runs", day, `${safe(run.serverId) || "server"}-${safe(run.runId)}.jsonl`);

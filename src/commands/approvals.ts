@@ -60,7 +60,7 @@ function sessions(given: { endpoint?: string | undefined; key?: string | undefin
   return live.map((descriptor) => ({ target: { endpoint: descriptor.endpoint, key: descriptor.cli_key }, label: describe(descriptor) }));
 }
 
-export function describe(descriptor: ServiceDescriptor): string {
+function describe(descriptor: ServiceDescriptor): string {
   return `(thoughtgate ${descriptor.kind}, pid ${descriptor.pid}, since ${descriptor.started_at.slice(0, 19).replace("T", " ")} UTC)`;
 }
 

@@ -45,7 +45,7 @@ export function parseServerUrl(text: string, flag: string): URL {
 }
 
 /** `Name: value` → [name, value]; a name that is not an HTTP token, or a reserved one, is a usage error. */
-export function parseHeader(text: string): [string, string] {
+function parseHeader(text: string): [string, string] {
   const colon = text.indexOf(":");
   const name = colon === -1 ? "" : text.slice(0, colon).trim();
   const value = colon === -1 ? "" : text.slice(colon + 1).trim();

@@ -32,7 +32,7 @@ export function readWholeLines(fd: number, from: number): { text: string; bytes:
 }
 
 /** The line starting at `offset`, or null when there is none there (the file changed). */
-export function lineAt(fd: number, offset: number): string | null {
+function lineAt(fd: number, offset: number): string | null {
   const parts: Buffer[] = [];
   let at = offset;
   for (;;) {

@@ -13,9 +13,9 @@ import { showInvisibleInJson } from "../core/visible-text.ts";
  * chunk until the write is done) instead of losing records. A file that cannot be opened stops the
  * command; a write that fails is reported loudly and counted in `run_end.summary.events_dropped`.
  */
-export const EVENT_SCHEMA_VERSION = 1;
+const EVENT_SCHEMA_VERSION = 1;
 
-export type Decision = "forward" | "deny" | "pending";
+type Decision = "forward" | "deny" | "pending";
 export type CallStatus = "ok" | "error" | "denied" | "server_unavailable" | "cancelled" | "no_response" | "input_required";
 
 export type EventFields = {
@@ -136,9 +136,9 @@ export type EventFields = {
 
 export type EventType = keyof EventFields;
 
-export type DefinitionAction = "hidden" | "would_block" | "warned";
+type DefinitionAction = "hidden" | "would_block" | "warned";
 
-export type DecisionFields = {
+type DecisionFields = {
   decision: Decision;
   gate: string | null;
   rule_id: string | null;
@@ -185,16 +185,6 @@ export type ArbiterSummary = {
   /** Lines written to the child's stdin (decisions, pings, aborts). */
   control_lines: number;
   events_dropped: number;
-};
-
-export type Envelope = {
-  v: number;
-  type: EventType;
-  ts: string;
-  run_id: string;
-  server_id: string;
-  seq: number;
-  profile: Profile;
 };
 
 export class EventStream {

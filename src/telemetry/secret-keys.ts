@@ -80,7 +80,7 @@ const NOT_CREDENTIAL_TOKENS: ReadonlySet<string> = new Set(["page", "next", "con
 /** Words after the credential word that still name its value (`secret_value`, `password_b64`). */
 const VALUE_SUFFIXES: ReadonlySet<string> = new Set(["value", "string", "text", "data", "plain", "plaintext", "raw", "b64", "base64", "hex", "encoded"]);
 
-export function keyWords(key: string): string[] {
+function keyWords(key: string): string[] {
   return key
     .replace(/([a-z0-9])([A-Z])/g, "$1 $2")
     .toLowerCase()
@@ -94,7 +94,7 @@ export function isSecretKey(key: string): boolean {
 }
 
 /** The result reading: the key names a credential. */
-export function isCredentialKey(key: string): boolean {
+function isCredentialKey(key: string): boolean {
   const words = keyWords(key);
   while (words.length > 1 && VALUE_SUFFIXES.has(words[words.length - 1] ?? "")) words.pop();
   const last = words[words.length - 1] ?? "";

@@ -39,7 +39,7 @@ const duration = v.pipe(
   v.transform((value) => parseDuration(String(value), "duration")),
 );
 
-export const ACTIONS = ["forward", "deny", "approve", "policy"] as const;
+const ACTIONS = ["forward", "deny", "approve", "policy"] as const;
 export type Action = (typeof ACTIONS)[number];
 /** What people write for an action in other tools' policies (Cedar's permit, "ask", "block"). */
 const ACTION_SYNONYMS = { allow: "forward", permit: "forward", pass: "forward", accept: "forward", block: "deny", reject: "deny", refuse: "deny", forbid: "deny", ask: "approve", prompt: "approve", confirm: "approve", require_approval: "approve", cedar: "policy" } as const;
@@ -64,7 +64,6 @@ const exposeSchema = strict({
  * logs; `off` neither pins nor checks drift (poisoning findings are still logged). `block_severity`
  * names the lowest finding severity that hides (`none`: nothing hides).
  */
-export { PIN_MODES, SEVERITIES, type PinMode, type Severity } from "../severity.ts";
 
 const sourceSchema = strict(
   {
@@ -85,7 +84,6 @@ const pinsSchema = strict({
   /** The workflow that asks a person to accept a changed or flagged definition; default every channel, 5 min, deny. */
   approval: v.optional(text("an approval workflow name")),
 });
-export type PinsConfig = v.InferOutput<typeof pinsSchema>;
 
 const annotationsFilter = strict({
   readOnlyHint: v.optional(v.boolean("expected true or false")),
@@ -175,8 +173,6 @@ const ruleSchema = strict(
   },
   "rule",
 );
-
-export const CHANNELS = ["elicitation", "web", "cli"] as const;
 
 /** Where Slack's Web API is, unless `base_url` says otherwise. */
 export const SLACK_API_URL = "https://slack.com/api/";
@@ -357,5 +353,4 @@ export const configSchema = v.pipe(
 export type ThoughtGateConfig = v.InferOutput<typeof configSchema>;
 export type Rule = ThoughtGateConfig["governance"]["rules"][number];
 export type Workflow = ThoughtGateConfig["approval"][string];
-export type Source = ThoughtGateConfig["sources"][number];
 export type SlackDestination = Extract<Workflow["destination"], { type: "slack" }>;

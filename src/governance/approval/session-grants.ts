@@ -33,7 +33,7 @@ export type Grant = {
 };
 
 /** At most this many grants: each is one person's decision, so a session never gets near it. */
-export const MAX_GRANTS = 1_000;
+const MAX_GRANTS = 1_000;
 
 export class SessionGrants {
   private readonly grants = new Map<string, Grant>();

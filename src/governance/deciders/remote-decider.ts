@@ -30,7 +30,7 @@ import { isSecretKind } from "../../core/secret-kinds.ts";
 const READY_FIRST_DELAY_MS = 50;
 const READY_MAX_DELAY_MS = 2_000;
 /** The whole wait for readiness (`shim --governance-ready-timeout`), a /healthz that never answers included. */
-export const READY_TIMEOUT_MS = 30_000;
+const READY_TIMEOUT_MS = 30_000;
 /** Per-call timeouts (Bun's fetch has one deadline; connect failures on loopback are immediate). */
 const HEARTBEAT_MS = 5_000;
 

@@ -15,8 +15,6 @@ import { listKindOf, Visibility, type ListVisibility } from "./visibility.ts";
 
 export type { EvaluateInput };
 
-export type { Block };
-
 /** What the gates say, before the profile is applied. */
 export type EngineDecision =
   | { kind: "forward"; gate: Gate; ruleId: string | null; policyId: string | null; reason: string }

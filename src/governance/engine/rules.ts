@@ -6,8 +6,6 @@ import { effectiveHints, type AnnotationHint } from "../../core/tool-hints.ts";
 import { argumentsMatch, compileArguments, fillPlace, resolveLinks, type ArgumentTest } from "./argument-match.ts";
 import type { ServerProgram } from "../decision/decider.ts";
 
-export type { ToolAnnotations };
-
 export type RuleMatch = {
   ruleId: string;
   action: Action;
