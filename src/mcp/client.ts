@@ -53,7 +53,7 @@ type Pending = {
  * id in any order, server-initiated requests and notifications,
  * per-request timeouts, and the staged shutdown of `ServerProcess`. Every line the server writes
  * passes the same framing checks as in the shim (`Framer`), so a line over 10 MiB is never buffered.
- * One class of a little over 300 lines: the pending table, the reader and shutdown share one lifetime.
+ * One class: the pending table, the reader and shutdown share one lifetime.
  */
 export class McpClient {
   private nextId = 1;
