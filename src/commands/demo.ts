@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { playPerson } from "../demo/demo-person.ts";
-import { runWrap } from "../wrap/session.ts";
+import { runWrap } from "../wrap/run-wrap.ts";
 import { commonArgs, rejectUnknownFlags } from "./_shared.ts";
 
 /** Where to go from the demo: check this machine, govern a real agent, read the policy in force. */
