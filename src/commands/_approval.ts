@@ -31,7 +31,7 @@ export function sessionLabel(session: SessionTarget): string {
  * The session that holds `taskId`, and the task: task ids are unique, so each running session is
  * asked until one has it (with --endpoint, only that one).
  */
-export async function sessionHolding(parsed: ServiceFlags, taskId: string, person: PersonAtCli): Promise<{ client: ApprovalClient; task: TaskView }> {
+async function sessionHolding(parsed: ServiceFlags, taskId: string, person: PersonAtCli): Promise<{ client: ApprovalClient; task: TaskView }> {
   const sessions = sessionsFrom(parsed);
   const only = sessions.length === 1 ? sessions[0] : undefined;
   if (only) {
@@ -113,7 +113,7 @@ const QUESTION_ARGUMENTS_CHARS = 400;
  * shell tool has none): `none`, and the service says whether the user's own policy lets that decide.
  * Anything but y/yes decides nothing.
  */
-export function confirmAtTerminal(task: TaskView, decision: "approve" | "deny", scope: ApprovalScope): PersonAtCli {
+function confirmAtTerminal(task: TaskView, decision: "approve" | "deny", scope: ApprovalScope): PersonAtCli {
   const opened = openControllingTerminal();
   if (!opened.ok) return "none";
   const { terminal } = opened;

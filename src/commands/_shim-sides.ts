@@ -1,7 +1,8 @@
 import type { ArgsDef } from "citty";
 import { basename } from "node:path";
 import { messageOf, ThoughtGateError, usageError } from "../core/errors.ts";
-import { isLoopbackHost, parseEndpoint } from "../http/endpoint.ts";
+import { isLoopbackHost } from "../core/safe-url.ts";
+import { parseEndpoint } from "../http/endpoint.ts";
 import type { Authorizer } from "../http/remote-server.ts";
 import type { AgentSide } from "../shim/stdio-agent.ts";
 import { StdioUpstream } from "../shim/stdio-upstream.ts";

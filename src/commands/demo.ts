@@ -3,11 +3,11 @@ import { mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { playPerson } from "../demo/demo-person.ts";
-import { runWrap } from "../wrap/session.ts";
+import { runWrap } from "../wrap/run-wrap.ts";
 import { commonArgs, rejectUnknownFlags } from "./_shared.ts";
 
 /** Where to go from the demo: check this machine, govern a real agent, read the policy in force. */
-export const NEXT_COMMANDS: ReadonlyArray<readonly [string, string]> = [
+const NEXT_COMMANDS: ReadonlyArray<readonly [string, string]> = [
   ["thoughtgate doctor", "check this machine: agents, policy, approval channels"],
   ["thoughtgate wrap -- claude", "govern your own agent (or codex, opencode, gemini …)"],
   ["thoughtgate validate-config --explain", "read the policy in force, rule by rule"],

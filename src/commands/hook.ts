@@ -10,7 +10,7 @@ import { defaultEventsPath, optionalDuration, profileArg, resolveProfile } from 
  * installs with the hook (src/wrap/agent-hooks.ts), so an agent never times the hook out (which
  * some agents take as "go ahead").
  */
-export const HOOK_DEADLINE_MS = 570_000;
+const HOOK_DEADLINE_MS = 570_000;
 
 const args = {
   agent: { type: "positional", required: true, description: `The agent whose hook calls it: ${HOOK_AGENTS.join(", ")}`, valueHint: "AGENT" },

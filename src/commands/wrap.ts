@@ -4,7 +4,7 @@ import { usageError } from "../core/errors.ts";
 import { didYouMean } from "../core/suggest.ts";
 import { AGENT_TYPES } from "../wrap/adapters/types.ts";
 import { isAgentType } from "../wrap/adapters/detect.ts";
-import { runWrap } from "../wrap/session.ts";
+import { runWrap } from "../wrap/run-wrap.ts";
 import { commonArgs, givenOrAbsent, parsePort, profileArg, resolveProfile, splitChildCommand } from "./_shared.ts";
 
 const args = {

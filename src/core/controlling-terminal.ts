@@ -9,7 +9,7 @@ import { bestEffort, messageOf } from "./errors.ts";
  * in a session of its own, `tty` says "not a tty"), so opening it fails there. A process in the
  * terminal's background group would be stopped (SIGTTIN) by reading it, so that is refused too.
  */
-export type Terminal = {
+type Terminal = {
   /**
    * Drop what was typed before now, show `question`, and read one line typed after it (without its
    * newline); null at end of input.

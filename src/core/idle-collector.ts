@@ -1,7 +1,7 @@
 import { gcAndSweep } from "bun:jsc";
 
 /** How long a process must have been quiet, after traffic, before it collects its heap. */
-export const IDLE_COLLECT_MS = 1_000;
+const IDLE_COLLECT_MS = 1_000;
 
 /**
  * Give back what a burst of traffic left behind once a shim or the governance service goes quiet.

@@ -8,7 +8,7 @@ export type JsonRpcId = string | number;
 export type JsonObject = { [key: string]: unknown };
 
 export type JsonRpcRequest = { kind: "request"; id: JsonRpcId; method: string; params: unknown; body: JsonObject };
-export type JsonRpcNotification = { kind: "notification"; method: string; params: unknown; body: JsonObject };
+type JsonRpcNotification = { kind: "notification"; method: string; params: unknown; body: JsonObject };
 export type JsonRpcResponse = { kind: "response"; id: JsonRpcId | null; isError: boolean; body: JsonObject };
 export type Message = JsonRpcRequest | JsonRpcNotification | JsonRpcResponse;
 
@@ -73,11 +73,4 @@ export function classify(body: JsonObject): Classified {
 export function errorResponse(id: JsonRpcId | null, code: number, message: string, data?: unknown): string {
   const error = data === undefined ? { code, message } : { code, message, data };
   return JSON.stringify({ jsonrpc: "2.0", id, error });
-}
-
-/** `params.name` of a `tools/call`, or undefined. */
-export function toolNameOf(params: unknown): string | undefined {
-  if (typeof params !== "object" || params === null) return undefined;
-  const name = (params as JsonObject).name;
-  return typeof name === "string" ? name : undefined;
 }

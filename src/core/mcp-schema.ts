@@ -41,7 +41,6 @@ export const ToolSchema = v.looseObject({
   description: v.optional(v.string()),
   annotations: v.optional(ToolAnnotationsSchema),
 });
-export type Tool = v.InferOutput<typeof ToolSchema>;
 
 export const PromptSchema = v.looseObject({
   name: v.string(),
@@ -51,7 +50,6 @@ export const PromptSchema = v.looseObject({
     v.array(v.looseObject({ name: v.string(), description: v.optional(v.string()), required: v.optional(v.boolean()) })),
   ),
 });
-export type Prompt = v.InferOutput<typeof PromptSchema>;
 
 export const ResourceSchema = v.looseObject({
   uri: v.string(),
@@ -60,7 +58,6 @@ export const ResourceSchema = v.looseObject({
   description: v.optional(v.string()),
   mimeType: v.optional(v.string()),
 });
-export type Resource = v.InferOutput<typeof ResourceSchema>;
 
 /** One page of `tools/list`, `prompts/list` or `resources/list`; items stay raw until checked one by one. */
 const nextCursor = v.optional(v.string());

@@ -8,7 +8,7 @@ import { ThoughtGateError } from "./errors.ts";
  * ever grows, when it was signed, and an Ed25519 signature over the canonical JSON of all of that.
  * Signed with `thoughtgate policy sign`, verified with Web Crypto before anything in it is read.
  */
-export const BUNDLE_FORMAT = "thoughtgate-policy-bundle";
+const BUNDLE_FORMAT = "thoughtgate-policy-bundle";
 
 /** The largest bundle read: a policy and its Cedar files, each at most 1 MiB, in any number that fits. */
 export const MAX_BUNDLE_BYTES = 4 * 1024 * 1024;
@@ -16,7 +16,7 @@ export const MAX_BUNDLE_BYTES = 4 * 1024 * 1024;
 /** A file's name in a bundle: a relative path of plain parts (no `..`, no absolute path, no hidden trick). */
 const FILE_NAME = /^(?!.*(^|\/)\.\.?(\/|$))[A-Za-z0-9._-]+(\/[A-Za-z0-9._-]+)*$/;
 
-export const bundleSchema = v.strictObject({
+const bundleSchema = v.strictObject({
   format: v.literal(BUNDLE_FORMAT),
   version: v.pipe(v.number(), v.safeInteger(), v.minValue(1)),
   issued_at: v.pipe(v.string(), v.isoTimestamp()),
@@ -29,7 +29,7 @@ export const bundleSchema = v.strictObject({
 export type PolicyBundle = v.InferOutput<typeof bundleSchema>;
 
 /** The bytes the signature is over: everything in the bundle but the signature, as canonical JSON. */
-export function signedBytes(bundle: Omit<PolicyBundle, "signature">): Uint8Array {
+function signedBytes(bundle: Omit<PolicyBundle, "signature">): Uint8Array {
   return new TextEncoder().encode(canonicalJson({ format: bundle.format, version: bundle.version, issued_at: bundle.issued_at, files: bundle.files }));
 }
 

@@ -18,7 +18,7 @@ import { closeSync, constants, fstatSync, lstatSync, openSync, readSync, statSyn
 import { messageOf, ThoughtGateError } from "./errors.ts";
 
 /** The most wrap reads of a config, a backup or the journal: a `~/.claude.json` with years of history is a few MiB. */
-export const MAX_READ_BYTES = 16 * 1024 * 1024;
+const MAX_READ_BYTES = 16 * 1024 * 1024;
 const CHUNK_BYTES = 64 * 1024;
 const GUARDED = constants.O_NOFOLLOW | constants.O_NONBLOCK | constants.O_NOCTTY;
 

@@ -3,7 +3,7 @@
  * of `secrets.kinds` in thoughtgate.yaml and of the audit's `secrets_found` event
  * (docs/governance.md, Secret scanning).
  */
-export const SECRET_KINDS = {
+const SECRET_KINDS = {
   aws_access_key_id: "AWS access key id (AKIA…, ASIA…)",
   aws_secret_access_key: "AWS secret access key (the value of a key named like aws_secret_access_key)",
   gcp_api_key: "Google Cloud API key (AIza…)",

@@ -12,7 +12,7 @@ import { readOwnFile } from "./safe-open.ts";
 
 const pid = v.pipe(v.number(), v.integer(), v.minValue(1));
 
-export const sessionDescriptorSchema = v.object({
+const sessionDescriptorSchema = v.object({
   version: v.string(),
   target: v.string(),
   /** The wrap process, and its start stamp (`processStartId`) so a reused pid is not taken for it. */

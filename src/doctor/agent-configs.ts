@@ -11,9 +11,9 @@ import { ADAPTERS, AGENT_TYPES, type AgentContext, type AgentType, type ConfigFi
 import type { CheckBody } from "./report.ts";
 
 /** Why `wrap` would leave an entry alone: every status but `governed`. */
-export type LeftAloneStatus = Exclude<EntryStatus, "governed">;
+type LeftAloneStatus = Exclude<EntryStatus, "governed">;
 
-export type ConfigFileReport = {
+type ConfigFileReport = {
   path: string;
   scope: ConfigScope;
   exists: boolean;
@@ -46,7 +46,7 @@ export type AgentConfigReport = {
 const DISCOVERIES: Partial<Record<AgentType, DiscoverOptions[]>> = { vscode: [{}, { insiders: true }] };
 
 /** One report per agent `wrap` knows, except `custom`, which has no files of its own. */
-export function agentConfigReports(ctx: AgentContext): AgentConfigReport[] {
+function agentConfigReports(ctx: AgentContext): AgentConfigReport[] {
   return AGENT_TYPES.filter((agent) => agent !== "custom").map((agent) => agentConfigReport(agent, ctx));
 }
 

@@ -15,9 +15,9 @@ import { checkPolicy, type PolicyFound } from "./policy.ts";
 import { checkRunningWraps, npmInstall } from "./upgrade.ts";
 import type { CheckBody, CheckResult, DoctorContext, DoctorReport } from "./report.ts";
 
-export type { CheckBody, CheckResult, CheckStatus, DoctorContext, DoctorReport } from "./report.ts";
+export type { CheckResult, DoctorContext, DoctorReport } from "./report.ts";
 
-export function currentContext(): DoctorContext {
+function currentContext(): DoctorContext {
   return { env: process.env, home: process.env.HOME || homedir(), cwd: process.cwd(), platform: process.platform, execPath: process.execPath };
 }
 

@@ -4,7 +4,7 @@
  * `info` reports without judging (which agents are installed is not a health question); `warn`
  * is something to look at that does not fail the report (an agent config that does not parse).
  */
-export type CheckStatus = "pass" | "fail" | "info" | "warn";
+type CheckStatus = "pass" | "fail" | "info" | "warn";
 
 export type CheckResult = {
   id: "binary" | "agent-configs" | "wrap-journal" | "enrolled-agents" | "agent-hooks" | "running-wraps" | "governance-bind" | "cedar" | "policy" | "approval-channels";

@@ -17,7 +17,7 @@ export const HOOK_AGENTS = ["claude-code", "codex", "gemini"] as const;
 export type HookAgent = (typeof HOOK_AGENTS)[number];
 
 /** The blocking exit code of every supported agent's hooks. */
-export const BLOCKING_EXIT = 2;
+const BLOCKING_EXIT = 2;
 
 const hookInput = v.looseObject({
   tool_name: v.pipe(v.string(), v.minLength(1)),

@@ -1,4 +1,5 @@
 import { usageError } from "../core/errors.ts";
+import { isEncryptedOrLoopback } from "../core/safe-url.ts";
 
 /**
  * What the user gives for a remote MCP server (`--url`, `--header`), checked before anything is
@@ -37,19 +38,14 @@ export function parseServerUrl(text: string, flag: string): URL {
   if (url.protocol !== "https:" && url.protocol !== "http:") throw usageError(`${flag} must be an http(s) URL, not ${url.protocol}`);
   if (url.username !== "" || url.password !== "") throw usageError(`${flag} must not carry credentials in the URL (use --header or --bearer-token-env)`);
   if (url.hash !== "") throw usageError(`${flag} must not have a #fragment`);
-  if (url.protocol === "http:" && !isLoopbackHost(url.hostname)) {
+  if (!isEncryptedOrLoopback(url)) {
     throw usageError(`${flag} ${url.origin}: plain http is refused for a host that is not loopback (the MCP traffic and any token would cross the network unencrypted); use https://`);
   }
   return url;
 }
 
-export function isLoopbackHost(hostname: string): boolean {
-  const host = hostname.replace(/^\[|\]$/g, "").toLowerCase();
-  return host === "localhost" || host === "::1" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
-}
-
 /** `Name: value` → [name, value]; a name that is not an HTTP token, or a reserved one, is a usage error. */
-export function parseHeader(text: string): [string, string] {
+function parseHeader(text: string): [string, string] {
   const colon = text.indexOf(":");
   const name = colon === -1 ? "" : text.slice(0, colon).trim();
   const value = colon === -1 ? "" : text.slice(colon + 1).trim();

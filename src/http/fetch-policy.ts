@@ -4,7 +4,7 @@
  * configured. A redirect to another origin is refused, never followed: it would carry the MCP
  * traffic (and the Authorization header) to a server nobody chose.
  */
-export const MAX_REDIRECTS = 5;
+const MAX_REDIRECTS = 5;
 
 export type Fetched = { ok: true; response: Response; url: URL } | { ok: false; detail: string };
 

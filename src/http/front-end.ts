@@ -2,7 +2,7 @@ import { randomUUID, timingSafeEqual } from "node:crypto";
 import type { JsonRpcId } from "../core/jsonrpc.ts";
 import { AgentStreams } from "./agent-streams.ts";
 import { readCapped } from "./body.ts";
-import { isLoopbackHost } from "./endpoint.ts";
+import { isLoopbackHost } from "../core/safe-url.ts";
 import { modernVersionOf } from "./request-metadata.ts";
 
 /**

@@ -15,7 +15,7 @@ import { answeredId, readEventStream, resumableEventId, type StreamSink } from "
  * request (no session, the request metadata headers, closing its stream cancels it); everything
  * else is 2025-11-25 (the `Mcp-Session-Id` the server gave at `initialize`, the negotiated
  * `MCP-Protocol-Version`, a GET stream for the server's own requests, resumption by `Last-Event-ID`).
- * One class of a little over 300 lines: the pending table, the session and the streams share one lifetime.
+ * One class: the pending table, the session and the streams share one lifetime.
  */
 export type Authorizer = {
   /** The `Authorization` header value to send, or null. */

@@ -9,7 +9,7 @@ import { log } from "../core/log.ts";
  * visible ASCII are sent as `=?base64?…?=`. A legacy (2025-11-25) request carries none of these but
  * the negotiated `MCP-Protocol-Version`.
  */
-export const PROTOCOL_VERSION_KEY = "io.modelcontextprotocol/protocolVersion";
+const PROTOCOL_VERSION_KEY = "io.modelcontextprotocol/protocolVersion";
 
 /** The protocol version a modern request names in its `_meta`, or null for a legacy request. */
 export function modernVersionOf(params: unknown): string | null {

@@ -13,7 +13,7 @@ import { ConnectionClosedError, RequestTimeoutError, RpcError } from "./rpc-erro
 import { check, InitializeResultSchema, RpcErrorObjectSchema, type InitializeResult } from "../core/mcp-schema.ts";
 
 export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
-export const MCP_PROTOCOL_VERSION = "2025-06-18";
+const MCP_PROTOCOL_VERSION = "2025-06-18";
 /** Once stdout ends, how long to wait for the exit status that explains it. */
 const EXIT_AFTER_EOF_MS = 1_000;
 /** Once the server exits, how long its last output may take to drain (a grandchild may hold the pipe open). */
@@ -53,7 +53,7 @@ type Pending = {
  * id in any order, server-initiated requests and notifications,
  * per-request timeouts, and the staged shutdown of `ServerProcess`. Every line the server writes
  * passes the same framing checks as in the shim (`Framer`), so a line over 10 MiB is never buffered.
- * One class of a little over 300 lines: the pending table, the reader and shutdown share one lifetime.
+ * One class: the pending table, the reader and shutdown share one lifetime.
  */
 export class McpClient {
   private nextId = 1;

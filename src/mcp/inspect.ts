@@ -16,11 +16,11 @@ import {
 } from "../core/mcp-schema.ts";
 
 /** A server that keeps handing out new cursors is broken; stop rather than loop forever. */
-export const MAX_LIST_PAGES = 1_000;
+const MAX_LIST_PAGES = 1_000;
 
 export type Hint = boolean | null;
 
-export type ToolReport = {
+type ToolReport = {
   name: string;
   title: string | null;
   description: string | null;
@@ -31,7 +31,7 @@ export type ToolReport = {
   definition: unknown;
 };
 
-export type PromptReport = {
+type PromptReport = {
   name: string;
   title: string | null;
   description: string | null;
@@ -39,7 +39,7 @@ export type PromptReport = {
   definition: unknown;
 };
 
-export type ResourceReport = { uri: string; name: string; title: string | null; mimeType: string | null; description: string | null };
+type ResourceReport = { uri: string; name: string; title: string | null; mimeType: string | null; description: string | null };
 
 export type InspectReport = {
   server: { name: string; title: string | null; version: string; protocolVersion: string; instructions: string | null };

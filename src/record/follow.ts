@@ -7,13 +7,13 @@ import type { RecordIndex } from "./record-index.ts";
 import { closeSync, openRecord, readWholeLines } from "./record-lines.ts";
 
 /** How often the record is looked at for new lines: a call shows well within a second of its end. */
-export const FOLLOW_POLL_MS = 200;
+const FOLLOW_POLL_MS = 200;
 
 /**
  * One record file read as it grows: each `poll` reads the whole lines it gained and returns the
  * calls that ended since (each once). Calls that began before `from` are found through `source`.
  */
-export class FileTail {
+class FileTail {
   private readonly assembler: CallAssembler;
   private readonly shown = new Set<string>();
 

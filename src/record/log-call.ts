@@ -61,7 +61,7 @@ export type DecisionFilter = (typeof DECISION_FILTERS)[number];
 export const PERSON_CHANNELS: ReadonlySet<string> = new Set(["web", "cli", "elicitation", "desktop", "slack", "terminal"]);
 
 /** End statuses that mean the call failed after it was let through. */
-export const ERROR_STATUSES: ReadonlySet<string> = new Set(["error", "server_unavailable", "no_response"]);
+const ERROR_STATUSES: ReadonlySet<string> = new Set(["error", "server_unavailable", "no_response"]);
 
 /** What became of a call, in one word. */
 export function outcomeOf(call: Pick<LogCall, "decision" | "status" | "decided_by">): string {

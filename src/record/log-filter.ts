@@ -48,7 +48,7 @@ export function parsePointInTime(text: string, flag: string, now = Date.now()): 
  */
 export type FilterColumns = { session: (test: string) => string; agent: (test: string) => string; project: (test: string) => string };
 
-export const FLAT_COLUMNS: FilterColumns = { session: (test) => test.replaceAll("$", "session"), agent: (test) => test.replaceAll("$", "agent"), project: (test) => test.replaceAll("$", "project") };
+const FLAT_COLUMNS: FilterColumns = { session: (test) => test.replaceAll("$", "session"), agent: (test) => test.replaceAll("$", "agent"), project: (test) => test.replaceAll("$", "project") };
 
 /** The SQL condition and its values for a filter, over a `calls` table with `columns` for where a call ran. */
 export function whereOf(filter: LogFilter, columns: FilterColumns = FLAT_COLUMNS): { sql: string; values: Array<string | number> } {

@@ -22,14 +22,14 @@ import type { LogCall } from "./log-call.ts";
 import { redact, redactText } from "../telemetry/redact.ts";
 
 /** Records on their way (in the SDK's queue or being exported) before new ones are counted as dropped. */
-export const AUDIT_QUEUE_RECORDS = 2_048;
+const AUDIT_QUEUE_RECORDS = 2_048;
 const BATCH_RECORDS = 512;
 const SCHEDULED_DELAY_MS = 1_000;
 const EXPORT_SUCCESS = 0;
 /** OpenTelemetry's SeverityNumber: INFO, WARN, ERROR. */
 const SEVERITY = { info: 9, warn: 13, error: 17 } as const;
 
-export type AuditDropReason = "queue_full" | "export_failed" | "shutdown";
+type AuditDropReason = "queue_full" | "export_failed" | "shutdown";
 export type AuditExportStats = { exported: number; dropped: Record<AuditDropReason, number> };
 
 /** Where the records come from, the same for every call of this exporter (user, host, service). */

@@ -16,8 +16,8 @@
  *
  * Several `log`s (a `--follow` beside a query, two terminals asking) may update it at once: SQLite's
  * locking (WAL, a write transaction per batch that re-reads where the file was left) keeps each
- * batch whole and never indexes a line twice. A longer file than most (about 400 lines): the checks,
- * the build and the queries share one connection and one recovery path.
+ * batch whole and never indexes a line twice. The checks, the build and the queries are one file:
+ * they share one connection and one recovery path.
  */
 import { constants, Database } from "bun:sqlite";
 import { lstatSync, mkdirSync, rmSync } from "node:fs";

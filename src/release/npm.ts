@@ -11,8 +11,8 @@ import { join } from "node:path";
 import { parseSha256Sums, sha256Hex } from "./checksums.ts";
 import type { ReleaseAsset } from "./formula.ts";
 
-export const NPM_SCOPE = "@thoughtgate";
-export const MAIN_PACKAGE = "thoughtgate";
+const NPM_SCOPE = "@thoughtgate";
+const MAIN_PACKAGE = "thoughtgate";
 const LAUNCHER_TEMPLATE = join(import.meta.dir, "npm-launcher.sh");
 
 export type NpmTarget = Pick<ReleaseAsset, "os" | "arch" | "baseline">;
@@ -34,7 +34,7 @@ export type NpmMeta = { version: string; description: string; homepage: string; 
  * every x64 install download two 50 MB binaries; the launcher names the baseline package when the
  * CPU needs it.
  */
-export function mainPackageJson(meta: NpmMeta, targets: readonly NpmTarget[]): Record<string, unknown> {
+function mainPackageJson(meta: NpmMeta, targets: readonly NpmTarget[]): Record<string, unknown> {
   const optional = Object.fromEntries(
     targets
       .filter((t) => !t.baseline)
@@ -56,7 +56,7 @@ export function mainPackageJson(meta: NpmMeta, targets: readonly NpmTarget[]): R
   };
 }
 
-export function platformPackageJson(meta: NpmMeta, target: NpmTarget): Record<string, unknown> {
+function platformPackageJson(meta: NpmMeta, target: NpmTarget): Record<string, unknown> {
   const system = target.os === "darwin" ? "macOS" : "Linux (glibc)";
   const cpu = target.baseline ? "x86_64 CPUs without AVX2" : target.arch === "x64" ? "x86_64 with AVX2" : "arm64";
   return {

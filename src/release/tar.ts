@@ -14,7 +14,7 @@ export function gzipTar(entry: TarEntry, level: 1 | 2 | 3 | 4 | 5 | 6 | 7 | 8 | 
 }
 
 /** POSIX ustar (pax-free): one regular file followed by the two zero blocks that end an archive. */
-export function tar({ name, bytes, mode = 0o755, mtimeSeconds }: TarEntry): Uint8Array<ArrayBuffer> {
+function tar({ name, bytes, mode = 0o755, mtimeSeconds }: TarEntry): Uint8Array<ArrayBuffer> {
   if (new TextEncoder().encode(name).length > 100) throw new Error(`tar entry name longer than 100 bytes: ${name}`);
   const header = new Uint8Array(BLOCK_BYTES);
   const put = (offset: number, length: number, text: string) => header.set(new TextEncoder().encode(text).subarray(0, length), offset);

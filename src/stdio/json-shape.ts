@@ -16,6 +16,8 @@
  * which strings are object keys, and how deep it is. String contents, where the bytes of a large
  * message are, are skipped with `indexOf`.
  */
+import { closingQuote, lastStringEscaped } from "../core/json-string-end.ts";
+
 export const MAX_NESTING = 128;
 
 export type ShapeProblem = { code: "DuplicateKey" | "NestingTooDeep"; detail: string };
@@ -57,7 +59,7 @@ export function checkJsonShape(text: string, maxNesting = MAX_NESTING): ShapePro
       if (expectKey) {
         // A name with an escape must be decoded before it is compared: the rare text with one
         // takes the decoding scan below.
-        if (closedEscaped ?? hasBackslash(text, i + 1, end)) return checkWithSlices(text, maxNesting);
+        if (lastStringEscaped() ?? hasBackslash(text, i + 1, end)) return checkWithSlices(text, maxNesting);
         const from = frames[depth - 1] as number;
         const set = largeFrames[depth - 1];
         if (set) {
@@ -187,51 +189,7 @@ function duplicate(key: string): ShapeProblem {
   return { code: "DuplicateKey", detail: `the name ${JSON.stringify(key)} appears twice in one object` };
 }
 
-/** Characters stepped through one by one before a string's end is searched for with `indexOf`. */
-const SHORT_STRING = 32;
-
-/**
- * The index of the quote that ends the string whose content starts at `from`. Most strings in a
- * message are short (names, ids, methods): those are stepped through, each escape as a pair, which
- * costs less than a native search per string; a long one is searched with `indexOf`.
- */
-function closingQuote(text: string, from: number): number {
-  const stop = Math.min(text.length, from + SHORT_STRING);
-  let at = from;
-  closedEscaped = false;
-  while (at < stop) {
-    const c = text.charCodeAt(at);
-    if (c === QUOTE) return at;
-    if (c === BACKSLASH) {
-      closedEscaped = true;
-      at += 2;
-    } else {
-      at += 1;
-    }
-  }
-  // `at` is never inside an escape here: backslashes before a quote are counted from it on.
-  closedEscaped = closedEscaped || null;
-  return searchClosingQuote(text, Math.min(at, text.length));
-}
-
-/**
- * Whether the string `closingQuote` last closed has an escape in it: true or false when it was
- * stepped through, null when it was searched (long: a name that long is looked at again).
- */
-let closedEscaped: boolean | null = false;
-
 function hasBackslash(text: string, from: number, to: number): boolean {
   for (let k = from; k < to; k++) if (text.charCodeAt(k) === BACKSLASH) return true;
   return false;
-}
-
-function searchClosingQuote(text: string, from: number): number {
-  let at = text.indexOf('"', from);
-  for (;;) {
-    if (at === -1) return text.length; // cannot happen for text JSON.parse accepted
-    let backslashes = 0;
-    for (let k = at - 1; k >= from && text.charCodeAt(k) === BACKSLASH; k--) backslashes += 1;
-    if (backslashes % 2 === 0) return at;
-    at = text.indexOf('"', at + 1);
-  }
 }

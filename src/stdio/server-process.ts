@@ -11,7 +11,7 @@ export const SIGTERM_GRACE_MS = 2_000;
  * client that signals us usually escalates to SIGKILL soon after (the MCP SDK: 2 s); if that
  * kills the shim mid-shutdown, the server, in its own process group, would be orphaned.
  */
-export const HURRIED_SIGTERM_GRACE_MS = 1_000;
+const HURRIED_SIGTERM_GRACE_MS = 1_000;
 
 export type Exit = { exitCode: number | null; signal: string | null; escalation: "none" | "sigterm" | "sigkill" };
 
@@ -164,7 +164,7 @@ function definedOnly(env: NodeJS.ProcessEnv): Record<string, string> {
  * decision 7) and the variables in `withhold` (those the shim's flags named for its own credentials:
  * `--listen-token-env` and the like, whatever they are called).
  */
-export function scrubEnv(env: NodeJS.ProcessEnv, withhold: readonly string[] = []): Record<string, string> {
+function scrubEnv(env: NodeJS.ProcessEnv, withhold: readonly string[] = []): Record<string, string> {
   const scrubbed: Record<string, string> = {};
   for (const [key, value] of Object.entries(env)) {
     if (value !== undefined && !key.startsWith("THOUGHTGATE_") && !withhold.includes(key)) scrubbed[key] = value;

@@ -11,12 +11,12 @@
  * `\n` until the text closes. If the joined text is one JSON-RPC message and any later line would
  * parse as JSON-RPC on its own, it is smuggling.
  */
-export type ScanState = { inString: boolean; escaped: boolean; depth: number };
+type ScanState = { inString: boolean; escaped: boolean; depth: number };
 
-export const FRESH_SCAN: ScanState = { inString: false, escaped: false, depth: 0 };
+const FRESH_SCAN: ScanState = { inString: false, escaped: false, depth: 0 };
 
 /** Continue a JSON lexical scan (strings, escapes, nesting) over `text`. */
-export function scanJson(text: string, from: ScanState): ScanState {
+function scanJson(text: string, from: ScanState): ScanState {
   let { inString, escaped, depth } = from;
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
@@ -36,9 +36,9 @@ export function endsInsideString(text: string): boolean {
 }
 
 /** At most this many lines are held while a watch is open; past that it is abandoned. */
-export const WATCH_MAX_LINES = 64;
+const WATCH_MAX_LINES = 64;
 /** At most this many bytes are held (an attack needs a few hundred; a real message never spans lines). */
-export const WATCH_MAX_BYTES = 1024 * 1024;
+const WATCH_MAX_BYTES = 1024 * 1024;
 /** A watch the sender never closes is abandoned after this long, so held lines are not delayed. */
 export const WATCH_TIMEOUT_MS = 250;
 /** Quotes tried per line as the one that closes the open string. */

@@ -13,9 +13,10 @@ import { showInvisibleInJson } from "../core/visible-text.ts";
  * chunk until the write is done) instead of losing records. A file that cannot be opened stops the
  * command; a write that fails is reported loudly and counted in `run_end.summary.events_dropped`.
  */
-export const EVENT_SCHEMA_VERSION = 1;
+const EVENT_SCHEMA_VERSION = 1;
 
-export type Decision = "forward" | "deny" | "pending";
+/** What `tool_call_decision` records of a call: sent on, refused, or waiting for a person (docs/events.md). */
+type RecordedDecision = "forward" | "deny" | "pending";
 export type CallStatus = "ok" | "error" | "denied" | "server_unavailable" | "cancelled" | "no_response" | "input_required";
 
 export type EventFields = {
@@ -138,10 +139,10 @@ export type EventFields = {
 
 export type EventType = keyof EventFields;
 
-export type DefinitionAction = "hidden" | "would_block" | "warned";
+type DefinitionAction = "hidden" | "would_block" | "warned";
 
-export type DecisionFields = {
-  decision: Decision;
+type DecisionFields = {
+  decision: RecordedDecision;
   gate: string | null;
   rule_id: string | null;
   policy_id: string | null;
@@ -187,16 +188,6 @@ export type ArbiterSummary = {
   /** Lines written to the child's stdin (decisions, pings, aborts). */
   control_lines: number;
   events_dropped: number;
-};
-
-export type Envelope = {
-  v: number;
-  type: EventType;
-  ts: string;
-  run_id: string;
-  server_id: string;
-  seq: number;
-  profile: Profile;
 };
 
 export class EventStream {

@@ -2,7 +2,7 @@ import { capLabelValue, Counter, Gauge, Histogram, renderMetrics } from "./prome
 import { DROP_REASONS, type TracerStats } from "./tracing/tracer.ts";
 
 /** A server counts as active while its shim has been heard from within this window (3 heartbeats). */
-export const ACTIVE_SERVER_WINDOW_MS = 15_000;
+const ACTIVE_SERVER_WINDOW_MS = 15_000;
 
 /**
  * A shim's MCP server: `starting` (the shim is up and about to start it), `running`, `exited` (it
@@ -18,11 +18,11 @@ export type ServerState = (typeof SERVER_STATES)[number];
  * are bounded: the MCP methods of the specification (2025-11-25) and `response` pass, a few other
  * names per server are kept, and the rest count as `other`; so do servers past `MAX_SERVERS`.
  */
-export const OTHER_LABEL = "other";
-export const MAX_SERVERS = 100;
-export const MAX_OTHER_METHODS_PER_SERVER = 10;
+const OTHER_LABEL = "other";
+const MAX_SERVERS = 100;
+const MAX_OTHER_METHODS_PER_SERVER = 10;
 
-export const KNOWN_MCP_METHODS: ReadonlySet<string> = new Set([
+const KNOWN_MCP_METHODS: ReadonlySet<string> = new Set([
   "response",
   "initialize",
   "ping",
@@ -84,7 +84,7 @@ const DIRECTIONS: ReadonlySet<string> = new Set(["agent_to_server", "server_to_a
  * bounded like method names), plus what ThoughtGate itself saw (no answer, an HTTP status, an
  * answer that was not Slack's).
  */
-export const KNOWN_SLACK_ERRORS: ReadonlySet<string> = new Set([
+const KNOWN_SLACK_ERRORS: ReadonlySet<string> = new Set([
   "unreachable",
   "timeout",
   "invalid_response",
@@ -107,7 +107,7 @@ export const KNOWN_SLACK_ERRORS: ReadonlySet<string> = new Set([
   "link_disabled",
   "socket_closed",
 ]);
-export const SLACK_METHODS: ReadonlySet<string> = new Set(["chat.postMessage", "chat.update", "chat.postEphemeral", "reactions.get", "apps.connections.open", "socket_mode"]);
+const SLACK_METHODS: ReadonlySet<string> = new Set(["chat.postMessage", "chat.update", "chat.postEphemeral", "reactions.get", "apps.connections.open", "socket_mode"]);
 const MAX_OTHER_SLACK_ERRORS = 20;
 
 /** At most `max` distinct values are admitted; the ones seen first keep their label. */

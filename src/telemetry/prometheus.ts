@@ -6,7 +6,7 @@
  */
 export type Labels = Record<string, string>;
 
-export const MAX_LABEL_CHARS = 128;
+const MAX_LABEL_CHARS = 128;
 
 /** A label value of at most `MAX_LABEL_CHARS` characters; a longer one keeps its start and ends in `…`. */
 export function capLabelValue(value: string): string {
@@ -137,12 +137,12 @@ export function renderMetrics(metrics: Array<{ render(): string }>): string {
 }
 
 /** `{a="1",b="x\"y"}`, or "" without labels. */
-export function labelText(labels: Labels): string {
+function labelText(labels: Labels): string {
   const entries = Object.entries(labels);
   if (entries.length === 0) return "";
   return `{${entries.map(([key, value]) => `${key}="${escapeLabelValue(value)}"`).join(",")}}`;
 }
 
-export function escapeLabelValue(value: string): string {
+function escapeLabelValue(value: string): string {
   return value.replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(/\n/g, "\\n");
 }

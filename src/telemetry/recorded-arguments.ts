@@ -1,7 +1,7 @@
 import { redact } from "./redact.ts";
 
 /** A string argument longer than this is recorded with its middle cut out (both ends stay). */
-export const RECORDED_STRING_CHARS = 16_384;
+const RECORDED_STRING_CHARS = 16_384;
 
 /**
  * A call's arguments as the record keeps them (`tool_call_start.arguments`, docs/events.md): what a

@@ -18,7 +18,6 @@ import { redactString } from "./secret-scan.ts";
  * (src/shim/result-scanner.ts): there a false positive changes the agent's data.
  */
 export { isSecretKey } from "./secret-keys.ts";
-export { redactedMarker };
 
 /**
  * Values that carry their own scheme (`Bearer …`, `Basic …`, `token …`) are credentials whatever

@@ -117,7 +117,7 @@ const GLUED_ENDINGS: readonly string[] = ["authorization", "credentials", "passp
 /** Two words that are one credential word when written as two (`PassWord`, `Pass_Phrase`). */
 const SPLIT_WORDS: ReadonlySet<string> = new Set(["password", "passphrase"]);
 
-export function keyWords(key: string): string[] {
+function keyWords(key: string): string[] {
   const words = key
     .replace(/([a-z0-9])([A-Z])/g, "$1 $2")
     .replace(/([A-Z])([A-Z][a-z])/g, "$1 $2")

@@ -21,7 +21,7 @@ import type { AgentType } from "./adapters/types.ts";
  * Claude Code runs a hook's command through a shell, and waits `timeout` seconds for it; past that
  * it goes ahead, so the hook blocks the call itself before (commands/hook.ts, HOOK_DEADLINE_MS).
  */
-export const HOOK_TIMEOUT_S = 600;
+const HOOK_TIMEOUT_S = 600;
 
 /**
  * Whether wrap governs the agent's own tools through its hooks: Claude Code, when the program is
@@ -38,7 +38,7 @@ export function hooklessMode(command: readonly string[]): string | null {
 }
 
 /** The shell command a hook entry runs: this binary (its stable path) and the agent's name. */
-export function hookCommand(binary: string, agent: "claude-code" | "codex" | "gemini"): string {
+function hookCommand(binary: string, agent: "claude-code" | "codex" | "gemini"): string {
   return `${shellQuote(binary)} hook ${agent}`;
 }
 

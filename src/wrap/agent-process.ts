@@ -5,7 +5,7 @@ import { exitCodeForSignal } from "../core/signals.ts";
 const AGENT_STOP_GRACE_MS = 5_000;
 
 /** The exit code of an agent that could not be started (what a shell reports for a missing command). */
-export const AGENT_NOT_STARTED = 127;
+const AGENT_NOT_STARTED = 127;
 
 export type AgentLaunch = {
   command: string[];

@@ -26,7 +26,7 @@ const jsonPathSchema = v.array(v.union([v.string(), v.number()]));
  * so a reused pid is not taken for it), and `enroll` (for good, until `unenroll`). The config is put
  * back when the last one lets go; a wrap that died holds nothing (repair.ts).
  */
-export const holderSchema = v.variant("kind", [
+const holderSchema = v.variant("kind", [
   v.object({
     kind: v.literal("wrap"),
     pid: v.pipe(v.number(), v.integer()),
@@ -40,7 +40,7 @@ export const holderSchema = v.variant("kind", [
 
 export type Holder = v.InferOutput<typeof holderSchema>;
 
-export const journalRecordSchema = v.object({
+const journalRecordSchema = v.object({
   /** Absolute path of the config, the record's key. */
   configPath: v.string(),
   backupPath: v.string(),
@@ -115,7 +115,7 @@ export function removeRecord(configPath: string, path: string = journalPath()): 
 }
 
 /** Read, change and write the journal while holding its lock. */
-export function updateJournal(change: (records: JournalRecord[]) => JournalRecord[], path: string = journalPath()): JournalRecord[] {
+function updateJournal(change: (records: JournalRecord[]) => JournalRecord[], path: string = journalPath()): JournalRecord[] {
   mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
   // The lock file stays: many processes take it in turn, and it is not what `doctor` looks for.
   const lock = acquireLock(`${path}.lock`, { subject: "the wrap journal", busy: "being updated", waitMs: JOURNAL_LOCK_WAIT_MS, removeOnRelease: false });

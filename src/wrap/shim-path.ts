@@ -135,7 +135,7 @@ function realTmpdir(): string {
 }
 
 /** Where the pin for `source` goes (computed only: `--dry-run` shows it without creating it). */
-export function pinPath(source: string, stats: Stats = statSync(source), env: NodeJS.ProcessEnv = process.env): string {
+function pinPath(source: string, stats: Stats = statSync(source), env: NodeJS.ProcessEnv = process.env): string {
   const identity = new Bun.CryptoHasher("sha256").update(`${stats.dev}:${stats.ino}:${stats.size}:${stats.mtimeMs}:${source}`).digest("hex").slice(0, 12);
   const target = TARGET.replace(/^bun-/, "").replace(/[^\w.-]+/g, "_");
   return join(pinsDir(env), `${VERSION}-${target}-${identity}`, "thoughtgate");

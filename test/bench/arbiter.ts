@@ -1,5 +1,5 @@
 /**
- * The arbiter's decision latency (issue 6): how long a codecli waits from printing a `tool.request`
+ * The arbiter's decision latency: how long a codecli waits from printing a `tool.request`
  * to reading its `policy.decision`, through `thoughtgate arbiter` (the 4-gate engine with a rules
  * file, with and without the event stream) and through the echo decider (echo-decider.ts, the
  * floor: line splitting and an immediate allow, no governance). The bench's codecli

@@ -1,5 +1,5 @@
 /**
- * `bun run bench:dist`: what the npm distribution costs (issue 17). Needs the output of
+ * `bun run bench:dist`: what the npm distribution costs (start-up through each launcher, package sizes). Needs the output of
  * `bun run build:npm` (dist/release and dist/npm).
  *
  * - start-up: `thoughtgate --version`, spawn → exit, run directly from the platform package, through

@@ -1,6 +1,6 @@
 /**
  * What the bench runs and what it holds the shim to: iteration counts (`--quick` for a shorter
- * run), the issues' targets, the requests, and the configurations' names.
+ * run), the targets each figure is held to (docs/benchmarks.md), the requests, and the configurations' names.
  */
 import type { Call, Throughput } from "./bench-client.ts";
 import type { Memory } from "./report.ts";
@@ -49,12 +49,12 @@ export const CEDAR_PLAN = QUICK
       ],
     };
 /**
- * wrap (issue 4): launches of the agent per configuration, after one uncounted round; and
+ * wrap: launches of the agent per configuration, after one uncounted round; and
  * discover + rewrite of the 1 MB `~/.claude.json` in the bench process, after one first call.
  */
 export const WRAP_PLAN = QUICK ? { launches: 7, rewrites: 20 } : { launches: 15, rewrites: 50 };
 /**
- * arbiter (issue 6): decisions timed per configuration, split into blocks of one fresh session
+ * arbiter: decisions timed per configuration, split into blocks of one fresh session
  * each (in turn across configurations), each session warming up first.
  */
 export const ARBITER_PLAN = QUICK ? { decisions: 2_000, blocks: 4, warmup: 200 } : { decisions: 10_000, blocks: 10, warmup: 300 };
@@ -91,7 +91,7 @@ export const MEMORY_SETTLE_MS = 2_500;
 export const PIPELINE_WINDOW = 256;
 
 /**
- * The shim issue's targets, added to the direct figures or relative to the relays; PSS idle, after
+ * The shim's targets, added to the direct figures or relative to the relays; PSS idle, after
  * `MEMORY_WARMUP_CALLS`, and after `MEMORY_LONG_CALLS` at most `flatPssKb` above the working figure
  * (no growth with the number of calls: what is left is the allocator's noise).
  */
@@ -107,11 +107,11 @@ export const TARGET = {
   startupVsDirect: 2,
 };
 /**
- * The governance issues' targets: a governed call's added p99, one Cedar evaluation's p99 at 50
+ * Governance's targets: a governed call's added p99, one Cedar evaluation's p99 at 50
  * policies and at 5,000 against 50, the service's RSS.
  */
 export const GOVERNANCE_TARGET = { addedP99Ms: 1, decisionsPerSecond: 50_000, cedarP99Ms: 0.2, cedarP99GrowthAt5000: 2, serviceRssKb: 80 * 1024 };
-/** The wrap issue's targets: command → agent launched, added to launching it directly; rewriting a 1 MB `~/.claude.json`. */
+/** Wrap's targets: command → agent launched, added to launching it directly; rewriting a 1 MB `~/.claude.json`. */
 export const WRAP_TARGET = { addedLaunchMs: 150, rewriteMs: 20 };
 /**
  * Secret scanning's targets: a small result stays within the shim's own target (TARGET, added to
@@ -120,7 +120,7 @@ export const WRAP_TARGET = { addedLaunchMs: 150, rewriteMs: 20 };
  * spends reading and validating such a line).
  */
 export const SECRETS_TARGET = { bigAddedCpuMs: 25 };
-/** The arbiter issue's target: what `thoughtgate arbiter` adds to a decision's p99 over the echo decider. */
+/** The arbiter's target: what `thoughtgate arbiter` adds to a decision's p99 over the echo decider. */
 export const ARBITER_TARGET = { addedP99Ms: 1 };
 
 export const INITIALIZE: Call = {

@@ -96,7 +96,7 @@ export function throughputRows(
 
 /**
  * Decisions per second the service gave one shim in the pipelined runs (every call is one decision),
- * against an absolute floor: the issue names a rate, not a ratio.
+ * against an absolute floor: the target is a rate, not a ratio.
  */
 export function decisionRateRows(figure: string, runs: Map<ConfigName, Throughput[]>, config: ConfigName, floor: number): Row[] {
   const outcomes = get(runs, config);
@@ -151,7 +151,7 @@ export function memoryRows(memory: Map<ConfigName, MemoryFigures>): Row[] {
           rows.push({ figure, config, value: mb(value), baseline: "(baseline)", delta: "", target: "", result: "" });
           continue;
         }
-        // Judged: the issue's ceilings idle and after the first calls, and no growth after that.
+        // Judged: the ceilings idle and after the first calls, and no growth after that.
         const ceiling = flatAgainst ? readings[flatAgainst].pssKb + TARGET.flatPssKb : state === "idle" ? TARGET.pssKb : state === "working" ? TARGET.workingPssKb : null;
         const judged = key === "pssKb" && JUDGED.has(config) && ceiling !== null;
         rows.push({

@@ -28,7 +28,7 @@ const EXPANDED_IN: readonly (readonly string[])[] = [
   ["approval", "*", "destination", "app_token"],
 ];
 
-export const EXPANDED_IN_WORDS = "cedar.policies, cedar.schema, telemetry.otlp.endpoint, telemetry.otlp.headers, approval.<name>.destination.token, approval.<name>.destination.app_token and approval.<name>.destination.channel";
+const EXPANDED_IN_WORDS = "cedar.policies, cedar.schema, telemetry.otlp.endpoint, telemetry.otlp.headers, approval.<name>.destination.token, approval.<name>.destination.app_token and approval.<name>.destination.channel";
 
 /** Which file this is: the user's own (or one given explicitly), or a project's. */
 export type Layer = "user" | "project";
@@ -97,7 +97,7 @@ function matches(pattern: readonly string[], at: Segment[]): boolean {
 }
 
 /** `governance.rules[0].id`, as valibot's issues are reported. */
-export function fieldPath(at: readonly Segment[]): string {
+function fieldPath(at: readonly Segment[]): string {
   let out = "";
   for (const segment of at) out += typeof segment === "number" ? `[${segment}]` : out ? `.${segment}` : segment;
   return out || "(root)";

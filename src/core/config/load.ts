@@ -9,7 +9,7 @@ import { readPolicyFile } from "./read-file.ts";
 import { configSchema, type ThoughtGateConfig } from "./schema.ts";
 import { parseYaml } from "./yaml.ts";
 
-export type ConfigProblem = { path: string; message: string };
+type ConfigProblem = { path: string; message: string };
 
 export type LoadedConfig = {
   config: ThoughtGateConfig;
@@ -131,7 +131,7 @@ function inside(file: string, dir: string): boolean {
   return rel !== "" && rel !== ".." && !rel.startsWith(`..${sep}`) && !isAbsolute(rel);
 }
 
-export function formatProblems(file: string, problems: ConfigProblem[]): string {
+function formatProblems(file: string, problems: ConfigProblem[]): string {
   const lines = problems.map((p) => `  ${p.path}: ${p.message}`);
   return `${file}: ${problems.length} problem${problems.length === 1 ? "" : "s"}\n${lines.join("\n")}`;
 }

@@ -1,5 +1,6 @@
 import * as v from "valibot";
 import { DURATION_EXPECTED, durationMs } from "../duration.ts";
+import { isSafeUrl } from "../safe-url.ts";
 import { PIN_MODES, SEVERITIES } from "../severity.ts";
 import { SECRET_KIND_IDS } from "../secret-kinds.ts";
 import { didYouMean } from "../suggest.ts";
@@ -38,7 +39,7 @@ const duration = v.pipe(
   v.transform((value) => durationMs(String(value)) ?? 0),
 );
 
-export const ACTIONS = ["forward", "deny", "approve", "policy"] as const;
+const ACTIONS = ["forward", "deny", "approve", "policy"] as const;
 export type Action = (typeof ACTIONS)[number];
 /** What people write for an action in other tools' policies (Cedar's permit, "ask", "block"). */
 const ACTION_SYNONYMS = { allow: "forward", permit: "forward", pass: "forward", accept: "forward", block: "deny", reject: "deny", refuse: "deny", forbid: "deny", ask: "approve", prompt: "approve", confirm: "approve", require_approval: "approve", cedar: "policy" } as const;
@@ -63,7 +64,6 @@ const exposeSchema = strict({
  * logs; `off` neither pins nor checks drift (poisoning findings are still logged). `block_severity`
  * names the lowest finding severity that hides (`none`: nothing hides).
  */
-export { PIN_MODES, SEVERITIES, type PinMode, type Severity } from "../severity.ts";
 
 const sourceSchema = strict(
   {
@@ -84,7 +84,6 @@ const pinsSchema = strict({
   /** The workflow that asks a person to accept a changed or flagged definition; default every channel, 5 min, deny. */
   approval: v.optional(text("an approval workflow name")),
 });
-export type PinsConfig = v.InferOutput<typeof pinsSchema>;
 
 const annotationsFilter = strict({
   readOnlyHint: v.optional(v.boolean("expected true or false")),
@@ -175,26 +174,8 @@ const ruleSchema = strict(
   "rule",
 );
 
-export const CHANNELS = ["elicitation", "web", "cli"] as const;
-
 /** Where Slack's Web API is, unless `base_url` says otherwise. */
 export const SLACK_API_URL = "https://slack.com/api/";
-
-/**
- * A URL a Slack token may be sent to: https, or plain http only to this machine (a local relay, a
- * test double). Anything else would put the bot token on the network in clear text.
- */
-export function isSafeSlackUrl(text: string, schemes: { secure: string; plain: string } = { secure: "https:", plain: "http:" }): boolean {
-  let url: URL;
-  try {
-    url = new URL(text);
-  } catch {
-    return false;
-  }
-  if (url.username !== "" || url.password !== "") return false;
-  if (url.protocol === schemes.secure) return true;
-  return url.protocol === schemes.plain && ["127.0.0.1", "[::1]", "localhost"].includes(url.hostname);
-}
 
 /**
  * Slack values are checked without echoing them: an error message must never print a token.
@@ -218,7 +199,7 @@ const slackDestination = strict(
       v.description("the Slack member ids (U…) who may decide"),
     ),
     base_url: v.optional(
-      v.pipe(text("a URL"), v.check((url) => isSafeSlackUrl(url), "expected an https:// URL (http:// only to 127.0.0.1, [::1] or localhost), without user:password@")),
+      v.pipe(text("a URL"), v.check((url) => isSafeUrl(url), "expected an https:// URL (http:// only to 127.0.0.1, [::1] or localhost), without user:password@")),
       SLACK_API_URL,
     ),
   },
@@ -304,7 +285,7 @@ const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 const otlpSchema = strict({
   /** The collector's base URL, like OTEL_EXPORTER_OTLP_ENDPOINT (`/v1/traces` is appended). */
   endpoint: v.optional(
-    v.pipe(text("a URL"), v.check((url) => isSafeSlackUrl(url), "expected an https:// URL (http:// only to 127.0.0.1, [::1] or localhost), without user:password@")),
+    v.pipe(text("a URL"), v.check((url) => isSafeUrl(url), "expected an https:// URL (http:// only to 127.0.0.1, [::1] or localhost), without user:password@")),
   ),
   headers: v.optional(
     v.record(
@@ -381,5 +362,4 @@ export const configSchema = v.pipe(
 export type ThoughtGateConfig = v.InferOutput<typeof configSchema>;
 export type Rule = ThoughtGateConfig["governance"]["rules"][number];
 export type Workflow = ThoughtGateConfig["approval"][string];
-export type Source = ThoughtGateConfig["sources"][number];
 export type SlackDestination = Extract<Workflow["destination"], { type: "slack" }>;

@@ -19,13 +19,13 @@ import { parseDocument } from "yaml";
  */
 
 /** How often aliases may be followed, weighted by the aliases inside what they point at (`yaml`'s count). */
-export const MAX_ALIAS_COUNT = 100;
+const MAX_ALIAS_COUNT = 100;
 /** Values (mappings, sequences, scalars) in the tree once every alias is followed. */
 export const MAX_VALUES = 200_000;
 /** Characters of every string (and key) in that tree together. */
-export const MAX_CHARACTERS = 2 * 1024 * 1024;
+const MAX_CHARACTERS = 2 * 1024 * 1024;
 /** Mappings and sequences inside each other (a policy needs about six). */
-export const MAX_DEPTH = 64;
+const MAX_DEPTH = 64;
 
 export type YamlResult = { ok: true; value: unknown } | { ok: false; message: string };
 

@@ -45,10 +45,10 @@ export function grantHolder(serverId: string, caller: string): string {
 }
 
 /** The one holder of the grants made for an agent's own tools. */
-export const AGENT_HOOKS_HOLDER = "agent-hooks";
+const AGENT_HOOKS_HOLDER = "agent-hooks";
 
 /** At most this many grants: each is one person's decision, so a session never gets near it. */
-export const MAX_GRANTS = 1_000;
+const MAX_GRANTS = 1_000;
 
 export class SessionGrants {
   private readonly grants = new Map<string, Grant>();

@@ -93,7 +93,7 @@ export type ChangeResult =
  * A person's words as they are kept and shown (docs/events.md, `person_reason`): credentials
  * redacted, invisible and control characters as escapes, at most MAX_REASON_CHARS; blank is none.
  */
-export function personWords(text: string | undefined): string | undefined {
+function personWords(text: string | undefined): string | undefined {
   const trimmed = text?.trim();
   if (!trimmed) return undefined;
   const shown = showInvisible(redactText(trimmed));
@@ -120,9 +120,9 @@ export const systemClock: Clock = {
   },
 };
 
-export const MAX_TASKS = 1_000;
+const MAX_TASKS = 1_000;
 /** Finished tasks stay readable this long, so a shim polling GET /governance/task/{id} sees the outcome. */
-export const FINISHED_RETENTION_MS = 10 * 60_000;
+const FINISHED_RETENTION_MS = 10 * 60_000;
 
 // Defined with canonical JSON, where the shim's own approval asks use it without loading the task store.
 export { callDigest };

@@ -30,7 +30,7 @@ import { isSecretKind } from "../../core/secret-kinds.ts";
 const READY_FIRST_DELAY_MS = 50;
 const READY_MAX_DELAY_MS = 2_000;
 /** The whole wait for readiness (`shim --governance-ready-timeout`), a /healthz that never answers included. */
-export const READY_TIMEOUT_MS = 30_000;
+const READY_TIMEOUT_MS = 30_000;
 /** Per-call timeouts (Bun's fetch has one deadline; connect failures on loopback are immediate). */
 const HEARTBEAT_MS = 5_000;
 
@@ -60,8 +60,7 @@ export class SessionEnded extends Error {}
  * The shim's side of the governance service (`--governance-endpoint`): every governed call is
  * decided by the service. When the service cannot be reached the call fails closed (production)
  * or is forwarded with WOULD_BLOCK (development). Waiting on an approval task is task-wait.ts; this
- * class of a little over 300 lines keeps the channel, its heartbeat and the reports, which share
- * one lifetime.
+ * class keeps the channel, its heartbeat and the reports, which share one lifetime.
  */
 export class RemoteDecider implements Decider {
   private heartbeat: ReturnType<typeof setInterval> | null = null;

@@ -45,7 +45,7 @@ function shimPlace(options: ShimGovernanceOptions): Place {
  * A config that was asked for and cannot be loaded throws (the shim does not start). The engine
  * loads here only: a shim whose decisions come from the service never loads it (nor Cedar).
  */
-export async function createLocalDecider(options: ShimGovernanceOptions): Promise<Decider> {
+async function createLocalDecider(options: ShimGovernanceOptions): Promise<Decider> {
   const [{ EngineHolder }, { LocalDecider }] = await Promise.all([import("../engine/engine-holder.ts"), import("./local-decider.ts")]);
   const holder = await EngineHolder.load(options.configFlag);
   // Polled, not watched with file-system events: one event watcher thread per shim is memory each

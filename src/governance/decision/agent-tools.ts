@@ -15,7 +15,7 @@
 export const AGENT_SOURCE = "agent";
 
 /** The normalised names. */
-export const AGENT_TOOLS = ["shell", "read", "edit", "write", "fetch"] as const;
+const AGENT_TOOLS = ["shell", "read", "edit", "write", "fetch"] as const;
 export type AgentTool = (typeof AGENT_TOOLS)[number];
 
 type Call = { serverId: string; method: string; name: string; arguments: unknown };

@@ -1,4 +1,3 @@
-import { structuredPatch } from "diff";
 import { redactText } from "../../telemetry/redact.ts";
 
 /**
@@ -59,10 +58,15 @@ export function previewChange(args: unknown, readExisting?: ReadExisting): Chang
   if (contentKey === undefined || readExisting === undefined) return null;
   const before = readExisting(path);
   if (before === null) return null;
-  const patch = structuredPatch(path, path, redactText(before), record[contentKey] as string, "", "", { context: CONTEXT_LINES, timeout: DIFF_TIMEOUT_MS, maxEditLength: MAX_EDIT_LENGTH });
+  const patch = diffLibrary().structuredPatch(path, path, redactText(before), record[contentKey] as string, "", "", { context: CONTEXT_LINES, timeout: DIFF_TIMEOUT_MS, maxEditLength: MAX_EDIT_LENGTH });
   if (patch === undefined) return null;
   const body = patch.hunks.flatMap((hunk) => [`@@ -${hunk.oldStart},${hunk.oldLines} +${hunk.newStart},${hunk.newLines} @@`, ...hunk.lines]);
   return { path, diff: [`--- ${path}`, `+++ ${path}`, ...(body.length > 0 ? body : ["(the new content is the same as the file's)"])].join("\n"), covers: [[contentKey]] };
+}
+
+/** `diff`, loaded on the first change shown rather than with every shim: most shims never show one. */
+function diffLibrary(): typeof import("diff") {
+  return require("diff") as typeof import("diff");
 }
 
 type Pair = { old: string; new: string; oldKey: string; newKey: string };
@@ -80,7 +84,7 @@ function pairOf(value: unknown): Pair | null {
 function hunkLines(before: string, after: string): string[] | null {
   // Whole text as context: an edit's texts are the fragment that changes, every line of it shown.
   // A fragment's last line is a line like any other: "A=1" and "A=1\n…" share their first line.
-  const patch = structuredPatch("", "", `${before}\n`, `${after}\n`, "", "", { context: Number.MAX_SAFE_INTEGER, timeout: DIFF_TIMEOUT_MS, maxEditLength: MAX_EDIT_LENGTH });
+  const patch = diffLibrary().structuredPatch("", "", `${before}\n`, `${after}\n`, "", "", { context: Number.MAX_SAFE_INTEGER, timeout: DIFF_TIMEOUT_MS, maxEditLength: MAX_EDIT_LENGTH });
   if (patch === undefined) return null;
   const lines = patch.hunks.flatMap((hunk) => hunk.lines);
   return lines.length > 0 ? lines : ["(no change)"];

@@ -21,7 +21,7 @@ export type ListKind = "tools" | "prompts" | "resources";
  * `always_rule` a rule "always allow" wrote.
  */
 export const DECISION_CHANNELS = ["elicitation", "web", "cli", "desktop", "slack", "timeout", "session_grant", "always_rule"] as const;
-export type DecisionChannel = (typeof DECISION_CHANNELS)[number];
+type DecisionChannel = (typeof DECISION_CHANNELS)[number];
 export type DecidedBy = { channel: DecisionChannel; who?: string };
 
 export type Verdict =
@@ -58,7 +58,7 @@ export type Verdict =
  * this call, this tool on this server for the session, or always (a rule in the user's policy, kept
  * to the session's project or for every project).
  */
-export type AllowScope = { scope: "once" } | { scope: "session" } | { scope: "always"; alwaysScope: "project" | "everywhere" };
+type AllowScope = { scope: "once" } | { scope: "session" } | { scope: "always"; alwaysScope: "project" | "everywhere" };
 
 /**
  * What came back from asking the agent's user: a yes (with how far it reaches), a person's no, the

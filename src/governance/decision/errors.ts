@@ -15,7 +15,7 @@ export const GOVERNANCE_ERROR = {
   toolNotExposed: -32015,
 } as const;
 
-export const GATES = ["visibility", "rules", "cedar", "approval", "governance", "definitions"] as const;
+const GATES = ["visibility", "rules", "cedar", "approval", "governance", "definitions"] as const;
 export type Gate = (typeof GATES)[number];
 
 export function isGate(value: unknown): value is Gate {

@@ -4,7 +4,7 @@ import { readRegularFile } from "../../core/safe-open.ts";
 import type { ReadExisting } from "./change-preview.ts";
 
 /** The largest file whose old text a prompt diffs against a write; past it the write shows its arguments only. */
-export const MAX_DIFFED_FILE_BYTES = 64 * 1024;
+const MAX_DIFFED_FILE_BYTES = 64 * 1024;
 
 /**
  * How a prompt reads the text a write would replace (change-preview.ts): only a regular file inside

@@ -9,7 +9,7 @@ import { redactedMarker, SECRET_KIND_IDS, type SecretKind } from "../../core/sec
  */
 export type KindAction = "redact" | "detect" | "off";
 
-export type KindSetting = { action: KindAction; replacement?: string };
+type KindSetting = { action: KindAction; replacement?: string };
 
 export type SecretScanPolicy = {
   /** false: this server's results reach the agent unscanned (`secrets.servers.<id>.scan: off`). */

@@ -63,25 +63,55 @@ export function isStandardName(name: string): boolean {
   return STANDARD_NAME.test(name);
 }
 
-let table: Map<number, string> | null = null;
+/** Each entry's source code point, ascending, and where the entry starts in `CONFUSABLES_TABLE`. */
+type ConfusablesIndex = { sources: Uint32Array; starts: Uint32Array };
 
-/** The table of confusables.txt (confusables-data.ts), read on first use: the pin checks need it, a shim that only forwards never does. */
-function confusables(): Map<number, string> {
-  if (table) return table;
-  table = new Map();
-  for (const entry of CONFUSABLES_TABLE.split("|")) {
-    if (entry === "") continue;
-    const [source, ...prototype] = entry.split(" ").map((hex) => Number.parseInt(hex, 16));
-    table.set(source as number, String.fromCodePoint(...prototype));
+let index: ConfusablesIndex | null = null;
+
+/**
+ * The index of confusables.txt (confusables-data.ts), built on first use: the pin checks need it, a
+ * shim that only forwards never does. Two typed arrays over the table's own text (~50 KB) rather
+ * than a map of 6,500 strings (~0.7 MB of every shim's heap that had read a tool list): a
+ * prototype is read from the table when a character has one.
+ */
+function confusables(): ConfusablesIndex {
+  if (index) return index;
+  const found: Array<{ source: number; start: number }> = [];
+  for (let start = 0; start < CONFUSABLES_TABLE.length; ) {
+    const end = CONFUSABLES_TABLE.indexOf("|", start);
+    if (end === -1) break;
+    const space = CONFUSABLES_TABLE.indexOf(" ", start);
+    found.push({ source: Number.parseInt(CONFUSABLES_TABLE.slice(start, space), 16), start });
+    start = end + 1;
   }
-  return table;
+  found.sort((a, b) => a.source - b.source);
+  index = { sources: Uint32Array.from(found, (entry) => entry.source), starts: Uint32Array.from(found, (entry) => entry.start) };
+  return index;
+}
+
+/** The prototype of one code point (UTS #39), or null when confusables.txt gives it none. */
+function prototypeOfCodePoint(codePoint: number): string | null {
+  const { sources, starts } = confusables();
+  let low = 0;
+  let high = sources.length - 1;
+  while (low <= high) {
+    const middle = (low + high) >>> 1;
+    const source = sources[middle] as number;
+    if (source < codePoint) low = middle + 1;
+    else if (source > codePoint) high = middle - 1;
+    else {
+      const start = starts[middle] as number;
+      const entry = CONFUSABLES_TABLE.slice(start, CONFUSABLES_TABLE.indexOf("|", start));
+      return String.fromCodePoint(...entry.split(" ").slice(1).map((hex) => Number.parseInt(hex, 16)));
+    }
+  }
+  return null;
 }
 
 /** Each character of `text` replaced by its prototype (UTS #39, section 4), then decomposed again. */
 function prototypeOf(text: string): string {
-  const map = confusables();
   let out = "";
-  for (const char of text.normalize("NFD")) out += map.get(char.codePointAt(0) as number) ?? char;
+  for (const char of text.normalize("NFD")) out += prototypeOfCodePoint(char.codePointAt(0) as number) ?? char;
   return out.normalize("NFD");
 }
 

@@ -1,4 +1,3 @@
-import { createTwoFilesPatch } from "diff";
 import { canonicalJson, sha256Hex } from "../../core/canonical-json.ts";
 
 /**
@@ -53,6 +52,8 @@ export function changedFields(before: unknown, after: unknown): string[] {
  * them (the caller's renderer escapes what a person must see).
  */
 export function definitionDiff(label: string, before: unknown, after: unknown): string {
+  // Loaded on the first changed definition, not with every shim: most shims never show a diff.
+  const { createTwoFilesPatch } = require("diff") as typeof import("diff");
   const patch = createTwoFilesPatch(`${label} (pinned)`, `${label} (served now)`, pretty(before), pretty(after), "", "", { context: 3 });
   // Drop the "Index:" and "===" lines createTwoFilesPatch starts with: the labels say it all.
   return patch

@@ -100,7 +100,7 @@ export class PinStore {
 }
 
 /** Null when the file does not exist; throws a one-line error when it cannot be read or is not a pin file. */
-export function readPinFile(path: string): PinFile | null {
+function readPinFile(path: string): PinFile | null {
   let bytes: Buffer | null;
   try {
     bytes = readOwnFile(path, "the pin file", "remove it with `thoughtgate pins reset`");

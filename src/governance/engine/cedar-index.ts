@@ -29,7 +29,7 @@ export const RESOURCE_TYPE: Record<ActionId, string> = { "tools/call": "ThoughtG
  * resource (its id → policy ids). A policy naming both a principal and a resource is in the
  * resource's group.
  */
-export type ActionSlices = { any: string[]; byPrincipal: Map<string, string[]>; byResource: Map<string, string[]> };
+type ActionSlices = { any: string[]; byPrincipal: Map<string, string[]>; byResource: Map<string, string[]> };
 export type PolicyIndex = Record<ActionId, ActionSlices>;
 
 /** A request's keys into an `ActionSlices`: `null` where the request names nothing a policy names. */

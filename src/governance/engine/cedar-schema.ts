@@ -13,7 +13,7 @@ import { loadCedar } from "./cedar-wasm.ts";
  * declares it: `namespace ThoughtGate { type Arguments = { path?: String }; }`. That file may
  * declare types in the ThoughtGate namespace and nothing else.
  */
-export const THOUGHTGATE_SCHEMA = `namespace ThoughtGate {
+const THOUGHTGATE_SCHEMA = `namespace ThoughtGate {
   entity App;
   type Time = { hour: Long, day_of_week: Long, timestamp: Long };
   type Context = { policy_id: String, source_id: String, project: String, cwd: String, time: Time };
@@ -41,7 +41,7 @@ const OWN_ACTIONS = ["tools/call", "mcp/method"];
  * (`Arguments` and the types it uses) declared in the same namespace, so they may name `App`.
  * Throws a CONFIG error naming file:line:column.
  */
-export function validationSchema(extra: SourceText | null): { schema: SchemaJson<string>; declaresArguments: boolean } {
+function validationSchema(extra: SourceText | null): { schema: SchemaJson<string>; declaresArguments: boolean } {
   const cedar = loadCedar();
   const body = extra ? namespaceBody(extra) : null;
   const prefix = `namespace ${NAMESPACE} {${OWN_BODY}\n`;

@@ -42,7 +42,7 @@ const SECRETS_IN_COMMANDS = ["*.ssh/*", "*/.ssh", "*.aws/*", "*/.aws", "*.config
  * writes by redirection are commands of their own, src/hook/shell-commands.ts). Anything not here
  * (deletes, moves, installs, `git push`, `curl`, `sudo`, a script) is asked.
  */
-export const READ_ONLY_COMMANDS = [
+const READ_ONLY_COMMANDS = [
   "ls", "ls *", "cat", "cat *", "head", "head *", "tail", "tail *", "wc", "wc *", "grep *", "rg *", "pwd", "echo", "echo *", "which *", "file *", "stat *",
   "du *", "df *", "tree", "tree *", "cd", "cd *", "true", "false", "date", "whoami", "id", "uname", "uname *", "test *", "[ * ]",
   "[[ * ]]", "basename *", "dirname *", "realpath *", "diff *", "cmp *", "git status", "git status *", "git diff", "git diff *",

@@ -9,7 +9,7 @@ import { filesInForce, loadPolicyInForce, policyLabel, unboundAlwaysAllowRules, 
 const RELOAD_DEBOUNCE_MS = 100;
 const warned = new Set<string>();
 /** How often a polling holder (`watch("poll")`) looks at its files. */
-export const POLL_INTERVAL_MS = 1_000;
+const POLL_INTERVAL_MS = 1_000;
 
 /** How a holder notices its files change: file-system events, or a look at each file every second. */
 export type WatchMode = "events" | "poll";

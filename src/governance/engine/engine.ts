@@ -16,8 +16,6 @@ import { unreadableShell } from "../decision/agent-tools.ts";
 
 export type { EvaluateInput };
 
-export type { Block };
-
 /** What the gates say, before the profile is applied. */
 export type EngineDecision =
   | { kind: "forward"; gate: Gate; ruleId: string | null; policyId: string | null; reason: string }

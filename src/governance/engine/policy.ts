@@ -1,5 +1,5 @@
 import { existsSync } from "node:fs";
-import { discoverPolicy, MACHINE_ORGANISATION_FILE, ORG_URL_ENV, type ConfigOrigin, type Discovery, type PolicyFile } from "../../core/config/discover.ts";
+import { MACHINE_ORGANISATION_FILE, ORG_URL_ENV, type ConfigOrigin, type Discovery, type PolicyFile } from "../../core/config/discover.ts";
 import type { LoadedConfig } from "../../core/config/load.ts";
 import type { ThoughtGateConfig } from "../../core/config/schema.ts";
 import { messageOf } from "../../core/errors.ts";
@@ -16,7 +16,7 @@ export type PolicyLayer = { engine: GovernanceEngine } & ({ file: null; origin: 
  * `engine` is its policy's, or one that refuses every call while the organisation's policy is
  * refused (fail-closed.ts); `layer` is its policy when it has one.
  */
-export type OrganisationLayer = { source: OrganisationPolicy; engine: PolicyEngine; layer: GovernanceEngine | null };
+type OrganisationLayer = { source: OrganisationPolicy; engine: PolicyEngine; layer: GovernanceEngine | null };
 
 /**
  * What decides: `base` alone (an explicit file, the user's file or the embedded default), or
@@ -68,11 +68,6 @@ async function organisationLayer(source: OrganisationPolicy, state: Organisation
   } catch (error) {
     return { source, engine: new FailClosed(`organisation policy ${source.settings.url} version ${state.version} does not load: ${messageOf(error)} (every call is refused until it is fixed)`), layer: null };
   }
-}
-
-/** `loadPolicyInForce` for `--thoughtgate-config` (or undefined) and the working directory. */
-export async function discoverAndLoad(flag: string | undefined, env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): Promise<PolicyInForce> {
-  return loadPolicyInForce(discoverPolicy(flag, env, cwd), env);
 }
 
 /** The files in force, in the order they apply (empty: the embedded default alone). */

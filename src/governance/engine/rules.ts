@@ -7,8 +7,6 @@ import { argumentsMatch, compileArguments, fillPlace, resolveLinks, type Argumen
 import type { ServerProgram } from "../decision/decider.ts";
 import { agentToolName } from "../decision/agent-tools.ts";
 
-export type { ToolAnnotations };
-
 export type RuleMatch = {
   ruleId: string;
   action: Action;

@@ -9,7 +9,7 @@ import { CHOICE_TITLES } from "../decision/choices.ts";
  * only this response's nonce to run. The page itself holds no data and needs no key: the key is
  * in the URL's fragment (`/approvals#key=…`), which a browser never sends, and the script sends it
  * as a bearer token with every API call. Arguments arrive redacted and are shown whole (scrollable).
- * One file of a little over 300 lines: the markup, its style and its script are one document, read together.
+ * The markup, its style and its script are one document, read together, so they are one file.
  */
 export function approvalPageHtml(nonce: string): string {
   return `<!doctype html>

@@ -24,7 +24,7 @@ export type ApprovalsApiOptions = {
 };
 
 /** How long the one-time link `thoughtgate approvals --open` opens may be redeemed. */
-export const OPEN_LINK_MS = 60_000;
+const OPEN_LINK_MS = 60_000;
 
 /**
  * `/approvals/api/*`: what people call, from the page (page key, channel web) or `thoughtgate

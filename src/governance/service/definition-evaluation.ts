@@ -10,7 +10,7 @@ import type { PolicyEngine } from "../engine/engine.ts";
 import type { TaskStore } from "../approval/tasks.ts";
 
 /** The method a definition's acceptance task carries (never a real MCP method). */
-export const ACCEPT_DEFINITION = "definitions/accept";
+const ACCEPT_DEFINITION = "definitions/accept";
 
 type Base = { gate: null; rule_id: null; policy_id: null; shutdown: boolean };
 

@@ -21,7 +21,7 @@ import type { Task, TaskStore } from "../approval/tasks.ts";
 import { SEE_ALL_AT } from "../approval/task-prompt.ts";
 
 /** How often a shim should poll a pending task. */
-export const POLL_INTERVAL_MS = 250;
+const POLL_INTERVAL_MS = 250;
 
 
 export type EvaluationOptions = {
@@ -56,7 +56,7 @@ export type EvaluationOptions = {
  */
 export type Caller = string;
 export const HTTP_CALLER: Caller = "http";
-export const isChannel = (caller: Caller) => caller.startsWith("channel:");
+const isChannel = (caller: Caller) => caller.startsWith("channel:");
 
 /**
  * The governance service's decision, free of HTTP: one evaluate request in, its answer out. A

@@ -1,6 +1,6 @@
 import type { Server } from "bun";
 import { PERSON_HEADER } from "../wire/api.ts";
-import { descendsFrom, findPeer, inForegroundOfTerminal } from "./peer-process.ts";
+import { descendsFrom, findPeer, inForegroundOfTerminal } from "../../core/peer-process.ts";
 
 /**
  * Whether the process behind a person's request may be a person (docs/security.md, "Only a person
@@ -16,7 +16,7 @@ import { descendsFrom, findPeer, inForegroundOfTerminal } from "./peer-process.t
  *   terminal`), unless the user's own policy says `cli.require_terminal: false`;
  * - never another user's process.
  *
- * What the service sees is read from Linux `/proc` (peer-process.ts); elsewhere only the CLI's word
+ * What the service sees is read from Linux `/proc` (core/peer-process.ts); elsewhere only the CLI's word
  * (the header) is checked, and docs/security.md says so.
  */
 export type PersonAct =

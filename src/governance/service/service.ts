@@ -35,8 +35,7 @@ import { collectWhenIdle } from "../../core/idle-collector.ts";
 const HEARTBEAT_PATH = "/governance/heartbeat";
 
 export { newSecret } from "../wire/secrets.ts";
-export { processPersonCheck, type PersonCheck } from "./person-check.ts";
-export { POLL_INTERVAL_MS } from "./evaluation.ts";
+export { processPersonCheck } from "./person-check.ts";
 
 export type ServiceOptions = {
   /** The engine, or a getter so a reload can swap it under a running service. */

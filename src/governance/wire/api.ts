@@ -28,7 +28,7 @@ const finding = v.object({ rule: v.string(), severity: v.picklist(["low", "mediu
  * definitions"): sent with the evaluate request of that call; the service asks a person (a task
  * like an approval, bound to `served_digest`) and answers `forward` once they accept.
  */
-export const definitionChangeWire = v.object({
+const definitionChangeWire = v.object({
   kind: v.picklist(["tool", "prompt", "resource_template"]),
   name: v.string(),
   status: v.picklist(["changed", "flagged"]),
@@ -95,11 +95,11 @@ export const evaluateResponse = v.object({
 export type EvaluateResponse = v.InferOutput<typeof evaluateResponse>;
 
 /** What an approval covers: this call, this tool for the session, or this tool from now on (a policy rule). */
-export const DECISION_SCOPES = ["once", "session", "always"] as const;
+const DECISION_SCOPES = ["once", "session", "always"] as const;
 export type DecisionScope = (typeof DECISION_SCOPES)[number];
 
 /** Where an "always" rule applies: the session's project only (the rule's `project:`), or every project. */
-export const ALWAYS_SCOPES = ["project", "everywhere"] as const;
+const ALWAYS_SCOPES = ["project", "everywhere"] as const;
 export type AlwaysScope = (typeof ALWAYS_SCOPES)[number];
 
 /** A call an earlier "allow for this session" let through is approved by `session_grant:<task id>` (the task that made the grant). */
@@ -108,7 +108,7 @@ export const SESSION_GRANT_PREFIX = "session_grant:";
 /** The longest reason a person may give with a decision (it reaches the model and the audit). */
 export const MAX_REASON_CHARS = 1_000;
 
-export const TASK_STATUSES = ["pending", "approved", "denied", "timed_out", "expired", "cancelled"] as const;
+const TASK_STATUSES = ["pending", "approved", "denied", "timed_out", "expired", "cancelled"] as const;
 export type TaskStatus = (typeof TASK_STATUSES)[number];
 
 /** GET /governance/task/{id}; also the items of GET /approvals/api/tasks. Arguments are redacted; the digest is of the real call. */
@@ -154,7 +154,7 @@ export type TaskView = v.InferOutput<typeof taskView>;
 export const taskResponse = v.object({ task: taskView, shutdown: v.boolean() });
 
 /** A session grant: this server's tool (or prompt, resource) allowed with any arguments until the session ends. */
-export const grantView = v.object({
+const grantView = v.object({
   grant_id: v.string(),
   server_id: v.string(),
   method: v.string(),
@@ -169,7 +169,7 @@ export const grantView = v.object({
 export type GrantView = v.InferOutput<typeof grantView>;
 
 /** The session a service serves, as people tell sessions apart: its agent, project directory and start (service-descriptor.ts, `sessionName`). */
-export const sessionView = v.object({
+const sessionView = v.object({
   kind: v.picklist(["wrap", "serve"]),
   agent: v.optional(v.string()),
   project: v.optional(v.string()),
@@ -220,7 +220,6 @@ export type PageLink = v.InferOutput<typeof pageLink>;
 
 /** POST /approvals/api/open (no key): the page redeems a one-time link's code for its key, once, within a minute. */
 export const openRequest = v.object({ code: v.pipe(v.string(), v.regex(/^[0-9a-f]{64}$/, "expected 64 hex characters")) });
-export const openResponse = v.object({ key: v.string() });
 
 /**
  * POST /governance/task/{id}/decision, on the shim's channel: the shim relays its user's answer to
@@ -261,7 +260,7 @@ export const pinsResponse = v.object({
  * How the policy wants this server's results scanned for secrets (secret-policy.ts). Kinds are
  * keyed by string: a kind this shim does not know is ignored, not an error.
  */
-export const secretScanWire = v.object({
+const secretScanWire = v.object({
   scan: v.boolean(),
   kinds: v.record(v.string(), v.object({ action: v.picklist(["redact", "detect", "off"]), replacement: v.optional(v.string()) })),
 });
@@ -331,7 +330,7 @@ const attributes = (max: number) =>
 const spanContext = v.object({ traceId: hex(32), spanId: hex(16) });
 
 /** One finished span, as a shim records it (telemetry/tracing/tracer.ts, `SpanRecord`), within the recorder's bounds. */
-export const spanRecord = v.object({
+const spanRecord = v.object({
   ...spanContext.entries,
   parentSpanId: v.nullable(hex(16)),
   name: v.pipe(v.string(), v.maxLength(MAX_NAME_CHARS)),

@@ -12,7 +12,7 @@ import { APPROVAL_KEY_ENV, ENDPOINT_ENV } from "./env.ts";
  * directory, whose secret file's path is in every shim's argv, and it never holds the page key or
  * the session secret. A process running as the same user can read it; docs/governance.md says so.
  */
-export const descriptorSchema = v.object({
+const descriptorSchema = v.object({
   endpoint: v.pipe(v.string(), v.regex(/^http:\/\/(127\.0\.0\.1|localhost|\[::1\]):\d{1,5}$/, "expected a loopback http URL")),
   pid: v.pipe(v.number(), v.integer(), v.minValue(1)),
   /** When that pid started (opaque): a reused pid is not taken for the service. */

@@ -6,7 +6,7 @@ import { randomBytes } from "node:crypto";
  * check of RFC 9207 §2.4 is made here, before the code goes anywhere: a response naming another
  * issuer is dropped without acting on it, an error included.
  */
-export type CallbackResult = { ok: true; code: string } | { ok: false; detail: string };
+type CallbackResult = { ok: true; code: string } | { ok: false; detail: string };
 
 export type Callback = { redirectUri: string; state: string; result: Promise<CallbackResult>; close(): void };
 

@@ -1,5 +1,5 @@
 import { excerpt, readCapped } from "../body.ts";
-import { isLoopbackHost } from "../endpoint.ts";
+import { isEncryptedOrLoopback } from "../../core/safe-url.ts";
 
 /** Metadata, registration and token answers are small; anything larger is not one. */
 const MAX_OAUTH_BODY_BYTES = 1024 * 1024;
@@ -42,6 +42,6 @@ export function secureUrl(value: unknown, what: string): URL {
   } catch {
     throw new Error(`${what} ${JSON.stringify(value)} is not a URL`);
   }
-  if (url.protocol !== "https:" && !(url.protocol === "http:" && isLoopbackHost(url.hostname))) throw new Error(`${what} ${url.origin} is not https`);
+  if (!isEncryptedOrLoopback(url)) throw new Error(`${what} ${url.origin} is not https`);
   return url;
 }

@@ -26,7 +26,7 @@ const StoredAuth = v.object({
 });
 export type StoredAuth = v.InferOutput<typeof StoredAuth>;
 
-export function oauthDir(env: NodeJS.ProcessEnv = process.env): string {
+function oauthDir(env: NodeJS.ProcessEnv = process.env): string {
   return join(stateDir(env), "oauth");
 }
 

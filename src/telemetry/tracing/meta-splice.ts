@@ -1,3 +1,5 @@
+import { closingQuote } from "../../core/json-string-end.ts";
+
 /**
  * A request's JSON text with `params._meta.traceparent` set, every other byte as the agent sent
  * it: the shim passes its span's context to the server (OpenTelemetry semantic conventions for
@@ -69,19 +71,6 @@ function skipValue(text: string, start: number): number {
   return i;
 }
 
-/** The index of the quote closing a string whose contents start at `from` (string contents are skipped with indexOf). */
-function closingQuote(text: string, from: number): number {
-  let at = from;
-  for (;;) {
-    const quote = text.indexOf('"', at);
-    if (quote === -1) return text.length;
-    let backslashes = 0;
-    for (let k = quote - 1; k >= from && text.charCodeAt(k) === BACKSLASH; k--) backslashes += 1;
-    if (backslashes % 2 === 0) return quote;
-    at = quote + 1;
-  }
-}
-
 function skipSpace(text: string, from: number): number {
   let i = from;
   while (i < text.length && SPACE.has(text.charCodeAt(i))) i += 1;
@@ -89,7 +78,6 @@ function skipSpace(text: string, from: number): number {
 }
 
 const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
 const OPEN_OBJECT = 0x7b;
 const CLOSE_OBJECT = 0x7d;
 const OPEN_ARRAY = 0x5b;

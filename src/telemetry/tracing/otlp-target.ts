@@ -1,4 +1,4 @@
-import { isSafeSlackUrl } from "../../core/config/schema.ts";
+import { isSafeUrl } from "../../core/safe-url.ts";
 import { ThoughtGateError } from "../../core/errors.ts";
 
 /** `telemetry.otlp` of the user's policy (core/config/schema.ts). */
@@ -37,7 +37,7 @@ export function signalUrl(signal: Signal, settings: OtlpSettings, env: NodeJS.Pr
       : nonEmpty(env.OTEL_EXPORTER_OTLP_ENDPOINT)
         ? { value: withPath((env.OTEL_EXPORTER_OTLP_ENDPOINT as string).trim(), path), from: "$OTEL_EXPORTER_OTLP_ENDPOINT" }
         : { value: `${DEFAULT_BASE}${path}`, from: "the OTLP default" };
-  if (!isSafeSlackUrl(given.value)) {
+  if (!isSafeUrl(given.value)) {
     throw new ThoughtGateError("CONFIG", `${given.from}: OTLP ${signal} go only to an https:// URL, or http:// to 127.0.0.1, [::1] or localhost, without user:password@ (got ${describe(given.value)})`);
   }
   return { url: given.value, from: given.from };

@@ -19,7 +19,7 @@ export type SpanSink = {
 };
 
 /** Wall-clock milliseconds with a sub-millisecond fraction (performance.now() does not jump). */
-export function nowMs(): number {
+function nowMs(): number {
   return performance.timeOrigin + performance.now();
 }
 

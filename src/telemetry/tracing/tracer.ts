@@ -73,7 +73,7 @@ export function baseResource(component: "shim" | "wrap" | "serve", env: NodeJS.P
   return { "service.name": env.OTEL_SERVICE_NAME?.trim() || "thoughtgate", "service.version": VERSION, "thoughtgate.component": component };
 }
 
-export const NO_SPAN: Span = {
+const NO_SPAN: Span = {
   context: null,
   set: () => {},
   event: () => {},

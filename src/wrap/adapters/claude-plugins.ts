@@ -19,7 +19,7 @@ import { isPlainObject } from "./jsonc.ts";
 import type { AgentContext, ConfigFile } from "./types.ts";
 
 /** The settings files that enable plugins, most preferred first: the project's (local, shared), then the user's. */
-export function pluginSettingsFiles(ctx: AgentContext, userDir: string): Array<{ path: string; scope: "project" | "user" }> {
+function pluginSettingsFiles(ctx: AgentContext, userDir: string): Array<{ path: string; scope: "project" | "user" }> {
   return [
     { path: join(ctx.cwd, ".claude", "settings.local.json"), scope: "project" },
     { path: join(ctx.cwd, ".claude", "settings.json"), scope: "project" },

@@ -5,8 +5,8 @@ import { readRegularFile } from "../../core/safe-open.ts";
  * Reading agent configs as JSONC without building a tree of the whole file.
  *
  * A Claude Code `~/.claude.json` grows past a megabyte (every project's history lives in it) and
- * jsonc-parser's `parseTree` takes 10–30 ms on that, more than the whole rewrite budget (issue 4:
- * ≤ 20 ms). So a file is validated with the engine's `JSON.parse` (~1 ms) and only falls back to
+ * jsonc-parser's `parseTree` takes 10–30 ms on that, more than the whole rewrite may take (≤ 20 ms,
+ * docs/benchmarks.md, Wrap). So a file is validated with the engine's `JSON.parse` (~1 ms) and only falls back to
  * jsonc-parser when it has comments or trailing commas (Zed, VS Code; small files); then
  * `locateValues` walks just the keys on the wanted paths and jumps over every other value.
  * The small subtrees it finds are parsed with jsonc-parser as usual.

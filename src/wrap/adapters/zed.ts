@@ -30,7 +30,7 @@ export const zed: Adapter = {
   },
 };
 
-export function zedSettingsPath(ctx: AgentContext): string {
+function zedSettingsPath(ctx: AgentContext): string {
   // Zed uses ~/.config/zed on macOS too, not Application Support.
   return ctx.platform === "darwin" ? join(ctx.home, ".config", "zed", "settings.json") : join(xdgConfigHome(ctx), "zed", "settings.json");
 }

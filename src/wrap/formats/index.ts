@@ -11,7 +11,7 @@ import { toml } from "./toml.ts";
 import type { ConfigFormat, ConfigFormatName } from "./types.ts";
 import { yaml } from "./yaml.ts";
 
-export type { ConfigFormat, ConfigFormatName, DocumentEdit, ObjectEdit } from "./types.ts";
+export type { ConfigFormat, ConfigFormatName, ObjectEdit } from "./types.ts";
 
 const FORMATS: Record<ConfigFormatName, ConfigFormat> = { jsonc, toml, yaml };
 

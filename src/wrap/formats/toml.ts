@@ -241,7 +241,7 @@ function renderKey(key: string): string {
 }
 
 /** A TOML value on one line: basic strings, arrays, inline tables. */
-export function renderToml(value: unknown): string {
+function renderToml(value: unknown): string {
   if (typeof value === "string") return tomlString(value);
   if (Array.isArray(value)) return `[${value.map(renderToml).join(", ")}]`;
   if (isPlainObject(value)) {

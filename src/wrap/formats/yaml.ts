@@ -206,7 +206,7 @@ function pairEnd(text: string, pair: Pair, withComment = false): number | undefi
 }
 
 /** Flow-style YAML that reads the same in YAML 1.1 (goose's parser) and 1.2: JSON scalars, `: ` and `, ` with spaces. */
-export function renderYaml(value: unknown): string {
+function renderYaml(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(renderYaml).join(", ")}]`;
   if (isPlainObject(value)) return `{${Object.entries(value).map(([key, item]) => `${renderKey(key)}: ${renderYaml(item)}`).join(", ")}}`;
   return JSON.stringify(value);

@@ -16,15 +16,13 @@ import { MAX_REASON_CHARS } from "../../wire/api.ts";
  */
 
 /** One button per choice of the form (decision/choices.ts); Approve keeps its id from before there were more. */
-export const CHOICE_ACTIONS: Record<Choice, string> = {
+const CHOICE_ACTIONS: Record<Choice, string> = {
   once: "thoughtgate_approve",
   session: "thoughtgate_approve_session",
   always_project: "thoughtgate_approve_always_project",
   always_everywhere: "thoughtgate_approve_always_everywhere",
   deny: "thoughtgate_deny",
 };
-export const APPROVE_ACTION = CHOICE_ACTIONS.once;
-export const DENY_ACTION = CHOICE_ACTIONS.deny;
 /** The reason box: its text comes with the click (the payload's `state.values`). */
 export const REASON_BLOCK = "thoughtgate_reason";
 export const REASON_ACTION = "reason";
@@ -39,11 +37,11 @@ const HEADER_CHARS = 150;
 const SECTION_CHARS = 3_000;
 const FIELD_CHARS = 2_000;
 
-export type Block = Record<string, unknown>;
+type Block = Record<string, unknown>;
 export type SlackMessage = { text: string; blocks: Block[] };
 
 /** How a person decides in Slack: buttons (Socket Mode) or reactions. */
-export type DecideBy = "buttons" | "reactions";
+type DecideBy = "buttons" | "reactions";
 
 export type MessageContext = { approvers: readonly string[]; origin: string; decideBy: DecideBy };
 
@@ -96,7 +94,7 @@ export function finishedMessage(task: Task, origin: string, slackUser: string | 
 }
 
 /** `<task id>:<digest>`: a click names the exact call it was shown, like every other channel. */
-export function buttonValue(task: Pick<Task, "id" | "digest">): string {
+function buttonValue(task: Pick<Task, "id" | "digest">): string {
   return `${task.id}:${task.digest}`;
 }
 
@@ -197,6 +195,6 @@ export function clip(text: string, max: number): string {
 }
 
 /** Slack's three control characters in mrkdwn (https://api.slack.com/reference/surfaces/formatting#escaping). */
-export function escapeMrkdwn(text: string): string {
+function escapeMrkdwn(text: string): string {
   return text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
 }

@@ -1,5 +1,5 @@
 import * as v from "valibot";
-import { isSafeSlackUrl } from "../../../core/config/schema.ts";
+import { isSafeUrl } from "../../../core/safe-url.ts";
 import { messageOf } from "../../../core/errors.ts";
 import type { SlackFailure, SlackWebApi } from "./web-api.ts";
 import { connectionsOpenAnswer, socketFrame } from "./wire.ts";
@@ -75,7 +75,7 @@ export class SocketModeClient {
       return;
     }
     // The URL comes from the Slack the config named; it still must not take events off the machine in clear text.
-    if (!isSafeSlackUrl(answer.value.url, { secure: "wss:", plain: "ws:" })) {
+    if (!isSafeUrl(answer.value.url, { secure: "wss:", plain: "ws:" })) {
       this.events.failure({ code: "invalid_response", kind: "transient", detail: "apps.connections.open: the WebSocket URL is not wss:// (or ws:// to this machine)" }, false);
       this.retryLater();
       return;

@@ -3,7 +3,7 @@ import { messageOf } from "../../../core/errors.ts";
 import { apiEnvelope } from "./wire.ts";
 
 /** One Web API call may take this long; approvals have their own timeout, this keeps a call from hanging. */
-export const SLACK_CALL_TIMEOUT_MS = 10_000;
+const SLACK_CALL_TIMEOUT_MS = 10_000;
 /** A 429 without a usable Retry-After waits this long (Slack always sends one; a proxy may not). */
 const DEFAULT_RETRY_AFTER_MS = 30_000;
 /** What is kept of a Retry-After: a misbehaving server must not stall approvals for days. */
@@ -14,7 +14,7 @@ const MAX_RETRY_AFTER_MS = 15 * 60_000;
  * replaced), `rate_limited` (wait `retryAfterMs`), `transient` (Slack or the network is down:
  * retrying may help), `permanent` (this request is wrong: a deleted channel, a missing scope).
  */
-export type FailureKind = "auth" | "rate_limited" | "transient" | "permanent";
+type FailureKind = "auth" | "rate_limited" | "transient" | "permanent";
 
 export type SlackFailure = {
   /** Slack's `error` (`channel_not_found`), or ours: `unreachable`, `timeout`, `http_error`, `invalid_response`. */
@@ -41,7 +41,7 @@ const AUTH_ERRORS: ReadonlySet<string> = new Set([
 ]);
 const TRANSIENT_ERRORS: ReadonlySet<string> = new Set(["internal_error", "fatal_error", "service_unavailable", "request_timeout"]);
 
-export function kindOf(code: string): FailureKind {
+function kindOf(code: string): FailureKind {
   if (AUTH_ERRORS.has(code)) return "auth";
   if (code === "ratelimited" || code === "rate_limited") return "rate_limited";
   if (TRANSIENT_ERRORS.has(code)) return "transient";

@@ -51,4 +51,3 @@ export const blockActions = v.looseObject({
   /** What the message's input blocks hold at the click: block id → action id → `{value}`. */
   state: v.optional(v.looseObject({ values: v.optional(v.record(v.string(), v.record(v.string(), v.looseObject({ value: v.optional(v.nullable(v.string())) })))) })),
 });
-export type BlockActions = v.InferOutput<typeof blockActions>;
