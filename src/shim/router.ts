@@ -68,6 +68,8 @@ export class Router {
   private agentCanElicit = false;
   private toServer: Sink | null;
   private serverUnavailable: string;
+  /** Requests are being refused for too many pending (logged once until one is accepted again). */
+  private refusing = false;
 
   constructor(private readonly options: RouterOptions) {
     this.toServer = options.toServer;
@@ -215,6 +217,11 @@ export class Router {
         this.duplicateId(message, bytes, "server_to_agent");
         return;
       }
+      const refused = this.serverRequests.refusal(message.id, message.method);
+      if (refused) {
+        this.tooManyPending(message, "server_to_agent", refused);
+        return;
+      }
       this.serverRequests.add({ id: message.id, method: message.method, startedAt: performance.now() });
     } else if (message.kind === "response" && message.id !== null) {
       const entry = this.agentRequests.settle(message.id);
@@ -239,6 +246,13 @@ export class Router {
       this.duplicateId(request, bytes, "agent_to_server");
       return;
     }
+    // Those awaiting their decision are bounded by the backpressure (decision 6), and counted here too.
+    const refused = this.agentRequests.refusal(request.id, request.method, this.held.size);
+    if (refused) {
+      this.tooManyPending(request, "agent_to_server", refused);
+      return;
+    }
+    this.refusing = false;
     const entry: Outstanding = { id: request.id, method: request.method, startedAt: performance.now() };
     if (request.method === "initialize") {
       this.listChanges.initialized();
@@ -302,6 +316,20 @@ export class Router {
     const sender = direction === "agent_to_server" ? this.options.toAgent : this.toServer;
     sender?.sendText(errorResponse(request.id, RPC.invalidRequest, `ThoughtGate rejected the request: ${detail}`, this.errorData(error)));
     this.audit.framing(error, direction, "rejected", request.id);
+  }
+
+  /**
+   * A request past what may wait for the other side (request-tracker.ts, MAX_PENDING_REQUESTS):
+   * answered with an error at once, never forwarded, so a peer that does not answer cannot grow the
+   * shim without end. Logged once per run of refusals, not once per request.
+   */
+  private tooManyPending(request: JsonRpcRequest, direction: Direction, reason: string): void {
+    const waitingOn = direction === "agent_to_server" ? `MCP server "${this.options.serverId}"` : "the agent";
+    const detail = `${reason} from ${waitingOn}`;
+    const sender = direction === "agent_to_server" ? this.options.toAgent : this.toServer;
+    sender?.sendText(errorResponse(request.id, RPC.tooManyPending, `ThoughtGate refused the request: ${detail}; answer or cancel some first`, { gate: "transport", server_id: this.options.serverId, reason: detail }));
+    if (!this.refusing) this.log.warn(`refusing ${direction.replaceAll("_", " ")} requests: ${detail}`);
+    this.refusing = true;
   }
 
   /** A response to a request that was never sent. Returns whether to forward it. */
