@@ -2,10 +2,10 @@ import type { JsonRpcId } from "../core/jsonrpc.ts";
 import type { RequestTrace } from "./call-trace.ts";
 
 /**
- * Outstanding requests per direction, so responses can be correlated (latency, status)
+ * Requests awaiting their answer, per direction, so responses can be correlated (latency, status)
  * and requests nobody answers can be reported.
  */
-export type Outstanding = {
+export type PendingRequest = {
   id: JsonRpcId;
   method: string;
   startedAt: number;
@@ -36,7 +36,7 @@ const ENTRY_OVERHEAD_CHARS = 200;
 
 export class RequestTracker {
   // Map keys compare ids by value and type: 1 and "1" stay different requests, as JSON-RPC wants.
-  private readonly byKey = new Map<JsonRpcId, Outstanding>();
+  private readonly byKey = new Map<JsonRpcId, PendingRequest>();
   /** The characters the entries hold (their ids, methods and tool names), for MAX_PENDING_CHARS. */
   private heldChars = 0;
 
@@ -58,7 +58,7 @@ export class RequestTracker {
     return null;
   }
 
-  add(entry: Outstanding): void {
+  add(entry: PendingRequest): void {
     const before = this.byKey.get(entry.id);
     if (before) this.heldChars -= charsOf(before.id, before.method, before.call?.tool);
     this.byKey.set(entry.id, entry);
@@ -66,7 +66,7 @@ export class RequestTracker {
   }
 
   /** Remove and return the request this response answers, if we saw it. */
-  settle(id: JsonRpcId): Outstanding | undefined {
+  settle(id: JsonRpcId): PendingRequest | undefined {
     const key = id;
     const entry = this.byKey.get(key);
     if (entry) {
@@ -76,12 +76,12 @@ export class RequestTracker {
     return entry;
   }
 
-  get(id: JsonRpcId): Outstanding | undefined {
+  get(id: JsonRpcId): PendingRequest | undefined {
     return this.byKey.get(id);
   }
 
   /** Remove and return every outstanding request (the peer that should answer is gone). */
-  drain(): Outstanding[] {
+  drain(): PendingRequest[] {
     const all = [...this.byKey.values()];
     this.byKey.clear();
     this.heldChars = 0;
@@ -89,8 +89,8 @@ export class RequestTracker {
   }
 
   /** Requests older than `timeoutMs` not reported before; each is reported once. */
-  newOrphans(now: number, timeoutMs: number): Outstanding[] {
-    const orphans: Outstanding[] = [];
+  newOrphans(now: number, timeoutMs: number): PendingRequest[] {
+    const orphans: PendingRequest[] = [];
     for (const entry of this.byKey.values()) {
       if (!entry.orphanReported && !entry.cancelled && !entry.longLived && now - entry.startedAt >= timeoutMs) {
         entry.orphanReported = true;

@@ -19,7 +19,7 @@ import { LISTS, ListFilter } from "./list-filter.ts";
 import { HeldDecisions } from "./held-decisions.ts";
 import { OwnRequests } from "./own-requests.ts";
 import { pinPolicyOf } from "./pin-policy.ts";
-import { RequestTracker, type Outstanding } from "./request-tracker.ts";
+import { RequestTracker, type PendingRequest } from "./request-tracker.ts";
 import { ResultScanner } from "./result-scanner.ts";
 import { SCAN_EVERYTHING } from "../governance/decision/secret-policy.ts";
 import { ToolCatalog } from "./tool-catalog.ts";
@@ -253,7 +253,7 @@ export class Router {
       return;
     }
     this.refusing = false;
-    const entry: Outstanding = { id: request.id, method: request.method, startedAt: performance.now() };
+    const entry: PendingRequest = { id: request.id, method: request.method, startedAt: performance.now() };
     if (request.method === "initialize") {
       this.listChanges.initialized();
       const params = request.params as { capabilities?: unknown; protocolVersion?: unknown } | undefined;
@@ -373,7 +373,7 @@ export class Router {
     return { gate: "framing", reason: error.code, detail: redactText(error.detail), server_id: this.options.serverId };
   }
 
-  private answerUnavailable(entry: Outstanding): void {
+  private answerUnavailable(entry: PendingRequest): void {
     const line = errorResponse(entry.id, RPC.serverUnavailable, `MCP server "${this.options.serverId}" is unavailable: ${this.serverUnavailable}`, {
       gate: "transport",
       server_id: this.options.serverId,
