@@ -23,14 +23,17 @@ export type Next = () => void | Promise<void>;
  * still calls `next`: the stages after it see the outcome (the audit records it, the forward
  * answers the agent with its error instead of forwarding).
  */
-export type Stage = {
+export type Stage<C = Call> = {
   readonly name: RequestStageName | ResponseStageName;
-  request?(call: Call, next: Next): void | Promise<void>;
-  response?(call: Call, next: Next): void | Promise<void>;
+  request?(call: C, next: Next): void | Promise<void>;
+  response?(call: C, next: Next): void | Promise<void>;
 };
 
 /** A front end's stages for one direction, run in the declared order. */
-export type Pipeline = (call: Call) => void | Promise<void>;
+export type Pipeline<C = Call> = (call: C) => void | Promise<void>;
+
+/** Told each time a stage is entered (a test counts entries per call with it; absent: nothing is told). */
+export type StageProbe = (direction: Direction, name: Stage["name"]) => void;
 
 /**
  * Compose `stages` for `direction` in the declared order (after Hono's `compose`): each stage is
@@ -38,7 +41,7 @@ export type Pipeline = (call: Call) => void | Promise<void>;
  * hot path of a call nobody waits on costs no promise. Stages a front end does not have are
  * skipped; a stage named twice, or out of the declared order, is refused when composing.
  */
-export function compose(stages: readonly Stage[], direction: Direction): Pipeline {
+export function compose<C = Call>(stages: readonly Stage<C>[], direction: Direction, probe?: StageProbe): Pipeline<C> {
   const order: readonly string[] = direction === "request" ? REQUEST_STAGES : RESPONSE_STAGES;
   const ordered = stages.filter((stage) => stage[direction] !== undefined && order.includes(stage.name));
   let last = -1;
@@ -47,7 +50,7 @@ export function compose(stages: readonly Stage[], direction: Direction): Pipelin
     if (at <= last) throw new Error(`pipeline: stage "${stage.name}" is out of order for the ${direction} (${order.join(" → ")})`);
     last = at;
   }
-  const handlers = ordered.map((stage) => (stage[direction] as NonNullable<Stage[Direction]>).bind(stage));
+  const handlers = ordered.map((stage) => (stage[direction] as NonNullable<Stage<C>[Direction]>).bind(stage));
   return (call) => {
     let entered = -1;
     const dispatch = (i: number): void | Promise<void> => {
@@ -55,6 +58,7 @@ export function compose(stages: readonly Stage[], direction: Direction): Pipelin
       entered = i;
       const handler = handlers[i];
       if (handler === undefined) return;
+      probe?.(direction, (ordered[i] as Stage<C>).name);
       return handler(call, () => dispatch(i + 1));
     };
     return dispatch(0);

@@ -125,6 +125,11 @@ export class CallAudit {
 
   endCall(entry: PendingRequest, status: CallStatus, bytesOut: number): void {
     entry.trace?.end(status);
+    this.recordEnd(entry, status, bytesOut);
+  }
+
+  /** A call's end in the record and the counters (its spans are the trace's). */
+  recordEnd(entry: PendingRequest, status: CallStatus, bytesOut: number): void {
     if (!entry.call) return;
     if (status === "error" || status === "server_unavailable") this.summary.calls_errored += 1;
     if (this.record.enabled) this.record.end(entry.call, entry.call.tool, status, entry.startedAt, bytesOut);

@@ -1,4 +1,4 @@
-import { errorResponse, RPC, type JsonRpcId, type JsonRpcRequest, type JsonRpcResponse, type Message } from "../core/jsonrpc.ts";
+import { errorResponse, RPC, type JsonRpcId, type JsonRpcRequest, type Message } from "../core/jsonrpc.ts";
 import { messageOf } from "../core/errors.ts";
 import { taggedLog, type Logger } from "../core/log.ts";
 import type { Profile } from "../core/profile.ts";
@@ -8,14 +8,14 @@ import { serverIdentity } from "../governance/definitions/identity.ts";
 import type { Unit } from "../stdio/framer.ts";
 import type { Sink } from "../stdio/line-sink.ts";
 import type { FramingError } from "../stdio/validate-line.ts";
-import type { CallStatus, EventStream, Summary } from "../telemetry/events.ts";
+import type { EventStream, Summary } from "../telemetry/events.ts";
 import { CallAudit, type Direction } from "./call-audit.ts";
 import { DefinitionGuard } from "./definition-guard.ts";
 import { ListChanges, resourceSubscriptionsOf } from "./list-changes.ts";
 import type { CallTracer } from "./call-trace.ts";
 import { declaresFormElicitation } from "./era.ts";
 import { Governor } from "./governor.ts";
-import { LISTS, ListFilter } from "./list-filter.ts";
+import { ListFilter } from "./list-filter.ts";
 import { HeldDecisions } from "./held-decisions.ts";
 import { OwnRequests } from "./own-requests.ts";
 import { pinPolicyOf } from "./pin-policy.ts";
@@ -23,6 +23,12 @@ import { RequestTracker, type PendingRequest } from "./request-tracker.ts";
 import { ResultScanner } from "./result-scanner.ts";
 import { SCAN_EVERYTHING } from "../governance/decision/secret-policy.ts";
 import { ToolCatalog } from "./tool-catalog.ts";
+import { compose, type Pipeline, type StageProbe } from "../pipeline/stages.ts";
+import type { Answer } from "./stages/answer.ts";
+import { auditStage } from "./stages/audit-stage.ts";
+import { definitionsStage } from "./stages/definitions-stage.ts";
+import { secretsStage } from "./stages/secrets-stage.ts";
+import { traceStage } from "./stages/trace-stage.ts";
 
 export type { Sink };
 
@@ -40,6 +46,8 @@ export type RouterOptions = {
   serverUrl?: string | undefined;
   /** The spans of governed requests; absent when tracing is off. */
   trace?: CallTracer | undefined;
+  /** Told each time a stage is entered (tests count entries per call with it). */
+  stageProbe?: StageProbe | undefined;
 };
 
 
@@ -62,6 +70,7 @@ export class Router {
   private readonly governor: Governor;
   private readonly definitions: DefinitionGuard;
   private readonly secrets: ResultScanner;
+  private readonly answerStages: Pipeline<Answer>;
   private readonly log: Logger;
   private readonly listChanges: ListChanges;
   /** Whether the agent declared the `elicitation` capability (form mode) in its initialize. */
@@ -117,6 +126,8 @@ export class Router {
       log: this.log,
       policy: () => decider.secretScan?.(options.serverId) ?? SCAN_EVERYTHING,
     });
+    // The way back, in the order src/pipeline/stages.ts declares (secrets → definitions → audit → trace).
+    this.answerStages = compose<Answer>([secretsStage(this.secrets), definitionsStage(this.lists), auditStage(this.audit), traceStage(options.trace)], "response", options.stageProbe);
   }
 
   get summary(): Summary {
@@ -225,16 +236,15 @@ export class Router {
       this.serverRequests.add({ id: message.id, method: message.method, startedAt: performance.now() });
     } else if (message.kind === "response" && message.id !== null) {
       const entry = this.agentRequests.settle(message.id);
-      if (entry && this.options.trace) this.options.trace.response(entry, message);
-      // What reaches the agent, and what the audit counts as bytes_out, is the result with its secrets redacted.
-      if (entry) bytes = this.secrets.scanResult(bytes, entry).bytes;
       if (!entry) {
         if (!this.unsolicited(message.id, "server_to_agent")) return;
-      } else if (entry.call && !entry.cancelled) {
-        this.governor.serverAnswered(entry, message);
-        this.audit.endCall(entry, responseStatus(message), bytes.length);
-      } else if (entry.method in LISTS && !message.isError && this.lists.deliver(entry, message, bytes)) {
-        return;
+      } else {
+        if (entry.call && !entry.cancelled) this.governor.serverAnswered(entry, message);
+        const answer: Answer = { entry, message, bytes, delivered: false };
+        // Synchronous: every stage on the way back answers at once (src/pipeline/stages.ts).
+        void this.answerStages(answer);
+        if (answer.delivered) return;
+        bytes = answer.bytes;
       }
     }
     this.options.toAgent.send(bytes);
@@ -383,11 +393,4 @@ export class Router {
     this.audit.endCall(entry, "server_unavailable", Buffer.byteLength(line));
   }
 
-}
-
-function responseStatus(message: JsonRpcResponse): CallStatus {
-  if (message.isError) return "error";
-  const result = message.body.result as { isError?: unknown; resultType?: unknown } | undefined;
-  if (result?.resultType === "input_required") return "input_required";
-  return result?.isError === true ? "error" : "ok";
 }
