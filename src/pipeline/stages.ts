@@ -23,11 +23,15 @@ export type Next = () => void | Promise<void>;
  * still calls `next`: the stages after it see the outcome (the audit records it, the forward
  * answers the agent with its error instead of forwarding).
  */
-export type Stage<C = Call> = {
+export type Stage<In = Call, Out = In> = {
   readonly name: RequestStageName | ResponseStageName;
-  request?(call: C, next: Next): void | Promise<void>;
-  response?(call: C, next: Next): void | Promise<void>;
+  request?(call: In, next: Next): void | Promise<void>;
+  response?(call: Out, next: Next): void | Promise<void>;
 };
+
+/** What a stage is to one direction of a pipeline over `C`. */
+type Handler<C> = (call: C, next: Next) => void | Promise<void>;
+type StageFor<C> = { readonly name: Stage["name"]; request?: Handler<C>; response?: Handler<C> };
 
 /** A front end's stages for one direction, run in the declared order. */
 export type Pipeline<C = Call> = (call: C) => void | Promise<void>;
@@ -41,7 +45,9 @@ export type StageProbe = (direction: Direction, name: Stage["name"]) => void;
  * hot path of a call nobody waits on costs no promise. Stages a front end does not have are
  * skipped; a stage named twice, or out of the declared order, is refused when composing.
  */
-export function compose<C = Call>(stages: readonly Stage<C>[], direction: Direction, probe?: StageProbe): Pipeline<C> {
+export function compose<C>(stages: readonly { readonly name: Stage["name"]; request?: Handler<C> }[], direction: "request", probe?: StageProbe): Pipeline<C>;
+export function compose<C>(stages: readonly { readonly name: Stage["name"]; response?: Handler<C> }[], direction: "response", probe?: StageProbe): Pipeline<C>;
+export function compose<C>(stages: readonly StageFor<C>[], direction: Direction, probe?: StageProbe): Pipeline<C> {
   const order: readonly string[] = direction === "request" ? REQUEST_STAGES : RESPONSE_STAGES;
   const ordered = stages.filter((stage) => stage[direction] !== undefined && order.includes(stage.name));
   let last = -1;
@@ -50,7 +56,7 @@ export function compose<C = Call>(stages: readonly Stage<C>[], direction: Direct
     if (at <= last) throw new Error(`pipeline: stage "${stage.name}" is out of order for the ${direction} (${order.join(" → ")})`);
     last = at;
   }
-  const handlers = ordered.map((stage) => (stage[direction] as NonNullable<Stage<C>[Direction]>).bind(stage));
+  const handlers = ordered.map((stage) => (stage[direction] as Handler<C>).bind(stage));
   return (call) => {
     let entered = -1;
     const dispatch = (i: number): void | Promise<void> => {
@@ -58,7 +64,7 @@ export function compose<C = Call>(stages: readonly Stage<C>[], direction: Direct
       entered = i;
       const handler = handlers[i];
       if (handler === undefined) return;
-      probe?.(direction, (ordered[i] as Stage<C>).name);
+      probe?.(direction, (ordered[i] as StageFor<C>).name);
       return handler(call, () => dispatch(i + 1));
     };
     return dispatch(0);

@@ -1,4 +1,4 @@
-import { errorResponse, RPC, type JsonRpcRequest, type JsonRpcResponse } from "../core/jsonrpc.ts";
+import { RPC, type JsonRpcRequest, type JsonRpcResponse } from "../core/jsonrpc.ts";
 import { messageOf } from "../core/errors.ts";
 import { log as rootLog, type Logger } from "../core/log.ts";
 import { callRef, invalidGovernedParams, targetName, type AskOptions, type AskPurpose, type DecisionContext, type Decider, type ElicitOutcome, type ServerProgram, type Verdict } from "../governance/decision/decider.ts";
@@ -17,6 +17,11 @@ import type { OwnRequests } from "./own-requests.ts";
 import type { PendingRequest } from "./request-tracker.ts";
 import { isRoundRetry, ServerRounds } from "./server-rounds.ts";
 import type { ToolCatalog } from "./tool-catalog.ts";
+import { compose, type Pipeline, type StageProbe } from "../pipeline/stages.ts";
+import { auditStage } from "./stages/audit-stage.ts";
+import type { DecidedRequest } from "./stages/decided-request.ts";
+import { forwardStage } from "./stages/forward-stage.ts";
+import { traceStage } from "./stages/trace-stage.ts";
 
 /** An approval asked through a modern agent is forgotten if the agent does not retry within this long. */
 const ASK_TTL_MS = 15 * 60_000;
@@ -44,6 +49,7 @@ export type GovernorOptions = {
   answerUnavailable: (entry: PendingRequest) => void;
   /** The spans of governed requests; absent when tracing is off (docs/governance.md, "Traces"). */
   trace?: CallTracer | undefined;
+  stageProbe?: StageProbe | undefined;
 };
 
 /**
@@ -66,8 +72,12 @@ export class Governor {
   /** Modern requests the gates let through, for the server's own `input_required` rounds. */
   private readonly decidedOf = new WeakMap<PendingRequest, { request: JsonRpcRequest; verdict: Verdict }>();
 
+  /** The last stages in, for a request once decided. */
+  private readonly decidedStages: Pipeline<DecidedRequest>;
+
   constructor(private readonly options: GovernorOptions) {
     this.asks = new InputAsks(options.serverId);
+    this.decidedStages = compose<DecidedRequest>([auditStage(options.audit), traceStage(options.trace), forwardStage(options.forward, options.toAgent)], "request", options.stageProbe);
   }
 
   handle(request: JsonRpcRequest, entry: PendingRequest, bytes: Uint8Array): void {
@@ -333,18 +343,9 @@ export class Governor {
   }
 
   private apply(entry: PendingRequest, bytes: Uint8Array, verdict: Verdict, request: JsonRpcRequest, era: RequestEra): void {
-    this.options.audit.decision(entry, verdict, request);
-    entry.trace?.decided(verdict);
-    if (verdict.action === "forward") {
-      if (era.era === "modern") this.decidedOf.set(entry, { request, verdict });
-      // Tracing on: the server gets the request with our span's context in `_meta`, added to a
-      // copy after the gates decided on the request as the agent sent it (call-trace.ts).
-      this.options.forward(entry, entry.trace ? entry.trace.forwarded(bytes) : bytes);
-      return;
-    }
-    const line = errorResponse(entry.id, verdict.error.code, verdict.error.message, verdict.error.data);
-    this.options.toAgent.sendText(line);
-    this.options.audit.endCall(entry, "denied", Buffer.byteLength(line));
+    if (verdict.action === "forward" && era.era === "modern") this.decidedOf.set(entry, { request, verdict });
+    // audit → trace → forward, in the order src/pipeline/stages.ts declares; synchronous.
+    void this.decidedStages({ entry, request, verdict, bytes });
   }
 
   /** A governed request that cannot be decided as sent: an error, and it reaches no one. */

@@ -118,6 +118,7 @@ export class Router {
       },
       answerUnavailable: (entry) => this.answerUnavailable(entry),
       trace: options.trace,
+      stageProbe: options.stageProbe,
     });
     const decider = options.decider;
     this.secrets = new ResultScanner({
