@@ -23,7 +23,7 @@ import { RequestTracker, type PendingRequest } from "./request-tracker.ts";
 import { ResultScanner } from "./result-scanner.ts";
 import { SCAN_EVERYTHING } from "../governance/decision/secret-policy.ts";
 import { ToolCatalog } from "./tool-catalog.ts";
-import { compose, type Pipeline, type StageProbe } from "../pipeline/stages.ts";
+import { compose, describePipeline, type Pipeline, type StageProbe } from "../pipeline/stages.ts";
 import type { Answer } from "./stages/answer.ts";
 import { auditStage } from "./stages/audit-stage.ts";
 import { definitionsStage } from "./stages/definitions-stage.ts";
@@ -127,6 +127,7 @@ export class Router {
       log: this.log,
       policy: () => decider.secretScan?.(options.serverId) ?? SCAN_EVERYTHING,
     });
+    this.log.debug(`every call passes the stages in this order (${describePipeline().replaceAll("\n", "; ")})`);
     // The way back, in the order src/pipeline/stages.ts declares (secrets → definitions → audit → trace).
     this.answerStages = compose<Answer>([secretsStage(this.secrets), definitionsStage(this.lists), auditStage(this.audit), traceStage(options.trace)], "response", options.stageProbe);
   }

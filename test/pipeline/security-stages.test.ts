@@ -6,7 +6,7 @@ import { describe, expect, test } from "bun:test";
 import type { DecisionContext, Decider, Verdict } from "../../src/governance/decision/decider.ts";
 import { auditStage } from "../../src/pipeline/audit-stage.ts";
 import { callOf, toolCallRequest, type Call } from "../../src/pipeline/call.ts";
-import { CallRecord } from "../../src/pipeline/call-record.ts";
+import { CallRecord, decisionFields } from "../../src/pipeline/call-record.ts";
 import { decideStage } from "../../src/pipeline/decide-stage.ts";
 import type { Next } from "../../src/pipeline/stages.ts";
 import type { EventStream } from "../../src/telemetry/events.ts";
@@ -119,5 +119,56 @@ describe("audit", () => {
     const { next, seen } = fakeNext(call);
     auditStage(new CallRecord(stream, () => true)).request?.(call, next);
     expect({ written, seen }).toEqual({ written: [], seen: [ALLOW] });
+  });
+});
+
+describe("the call record every front end writes through", () => {
+  const decided = { gate: "approval", ruleId: "ask", policyId: "p1", reason: "asked", would: "WOULD_REQUIRE_APPROVAL", autoApproved: true, approvedBy: "web", decidedBy: { channel: "web" as const, who: "ana" }, personReason: "fine" };
+
+  test("a forward carries how it was let through; a deny or a pending decision does not claim an approval", () => {
+    expect(decisionFields("forward", decided, "asked")).toEqual({
+      decision: "forward",
+      gate: "approval",
+      rule_id: "ask",
+      policy_id: "p1",
+      reason: "asked",
+      would: "WOULD_REQUIRE_APPROVAL",
+      auto_approved: true,
+      approved_by: "web",
+      decided_by: { channel: "web", who: "ana" },
+      person_reason: "fine",
+    });
+    expect(decisionFields("deny", decided, "no")).toEqual({ decision: "deny", gate: "approval", rule_id: "ask", policy_id: "p1", reason: "no", decided_by: { channel: "web", who: "ana" }, person_reason: "fine" });
+    expect(decisionFields("pending", null, "waiting")).toEqual({ decision: "pending", gate: null, rule_id: null, policy_id: null, reason: "waiting" });
+    expect(decisionFields("pending", decided, "waiting")).not.toHaveProperty("decided_by");
+    expect(decisionFields("deny", { gate: "rules", ruleId: "always-allow-x", reason: "r" }, "r")).not.toHaveProperty("decided_by");
+  });
+
+  test("start: a fresh id and the arguments' hash, the arguments as recorded, and the front end's own fields; end: the latency in ms", () => {
+    const { stream, written } = events();
+    const record = new CallRecord(stream, () => true);
+    const first = record.start("a", "Bash", { command: "ls" }, { action: "run", requires_policy: true });
+    const second = record.start("b", "Bash", { command: "ls" });
+    expect(first.callId).not.toBe(second.callId);
+    expect(first.argsHash).toBe(second.argsHash);
+    expect(first.argsHash).toMatch(/^[0-9a-f]{64}$|^sha256:/);
+    expect(written[0]?.fields).toEqual({ call_id: first.callId, request_id: "a", tool: "Bash", args_hash: first.argsHash, arguments: { command: "ls" }, action: "run", requires_policy: true });
+    const startedAt = performance.now() - 250;
+    record.end(first, "Bash", "ok", startedAt, 3);
+    const latency = written[2]?.fields.latency_ms as number;
+    expect(latency).toBeGreaterThanOrEqual(250);
+    expect(latency).toBeLessThan(60_000);
+    expect(written[2]?.fields).toMatchObject({ call_id: first.callId, tool: "Bash", args_hash: first.argsHash, status: "ok", bytes_out: 3 });
+  });
+
+  test("the audit stage ends nothing that has not ended, and writes nothing when no one reads the record", () => {
+    const { stream, written } = events();
+    const call = newCall();
+    auditStage(new CallRecord(stream, () => true)).response?.(call, fakeNext(call).next);
+    expect(written).toEqual([]);
+    const off = events(false);
+    call.status = "ok";
+    auditStage(new CallRecord(off.stream, () => true)).response?.(call, fakeNext(call).next);
+    expect(off.written).toEqual([]);
   });
 });
