@@ -8,7 +8,7 @@ import { auditStage } from "../../src/pipeline/audit-stage.ts";
 import { callOf, toolCallRequest, type Call } from "../../src/pipeline/call.ts";
 import { CallRecord, decisionFields } from "../../src/pipeline/call-record.ts";
 import { decideStage } from "../../src/pipeline/decide-stage.ts";
-import type { Next } from "../../src/pipeline/stages.ts";
+import { compose, type Next, type Stage } from "../../src/pipeline/stages.ts";
 import type { EventStream } from "../../src/telemetry/events.ts";
 
 const ALLOW: Verdict = { action: "forward", gate: "rules", ruleId: "reads", reason: "rule reads allows it" };
@@ -170,5 +170,25 @@ describe("the call record every front end writes through", () => {
     call.status = "ok";
     auditStage(new CallRecord(off.stream, () => true)).response?.(call, fakeNext(call).next);
     expect(off.written).toEqual([]);
+  });
+});
+
+describe("a front end that is not MCP (docs/architecture.md, the hooks example)", () => {
+  test("builds a Call from a tool name and input JSON, and runs decide → audit → its own answer, then the end on the way back", async () => {
+    const { stream, written } = events();
+    const record = new CallRecord(stream, () => true);
+    const replies: Array<Verdict | undefined> = [];
+    const answer: Stage = { name: "forward", request: (call, next) => (replies.push(call.verdict), next()) };
+    const decideAndRecord = compose<Call>([decideStage({ decide: () => Promise.resolve(DENY) }, context), auditStage(record), answer], "request");
+    const call = callOf("hooks", "claude-code", toolCallRequest("toolu_1", "Bash", { command: "rm -rf /" }));
+    await decideAndRecord(call);
+    call.status = "denied";
+    compose<Call>([auditStage(record)], "response")(call);
+    expect(replies).toEqual([DENY]);
+    expect(written.map((event) => [event.type, event.fields.decision ?? event.fields.status ?? event.fields.tool])).toEqual([
+      ["tool_call_start", "Bash"],
+      ["tool_call_decision", "deny"],
+      ["tool_call_end", "denied"],
+    ]);
   });
 });
