@@ -12,6 +12,7 @@ import type { DecidedRequest } from "../../src/shim/stages/decided-request.ts";
 import { definitionsStage } from "../../src/shim/stages/definitions-stage.ts";
 import { forwardStage } from "../../src/shim/stages/forward-stage.ts";
 import { secretsStage } from "../../src/shim/stages/secrets-stage.ts";
+import { traceStage } from "../../src/shim/stages/trace-stage.ts";
 
 const bytes = (text: string) => new TextEncoder().encode(text);
 const text = (data: Uint8Array) => new TextDecoder().decode(data);
@@ -94,5 +95,38 @@ describe("forward", () => {
     expect(sent).toEqual(["with-traceparent"]);
     expect(agent.map((line) => JSON.parse(line))).toEqual([{ jsonrpc: "2.0", id: 1, error: { code: -32014, message: "denied by rule r1", data: { gate: "rules" } } }]);
     expect(refused.answeredBytes).toBe(agent[0]?.length);
+  });
+});
+
+describe("trace", () => {
+  const spans = () => {
+    const seen: string[] = [];
+    const trace = {
+      decided: (v: Verdict) => void seen.push(`decided ${v.action}`),
+      forwarded: (data: Uint8Array) => (seen.push("forwarded"), bytes(`${text(data)}+traceparent`)),
+      end: (status: string) => void seen.push(`end ${status}`),
+    };
+    return { seen, entry: { ...callEntry(), trace } as unknown as PendingRequest };
+  };
+
+  test("a forward's copy for the server carries the span's context; a refused call's spans end after its error went out", () => {
+    const { seen, entry } = spans();
+    const let_through: DecidedRequest = { entry, request, verdict: forward, bytes: bytes("line") };
+    traceStage(undefined).request?.(let_through, () => void seen.push("forward"));
+    expect({ seen: [...seen], bytes: text(let_through.bytes) }).toEqual({ seen: ["decided forward", "forwarded", "forward"], bytes: "line+traceparent" });
+    const other = spans();
+    const refused: DecidedRequest = { entry: other.entry, request, verdict: deny, bytes: bytes("line") };
+    traceStage(undefined).request?.(refused, () => {
+      other.seen.push("forward");
+      refused.answeredBytes = 10;
+    });
+    expect({ seen: other.seen, bytes: text(refused.bytes) }).toEqual({ seen: ["decided deny", "forward", "end denied"], bytes: "line" });
+  });
+
+  test("on the way back: the answer goes to the tracer, and a call's spans end with its status", () => {
+    const { seen, entry } = spans();
+    const answered: string[] = [];
+    traceStage({ response: (e) => void answered.push(e.method) }).response?.(answer(entry, response({ isError: true })), () => {});
+    expect({ answered, seen }).toEqual({ answered: ["tools/call"], seen: ["end error"] });
   });
 });
