@@ -116,6 +116,19 @@ describe("docs/architecture.md holds for src/", () => {
     expect(engine?.has("cedar-slices.ts")).toBe(false);
   });
 
+  test("a stage imports no other stage: only the Call, the stage types and its own room", () => {
+    // docs/architecture.md, "Every tool call, one pipeline": stages are `*-stage.ts`, in any part.
+    const isStage = (file: string) => file.endsWith("-stage.ts");
+    const stages = files.filter(isStage);
+    expect(stages.length).toBeGreaterThan(0);
+    const crossing: string[] = [];
+    for (const stage of stages) {
+      for (const target of graph.get(stage) ?? []) if (isStage(target)) crossing.push(`${relative(ROOT, stage)} -> ${relative(ROOT, target)}`);
+    }
+    expect(crossing).toEqual([]);
+    expect(graph.get(join(SRC, "pipeline", "stages.ts"))).toEqual([join(SRC, "pipeline", "call.ts")]);
+  });
+
   test("no files import each other in a circle", () => {
     // Tarjan's strongly connected components; any component of two or more files is a circle.
     let index = 0;

@@ -1,11 +1,10 @@
-import { recordedArguments } from "../telemetry/recorded-arguments.ts";
-import { argsHash } from "../core/canonical-json.ts";
 import { taggedLog, type Logger } from "../core/log.ts";
 import type { Profile } from "../core/profile.ts";
 import type { EngineHolder } from "../governance/engine/engine-holder.ts";
 import { approvalPrompt } from "../governance/decision/approval-prompt.ts";
 import { decideSafely, type EvaluateInput, type Outcome } from "../governance/engine/engine.ts";
 import { rawForLog, type ArbiterSummary, type EventStream } from "../telemetry/events.ts";
+import { CallRecord, decisionFields, type AuditIdentity } from "../pipeline/call-record.ts";
 import { CallTable, type Call, type CallState } from "./call-table.ts";
 import type { ControlChannel } from "./control-channel.ts";
 import { abortMessage, decisionMessage, type AbortCode, type Decision, type ToolEvent, type ToolRequest, type ToolResult } from "./protocol.ts";
@@ -59,9 +58,11 @@ export class Arbiter {
   private closed = false;
 
   private readonly log: Logger;
+  private readonly record: CallRecord;
 
   constructor(private readonly options: ArbiterOptions) {
     this.log = taggedLog(options.serverId);
+    this.record = new CallRecord(options.events, () => options.engines.engine.auditArguments());
   }
 
   handle(event: ToolEvent): void {
@@ -264,55 +265,25 @@ export class Arbiter {
   }
 
   /**
-   * The call's `tool_call_start`, emitted once, when its first decision event is: after the decision
-   * is on its way to the child, so hashing and serialising for the audit never delay it.
+   * The call's `tool_call_start`, written once, when its first decision event is: after the decision
+   * is on its way to the child, so hashing and serialising for the audit never delay it. Written
+   * by the record every front end shares (src/pipeline/call-record.ts).
    */
-  private audited(call: Call): { callId: string; argsHash: string } {
+  private audited(call: Call): AuditIdentity {
     if (call.audit) return call.audit;
-    const audit = { callId: Bun.randomUUIDv7(), argsHash: argsHash(call.args) };
-    const recorded = this.options.engines.engine.auditArguments() ? { arguments: recordedArguments(call.args) } : {};
-    call.audit = audit;
+    call.audit = this.record.start(call.id, call.tool, call.args, { ...(call.action === null ? {} : { action: call.action }), requires_policy: call.requiresPolicy });
     call.args = null;
-    this.options.events.emit("tool_call_start", {
-      call_id: audit.callId,
-      request_id: call.id,
-      tool: call.tool,
-      args_hash: audit.argsHash,
-      ...recorded,
-      ...(call.action === null ? {} : { action: call.action }),
-      requires_policy: call.requiresPolicy,
-    });
-    return audit;
+    return call.audit;
   }
 
   private emitDecision(call: Call, decision: "forward" | "deny" | "pending", verdict: Verdict): void {
-    if (!this.options.events.enabled) return;
-    const { callId } = this.audited(call);
-    this.options.events.emit("tool_call_decision", {
-      call_id: callId,
-      tool: call.tool,
-      decision,
-      gate: verdict.gate,
-      rule_id: verdict.ruleId,
-      policy_id: verdict.policyId,
-      reason: verdict.reason,
-      ...(verdict.would ? { would: verdict.would } : {}),
-      ...(verdict.autoApproved ? { auto_approved: true } : {}),
-      ...(verdict.approvedBy ? { approved_by: verdict.approvedBy } : {}),
-    });
+    if (!this.record.enabled) return;
+    this.record.decision(this.audited(call), call.tool, decisionFields(decision, verdict, verdict.reason));
   }
 
   private endCall(call: Call, status: "ok" | "error" | "denied" | "cancelled" | "no_response"): void {
-    if (!this.options.events.enabled) return;
-    const { callId, argsHash: hash } = this.audited(call);
-    this.options.events.emit("tool_call_end", {
-      call_id: callId,
-      tool: call.tool,
-      args_hash: hash,
-      status,
-      latency_ms: Math.round((performance.now() - call.requestedAt) * 1000) / 1000,
-      bytes_out: 0,
-    });
+    if (!this.record.enabled) return;
+    this.record.end(this.audited(call), call.tool, status, call.requestedAt, 0);
   }
 }
 

@@ -28,6 +28,8 @@ export const RPC = {
   serverUnavailable: -31001,
   /** The shim rejected the message's framing (size, encoding, smuggling). */
   framingRejected: -31002,
+  /** Too many requests already wait for the other side's answer (what a shim holds per peer is bounded). */
+  tooManyPending: -31003,
 } as const;
 
 export function isValidId(id: unknown): id is JsonRpcId {

@@ -1,14 +1,13 @@
 import type { JsonRpcId, JsonRpcRequest, Message } from "../core/jsonrpc.ts";
-import { argsHash } from "../core/canonical-json.ts";
 import type { Logger } from "../core/log.ts";
 import { showInvisible } from "../core/visible-text.ts";
 import { targetName, type Verdict } from "../governance/decision/decider.ts";
-import { ALWAYS_RULE_PREFIX } from "../governance/decision/always-rule.ts";
 import type { FramingError } from "../stdio/validate-line.ts";
 import { rawForLog, type CallStatus, type EventStream, type Summary } from "../telemetry/events.ts";
 import { redactText } from "../telemetry/redact.ts";
 import { recordedArguments } from "../telemetry/recorded-arguments.ts";
-import type { Outstanding, RequestTracker } from "./request-tracker.ts";
+import { CallRecord, decisionFields } from "../pipeline/call-record.ts";
+import type { PendingRequest, RequestTracker } from "./request-tracker.ts";
 
 export type Direction = "agent_to_server" | "server_to_agent";
 
@@ -47,12 +46,17 @@ export class CallAudit {
    */
   private readonly shown = new Map<string, string>();
 
+  /** The tool calls' own events, written as every front end writes them. */
+  private readonly record: CallRecord;
+
   constructor(
     private readonly events: EventStream,
     private readonly log: Logger,
     /** Whether the record keeps each call's arguments (redacted) beside their hash: the user's `audit.arguments`. */
     private readonly recordArguments: () => boolean = () => true,
-  ) {}
+  ) {
+    this.record = new CallRecord(events, recordArguments);
+  }
 
   message(direction: Direction, message: Message): void {
     if (direction === "agent_to_server") this.summary.messages_agent_to_server += 1;
@@ -63,26 +67,21 @@ export class CallAudit {
   }
 
   /** A `tools/call` arrived from the agent: it gets its audit identity and a `tool_call_start`. */
-  startCall(entry: Outstanding, request: JsonRpcRequest): void {
+  startCall(entry: PendingRequest, request: JsonRpcRequest): void {
     this.summary.calls_total += 1;
+    const tool = targetName(request);
     // The audit identity (a UUID and a SHA-256 of canonical arguments) costs ~20% of the
     // per-call time: only computed when someone reads the event stream.
-    const audited = this.events.enabled;
-    const args = (request.params as { arguments?: unknown } | undefined)?.arguments;
-    entry.call = { callId: audited ? Bun.randomUUIDv7() : "", tool: targetName(request), argsHash: audited ? argsHash(args) : "" };
-    if (audited) {
-      this.events.emit("tool_call_start", {
-        call_id: entry.call.callId,
-        request_id: request.id,
-        tool: entry.call.tool,
-        args_hash: entry.call.argsHash,
-        ...(this.recordArguments() ? { arguments: recordedArguments(args) } : {}),
-      });
+    if (!this.record.enabled) {
+      entry.call = { callId: "", tool, argsHash: "" };
+      return;
     }
+    const args = (request.params as { arguments?: unknown } | undefined)?.arguments;
+    entry.call = { ...this.record.start(request.id, tool, args), tool };
   }
 
   /** A governed request's decision (or that it now waits for a human). */
-  decision(entry: Outstanding, verdict: Verdict | { action: "pending"; reason: string }, request: JsonRpcRequest): void {
+  decision(entry: PendingRequest, verdict: Verdict | { action: "pending"; reason: string }, request: JsonRpcRequest): void {
     const decided = verdict.action === "pending" ? null : verdict;
     // A resource URI can carry a password (`postgres://u:pw@host/t`), and reasons quote names:
     // logs and the audit get both redacted.
@@ -101,19 +100,9 @@ export class CallAudit {
       this.log.info(showInvisible(`denied ${request.method} ${name}: ${reason}`));
     }
     if (!this.events.enabled) return;
-    const fields = {
-      decision: verdict.action,
-      gate: decided?.gate ?? null,
-      rule_id: decided?.ruleId ?? null,
-      policy_id: decided?.policyId ?? null,
-      reason,
-      ...(decided?.action === "forward" && decided.would ? { would: decided.would } : {}),
-      ...(decided?.action === "forward" && decided.autoApproved ? { auto_approved: true } : {}),
-      ...(decided?.action === "forward" && decided.approvedBy ? { approved_by: decided.approvedBy } : {}),
-      ...decidedFields(decided),
-    };
+    const fields = decisionFields(verdict.action, decided, reason);
     if (entry.call) {
-      this.events.emit("tool_call_decision", { call_id: entry.call.callId, tool: entry.call.tool, ...fields });
+      this.record.decision(entry.call, entry.call.tool, fields);
     } else {
       // prompts/get carries arguments; a resource's request has only its URI (`name`, redacted).
       const args = (request.params as { arguments?: unknown } | undefined)?.arguments;
@@ -134,23 +123,20 @@ export class CallAudit {
     return shown;
   }
 
-  endCall(entry: Outstanding, status: CallStatus, bytesOut: number): void {
+  endCall(entry: PendingRequest, status: CallStatus, bytesOut: number): void {
     entry.trace?.end(status);
+    this.recordEnd(entry, status, bytesOut);
+  }
+
+  /** A call's end in the record and the counters (its spans are the trace's). */
+  recordEnd(entry: PendingRequest, status: CallStatus, bytesOut: number): void {
     if (!entry.call) return;
     if (status === "error" || status === "server_unavailable") this.summary.calls_errored += 1;
-    if (!this.events.enabled) return;
-    this.events.emit("tool_call_end", {
-      call_id: entry.call.callId,
-      tool: entry.call.tool,
-      args_hash: entry.call.argsHash,
-      status,
-      latency_ms: Math.round((performance.now() - entry.startedAt) * 1000) / 1000,
-      bytes_out: bytesOut,
-    });
+    if (this.record.enabled) this.record.end(entry.call, entry.call.tool, status, entry.startedAt, bytesOut);
   }
 
   /** A list response on its way to the agent: how many items the server sent, how many the agent got. */
-  listResult(entry: Outstanding, upstream: number, returned: number): void {
+  listResult(entry: PendingRequest, upstream: number, returned: number): void {
     if (!this.events.enabled) return;
     this.events.emit("list_result", { request_id: entry.id, method: entry.method, upstream_count: upstream, returned_count: returned });
   }
@@ -202,16 +188,6 @@ export class CallAudit {
       this.events.emit("orphaned_request", { direction, request_id: entry.id, method: entry.method, age_ms: ageMs });
     }
   }
-}
-
-/**
- * `decided_by` and `person_reason` (docs/events.md): who decided a call a person was asked about,
- * and their words. A forward by a rule "always allow" wrote is a person's earlier decision too.
- */
-function decidedFields(decided: Verdict | null): { decided_by?: { channel: string; who?: string }; person_reason?: string } {
-  if (!decided) return {};
-  const by = decided.decidedBy ?? (decided.action === "forward" && decided.gate === "rules" && decided.ruleId?.startsWith(ALWAYS_RULE_PREFIX) ? { channel: "always_rule" as const } : undefined);
-  return { ...(by ? { decided_by: by } : {}), ...(decided.personReason !== undefined ? { person_reason: decided.personReason } : {}) };
 }
 
 function truncate(text: string, max = 200): string {

@@ -1,4 +1,4 @@
-import { errorResponse, RPC, type JsonRpcRequest, type JsonRpcResponse } from "../core/jsonrpc.ts";
+import { RPC, type JsonRpcRequest, type JsonRpcResponse } from "../core/jsonrpc.ts";
 import { messageOf } from "../core/errors.ts";
 import { log as rootLog, type Logger } from "../core/log.ts";
 import { callRef, invalidGovernedParams, targetName, type AskOptions, type AskPurpose, type DecisionContext, type Decider, type ElicitOutcome, type ServerProgram, type Verdict } from "../governance/decision/decider.ts";
@@ -14,9 +14,14 @@ import { declaresFormElicitation, LEGACY, ownRequestMeta, requestEra, type Reque
 import { HeldDecisions, LazyAbort } from "./held-decisions.ts";
 import { InputAsks, type Ask } from "./input-asks.ts";
 import type { OwnRequests } from "./own-requests.ts";
-import type { Outstanding } from "./request-tracker.ts";
+import type { PendingRequest } from "./request-tracker.ts";
 import { isRoundRetry, ServerRounds } from "./server-rounds.ts";
 import type { ToolCatalog } from "./tool-catalog.ts";
+import { compose, type Pipeline, type StageProbe } from "../pipeline/stages.ts";
+import { auditStage } from "./stages/audit-stage.ts";
+import type { DecidedRequest } from "./stages/decided-request.ts";
+import { forwardStage } from "./stages/forward-stage.ts";
+import { traceStage } from "./stages/trace-stage.ts";
 
 /** An approval asked through a modern agent is forgotten if the agent does not retry within this long. */
 const ASK_TTL_MS = 15 * 60_000;
@@ -40,10 +45,11 @@ export type GovernorOptions = {
   /** A legacy agent declared form elicitation in its `initialize`. */
   legacyCanElicit: () => boolean;
   /** Send a decided request to the server (and track it for its response). */
-  forward: (entry: Outstanding, bytes: Uint8Array) => void;
-  answerUnavailable: (entry: Outstanding) => void;
+  forward: (entry: PendingRequest, bytes: Uint8Array) => void;
+  answerUnavailable: (entry: PendingRequest) => void;
   /** The spans of governed requests; absent when tracing is off (docs/governance.md, "Traces"). */
   trace?: CallTracer | undefined;
+  stageProbe?: StageProbe | undefined;
 };
 
 /**
@@ -60,17 +66,21 @@ export class Governor {
   private readonly asks: InputAsks;
   private readonly rounds = new ServerRounds();
   /** Requests answered with our `input_required` question, by their entry. */
-  private readonly askOf = new WeakMap<Outstanding, Ask>();
+  private readonly askOf = new WeakMap<PendingRequest, Ask>();
   /** Asks about a changed definition (not the call): their answer leads to the call's own decision. */
   private readonly changeOf = new WeakMap<Ask, DefinitionChange>();
   /** Modern requests the gates let through, for the server's own `input_required` rounds. */
-  private readonly decidedOf = new WeakMap<Outstanding, { request: JsonRpcRequest; verdict: Verdict }>();
+  private readonly decidedOf = new WeakMap<PendingRequest, { request: JsonRpcRequest; verdict: Verdict }>();
+
+  /** The last stages in, for a request once decided. */
+  private readonly decidedStages: Pipeline<DecidedRequest>;
 
   constructor(private readonly options: GovernorOptions) {
     this.asks = new InputAsks(options.serverId);
+    this.decidedStages = compose<DecidedRequest>([auditStage(options.audit), traceStage(options.trace), forwardStage(options.forward, options.toAgent)], "request", options.stageProbe);
   }
 
-  handle(request: JsonRpcRequest, entry: Outstanding, bytes: Uint8Array): void {
+  handle(request: JsonRpcRequest, entry: PendingRequest, bytes: Uint8Array): void {
     if (this.options.trace) entry.trace = this.options.trace.begin(request, entry.call?.argsHash);
     const invalid = invalidGovernedParams(request);
     if (invalid) {
@@ -136,7 +146,7 @@ export class Governor {
    * `pin: strict`); then the call is decided as usual. The pins are read again first: someone may
    * have accepted it elsewhere (`thoughtgate pins accept`). Costs a map lookup while nothing is blocked.
    */
-  private gateDefinition(request: JsonRpcRequest, entry: Outstanding, bytes: Uint8Array, control: LazyAbort, era: RequestEra): void {
+  private gateDefinition(request: JsonRpcRequest, entry: PendingRequest, bytes: Uint8Array, control: LazyAbort, era: RequestEra): void {
     const { definitions } = this.options;
     if (!definitions.hasBlocked || !definitions.pending(request.method, targetName(request))) {
       this.decide(request, entry, bytes, control, era);
@@ -162,7 +172,7 @@ export class Governor {
    * and so do subscriptions that cannot be read (`given` null, list-changes.ts).
    * (No `input_required` on it: the protocol allows that answer only on calls, reads and prompts.)
    */
-  handleListen(request: JsonRpcRequest, entry: Outstanding, bytes: Uint8Array, given: unknown[] | null): void {
+  handleListen(request: JsonRpcRequest, entry: PendingRequest, bytes: Uint8Array, given: unknown[] | null): void {
     if (given === null || !given.every((uri): uri is string => typeof uri === "string")) {
       const reason = "subscriptions/listen needs params.notifications as an object and its resourceSubscriptions as a list of URI strings";
       this.refuse(entry, request, RPC.invalidParams, `Invalid params: ${reason}`, reason);
@@ -190,14 +200,14 @@ export class Governor {
   }
 
   /** A response to a governed request the server ran: a tool's own `input_required` round is noted. */
-  serverAnswered(entry: Outstanding, message: JsonRpcResponse): void {
+  serverAnswered(entry: PendingRequest, message: JsonRpcResponse): void {
     const decided = this.decidedOf.get(entry);
     if (!decided || message.isError) return;
     const result = message.body.result as Record<string, unknown> | undefined;
     if (result?.resultType === "input_required") this.rounds.note(this.asks.digestOf(decided.request), decided.verdict, result);
   }
 
-  private decide(request: JsonRpcRequest, entry: Outstanding, bytes: Uint8Array, control: LazyAbort, era: RequestEra, change?: DefinitionChange): void {
+  private decide(request: JsonRpcRequest, entry: PendingRequest, bytes: Uint8Array, control: LazyAbort, era: RequestEra, change?: DefinitionChange): void {
     let verdict: Verdict | Promise<Verdict>;
     try {
       verdict = this.options.decider.decide(request, this.contextFor(request, control, entry, era, true, change));
@@ -233,7 +243,7 @@ export class Governor {
    * list changed, and the call itself is decided now; refused → the call is refused with the
    * definitions gate's error (whichever channel said no). For a call: applied.
    */
-  private proceed(entry: Outstanding, bytes: Uint8Array, verdict: Verdict, request: JsonRpcRequest, era: RequestEra, control: LazyAbort, change: DefinitionChange | undefined): void {
+  private proceed(entry: PendingRequest, bytes: Uint8Array, verdict: Verdict, request: JsonRpcRequest, era: RequestEra, control: LazyAbort, change: DefinitionChange | undefined): void {
     if (!change) {
       this.apply(entry, bytes, verdict, request, era);
       return;
@@ -249,7 +259,7 @@ export class Governor {
     this.apply(entry, bytes, refusal, request, era);
   }
 
-  private contextFor(request: JsonRpcRequest, control: LazyAbort, entry: Outstanding, era: RequestEra, canAsk = true, change?: DefinitionChange): DecisionContext {
+  private contextFor(request: JsonRpcRequest, control: LazyAbort, entry: PendingRequest, era: RequestEra, canAsk = true, change?: DefinitionChange): DecisionContext {
     const { audit, catalog, own, serverId, server } = this.options;
     let elicit: DecisionContext["elicit"] = null;
     if (!canAsk) elicit = null;
@@ -275,7 +285,7 @@ export class Governor {
   }
 
   /** Modern era: answer `entry` with our `input_required` question; the promise settles when the agent retries. */
-  private askThroughRetry(entry: Outstanding, request: JsonRpcRequest, control: LazyAbort, change?: DefinitionChange) {
+  private askThroughRetry(entry: PendingRequest, request: JsonRpcRequest, control: LazyAbort, change?: DefinitionChange) {
     return (message: string, signal: AbortSignal, purpose?: AskPurpose, options?: AskOptions): Promise<ElicitOutcome> =>
       new Promise<ElicitOutcome>((resolve, reject) => {
         if (signal.aborted) {
@@ -294,7 +304,7 @@ export class Governor {
   }
 
   /** The agent retried with the answer to our question: the retry waits for the decision, then runs (or not). */
-  private answered(ask: Ask, outcome: ElicitOutcome, retry: Outstanding, request: JsonRpcRequest, bytes: Uint8Array): void {
+  private answered(ask: Ask, outcome: ElicitOutcome, retry: PendingRequest, request: JsonRpcRequest, bytes: Uint8Array): void {
     const control = new LazyAbort(ask.control);
     ask.retry = { entry: retry, request, bytes, control };
     if (ask.verdict) {
@@ -332,23 +342,14 @@ export class Governor {
     else this.options.answerUnavailable(retry.entry);
   }
 
-  private apply(entry: Outstanding, bytes: Uint8Array, verdict: Verdict, request: JsonRpcRequest, era: RequestEra): void {
-    this.options.audit.decision(entry, verdict, request);
-    entry.trace?.decided(verdict);
-    if (verdict.action === "forward") {
-      if (era.era === "modern") this.decidedOf.set(entry, { request, verdict });
-      // Tracing on: the server gets the request with our span's context in `_meta`, added to a
-      // copy after the gates decided on the request as the agent sent it (call-trace.ts).
-      this.options.forward(entry, entry.trace ? entry.trace.forwarded(bytes) : bytes);
-      return;
-    }
-    const line = errorResponse(entry.id, verdict.error.code, verdict.error.message, verdict.error.data);
-    this.options.toAgent.sendText(line);
-    this.options.audit.endCall(entry, "denied", Buffer.byteLength(line));
+  private apply(entry: PendingRequest, bytes: Uint8Array, verdict: Verdict, request: JsonRpcRequest, era: RequestEra): void {
+    if (verdict.action === "forward" && era.era === "modern") this.decidedOf.set(entry, { request, verdict });
+    // audit → trace → forward, in the order src/pipeline/stages.ts declares; synchronous.
+    void this.decidedStages({ entry, request, verdict, bytes });
   }
 
   /** A governed request that cannot be decided as sent: an error, and it reaches no one. */
-  private refuse(entry: Outstanding, request: JsonRpcRequest, code: number, message: string, reason: string): void {
+  private refuse(entry: PendingRequest, request: JsonRpcRequest, code: number, message: string, reason: string): void {
     const verdict: Verdict = {
       action: "deny",
       gate: "governance",

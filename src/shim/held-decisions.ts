@@ -1,5 +1,5 @@
 import type { JsonRpcId } from "../core/jsonrpc.ts";
-import type { Outstanding } from "./request-tracker.ts";
+import type { PendingRequest } from "./request-tracker.ts";
 
 /**
  * Governed requests whose decision is still pending (a service round trip, a human, the shim's own
@@ -7,7 +7,7 @@ import type { Outstanding } from "./request-tracker.ts";
  * the count is what backpressure on the agent waits on.
  */
 export class HeldDecisions {
-  private readonly held = new Map<JsonRpcId, { entry: Outstanding; control: LazyAbort }>();
+  private readonly held = new Map<JsonRpcId, { entry: PendingRequest; control: LazyAbort }>();
   private readonly waiters: Array<() => void> = [];
 
   get size(): number {
@@ -23,12 +23,12 @@ export class HeldDecisions {
     return this.held.has(id);
   }
 
-  hold(entry: Outstanding, control: LazyAbort): void {
+  hold(entry: PendingRequest, control: LazyAbort): void {
     this.held.set(entry.id, { entry, control });
   }
 
   /** Take a held request back; false when it is no longer held (cancelled, or the server went away). */
-  release(entry: Outstanding): boolean {
+  release(entry: PendingRequest): boolean {
     if (this.held.get(entry.id)?.entry !== entry) return false;
     this.held.delete(entry.id);
     this.wake();
@@ -36,7 +36,7 @@ export class HeldDecisions {
   }
 
   /** The agent cancelled `id`: its decision is aborted and the request returned, if it was held. */
-  cancel(id: JsonRpcId): Outstanding | undefined {
+  cancel(id: JsonRpcId): PendingRequest | undefined {
     const held = this.held.get(id);
     if (!held) return undefined;
     held.control.abort();
@@ -45,7 +45,7 @@ export class HeldDecisions {
   }
 
   /** Abort every held decision and return the requests (the server went away). */
-  drain(): Outstanding[] {
+  drain(): PendingRequest[] {
     const entries = [...this.held.values()].map(({ entry, control }) => {
       control.abort();
       return entry;

@@ -3,7 +3,7 @@ import type { JsonRpcRequest } from "../core/jsonrpc.ts";
 import type { AskOptions, AskPurpose, ElicitOutcome, Verdict } from "../governance/decision/decider.ts";
 import { approvalForm, outcomeOf } from "./approval-form.ts";
 import type { LazyAbort } from "./held-decisions.ts";
-import type { Outstanding } from "./request-tracker.ts";
+import type { PendingRequest } from "./request-tracker.ts";
 
 /** The key of the shim's own question in an `input_required` result (MCP 2026-07-28 multi round-trip). */
 export const APPROVAL_INPUT_KEY = "thoughtgate_approval";
@@ -23,13 +23,13 @@ export type Ask = {
   /** When the question went to the agent. */
   askedAt: number;
   /** The first request: answered with `input_required`; its call continues in the retry. */
-  first: Outstanding;
+  first: PendingRequest;
   request: JsonRpcRequest;
   control: LazyAbort;
   /** The server's own round the first request was part of, put back on the retry. */
   serverRound: RoundParams;
   answer: (outcome: ElicitOutcome) => void;
-  retry: { entry: Outstanding; request: JsonRpcRequest; bytes: Uint8Array; control: LazyAbort } | null;
+  retry: { entry: PendingRequest; request: JsonRpcRequest; bytes: Uint8Array; control: LazyAbort } | null;
   /** The decision, when it came before the retry (a person decided on the page, or it timed out). */
   verdict: Verdict | null;
   used: boolean;
@@ -75,7 +75,7 @@ export class InputAsks {
   }
 
   /** Open an ask for `first`; returns it and the `input_required` result to answer `first` with. */
-  open(first: Outstanding, request: JsonRpcRequest, control: LazyAbort, message: string, answer: (outcome: ElicitOutcome) => void, ttlMs: number, purpose: AskPurpose = "call", offered: AskOptions = {}): { ask: Ask; result: Record<string, unknown> } {
+  open(first: PendingRequest, request: JsonRpcRequest, control: LazyAbort, message: string, answer: (outcome: ElicitOutcome) => void, ttlMs: number, purpose: AskPurpose = "call", offered: AskOptions = {}): { ask: Ask; result: Record<string, unknown> } {
     this.prune();
     const nonce = Buffer.from(crypto.getRandomValues(new Uint8Array(16))).toString("base64url");
     const now = Date.now();

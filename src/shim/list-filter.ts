@@ -10,7 +10,7 @@ import type { ListKind } from "../governance/decision/decider.ts";
 import type { Sink } from "../stdio/line-sink.ts";
 import type { CallAudit } from "./call-audit.ts";
 import type { DefinitionGuard } from "./definition-guard.ts";
-import type { Outstanding } from "./request-tracker.ts";
+import type { PendingRequest } from "./request-tracker.ts";
 import type { ToolCatalog } from "./tool-catalog.ts";
 
 /**
@@ -50,7 +50,7 @@ export class ListFilter {
   constructor(private readonly options: ListFilterOptions) {}
 
   /** Returns true when it took over delivering the response. */
-  deliver(entry: Outstanding, message: JsonRpcResponse, bytes: Uint8Array): boolean {
+  deliver(entry: PendingRequest, message: JsonRpcResponse, bytes: Uint8Array): boolean {
     const list = LISTS[entry.method];
     const result = message.body.result as Record<string, unknown> | undefined;
     const items = result?.[list?.items ?? ""];
@@ -88,7 +88,7 @@ export class ListFilter {
     return true;
   }
 
-  private send(entry: Outstanding, message: JsonRpcResponse, bytes: Uint8Array, items: unknown[], names: string[], pinHidden: Set<string>, visible: string[] | null): void {
+  private send(entry: PendingRequest, message: JsonRpcResponse, bytes: Uint8Array, items: unknown[], names: string[], pinHidden: Set<string>, visible: string[] | null): void {
     const { toAgent, log, audit } = this.options;
     const keep = visible === null ? null : new Set(visible);
     const kept = items.filter((_, i) => {
@@ -108,7 +108,7 @@ export class ListFilter {
   }
 
   /** Fail closed: a list we cannot filter is not shown (development: shown, with a warning). */
-  private unfiltered(entry: Outstanding, bytes: Uint8Array, upstream: number, error: unknown): void {
+  private unfiltered(entry: PendingRequest, bytes: Uint8Array, upstream: number, error: unknown): void {
     const { log, toAgent } = this.options;
     if (this.options.profile === "development") {
       this.options.audit.listResult(entry, upstream, upstream);

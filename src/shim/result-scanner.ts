@@ -6,7 +6,7 @@ import type { SecretKind, Span } from "../core/secret-kinds.ts";
 import { actionOf, replacementOf, type SecretScanPolicy } from "../governance/decision/secret-policy.ts";
 import type { EventStream } from "../telemetry/events.ts";
 import { countKinds, redactSpans, scanSecrets, type ScanOptions } from "../telemetry/secret-scan.ts";
-import type { Outstanding } from "./request-tracker.ts";
+import type { PendingRequest } from "./request-tracker.ts";
 
 /**
  * Secret scanning on the shim's path (docs/governance.md, Secret scanning), a collaborator of the
@@ -53,7 +53,7 @@ export class ResultScanner {
    * Should the scan itself fail (a bug), production answers the request with an error rather than
    * forward what was not scanned (docs/architecture.md, decision 3); development forwards it.
    */
-  scanResult(bytes: Uint8Array, entry: Pick<Outstanding, "id" | "method" | "call">): ScannedResult {
+  scanResult(bytes: Uint8Array, entry: Pick<PendingRequest, "id" | "method" | "call">): ScannedResult {
     if (!SCANNED_METHODS.has(entry.method)) return { bytes, findings: [], redacted: 0 };
     try {
       return this.scan(bytes, entry);
@@ -69,7 +69,7 @@ export class ResultScanner {
     }
   }
 
-  private scan(bytes: Uint8Array, entry: Pick<Outstanding, "id" | "method" | "call">): ScannedResult {
+  private scan(bytes: Uint8Array, entry: Pick<PendingRequest, "id" | "method" | "call">): ScannedResult {
     const policy = this.options.policy();
     if (!policy.scan) return { bytes, findings: [], redacted: 0 };
     const findings = scanSecrets(bytes, resultScanOptions(policy));
@@ -83,7 +83,7 @@ export class ResultScanner {
   }
 
   /** A governed request from the agent (`bytes`: its line), for the audit; returns what was found. */
-  scanRequest(bytes: Uint8Array, entry: Pick<Outstanding, "id" | "method" | "call">): Span[] {
+  scanRequest(bytes: Uint8Array, entry: Pick<PendingRequest, "id" | "method" | "call">): Span[] {
     if (!this.options.events.enabled) return [];
     const policy = this.options.policy();
     if (!policy.scan) return [];
@@ -92,7 +92,7 @@ export class ResultScanner {
     return findings;
   }
 
-  private report(direction: "agent_to_server" | "server_to_agent", entry: Pick<Outstanding, "id" | "method" | "call">, findings: Span[], replaced: Span[], would: boolean): void {
+  private report(direction: "agent_to_server" | "server_to_agent", entry: Pick<PendingRequest, "id" | "method" | "call">, findings: Span[], replaced: Span[], would: boolean): void {
     const found = countKinds(findings);
     const what = `${entry.method}${entry.call ? ` ${entry.call.tool}` : ""} (id ${JSON.stringify(entry.id)})`;
     if (direction === "server_to_agent") {

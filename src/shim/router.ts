@@ -1,4 +1,4 @@
-import { errorResponse, RPC, type JsonRpcId, type JsonRpcRequest, type JsonRpcResponse, type Message } from "../core/jsonrpc.ts";
+import { errorResponse, RPC, type JsonRpcId, type JsonRpcRequest, type Message } from "../core/jsonrpc.ts";
 import { messageOf } from "../core/errors.ts";
 import { taggedLog, type Logger } from "../core/log.ts";
 import type { Profile } from "../core/profile.ts";
@@ -8,21 +8,27 @@ import { serverIdentity } from "../governance/definitions/identity.ts";
 import type { Unit } from "../stdio/framer.ts";
 import type { Sink } from "../stdio/line-sink.ts";
 import type { FramingError } from "../stdio/validate-line.ts";
-import type { CallStatus, EventStream, Summary } from "../telemetry/events.ts";
+import type { EventStream, Summary } from "../telemetry/events.ts";
 import { CallAudit, type Direction } from "./call-audit.ts";
 import { DefinitionGuard } from "./definition-guard.ts";
 import { ListChanges, resourceSubscriptionsOf } from "./list-changes.ts";
 import type { CallTracer } from "./call-trace.ts";
 import { declaresFormElicitation } from "./era.ts";
 import { Governor } from "./governor.ts";
-import { LISTS, ListFilter } from "./list-filter.ts";
+import { ListFilter } from "./list-filter.ts";
 import { HeldDecisions } from "./held-decisions.ts";
 import { OwnRequests } from "./own-requests.ts";
 import { pinPolicyOf } from "./pin-policy.ts";
-import { RequestTracker, type Outstanding } from "./request-tracker.ts";
+import { RequestTracker, type PendingRequest } from "./request-tracker.ts";
 import { ResultScanner } from "./result-scanner.ts";
 import { SCAN_EVERYTHING } from "../governance/decision/secret-policy.ts";
 import { ToolCatalog } from "./tool-catalog.ts";
+import { compose, describePipeline, type Pipeline, type StageProbe } from "../pipeline/stages.ts";
+import type { Answer } from "./stages/answer.ts";
+import { auditStage } from "./stages/audit-stage.ts";
+import { definitionsStage } from "./stages/definitions-stage.ts";
+import { secretsStage } from "./stages/secrets-stage.ts";
+import { traceStage } from "./stages/trace-stage.ts";
 
 export type { Sink };
 
@@ -40,6 +46,8 @@ export type RouterOptions = {
   serverUrl?: string | undefined;
   /** The spans of governed requests; absent when tracing is off. */
   trace?: CallTracer | undefined;
+  /** Told each time a stage is entered (tests count entries per call with it). */
+  stageProbe?: StageProbe | undefined;
 };
 
 
@@ -62,12 +70,15 @@ export class Router {
   private readonly governor: Governor;
   private readonly definitions: DefinitionGuard;
   private readonly secrets: ResultScanner;
+  private readonly answerStages: Pipeline<Answer>;
   private readonly log: Logger;
   private readonly listChanges: ListChanges;
   /** Whether the agent declared the `elicitation` capability (form mode) in its initialize. */
   private agentCanElicit = false;
   private toServer: Sink | null;
   private serverUnavailable: string;
+  /** Requests are being refused for too many pending (logged once until one is accepted again). */
+  private refusing = false;
 
   constructor(private readonly options: RouterOptions) {
     this.toServer = options.toServer;
@@ -107,6 +118,7 @@ export class Router {
       },
       answerUnavailable: (entry) => this.answerUnavailable(entry),
       trace: options.trace,
+      stageProbe: options.stageProbe,
     });
     const decider = options.decider;
     this.secrets = new ResultScanner({
@@ -115,6 +127,9 @@ export class Router {
       log: this.log,
       policy: () => decider.secretScan?.(options.serverId) ?? SCAN_EVERYTHING,
     });
+    this.log.debug(`every call passes the stages in this order (${describePipeline().replaceAll("\n", "; ")})`);
+    // The way back, in the order src/pipeline/stages.ts declares (secrets → definitions → audit → trace).
+    this.answerStages = compose<Answer>([secretsStage(this.secrets), definitionsStage(this.lists), auditStage(this.audit), traceStage(options.trace)], "response", options.stageProbe);
   }
 
   get summary(): Summary {
@@ -215,19 +230,23 @@ export class Router {
         this.duplicateId(message, bytes, "server_to_agent");
         return;
       }
+      const refused = this.serverRequests.refusal(message.id, message.method);
+      if (refused) {
+        this.tooManyPending(message, "server_to_agent", refused);
+        return;
+      }
       this.serverRequests.add({ id: message.id, method: message.method, startedAt: performance.now() });
     } else if (message.kind === "response" && message.id !== null) {
       const entry = this.agentRequests.settle(message.id);
-      if (entry && this.options.trace) this.options.trace.response(entry, message);
-      // What reaches the agent, and what the audit counts as bytes_out, is the result with its secrets redacted.
-      if (entry) bytes = this.secrets.scanResult(bytes, entry).bytes;
       if (!entry) {
         if (!this.unsolicited(message.id, "server_to_agent")) return;
-      } else if (entry.call && !entry.cancelled) {
-        this.governor.serverAnswered(entry, message);
-        this.audit.endCall(entry, responseStatus(message), bytes.length);
-      } else if (entry.method in LISTS && !message.isError && this.lists.deliver(entry, message, bytes)) {
-        return;
+      } else {
+        if (entry.call && !entry.cancelled) this.governor.serverAnswered(entry, message);
+        const answer: Answer = { entry, message, bytes, delivered: false };
+        // Synchronous: every stage on the way back answers at once (src/pipeline/stages.ts).
+        void this.answerStages(answer);
+        if (answer.delivered) return;
+        bytes = answer.bytes;
       }
     }
     this.options.toAgent.send(bytes);
@@ -239,7 +258,14 @@ export class Router {
       this.duplicateId(request, bytes, "agent_to_server");
       return;
     }
-    const entry: Outstanding = { id: request.id, method: request.method, startedAt: performance.now() };
+    // Those awaiting their decision are bounded by the backpressure (decision 6), and counted here too.
+    const refused = this.agentRequests.refusal(request.id, request.method, this.held.size);
+    if (refused) {
+      this.tooManyPending(request, "agent_to_server", refused);
+      return;
+    }
+    this.refusing = false;
+    const entry: PendingRequest = { id: request.id, method: request.method, startedAt: performance.now() };
     if (request.method === "initialize") {
       this.listChanges.initialized();
       const params = request.params as { capabilities?: unknown; protocolVersion?: unknown } | undefined;
@@ -304,6 +330,20 @@ export class Router {
     this.audit.framing(error, direction, "rejected", request.id);
   }
 
+  /**
+   * A request past what may wait for the other side (request-tracker.ts, MAX_PENDING_REQUESTS):
+   * answered with an error at once, never forwarded, so a peer that does not answer cannot grow the
+   * shim without end. Logged once per run of refusals, not once per request.
+   */
+  private tooManyPending(request: JsonRpcRequest, direction: Direction, reason: string): void {
+    const waitingOn = direction === "agent_to_server" ? `MCP server "${this.options.serverId}"` : "the agent";
+    const detail = `${reason} from ${waitingOn}`;
+    const sender = direction === "agent_to_server" ? this.options.toAgent : this.toServer;
+    sender?.sendText(errorResponse(request.id, RPC.tooManyPending, `ThoughtGate refused the request: ${detail}; answer or cancel some first`, { gate: "transport", server_id: this.options.serverId, reason: detail }));
+    if (!this.refusing) this.log.warn(`refusing ${direction.replaceAll("_", " ")} requests: ${detail}`);
+    this.refusing = true;
+  }
+
   /** A response to a request that was never sent. Returns whether to forward it. */
   private unsolicited(id: JsonRpcId, direction: Direction): boolean {
     const development = this.options.profile === "development";
@@ -345,7 +385,7 @@ export class Router {
     return { gate: "framing", reason: error.code, detail: redactText(error.detail), server_id: this.options.serverId };
   }
 
-  private answerUnavailable(entry: Outstanding): void {
+  private answerUnavailable(entry: PendingRequest): void {
     const line = errorResponse(entry.id, RPC.serverUnavailable, `MCP server "${this.options.serverId}" is unavailable: ${this.serverUnavailable}`, {
       gate: "transport",
       server_id: this.options.serverId,
@@ -355,11 +395,4 @@ export class Router {
     this.audit.endCall(entry, "server_unavailable", Buffer.byteLength(line));
   }
 
-}
-
-function responseStatus(message: JsonRpcResponse): CallStatus {
-  if (message.isError) return "error";
-  const result = message.body.result as { isError?: unknown; resultType?: unknown } | undefined;
-  if (result?.resultType === "input_required") return "input_required";
-  return result?.isError === true ? "error" : "ok";
 }

@@ -16,7 +16,7 @@ import { showInvisibleInJson } from "../core/visible-text.ts";
 const EVENT_SCHEMA_VERSION = 1;
 
 /** What `tool_call_decision` records of a call: sent on, refused, or waiting for a person (docs/events.md). */
-type RecordedDecision = "forward" | "deny" | "pending";
+export type RecordedDecision = "forward" | "deny" | "pending";
 export type CallStatus = "ok" | "error" | "denied" | "server_unavailable" | "cancelled" | "no_response" | "input_required";
 
 export type EventFields = {
@@ -141,7 +141,7 @@ export type EventType = keyof EventFields;
 
 type DefinitionAction = "hidden" | "would_block" | "warned";
 
-type DecisionFields = {
+export type DecisionFields = {
   decision: RecordedDecision;
   gate: string | null;
   rule_id: string | null;

@@ -1,0 +1,80 @@
+import { describe, expect, test } from "bun:test";
+import { callOf, toolCallRequest, type Call } from "../../src/pipeline/call.ts";
+import { compose, describePipeline, REQUEST_STAGES, RESPONSE_STAGES, type Next, type Stage } from "../../src/pipeline/stages.ts";
+
+const newCall = (): Call => callOf("hooks", "claude-code", toolCallRequest("t1", "Bash", { command: "ls" }));
+
+/** A stage that notes its name each time it is entered, before and after `next`. */
+function noting(name: Stage["name"], seen: string[], body?: (call: Call, next: Next) => void | Promise<void>): Stage {
+  const run = (direction: string) => (call: Call, next: Next) => {
+    seen.push(`${direction}:${name}`);
+    return body ? body(call, next) : next();
+  };
+  return { name, request: run("in"), response: run("out") };
+}
+
+describe("the pipeline", () => {
+  test("runs the stages in the declared order, each entered once per direction", () => {
+    const seen: string[] = [];
+    const stages = [...REQUEST_STAGES].map((name) => noting(name, seen));
+    expect(compose(stages, "request")(newCall())).toBeUndefined();
+    expect(seen).toEqual(REQUEST_STAGES.map((name) => `in:${name}`));
+    seen.length = 0;
+    const back = [...RESPONSE_STAGES].map((name) => noting(name, seen));
+    compose(back, "response")(newCall());
+    expect(seen).toEqual(RESPONSE_STAGES.map((name) => `out:${name}`));
+    expect(describePipeline()).toBe("request: parse → lists → definitions → decide → audit → trace → forward\nresponse: secrets → definitions → audit → trace");
+  });
+
+  test("a stage out of the declared order is refused when composing", () => {
+    const seen: string[] = [];
+    expect(() => compose([noting("audit", seen), noting("decide", seen)], "request")).toThrow('stage "decide" is out of order');
+  });
+
+  test("synchronous stages keep the run synchronous; one that waits makes it a promise the stages after it share", async () => {
+    const seen: string[] = [];
+    const sync = compose([noting("decide", seen), noting("audit", seen)], "request");
+    expect(sync(newCall())).toBeUndefined();
+    const waiting = compose(
+      [
+        noting("decide", seen, async (call, next) => {
+          await Promise.resolve();
+          call.verdict = { action: "forward", gate: null, ruleId: null, reason: "allowed" };
+          await next();
+        }),
+        noting("audit", seen),
+      ],
+      "request",
+    );
+    const call = newCall();
+    const run = waiting(call);
+    expect(run).toBeInstanceOf(Promise);
+    await run;
+    expect(call.verdict?.action).toBe("forward");
+  });
+
+  test("a deny set by one stage is seen by every stage after it", () => {
+    const seen: string[] = [];
+    const denied: string[] = [];
+    const deny = noting("definitions", seen, (call, next) => {
+      call.verdict = { action: "deny", gate: "definitions", ruleId: null, reason: "changed", error: { code: -32016, message: "changed" } };
+      return next();
+    });
+    const watch = (name: Stage["name"]) => noting(name, seen, (call, next) => {
+      if (call.verdict?.action === "deny") denied.push(name);
+      return next();
+    });
+    compose([deny, watch("audit"), watch("trace"), watch("forward")], "request")(newCall());
+    expect(denied).toEqual(["audit", "trace", "forward"]);
+  });
+
+  test("a stage that calls next twice is caught, so no stage can be entered twice for one call", () => {
+    const seen: string[] = [];
+    const twice = noting("decide", seen, (_call, next) => {
+      next();
+      next();
+    });
+    expect(() => compose([twice, noting("audit", seen)], "request")(newCall())).toThrow("next() called twice");
+    expect(seen.filter((entry) => entry === "in:audit")).toHaveLength(1);
+  });
+});
