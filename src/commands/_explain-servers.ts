@@ -1,6 +1,10 @@
 import { homedir } from "node:os";
+import type { ThoughtGateConfig } from "../core/config/schema.ts";
+import { locateInYaml } from "../core/config/yaml.ts";
 import { messageOf, usageError } from "../core/errors.ts";
+import { compileGlob } from "../core/glob.ts";
 import { placeOf } from "../core/project.ts";
+import { didYouMean } from "../core/suggest.ts";
 import { showInvisible } from "../core/visible-text.ts";
 import { catalogHint } from "../governance/definitions/annotation-catalog.ts";
 import { explainTools, type ListedTool } from "../governance/engine/explain.ts";
@@ -67,4 +71,50 @@ export async function explainServers(policy: PolicyInForce, servers: ServerToExp
   }
   // Names and messages come from the servers: shown escaped, so nothing in them drives the terminal.
   return lines.map(showInvisible);
+}
+
+/** A server an agent's configuration names: its id and its command line as written. */
+export type ConfiguredServer = { id: string; commandLine: string };
+
+/**
+ * The servers of every agent configuration `wrap` can see from here (user and project scopes),
+ * read by wrap's own adapters. An agent whose files cannot be read adds none: this only feeds a
+ * warning, never a decision.
+ */
+export function serversOnMachine(): ConfiguredServer[] {
+  const ctx = { home: homedir(), cwd: process.cwd(), env: process.env, platform: process.platform };
+  const servers = new Map<string, string>();
+  for (const agent of AGENT_TYPES) {
+    if (agent === "custom") continue;
+    try {
+      for (const file of discover(agent, ctx)) {
+        for (const entry of file.entries) servers.set(entry.name, [entry.command ?? entry.line ?? "", ...entry.args].join(" "));
+      }
+    } catch {
+      // One adapter's failure is doctor's to report; the others' servers still count.
+    }
+  }
+  return [...servers].map(([id, commandLine]) => ({ id, commandLine })).sort((a, b) => a.id.localeCompare(b.id));
+}
+
+/**
+ * A rule whose `source:` matches none of the servers the agents on this machine name never takes
+ * effect (a server is known by its name in the agent's config, not by its package: `fs`, not
+ * `filesystem`): one warning per rule, with the id meant, by spelling or else by the one server
+ * whose command names the word. Nothing is said when no agent configuration names any server.
+ */
+export function sourcesNamingNoServer(config: ThoughtGateConfig, file: string, text: string, servers: readonly ConfiguredServer[]): string[] {
+  if (servers.length === 0) return [];
+  const ids = servers.map((server) => server.id);
+  return config.governance.rules.flatMap((rule, i) => {
+    if (rule.source === undefined) return [];
+    const glob = compileGlob(rule.source);
+    if (ids.some((id) => glob.test(id))) return [];
+    const place = locateInYaml(text, ["governance", "rules", i, "source"]);
+    const where = place ? `${file}:${place.line}:${place.column}: ` : `${file}: `;
+    const shown = ids.length > 12 ? `${ids.slice(0, 12).join(", ")}, …` : ids.join(", ");
+    const byCommand = servers.filter((server) => server.commandLine.includes(rule.source as string));
+    const meant = didYouMean(rule.source, ids) || (byCommand.length === 1 ? ` (did you mean "${byCommand[0]?.id}"? its command names ${rule.source})` : "");
+    return [`warning: ${where}governance.rules[${i}].source: "${rule.source}" names no MCP server in the agent configurations found here (${shown})${meant}; the rule never applies`];
+  });
 }
