@@ -15,8 +15,12 @@ import { AGENT_TYPES, discover, effectiveEntries, isAgentType } from "../wrap/ad
 /** How long `--explain` waits for each answer of a server it starts. */
 const SERVER_TIMEOUT_MS = 30_000;
 
-/** A server to explain: its id (the config's name for it, as `wrap` gives the shim) and how to start it. */
-export type ServerToExplain = { id: string; command: string[]; env?: Record<string, string> } | { id: string; skipped: string };
+/**
+ * A server to explain: its id (the config's name for it, as `wrap` gives the shim), how to start it,
+ * and its program as the shim knows it (the command as the config writes it, `${VAR}`s unexpanded:
+ * what a rule written by "always allow" names).
+ */
+export type ServerToExplain = { id: string; command: string[]; program: string[]; env?: Record<string, string> } | { id: string; skipped: string };
 
 /** The servers an agent's configuration names, in every scope `wrap` would rewrite. */
 export function agentServers(agent: string): ServerToExplain[] {
@@ -27,7 +31,7 @@ export function agentServers(agent: string): ServerToExplain[] {
   return effectiveEntries(discover(agent, ctx)).map((entry) => {
     if (!entry.governed) return { id: entry.name, skipped: `not governed by wrap (${entry.reason ?? entry.status})` };
     if (entry.transport === "remote" || !entry.effective) return { id: entry.name, skipped: "a remote server: not started here (its tools are decided the same way once listed)" };
-    return { id: entry.name, command: [entry.effective.command, ...entry.effective.args], env: entry.effective.env };
+    return { id: entry.name, command: [entry.effective.command, ...entry.effective.args], program: [entry.command ?? "", ...entry.args], env: entry.effective.env };
   });
 }
 
@@ -37,7 +41,7 @@ export function serverFromFlag(text: string, id: string): ServerToExplain {
   const pattern = /"((?:[^"\\]|\\.)*)"|'([^']*)'|(\S+)/g;
   for (const match of text.matchAll(pattern)) words.push(match[1]?.replace(/\\(.)/g, "$1") ?? match[2] ?? match[3] ?? "");
   if (words.length === 0) throw usageError("--server is empty: give the command that starts the server");
-  return { id, command: words };
+  return { id, command: words, program: words };
 }
 
 /**
@@ -67,7 +71,7 @@ export async function explainServers(policy: PolicyInForce, servers: ServerToExp
       lines.push("", `server ${server.id}: could not be listed: ${messageOf(error)}`);
       continue;
     }
-    lines.push("", `server ${server.id} (${server.command.join(" ")}): ${tools.length} tool${tools.length === 1 ? "" : "s"}`, ...explainTools(policy, server.id, tools, place));
+    lines.push("", `server ${server.id} (${server.command.join(" ")}): ${tools.length} tool${tools.length === 1 ? "" : "s"}`, ...explainTools(policy, server.id, tools, place, { command: server.program, url: null }));
   }
   // Names and messages come from the servers: shown escaped, so nothing in them drives the terminal.
   return lines.map(showInvisible);

@@ -198,19 +198,44 @@ export type EvaluateInput = {
   place?: Place;
 };
 
+/** What a call is, field by field, as a front end (or `validate-config --explain`) knows it. */
+export type CallFacts = {
+  serverId: string;
+  server?: ServerProgram | undefined;
+  method: string;
+  name: string;
+  arguments: unknown;
+  annotations?: ToolAnnotations | undefined;
+  annotationSource?: string | undefined;
+  place?: Place | undefined;
+};
+
+/**
+ * The decision's input: the one place it is built, for a shim, the service and `validate-config
+ * --explain` alike, so what `--explain` says a tool gets is what a session decides (a rule written
+ * by "always allow" names the server's program: without it, no such rule matches).
+ */
+export function decisionInput(call: CallFacts): EvaluateInput {
+  const input: EvaluateInput = { serverId: call.serverId, method: call.method, name: call.name, arguments: call.arguments };
+  if (call.annotations) input.annotations = call.annotations;
+  if (call.annotations && call.annotationSource) input.annotationSource = call.annotationSource;
+  if (call.server) input.server = call.server;
+  if (call.place) input.place = call.place;
+  return input;
+}
+
 /** A governed request as the engine sees it. */
 export function toInput(request: JsonRpcRequest, context: Pick<DecisionContext, "serverId" | "annotations" | "annotationSource" | "server">): EvaluateInput {
   const params = (request.params ?? {}) as { arguments?: unknown };
-  const input: EvaluateInput = {
+  return decisionInput({
     serverId: context.serverId,
+    server: context.server,
     method: request.method,
     name: targetName(request),
     arguments: request.method === "tools/call" ? (params.arguments ?? {}) : request.params,
-  };
-  if (context.annotations) input.annotations = context.annotations;
-  if (context.annotations && context.annotationSource) input.annotationSource = context.annotationSource;
-  if (context.server) input.server = context.server;
-  return input;
+    annotations: context.annotations,
+    annotationSource: context.annotationSource,
+  });
 }
 
 /** What a deny error names: the call, and the JSON-RPC id that ties it to the audit events. */
