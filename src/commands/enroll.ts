@@ -4,7 +4,8 @@ import { relative, sep } from "node:path";
 import { discoverPolicy, policyFiles } from "../core/config/discover.ts";
 import { EXIT, ThoughtGateError, usageError } from "../core/errors.ts";
 import { checkPolicyFile } from "../governance/engine/policy.ts";
-import { isAgentType } from "../wrap/adapters/detect.ts";
+import { didYouMean } from "../core/suggest.ts";
+import { detectAgent, isAgentType } from "../wrap/adapters/detect.ts";
 import type { AgentContext, AgentType } from "../wrap/adapters/types.ts";
 import { enroll as enrollAgent, enrolledAgents, enrollmentPlan, ENROLLABLE, unenroll as unenrollAgent, type EnrollReport } from "../wrap/enroll.ts";
 import { commonArgs, rejectUnknownFlags } from "./_shared.ts";
@@ -24,8 +25,11 @@ function chosen(agent: string | undefined, all: boolean, pick: (agent: AgentType
   if (agent !== undefined && all) throw usageError(`give an agent or --all, not both`);
   if (agent === undefined && !all) throw usageError(`${verb} needs an agent (${ENROLLABLE.join(", ")}) or --all`);
   if (agent === undefined) return ENROLLABLE.filter(pick);
-  if (!isAgentType(agent) || agent === "custom") throw usageError(`${verb}: expected one of ${ENROLLABLE.join("|")}, got ${JSON.stringify(agent)}`);
-  return [agent];
+  if (isAgentType(agent) && agent !== "custom") return [agent];
+  // The agent's command names it as `wrap -- claude` does (detect.ts): `claude` is Claude Code.
+  const byCommand = agent.includes("/") ? null : detectAgent([agent]);
+  if (byCommand !== null && byCommand !== "custom") return [byCommand];
+  throw usageError(`${verb}: expected one of ${ENROLLABLE.join("|")}, got ${JSON.stringify(agent)}${didYouMean(agent, ENROLLABLE)}`);
 }
 
 export const enroll = defineCommand({

@@ -22,7 +22,13 @@ export type ListKind = "tools" | "prompts" | "resources";
  */
 export const DECISION_CHANNELS = ["elicitation", "web", "cli", "desktop", "slack", "timeout", "session_grant", "always_rule"] as const;
 export type DecisionChannel = (typeof DECISION_CHANNELS)[number];
-export type DecidedBy = { channel: DecisionChannel; who?: string };
+/**
+ * How far a yes reaches (docs/events.md, `decided_by.scope`): this call `once`, the tool for the
+ * `session`, or `always` (a rule written into the user's policy). Absent on a no, and where unknown.
+ */
+export const DECISION_SCOPES = ["once", "session", "always"] as const;
+export type DecisionScope = (typeof DECISION_SCOPES)[number];
+export type DecidedBy = { channel: DecisionChannel; who?: string; scope?: DecisionScope };
 
 export type Verdict =
   | {
