@@ -30,6 +30,7 @@ describe("a mistyped command line: exit 2, the line that was meant, and the help
     [["validate-config", "--explian"], 'unknown flag --explian (did you mean "--explain"?)', "run `thoughtgate validate-config --help` for usage"],
     [["shim", "--profile", "prod", "--", "cat"], '--profile: expected one of production|development, got "prod" (did you mean "production"?)', "run `thoughtgate shim --help` for usage"],
     [["auth", "lgin"], "unknown command \"auth lgin\": did you mean `thoughtgate auth login`?", "run `thoughtgate auth --help` for usage"],
+    [["enroll", "claud-code"], 'enroll: expected one of claude-desktop|claude-code|cursor|vscode|windsurf|zed|codex|copilot|opencode|gemini|qwen|kiro|goose|cline|amp|junie, got "claud-code" (did you mean "claude-code"?)', "run `thoughtgate enroll --help` for usage"],
     [["pins", "lst"], 'pins: expected one of list|show|accept|reset, got "lst" (did you mean "list"?)', "run `thoughtgate pins --help` for usage"],
   ] as const)("%p", async (argv, error, hint) => {
     const result = await runBinary([...argv]);
@@ -39,6 +40,18 @@ describe("a mistyped command line: exit 2, the line that was meant, and the help
   test("the agent's command after a missing -- starts at the first word that is no flag of ours and no flag's value", async () => {
     const result = await runBinary(["wrap", "--agent-type", "claude-code", "--dry-run", "claude", "--model", "x"]);
     expect(result.stderr.split("\n")[0]).toBe("[error] wrap runs the agent's command after --: did you mean `thoughtgate wrap --agent-type claude-code --dry-run -- claude --model x`?");
+  });
+
+  test("enroll takes the agent's command as wrap -- claude does: `enroll claude` enrolls Claude Code, `unenroll claude` puts it back", async () => {
+    using home = tempDir();
+    const env = { HOME: home.path, XDG_CONFIG_HOME: join(home.path, ".config"), XDG_STATE_HOME: join(home.path, ".local", "state") };
+    const original = '{ "mcpServers": { "notes": { "command": "node", "args": ["notes.js"] } } }\n';
+    writeFileSync(join(home.path, ".claude.json"), original);
+    const enrolled = await runBinary(["enroll", "claude"], { env, cwd: home.path });
+    expect(enrolled).toMatchObject({ exitCode: 0, stdout: "Claude Code: enrolled ~/.claude.json: notes\n" });
+    const back = await runBinary(["unenroll", "claude"], { env, cwd: home.path });
+    expect(back).toMatchObject({ exitCode: 0 });
+    expect(readFileSync(join(home.path, ".claude.json"), "utf8")).toBe(original);
   });
 
   test("an unknown word that is close to nothing lists the commands", async () => {
