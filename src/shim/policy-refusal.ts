@@ -10,7 +10,7 @@ import { LineSplitter } from "../stdio/line-splitter.ts";
 import { GOVERNANCE_ERROR } from "../governance/decision/errors.ts";
 
 /** What the person does about it. */
-export const POLICY_FIX = "correct the policy file (`thoughtgate validate-config` lists every problem with its line), then restart the agent or reconnect the server";
+export const POLICY_FIX = "correct it (`thoughtgate validate-config` lists every problem with its line), then restart the agent or reconnect the server";
 
 export type PolicyRefusal = { serverId: string; problem: string };
 
@@ -26,10 +26,13 @@ export function refusalError(refusal: PolicyRefusal): { code: number; message: s
   };
   const first = details[0];
   const more = details.length > 1 ? ` (and ${details.length - 1} more)` : "";
-  const reason = counted && first ? `the policy ${file} has ${counted[2]}; ${placed(first)}${more}` : [head, ...details].join("; ");
+  const problem = counted && first ? `${placed(first)}${more}` : [head, ...details].join("; ");
+  const what = counted ? `its policy ${file} has ${counted[2]}` : "its policy cannot be loaded";
+  const reason = counted ? `the policy ${file} has ${counted[2]}; ${problem}` : problem;
+  // The fix comes before the problem's text: agents cut a long message (Claude Code's `mcp list` at about 500 characters).
   return {
     code: GOVERNANCE_ERROR.serviceUnavailable,
-    message: `ThoughtGate cannot load its policy, so server ${refusal.serverId} is not started: ${reason}. Fix: ${POLICY_FIX}`,
+    message: `ThoughtGate did not start server ${refusal.serverId}: ${what}; ${POLICY_FIX}. ${counted ? "First" : "The problem"}: ${problem}`,
     data: { gate: "governance", server_id: refusal.serverId, ...(file ? { file } : {}), reason, problems: details.length > 0 ? details : [head], fix: POLICY_FIX },
   };
 }

@@ -67,10 +67,10 @@ describe("a broken policy is never silent", () => {
     ]);
     const error = run.answers[0]?.error;
     expect(error?.message).toBe(
-      `ThoughtGate cannot load its policy, so server notes is not started: the policy ${policy} has 2 problems; line 4, column 25: governance.rules[0].mach: unknown key "mach" (did you mean "match"?); allowed keys: id, match, method, source, server, annotations, arguments, project, action, policy_id, approval (and 1 more). Fix: correct the policy file (\`thoughtgate validate-config\` lists every problem with its line), then restart the agent or reconnect the server`,
+      `ThoughtGate did not start server notes: its policy ${policy} has 2 problems; correct it (\`thoughtgate validate-config\` lists every problem with its line), then restart the agent or reconnect the server. First: line 4, column 25: governance.rules[0].mach: unknown key "mach" (did you mean "match"?); allowed keys: id, match, method, source, server, annotations, arguments, project, action, policy_id, approval (and 1 more)`,
     );
     expect(error?.data).toMatchObject({ gate: "governance", server_id: "notes", file: policy, problems: [expect.stringContaining(":4:25: "), expect.stringContaining(":5:36: ")] });
-    expect(run.stderr).toContain("ThoughtGate cannot load its policy, so server notes is not started");
+    expect(run.stderr).toContain("ThoughtGate did not start server notes: its policy");
     expect(run.exitCode).toBe(1);
     expect(existsSync(started)).toBe(false);
 
