@@ -17,7 +17,7 @@ const [TIME, AGENT, PROJECT, SERVER, TOOL, ARGUMENTS, BY, REASON, LATENCY] = ["T
 const ARGUMENTS_CHARS = 48;
 const REASON_CHARS = 48;
 /** A terminal's width when nothing says it (not a terminal, no $COLUMNS). */
-export const COLUMNS_WHEN_UNKNOWN = 80;
+const COLUMNS_WHEN_UNKNOWN = 80;
 const GAP = 2;
 /**
  * Which columns give way when a row would be wider than the terminal, in order, each down to the
@@ -50,7 +50,7 @@ const GIVES_WAY: ReadonlyArray<[number, number]> = [
 const FOLLOW_WIDTHS = [8, 14, 8, 14, 10, 16, ARGUMENTS_CHARS, 9, 16, REASON_CHARS, 8];
 
 /** The terminal's width: the terminal's own, else $COLUMNS, else 80. */
-export function terminalColumns(env: NodeJS.ProcessEnv = process.env, stdout: { isTTY?: boolean; columns?: number } = process.stdout): number {
+function terminalColumns(env: NodeJS.ProcessEnv = process.env, stdout: { isTTY?: boolean; columns?: number } = process.stdout): number {
   if (stdout.isTTY && stdout.columns !== undefined && stdout.columns > 0) return stdout.columns;
   const given = Number(env.COLUMNS);
   return Number.isInteger(given) && given > 0 ? given : COLUMNS_WHEN_UNKNOWN;

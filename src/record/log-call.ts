@@ -59,7 +59,7 @@ export type LogCall = v.InferOutput<typeof LogCallSchema>;
  * The id `thoughtgate log` shows for a call, which `--show` takes: the end of its id. A call id is
  * a UUIDv7, whose start is its time (calls of the same minute share it) and whose end is random.
  */
-export const SHORT_ID_CHARS = 8;
+const SHORT_ID_CHARS = 8;
 export function shortCallId(callId: string): string {
   return callId.slice(-SHORT_ID_CHARS);
 }

@@ -10,9 +10,9 @@ import { LineSplitter } from "../stdio/line-splitter.ts";
 import { GOVERNANCE_ERROR } from "../governance/decision/errors.ts";
 
 /** What the person does about it. */
-export const POLICY_FIX = "correct it (`thoughtgate validate-config` lists every problem with its line), then restart the agent or reconnect the server";
+const POLICY_FIX = "correct it (`thoughtgate validate-config` lists every problem with its line), then restart the agent or reconnect the server";
 
-export type PolicyRefusal = { serverId: string; problem: string };
+type PolicyRefusal = { serverId: string; problem: string };
 
 /** The one-line message and the error's data, from a policy loading error's text (`file: N problems\n  file:l:c: …`). */
 export function refusalError(refusal: PolicyRefusal): { code: number; message: string; data: Record<string, unknown> } {

@@ -31,7 +31,7 @@ export const MAX_DEPTH = 64;
 export type TextPosition = { line: number; column: number };
 
 /** Each syntax problem of the text, with its place (`message` repeats the first, placed in words). */
-export type YamlProblem = { message: string } & Partial<TextPosition>;
+type YamlProblem = { message: string } & Partial<TextPosition>;
 
 export type YamlResult = { ok: true; value: unknown } | { ok: false; message: string; problems: YamlProblem[] };
 

@@ -26,8 +26,7 @@ export type DecisionChannel = (typeof DECISION_CHANNELS)[number];
  * How far a yes reaches (docs/events.md, `decided_by.scope`): this call `once`, the tool for the
  * `session`, or `always` (a rule written into the user's policy). Absent on a no, and where unknown.
  */
-export const DECISION_SCOPES = ["once", "session", "always"] as const;
-export type DecisionScope = (typeof DECISION_SCOPES)[number];
+export type DecisionScope = "once" | "session" | "always";
 export type DecidedBy = { channel: DecisionChannel; who?: string; scope?: DecisionScope };
 
 export type Verdict =
@@ -205,7 +204,7 @@ export type EvaluateInput = {
 };
 
 /** What a call is, field by field, as a front end (or `validate-config --explain`) knows it. */
-export type CallFacts = {
+type CallFacts = {
   serverId: string;
   server?: ServerProgram | undefined;
   method: string;
