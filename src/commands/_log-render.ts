@@ -46,8 +46,8 @@ const GIVES_WAY: ReadonlyArray<[number, number]> = [
   [TOOL, 4],
   [SERVER, 0],
 ];
-/** Column widths while following (rows come one at a time), before they are fitted. */
-const FOLLOW_WIDTHS = [8, 14, 8, 14, 10, 16, ARGUMENTS_CHARS, 9, 16, REASON_CHARS, 8];
+/** Column widths while following (rows come one at a time), before they are fitted; the outcome's holds its longest word (input_required). */
+const FOLLOW_WIDTHS = [8, 14, 8, 14, 10, 16, ARGUMENTS_CHARS, 14, 16, REASON_CHARS, 8];
 
 /** The terminal's width: the terminal's own, else $COLUMNS, else 80. */
 function terminalColumns(env: NodeJS.ProcessEnv = process.env, stdout: { isTTY?: boolean; columns?: number } = process.stdout): number {
