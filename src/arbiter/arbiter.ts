@@ -2,6 +2,7 @@ import { taggedLog, type Logger } from "../core/log.ts";
 import type { Profile } from "../core/profile.ts";
 import type { EngineHolder } from "../governance/engine/engine-holder.ts";
 import { approvalPrompt } from "../governance/decision/approval-prompt.ts";
+import { decisionInput } from "../governance/decision/decider.ts";
 import { decideSafely, type EvaluateInput, type Outcome } from "../governance/engine/engine.ts";
 import { rawForLog, type ArbiterSummary, type EventStream } from "../telemetry/events.ts";
 import { CallRecord, decisionFields, type AuditIdentity } from "../pipeline/call-record.ts";
@@ -140,7 +141,8 @@ export class Arbiter {
       if (call.state === "pending") this.abandon(call);
       return;
     }
-    const input: EvaluateInput = { serverId: event.server ?? this.options.serverId, method: "tools/call", name: event.tool, arguments: event.args };
+    // The arbiter knows no server's program: a rule "always allow" wrote (it names one) never matches here.
+    const input = decisionInput({ serverId: event.server ?? this.options.serverId, method: "tools/call", name: event.tool, arguments: event.args });
     const outcome = this.evaluate(input);
     if (!event.requires_policy) return this.audit(call, outcome);
     switch (outcome.kind) {

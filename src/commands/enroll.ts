@@ -1,8 +1,11 @@
 import { defineCommand } from "citty";
 import { homedir } from "node:os";
 import { relative, sep } from "node:path";
-import { EXIT, usageError } from "../core/errors.ts";
-import { isAgentType } from "../wrap/adapters/detect.ts";
+import { discoverPolicy, policyFiles } from "../core/config/discover.ts";
+import { EXIT, ThoughtGateError, usageError } from "../core/errors.ts";
+import { checkPolicyFile } from "../governance/engine/policy.ts";
+import { didYouMean } from "../core/suggest.ts";
+import { detectAgent, isAgentType } from "../wrap/adapters/detect.ts";
 import type { AgentContext, AgentType } from "../wrap/adapters/types.ts";
 import { enroll as enrollAgent, enrolledAgents, enrollmentPlan, ENROLLABLE, unenroll as unenrollAgent, type EnrollReport } from "../wrap/enroll.ts";
 import type { JSONPath } from "jsonc-parser";
@@ -24,8 +27,11 @@ function chosen(agent: string | undefined, all: boolean, pick: (agent: AgentType
   if (agent !== undefined && all) throw usageError(`give an agent or --all, not both`);
   if (agent === undefined && !all) throw usageError(`${verb} needs an agent (${ENROLLABLE.join(", ")}) or --all`);
   if (agent === undefined) return ENROLLABLE.filter(pick);
-  if (!isAgentType(agent) || agent === "custom") throw usageError(`${verb}: expected one of ${ENROLLABLE.join("|")}, got ${JSON.stringify(agent)}`);
-  return [agent];
+  if (isAgentType(agent) && agent !== "custom") return [agent];
+  // The agent's command names it as `wrap -- claude` does (detect.ts): `claude` is Claude Code.
+  const byCommand = agent.includes("/") ? null : detectAgent([agent]);
+  if (byCommand !== null && byCommand !== "custom") return [byCommand];
+  throw usageError(`${verb}: expected one of ${ENROLLABLE.join("|")}, got ${JSON.stringify(agent)}${didYouMean(agent, ENROLLABLE)}`);
 }
 
 export const enroll = defineCommand({
@@ -34,10 +40,11 @@ export const enroll = defineCommand({
     description: "Set an agent up once: rewrite its own MCP config so every later run is governed, no `thoughtgate wrap --` needed (unenroll puts it back)",
   },
   args,
-  run({ rawArgs, args: parsed }) {
+  async run({ rawArgs, args: parsed }) {
     rejectUnknownFlags(rawArgs, args);
     const ctx = context();
     const agents = chosen(parsed.agent, parsed.all === true, (agent) => enrollmentPlan(agent, ctx).own.length > 0, "enroll");
+    await refuseInvalidPolicy();
     if (agents.length === 0) {
       process.stdout.write("no agent has an MCP config of its own to enroll\n");
       return EXIT.ok;
@@ -47,6 +54,23 @@ export const enroll = defineCommand({
     return EXIT.ok;
   },
 });
+
+/**
+ * An enrolled agent's every later run starts its servers under the policy in force; on an invalid
+ * one they would all refuse to start. Enroll says so now, with every problem, and changes nothing.
+ */
+async function refuseInvalidPolicy(): Promise<void> {
+  const lines: string[] = [];
+  for (const found of policyFiles(discoverPolicy(undefined))) {
+    const result = await checkPolicyFile(found);
+    if (result.ok) continue;
+    const name = found.origin === "project" ? `${found.file} (project policy)` : found.file;
+    if ("unreadable" in result) lines.push(result.unreadable);
+    else lines.push(`${name}: ${result.problems.length} problem${result.problems.length === 1 ? "" : "s"}`, ...result.problems.map((problem) => `  ${problem}`));
+  }
+  if (lines.length === 0) return;
+  throw new ThoughtGateError("CONFIG", `${lines.join("\n")}\nnot enrolled: the agent's servers would refuse to start on this policy; correct it (\`thoughtgate validate-config\` checks it) and enroll again`);
+}
 
 function render(report: EnrollReport, ctx: AgentContext): string[] {
   const show = (path: string) => displayPath(path, ctx);

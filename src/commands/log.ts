@@ -90,7 +90,7 @@ function limitOf(value: string | undefined): number {
 async function show(index: RecordIndex, id: string, json: boolean): Promise<number> {
   const found = index.find(id);
   if (found.length === 0) throw new ThoughtGateError("IO", `no call ${JSON.stringify(id)} in the record (thoughtgate log lists them)`);
-  if (found.length > 1 && found[0]?.call_id !== id) throw usageError(`--show ${id}: more than one call starts with it; give more of the id`);
+  if (found.length > 1 && found[0]?.call_id !== id) throw usageError(`--show ${id}: more than one call has an id that starts or ends with it; give more of the id`);
   const call = found[0];
   if (!call) return EXIT.error;
   await Bun.write(Bun.stdout, json ? renderJson(call) : renderCall(call));

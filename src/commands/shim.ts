@@ -6,10 +6,12 @@ import { findSession, type SessionLookup } from "../governance/deciders/session.
 import { commonArgs, eventsArg, eventsPath, givenOrAbsent, optionalDuration, profileArg, resolveProfile, runIdFromEnv } from "./_shared.ts";
 import { remoteArgs, shimSides } from "./_shim-sides.ts";
 import { replaceWithStateBinary } from "../core/exec.ts";
-import { messageOf, ThoughtGateError } from "../core/errors.ts";
+import { EXIT, messageOf, ThoughtGateError } from "../core/errors.ts";
 import { log } from "../core/log.ts";
 import { stateDir } from "../core/paths.ts";
 import { placeShim } from "../core/user-environment.ts";
+import type { Decider } from "../governance/decision/decider.ts";
+import { answerWithRefusal, refusalError } from "../shim/policy-refusal.ts";
 import { TARGET, VERSION } from "../version.ts";
 
 /** Set on a shim that became its session's binary, so a binary that still is not the session's version stops there. */
@@ -77,7 +79,7 @@ export default defineCommand({
       stdinCloseGraceMs: optionalDuration(parsed["stdin-close-grace"], "--stdin-close-grace"),
       sigtermGraceMs: optionalDuration(parsed["sigterm-grace"], "--sigterm-grace"),
     };
-    const decider = await createShimDecider({
+    const decider = await policyOrRefusal(serverId, () => createShimDecider({
       profile,
       serverId,
       endpoint: parsed["governance-endpoint"],
@@ -88,13 +90,31 @@ export default defineCommand({
       // "Always allow" from the agent's form writes the user's policy: loaded on the first approval only.
       alwaysWriter: async (engines) =>
         (await import("../governance/approval/always-allow.ts")).alwaysWriter({ ...engines, env: process.env, cwd: process.cwd(), origin: `thoughtgate shim --server-id ${serverId}, pid ${process.pid}`, now: () => new Date() }),
-    });
+    }));
+    if (decider === null) return EXIT.error;
     // Traces only when the policy (or the service) asks for them: nothing of it is loaded otherwise.
     const tracer = decider.tracing ? await (await import("../governance/engine/tracing.ts")).startShimTracer(decider.tracing, serverId) : undefined;
     const identity = events === null ? undefined : runIdentity({ session, cwd: process.cwd(), parentPid: process.ppid });
     return runShim({ serverId, profile, upstream: sides.upstream, agent: sides.agent, runId, identity, eventsPath: events, decider, ...graces, ...(tracer ? { tracer } : {}) });
   },
 });
+
+/**
+ * The decider, or, when the policy cannot be loaded, null once the agent has been told so: each of
+ * its requests answered with the file, the problem and the fix until it closes the pipe
+ * (shim/policy-refusal.ts), the same said on stderr for the agent's log.
+ */
+async function policyOrRefusal(serverId: string, create: () => Promise<Decider>): Promise<Decider | null> {
+  try {
+    return await create();
+  } catch (error) {
+    if (!(error instanceof ThoughtGateError) || error.code !== "CONFIG") throw error;
+    const refusal = { serverId, problem: error.message };
+    log.error(refusalError(refusal).message);
+    await answerWithRefusal(refusal, Bun.stdin.stream(), (line) => process.stdout.write(line));
+    return null;
+  }
+}
 
 /**
  * A session on another version of thoughtgate than this binary (the shim path was made another

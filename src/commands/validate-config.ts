@@ -5,7 +5,8 @@ import { showInvisible } from "../core/visible-text.ts";
 import { EMBEDDED_DEFAULT_WORDS, EMBEDDED_DEFAULT_YAML } from "../governance/engine/default-policy.ts";
 import { explainPolicy, looseningReport } from "../governance/engine/explain.ts";
 import { checkPolicyFile, embeddedDefault, loadPolicyInForce, unboundAlwaysAllowRules } from "../governance/engine/policy.ts";
-import { agentServers, explainServers, serverFromFlag, type ServerToExplain } from "./_explain-servers.ts";
+import { readPolicyFile } from "../core/config/read-file.ts";
+import { agentServers, explainServers, serverFromFlag, serversOnMachine, sourcesNamingNoServer, type ConfiguredServer, type ServerToExplain } from "./_explain-servers.ts";
 import { commonArgs, rejectUnknownFlags } from "./_shared.ts";
 
 const args = {
@@ -59,12 +60,17 @@ async function validate(path: string | undefined, explain: boolean, out: string[
   }
   // Every file is checked, so one run lists the problems of both the user's and the project's.
   let failed = false;
+  let configured: ConfiguredServer[] | null = null;
   for (const found of files) {
     const result = await checkPolicyFile(found);
     const name = found.origin === "project" ? `${found.file} (project policy)` : found.file;
     if ("unreadable" in result) out.push(result.unreadable);
     else if ("problems" in result) out.push(`${name}: ${result.problems.length} problem${result.problems.length === 1 ? "" : "s"}`, ...result.problems);
-    else out.push(`ok: ${name}`, ...unboundAlwaysAllowRules(result.loaded.config, result.loaded.file).map((note) => `note: ${note}`));
+    else {
+      out.push(`ok: ${name}`, ...unboundAlwaysAllowRules(result.loaded.config, result.loaded.file).map((note) => `note: ${note}`));
+      configured ??= serversOnMachine();
+      out.push(...sourcesNamingNoServer(result.loaded.config, result.loaded.file, readPolicyFile(result.loaded.file), configured));
+    }
     failed ||= !result.ok;
   }
   if (failed) return EXIT.error;

@@ -37,10 +37,10 @@ export async function runDemoAgent(configPath: string, out: (line: string) => vo
     if (asked === 1) {
       out(`  ? the agent shows ThoughtGate's question in its own form: ${((params as { message?: string }).message ?? "(approval)").replaceAll("\n", "\n    ")}`);
       await Bun.sleep(USER_READS_MS);
-      out("  → the user answers: deny");
+      out("  → the demo's scripted user, standing in for you, reads it and answers: deny");
       return { action: "accept", content: { decision: "deny" } };
     }
-    out("  ? an agent that cannot ask anyone (claude -p, codex exec) answers the form at once, unread: no answer");
+    out("  ? an agent that cannot show a form (claude -p, codex exec) answers it itself at once, unread: no person was asked, so the call waits for you elsewhere");
     return { action: "cancel" };
   });
   try {

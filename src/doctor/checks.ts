@@ -31,7 +31,8 @@ export async function runDoctor(context: DoctorContext = currentContext()): Prom
     await guarded("agent-configs", "agent configs", () => checkAgentConfigs(context)),
     await guarded("policy", "policy", async () => (policy = await checkPolicy(context)).body),
     await guarded("wrap-journal", "wrap journal", () => checkWrapJournal(context)),
-    await guarded("enrolled-agents", "enrolled agents", () => checkEnrollment(context)),
+    // Read after the policy check ran: TypeScript cannot see the assignment inside the closure.
+    await guarded("enrolled-agents", "enrolled agents", () => checkEnrollment(context, (policy as PolicyFound | null)?.valid !== false)),
     await guarded("agent-hooks", "agents' own tools", () => checkAgentHooks(context)),
     await guarded("running-wraps", "running wraps", () => checkRunningWraps(context)),
     bind,

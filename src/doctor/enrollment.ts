@@ -16,7 +16,12 @@ import type { CheckBody } from "./report.ts";
 
 const UNWRAP_ALL = "thoughtgate unwrap --all";
 
-export function checkEnrollment(ctx: AgentContext): CheckBody {
+/**
+ * `policyValid`: whether the policy in force loads. An enrolled agent's plain run starts its shims
+ * on it, and a shim that cannot load its policy starts no server (shim/policy-refusal.ts): each of
+ * those servers answers only with the policy's problem until it is fixed.
+ */
+export function checkEnrollment(ctx: AgentContext, policyValid = true): CheckBody {
   const records = readJournal(journalPath(ctx.env));
   const byAgent = new Map<string, string[]>();
   for (const record of records) {
@@ -36,6 +41,14 @@ export function checkEnrollment(ctx: AgentContext): CheckBody {
   }
   const ungoverned = agents.reduce((count, agent) => count + agent.added.length, 0);
   const names = agents.map((agent) => agent.agent).join(", ");
+  if (!policyValid) {
+    return {
+      status: "fail",
+      summary: `${names}: the policy is invalid, so every enrolled server refuses to start (each answers the agent with the problem)`,
+      details: [...details, "fix: correct the policy (`thoughtgate validate-config` lists every problem), then restart the agent"],
+      data: { agents, policyValid },
+    };
+  }
   return {
     status: ungoverned > 0 ? "warn" : "pass",
     summary: ungoverned > 0 ? `${names}; ${ungoverned} server${ungoverned === 1 ? "" : "s"} added since run ungoverned` : names,

@@ -44,7 +44,9 @@ export async function checkPolicy({ env, cwd, home }: DoctorContext): Promise<Po
       results.push({ file: found.file, origin: found.origin, valid: true });
       continue;
     }
-    const error = "unreadable" in result ? result.unreadable : firstProblem(result.problems);
+    // Problems come as `file:line:column: path: message`; the file is named once, in front.
+    const placed = (problem: string) => problem.replace(/^(.*):(\d+):(\d+): /, (whole, file: string, line: string, column: string) => (file === found.file ? `line ${line}, column ${column}: ` : whole));
+    const error = "unreadable" in result ? result.unreadable : firstProblem(result.problems.map(placed));
     // A project's policy comes with the repository: what it holds is shown escaped, never run by the terminal.
     details.push(`${shown(found.file)} (${ORIGIN[found.origin]}): INVALID: ${showInvisible(error)}`);
     results.push({ file: found.file, origin: found.origin, valid: false, error });

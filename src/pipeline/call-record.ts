@@ -82,9 +82,9 @@ export function decisionFields(decision: RecordedDecision, decided: Decided | nu
  * `decided_by` and `person_reason` (docs/events.md): who decided a call a person was asked about,
  * and their words. A forward by a rule "always allow" wrote is a person's earlier decision too.
  */
-function decidedByFields(decision: RecordedDecision, decided: Decided | null): { decided_by?: { channel: string; who?: string }; person_reason?: string } {
+function decidedByFields(decision: RecordedDecision, decided: Decided | null): { decided_by?: { channel: string; who?: string; scope?: string }; person_reason?: string } {
   if (!decided || decision === "pending") return {};
   const always = decision === "forward" && decided.gate === "rules" && decided.ruleId?.startsWith(ALWAYS_RULE_PREFIX);
-  const by = decided.decidedBy ?? (always ? { channel: "always_rule" as const } : undefined);
+  const by = decided.decidedBy ?? (always ? { channel: "always_rule" as const, scope: "always" as const } : undefined);
   return { ...(by ? { decided_by: by } : {}), ...(decided.personReason !== undefined ? { person_reason: decided.personReason } : {}) };
 }

@@ -200,10 +200,10 @@ function runKey(event: Event): string {
 function decidedBy(event: Event): LogCall["decided_by"] {
   const given = event.decided_by;
   if (given !== null && typeof given === "object" && typeof (given as { channel?: unknown }).channel === "string") {
-    const { channel, who } = given as { channel: string; who?: unknown };
-    return typeof who === "string" ? { channel, who } : { channel };
+    const { channel, who, scope } = given as { channel: string; who?: unknown; scope?: unknown };
+    return { channel, ...(typeof who === "string" ? { who } : {}), ...(typeof scope === "string" ? { scope } : {}) };
   }
-  if (typeof event.approved_by === "string") return { channel: event.approved_by.startsWith("session_grant:") ? "session_grant" : event.approved_by };
+  if (typeof event.approved_by === "string") return event.approved_by.startsWith("session_grant:") ? { channel: "session_grant", scope: "session" } : { channel: event.approved_by };
   const refused = event.decision === "deny" && event.gate === "approval" ? /: rejected \(([a-z_]+)\)$/.exec(String(event.reason ?? "")) : null;
   return refused?.[1] ? { channel: refused[1] } : null;
 }

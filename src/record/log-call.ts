@@ -8,7 +8,8 @@ import * as v from "valibot";
  * governed method other than tools/call (`method_decision`) has no `call_id` in the record: its id
  * here is made from its place in the file.
  */
-const decidedBy = v.object({ channel: v.string(), who: v.optional(v.string()) });
+/** `scope`: how far a yes reached (once, session, always); absent on a no and in older records. */
+const decidedBy = v.object({ channel: v.string(), who: v.optional(v.string()), scope: v.optional(v.string()) });
 
 export const LogCallSchema = v.object({
   call_id: v.string(),
@@ -53,6 +54,21 @@ export const LogCallSchema = v.object({
   trail: v.array(v.object({ time: v.string(), decision: v.string(), gate: v.nullable(v.string()), rule_id: v.nullable(v.string()), reason: v.nullable(v.string()) })),
 });
 export type LogCall = v.InferOutput<typeof LogCallSchema>;
+
+/**
+ * The id `thoughtgate log` shows for a call, which `--show` takes: the end of its id. A call id is
+ * a UUIDv7, whose start is its time (calls of the same minute share it) and whose end is random.
+ */
+const SHORT_ID_CHARS = 8;
+export function shortCallId(callId: string): string {
+  return callId.slice(-SHORT_ID_CHARS);
+}
+
+/** How a call was decided by whom, and how far a yes reached: `web ada (session)`, `always_rule (always)`. */
+export function decidedByText(by: LogCall["decided_by"]): string | null {
+  if (!by) return null;
+  return `${by.channel}${by.who ? ` ${by.who}` : ""}${by.scope ? ` (${by.scope})` : ""}`;
+}
 
 export const DECISION_FILTERS = ["forwarded", "denied", "asked", "approved", "errored"] as const;
 export type DecisionFilter = (typeof DECISION_FILTERS)[number];

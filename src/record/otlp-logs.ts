@@ -18,7 +18,7 @@ import { resourceFromAttributes } from "@opentelemetry/resources";
 import { BatchLogRecordProcessor, LoggerProvider, type LogRecordExporter } from "@opentelemetry/sdk-logs";
 import { messageOf } from "../core/errors.ts";
 import { log } from "../core/log.ts";
-import type { LogCall } from "./log-call.ts";
+import { decidedByText, type LogCall } from "./log-call.ts";
 import { redact, redactText } from "../telemetry/redact.ts";
 
 /** Records on their way (in the SDK's queue or being exported) before new ones are counted as dropped. */
@@ -66,7 +66,7 @@ export class AuditLogExporter {
       severityNumber: SEVERITY[severity],
       severityText: severity.toUpperCase(),
       eventName: "thoughtgate.call",
-      body: `${call.server}.${redactText(call.tool)} ${call.outcome}${call.decided_by ? ` by ${call.decided_by.channel}${call.decided_by.who ? ` ${call.decided_by.who}` : ""}` : ""}`,
+      body: `${call.server}.${redactText(call.tool)} ${call.outcome}${call.decided_by ? ` by ${decidedByText(call.decided_by)}` : ""}`,
       attributes: attributesOf(call),
     });
   }
@@ -160,6 +160,7 @@ function attributesOf(call: LogCall): Attributes {
     ["thoughtgate.reason", call.reason === null ? null : redactText(call.reason)],
     ["thoughtgate.decided_by.channel", call.decided_by?.channel ?? null],
     ["thoughtgate.decided_by.who", call.decided_by?.who ?? null],
+    ["thoughtgate.decided_by.scope", call.decided_by?.scope ?? null],
     ["thoughtgate.person_reason", call.person_reason === null ? null : redactText(call.person_reason)],
     ["thoughtgate.arguments", call.arguments === null ? null : JSON.stringify(redact(call.arguments))],
     ["thoughtgate.args_hash", call.args_hash],

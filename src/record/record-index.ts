@@ -142,7 +142,13 @@ export class RecordIndex {
 
   /** Calls whose id is `id` or starts with it (so a long id can be given in part), newest first. */
   find(id: string, limit = 2): LogCall[] {
-    return this.guarded(() => this.fromRecord(this.db.query(`${CALL_ROW} WHERE c.call_id >= ? AND c.call_id < ? ORDER BY c.ts DESC LIMIT ?`).all(id, `${id}\uffff`, limit) as CallRow[]));
+    return this.guarded(() => {
+      const starting = this.db.query(`${CALL_ROW} WHERE c.call_id >= ? AND c.call_id < ? ORDER BY c.ts DESC LIMIT ?`).all(id, `${id}\uffff`, limit) as CallRow[];
+      if (starting.length > 0) return this.fromRecord(starting);
+      // The short id `log` shows is the id's end (log-call.ts, shortCallId): a call id's start is its time.
+      const pattern = `%${id.replace(/[\\%_]/g, (c) => `\\${c}`)}`;
+      return this.fromRecord(this.db.query(`${CALL_ROW} WHERE c.call_id LIKE ? ESCAPE '\\' ORDER BY c.ts DESC LIMIT ?`).all(pattern, limit) as CallRow[]);
+    });
   }
 
   /** How far each file is indexed (bytes), by path. */

@@ -152,7 +152,7 @@ export type DecisionFields = {
   auto_approved?: boolean;
   approved_by?: string;
   /** Who decided a call a person was asked about: the channel, and who where known (docs/events.md). */
-  decided_by?: { channel: string; who?: string };
+  decided_by?: { channel: string; who?: string; scope?: string };
   /** The person's own words with their decision (redacted, escaped), when they gave some. */
   person_reason?: string;
 };

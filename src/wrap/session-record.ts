@@ -4,7 +4,7 @@ import { stateDir } from "../core/paths.ts";
 import { SESSION_GRANT_PREFIX } from "../governance/approval/session-grants.ts";
 import { briefArguments } from "../core/brief-arguments.ts";
 import { showInvisible } from "../core/visible-text.ts";
-import { approvedByPerson, PERSON_CHANNELS, type LogCall } from "../record/log-call.ts";
+import { approvedByPerson, decidedByText, PERSON_CHANNELS, shortCallId, type LogCall } from "../record/log-call.ts";
 import { redact, redactText } from "../telemetry/redact.ts";
 
 /**
@@ -139,7 +139,7 @@ export function renderDecidedCalls(calls: LogCall[], sessionId: string): string 
 
 function describeCall(call: LogCall): string {
   const args = call.arguments === null ? "(arguments not recorded)" : briefArguments(redact(call.arguments), LISTED_ARGUMENTS_CHARS).text;
-  const by = call.decided_by ? `${call.decided_by.channel}${call.decided_by.who ? ` ${call.decided_by.who}` : ""}` : (call.gate ?? "governance");
+  const by = decidedByText(call.decided_by) ?? call.gate ?? "governance";
   const words = call.person_reason ?? call.reason;
   const reason = words ? `: ${shorten(redactText(words).replace(/\s+/g, " "), LISTED_REASON_CHARS)}` : "";
   return showInvisible(`${call.server}.${redactText(call.tool)} ${args} by ${by}${reason}`);
@@ -171,7 +171,8 @@ export function renderSummary(summary: SessionSummary, eventsPath: string): stri
 /** One line per governance decision, for showing them as they happen. */
 export function describeDecision(event: Event): string | null {
   if (event.type !== "tool_call_decision") return null;
-  const call = `${String(event.server_id)}.${String(event.tool)}`;
+  // The short id `thoughtgate log` shows and `--show` takes: a late line is tied to its call.
+  const call = `${String(event.server_id)}.${String(event.tool)}${typeof event.call_id === "string" ? ` ${shortCallId(event.call_id)}` : ""}`;
   const why = String(event.reason ?? "");
   switch (event.decision) {
     case "pending":

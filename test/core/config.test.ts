@@ -177,7 +177,7 @@ approval:
 
   test("a project policy may not send approvals to Slack", () => {
     const result = parseConfig("schema: 1\napproval:\n  s: { destination: { type: slack, channel: c, token: xoxb-1, approvers: [U1A] } }\n", {}, "project");
-    expect(result.ok ? [] : result.problems).toEqual([
+    expect(result.ok ? [] : result.problems).toMatchObject([
       { path: "approval.s.destination", message: "only the user's policy may send approvals to Slack (it chooses where each call is sent and who may approve it); a project policy may only add restrictions" },
     ]);
   });

@@ -150,7 +150,7 @@ describe("the policy in force: which files, from where, valid or the one-line er
     const { code, stdout } = await doctor([], home.path, home.path);
     expect(code).toBe(1);
     expect(stdout).toMatch(/^FAIL  policy +~\/\.config\/thoughtgate\/thoughtgate\.yaml is invalid: wrap, serve and shims refuse to start on it \(fail closed\); `thoughtgate validate-config` lists every problem$/m);
-    expect(stdout).toMatch(/^ +~\/\.config\/thoughtgate\/thoughtgate\.yaml \(your policy\): INVALID: governance\.rules\[0\]\.mach: unknown key "mach" \(did you mean "match"\?\); allowed keys: .* \(and 1 more problem\)$/m);
+    expect(stdout).toMatch(/^ +~\/\.config\/thoughtgate\/thoughtgate\.yaml \(your policy\): INVALID: line 3, column 3: governance\.defualts: unknown key "defualts" \(did you mean "defaults"\?\); allowed keys: .* \(and 1 more problem\)$/m);
     expect(stdout.trimEnd().split("\n").at(-1)).toBe("failed: policy");
   });
 

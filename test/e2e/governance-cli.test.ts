@@ -354,13 +354,14 @@ describe("validate-config", () => {
     );
   });
 
-  test("a bad file: each problem as `path: message`, exit 1; a broken Cedar file too", async () => {
+  test("a bad file: each problem as `file:line:column: path: message`, exit 1; a broken Cedar file too", async () => {
     const dir = policyDir(NO_ETC, "schema: 1\nsources:\n  - { id: gh, expose: { mode: some } }\ngovernance:\n  rules: [{ match: x, action: nope }]\n");
-    const bad = await runBinary(["validate-config", join(dir, "thoughtgate.yaml")]);
+    const file = join(dir, "thoughtgate.yaml");
+    const bad = await runBinary(["validate-config", file]);
     expect(bad.exitCode).toBe(1);
     expect(bad.stdout.split("\n").slice(1, 3)).toEqual([
-      'sources[0].expose.mode: expected one of all|allowlist|blocklist, got "some"',
-      'governance.rules[0].action: expected one of forward|deny|approve|policy, got "nope"',
+      `${file}:3:31: sources[0].expose.mode: expected one of all|allowlist|blocklist, got "some"`,
+      `${file}:5:31: governance.rules[0].action: expected one of forward|deny|approve|policy, got "nope"`,
     ]);
     const cedar = await runBinary(["validate-config", join(policyDir("permit(principal, action, resource"), "thoughtgate.yaml")]);
     expect(cedar.exitCode).toBe(1);
@@ -390,7 +391,7 @@ describe("validate-config", () => {
     expect(bad).toMatchObject({ exitCode: 1 });
     expect(bad.stdout).toBe(
       `ok: ${policy.userFile}\n${policy.projectFile} (project policy): 1 problem\n` +
-        "governance.rules[0].id: environment variables are not expanded in a project policy (found ${HOME}); write the value itself\n",
+        `${policy.projectFile}:3:17: governance.rules[0].id: environment variables are not expanded in a project policy (found \${HOME}); write the value itself\n`,
     );
   });
 

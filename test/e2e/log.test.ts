@@ -45,8 +45,10 @@ Object.assign(env, { HOME: home, XDG_CONFIG_HOME: join(home, ".config"), XDG_STA
 type Made = { server: string; tool: string; args: Record<string, unknown>; outcome: string; session: string | null; by?: string };
 const made: Made[] = [];
 
-async function run(args: string[], options: { cwd?: string } = {}) {
-  const proc = Bun.spawn([requireBinary(), ...args], { cwd: options.cwd ?? projectA, env, stdout: "pipe", stderr: "pipe" });
+/** `columns`: the terminal's width as $COLUMNS says it; unset: no width known (80). */
+async function run(args: string[], options: { cwd?: string; columns?: string } = {}) {
+  const { COLUMNS: _unknown, ...rest } = env;
+  const proc = Bun.spawn([requireBinary(), ...args], { cwd: options.cwd ?? projectA, env: { ...rest, ...(options.columns ? { COLUMNS: options.columns } : {}) }, stdout: "pipe", stderr: "pipe" });
   const [stdout, stderr, exitCode] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
   return { stdout, stderr, exitCode };
 }
@@ -236,17 +238,17 @@ describe("thoughtgate log", () => {
     const writes = calls.filter((c) => c.tool === "write_file").map((c) => c.arguments as { content: string });
     expect(writes.map((a) => a.content).toSorted()).toEqual(["[REDACTED:github_token]", "export GITHUB_TOKEN=[REDACTED:secret_field]", "password: [REDACTED:secret_field] and [REDACTED:github_token]"].toSorted());
 
-    const table = await run(["log", "--server", "fs", "--since", "1h", "--decision", "denied"]);
+    const table = await run(["log", "--server", "fs", "--since", "1h", "--decision", "denied"], { columns: "250" });
     expect(table.exitCode).toBe(0);
     const lines = table.stdout.trimEnd().split("\n");
-    expect(lines[0]).toMatch(/^TIME\s+AGENT\s+PROJECT\s+SERVER\s+TOOL\s+ARGUMENTS\s+OUTCOME\s+BY\s+REASON\s+LATENCY$/);
+    expect(lines[0]).toMatch(/^ID\s+TIME\s+AGENT\s+PROJECT\s+SERVER\s+TOOL\s+ARGUMENTS\s+OUTCOME\s+BY\s+REASON\s+LATENCY$/);
     expect(lines.length).toBe(expected.length + 1);
     expect(lines.slice(1).every((line) => /\bfs\b.*\bdenied\b/.test(line))).toBe(true);
     // The old record's denied write is two days old: not since 1h, but since 3d.
     expect(table.stdout).not.toContain("old-call");
     const older = await logJson("--server", "fs", "--since", "3d", "--decision", "denied");
     expect(older.find((c) => c.call_id === "old-call-1")).toMatchObject({ arguments: null, agent: null, project: null, outcome: "denied", rule_id: "no-writes" });
-    expect((await run(["log", "--since", "3d", "--tool", "write_*"])).stdout).toContain("(hash only)");
+    expect((await run(["log", "--since", "3d", "--tool", "write_*"], { columns: "250" })).stdout).toContain("(hash only)");
 
     for (const call of calls) {
       const shown = await run(["log", "--show", call.call_id]);
@@ -295,6 +297,42 @@ describe("thoughtgate log", () => {
       const shown = await run(["log", "--show", call.call_id, "--json"]);
       expect(shown.stdout).toBe(`${line}\n`);
     }
+  });
+
+  test("the table fits the terminal: no row wider than $COLUMNS (80 when unknown), the outcome never cut; each row's short id opens the call with --show", async () => {
+    const all = await logJson("--since", "1h");
+    for (const columns of [undefined, "40", "60", "100", "132"]) {
+      const table = await run(["log", "--since", "1h", "--limit", "0"], columns ? { columns } : {});
+      expect(table.exitCode).toBe(0);
+      const rows = table.stdout.trimEnd().split("\n");
+      const width = Number(columns ?? 80);
+      expect(rows.filter((row) => row.length > width)).toEqual([]);
+      expect(rows[0]).toMatch(width >= 80 ? /^ID\s+TIME\s+.*\bOUTCOME\b.*\bLATENCY$/ : /^ID\s+.*\bOUTCOME\b/);
+      // Every call's outcome is there whole, in its own column.
+      const outcomes = rows.slice(1).map((row) => row.split(/\s{2,}/).find((cell) => ["forwarded", "approved", "denied", "errored", "pending", "cancelled"].includes(cell)));
+      expect(outcomes.toSorted()).toEqual(all.map((call) => call.outcome).toSorted());
+    }
+    const rows = (await run(["log", "--since", "1h", "--decision", "approved"])).stdout.trimEnd().split("\n").slice(1);
+    expect(rows.length).toBeGreaterThan(0);
+    for (const row of rows) {
+      const short = row.split(/\s+/)[0] ?? "";
+      expect(short).toMatch(/^[0-9a-f]{8}$/);
+      const shown = await run(["log", "--show", short]);
+      expect(shown.exitCode).toBe(0);
+      const id = all.find((call) => call.call_id.endsWith(short))?.call_id;
+      expect(shown.stdout).toMatch(new RegExp(`^call +${id}\nshort id +${short}$`, "m"));
+    }
+  });
+
+  test("how a yes was given (once, this session, always; which channel; who) is in the record, --json, the table, --show and wrap's summary", async () => {
+    const approved = (await logJson("--since", "1h", "--decision", "approved")).filter((call) => call.decided_by?.channel === "cli" || call.decided_by?.channel === "web");
+    expect(approved.length).toBeGreaterThan(0);
+    for (const call of approved) {
+      expect(call.decided_by).toMatchObject({ scope: "once" });
+      expect((await run(["log", "--show", call.call_id])).stdout).toMatch(new RegExp(`^decided by +${call.decided_by?.channel}( \\S+)? \\(once\\)$`, "m"));
+    }
+    expect((await run(["log", "--since", "1h", "--decision", "approved"], { columns: "250" })).stdout).toMatch(/ approved +(cli|web)( \S+)? \(once\) /);
+    expect(summaries[1] ?? "").toMatch(/approved by a person:\n\s+fs\.move_file \{"source":"[^"]*b\.txt".*by cli( \S+)? \(once\)/);
   });
 
   test("wrap's summary lists the denied and the person-approved calls and ends with the log command", () => {

@@ -4,9 +4,9 @@
  * suggestions come from the schema itself).
  */
 import { describe, expect, test } from "bun:test";
-import { writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { tempDir } from "../support/harness.ts";
+import { ROOT, tempDir } from "../support/harness.ts";
 import { runBinary } from "../support/serve.ts";
 
 describe("a mistyped command line: exit 2, the line that was meant, and the help of the command that was run", () => {
@@ -30,6 +30,7 @@ describe("a mistyped command line: exit 2, the line that was meant, and the help
     [["validate-config", "--explian"], 'unknown flag --explian (did you mean "--explain"?)', "run `thoughtgate validate-config --help` for usage"],
     [["shim", "--profile", "prod", "--", "cat"], '--profile: expected one of production|development, got "prod" (did you mean "production"?)', "run `thoughtgate shim --help` for usage"],
     [["auth", "lgin"], "unknown command \"auth lgin\": did you mean `thoughtgate auth login`?", "run `thoughtgate auth --help` for usage"],
+    [["enroll", "claud-code"], 'enroll: expected one of claude-desktop|claude-code|cursor|vscode|windsurf|zed|codex|copilot|opencode|gemini|qwen|kiro|goose|cline|amp|junie, got "claud-code" (did you mean "claude-code"?)', "run `thoughtgate enroll --help` for usage"],
     [["pins", "lst"], 'pins: expected one of list|show|accept|reset, got "lst" (did you mean "list"?)', "run `thoughtgate pins --help` for usage"],
   ] as const)("%p", async (argv, error, hint) => {
     const result = await runBinary([...argv]);
@@ -41,6 +42,18 @@ describe("a mistyped command line: exit 2, the line that was meant, and the help
     expect(result.stderr.split("\n")[0]).toBe("[error] wrap runs the agent's command after --: did you mean `thoughtgate wrap --agent-type claude-code --dry-run -- claude --model x`?");
   });
 
+  test("enroll takes the agent's command as wrap -- claude does: `enroll claude` enrolls Claude Code, `unenroll claude` puts it back", async () => {
+    using home = tempDir();
+    const env = { HOME: home.path, XDG_CONFIG_HOME: join(home.path, ".config"), XDG_STATE_HOME: join(home.path, ".local", "state") };
+    const original = '{ "mcpServers": { "notes": { "command": "node", "args": ["notes.js"] } } }\n';
+    writeFileSync(join(home.path, ".claude.json"), original);
+    const enrolled = await runBinary(["enroll", "claude"], { env, cwd: home.path });
+    expect(enrolled).toMatchObject({ exitCode: 0, stdout: "Claude Code: enrolled ~/.claude.json: notes\n" });
+    const back = await runBinary(["unenroll", "claude"], { env, cwd: home.path });
+    expect(back).toMatchObject({ exitCode: 0 });
+    expect(readFileSync(join(home.path, ".claude.json"), "utf8")).toBe(original);
+  });
+
   test("an unknown word that is close to nothing lists the commands", async () => {
     const result = await runBinary(["frobnicate"]);
     expect(result.exitCode).toBe(2);
@@ -48,33 +61,35 @@ describe("a mistyped command line: exit 2, the line that was meant, and the help
   });
 });
 
-describe("a mistyped policy: validate-config names each problem with the key or value that was meant", () => {
+describe("a mistyped policy: validate-config names each problem with the key or value that was meant, at its file:line:column", () => {
   test.each([
-    // [the policy after `schema: 1`, the problem line]
-    ["governance:\n  rules:\n    - mach: delete_*\n      action: deny\n", 'governance.rules[0].mach: unknown key "mach" (did you mean "match"?); allowed keys: id, match, method, source, server, annotations, arguments, project, action, policy_id, approval'],
-    ["governance:\n  defualts:\n    action: deny\n", 'governance.defualts: unknown key "defualts" (did you mean "defaults"?); allowed keys: defaults, rules'],
+    // [the policy after `schema: 1`, the problem line, where it is: the key when it is unknown, else the value or the mapping that lacks it]
+    ["governance:\n  rules:\n    - mach: delete_*\n      action: deny\n", 'governance.rules[0].mach: unknown key "mach" (did you mean "match"?); allowed keys: id, match, method, source, server, annotations, arguments, project, action, policy_id, approval', "4:7"],
+    ["governance:\n  defualts:\n    action: deny\n", 'governance.defualts: unknown key "defualts" (did you mean "defaults"?); allowed keys: defaults, rules', "3:3"],
     [
       "governance:\n  rules:\n    - match: '*'\n      annotations: { readOnly: true }\n      action: forward\n",
       'governance.rules[0].annotations.readOnly: unknown key "readOnly" (did you mean "readOnlyHint"?); allowed keys: readOnlyHint, destructiveHint, idempotentHint, openWorldHint',
+      "5:22",
     ],
-    ["governance:\n  rules:\n    - match: read_*\n      action: allow\n", 'governance.rules[0].action: expected one of forward|deny|approve|policy, got "allow" (did you mean "forward"?)'],
-    ["governance:\n  defaults: { action: block }\n", 'governance.defaults.action: expected one of forward|deny|approve|policy, got "block" (did you mean "deny"?)'],
-    ["governance:\n  rules:\n    - action: deny\n", 'governance.rules[0].match: a rule needs match: the tool names it applies to, a glob like "delete_*" ("*" for every tool)'],
-    ["governance:\n  rules:\n    - match: delete_*\n", "governance.rules[0].action: a rule needs action: what to do with a matching call: forward, deny, approve, policy"],
-    ["governence: {}\n", 'governence: unknown key "governence" (did you mean "governance"?); allowed keys: schema, sources, governance, approval, pins, cedar, secrets, telemetry, audit, cli, policy'],
-    ["sources:\n  - id: fs\n    expose: { mode: whitelist, tools: [read_*] }\n", 'sources[0].expose.mode: expected one of all|allowlist|blocklist, got "whitelist" (did you mean "allowlist"?)'],
-    ["approval:\n  page-only:\n    destination: { type: page }\n", 'approval.page-only.destination.type: expected destination.type one of any|elicitation|web|cli|slack, got "page" (did you mean "web"?)'],
+    ["governance:\n  rules:\n    - match: read_*\n      action: allow\n", 'governance.rules[0].action: expected one of forward|deny|approve|policy, got "allow" (did you mean "forward"?)', "5:15"],
+    ["governance:\n  defaults: { action: block }\n", 'governance.defaults.action: expected one of forward|deny|approve|policy, got "block" (did you mean "deny"?)', "3:23"],
+    ["governance:\n  rules:\n    - action: deny\n", 'governance.rules[0].match: a rule needs match: the tool names it applies to, a glob like "delete_*" ("*" for every tool)', "4:7"],
+    ["governance:\n  rules:\n    - match: delete_*\n", "governance.rules[0].action: a rule needs action: what to do with a matching call: forward, deny, approve, policy", "4:7"],
+    ["governence: {}\n", 'governence: unknown key "governence" (did you mean "governance"?); allowed keys: schema, sources, governance, approval, pins, cedar, secrets, telemetry, audit, cli, policy', "2:1"],
+    ["sources:\n  - id: fs\n    expose: { mode: whitelist, tools: [read_*] }\n", 'sources[0].expose.mode: expected one of all|allowlist|blocklist, got "whitelist" (did you mean "allowlist"?)', "4:21"],
+    ["approval:\n  page-only:\n    destination: { type: page }\n", 'approval.page-only.destination.type: expected destination.type one of any|elicitation|web|cli|slack, got "page" (did you mean "web"?)', "4:26"],
     [
       "approval:\n  oncall: {}\ngovernance:\n  rules:\n    - match: '*'\n      action: approve\n      approval: oncal\n",
       'governance.rules[0].approval: no approval workflow named "oncal" (did you mean "oncall"?); defined: oncall',
+      "8:17",
     ],
-  ] as const)("%p", async (body, problem) => {
+  ] as const)("%p", async (body, problem, place) => {
     using dir = tempDir();
     const file = join(dir.path, "thoughtgate.yaml");
     writeFileSync(file, `schema: 1\n${body}`);
     const result = await runBinary(["validate-config", file]);
     expect(result.exitCode).toBe(1);
-    expect(result.stdout).toBe(`${file}: 1 problem\n${problem}\n`);
+    expect(result.stdout).toBe(`${file}: 1 problem\n${file}:${place}: ${problem}\n`);
   });
 });
 
@@ -90,4 +105,55 @@ test("a policy's own words in a problem (a cloned repository's project policy) a
     expect(output).not.toMatch(/[\u202e\u001b]/);
   }
   expect([checked.exitCode, doctor.exitCode]).toEqual([1, 1]);
+});
+
+describe("a policy with several mistakes: all of them at once, each at its place", () => {
+  test("every problem in one run, a misspelt `arguments:` reported as the misspelling it is", async () => {
+    using dir = tempDir();
+    const file = join(dir.path, "thoughtgate.yaml");
+    writeFileSync(
+      file,
+      'schema: 1\ngovernance:\n  defualts: { action: approve }\n  rules:\n    - id: writes\n      match: "{write_file,edit_file}"\n      argumets:\n        path: { within: "${PROJECT}" }\n      action: forward\n    - { id: x, match: "*", action: allow }\n',
+    );
+    const result = await runBinary(["validate-config", file]);
+    expect(result.exitCode).toBe(1);
+    expect(result.stdout).toBe(
+      `${file}: 3 problems\n` +
+        `${file}:3:3: governance.defualts: unknown key "defualts" (did you mean "defaults"?); allowed keys: defaults, rules\n` +
+        `${file}:7:7: governance.rules[0].argumets: unknown key "argumets" (did you mean "arguments"?); allowed keys: id, match, method, source, server, annotations, arguments, project, action, policy_id, approval\n` +
+        `${file}:10:36: governance.rules[1].action: expected one of forward|deny|approve|policy, got "allow" (did you mean "forward"?)\n`,
+    );
+  });
+
+  test("YAML that does not parse: each syntax error with its line and column", async () => {
+    using dir = tempDir();
+    const file = join(dir.path, "thoughtgate.yaml");
+    writeFileSync(file, "schema: 1\na: [\nb: }\n");
+    const result = await runBinary(["validate-config", file]);
+    expect(result.exitCode).toBe(1);
+    const lines = result.stdout.split("\n");
+    expect(lines[0]).toBe(`${file}: 2 problems`);
+    expect([lines[1]?.startsWith(`${file}:3:1: (file): not valid YAML: `), lines[2]?.startsWith(`${file}:3:4: (file): not valid YAML: `)]).toEqual([true, true]);
+  });
+
+  test("a rule's source that names no server of the agents' configurations is a warning with the id meant; the README's policy gets none", async () => {
+    using home = tempDir();
+    using project = tempDir();
+    const env = { HOME: home.path, XDG_CONFIG_HOME: join(home.path, "config"), XDG_STATE_HOME: join(home.path, "state") };
+    // Claude Code's project configuration names one server, fs.
+    writeFileSync(join(project.path, ".mcp.json"), JSON.stringify({ mcpServers: { fs: { command: "npx", args: ["-y", "@modelcontextprotocol/server-filesystem", "."] } } }));
+    const file = join(project.path, "policy.yaml");
+    writeFileSync(file, 'schema: 1\ngovernance:\n  rules:\n    - id: writes\n      source: filesystem\n      match: write_file\n      action: forward\n');
+    const wrong = await runBinary(["validate-config", file], { env, cwd: project.path });
+    expect(wrong).toMatchObject({ exitCode: 0 });
+    expect(wrong.stdout).toBe(`ok: ${file}\nwarning: ${file}:5:15: governance.rules[0].source: "filesystem" names no MCP server in the agent configurations found here (fs) (did you mean "fs"? its command names filesystem); the rule never applies\n`);
+
+    const readme = readFileSync(join(ROOT, "README.md"), "utf8");
+    const section = readme.slice(readme.indexOf("\n## A policy in five minutes\n"));
+    const policy = /```yaml\n([\s\S]*?)```/.exec(section)?.[1] ?? "";
+    expect(policy).toContain("source:");
+    writeFileSync(file, policy);
+    const fromReadme = await runBinary(["validate-config", file], { env, cwd: project.path });
+    expect(fromReadme).toMatchObject({ exitCode: 0, stdout: `ok: ${file}\n` });
+  });
 });

@@ -28,7 +28,8 @@ function sandbox(name: string, endpoint: string) {
   writeFileSync(join(files, "a.txt"), "alpha\n");
   writeFileSync(
     join(home, ".config", "thoughtgate", "thoughtgate.yaml"),
-    `schema: 1\ngovernance:\n  rules: [{ id: no-writes, match: write_file, action: deny }]\ntelemetry:\n  otlp: { endpoint: "${endpoint}" }\n`,
+    // list_directory: by a rule "always allow" wrote, a person's earlier yes for good (decided_by.scope always).
+    `schema: 1\ngovernance:\n  rules: [{ id: no-writes, match: write_file, action: deny }, { id: always-allow-fs-list_directory, match: list_directory, source: fs, action: forward }]\ntelemetry:\n  otlp: { endpoint: "${endpoint}" }\n`,
   );
   const config = join(project, "mcp.json");
   writeFileSync(config, JSON.stringify({ mcpServers: { fs: { command: "node", args: [FILESYSTEM_SERVER_JS, files] } } }));
@@ -98,7 +99,8 @@ describe("the audit as OTLP logs", () => {
         attributes: { "thoughtgate.outcome": "denied", "thoughtgate.gate": "rules", "thoughtgate.rule_id": "no-writes", "mcp.method.name": "tools/call" },
       });
       expect(JSON.parse(String(byTool.get("write_file")?.attributes["thoughtgate.arguments"]))).toEqual({ path: expect.stringContaining("b.txt"), content: "token=[REDACTED:secret_field]" });
-      expect(byTool.get("list_directory")?.attributes["thoughtgate.outcome"]).toBe("forwarded");
+      expect(byTool.get("list_directory")?.attributes).toMatchObject({ "thoughtgate.outcome": "forwarded", "thoughtgate.decided_by.channel": "always_rule", "thoughtgate.decided_by.scope": "always" });
+      expect(byTool.get("list_directory")?.body).toBe("fs.list_directory forwarded by always_rule (always)");
       expect(byTool.get("read_text_file")).toMatchObject({ severityText: "ERROR", attributes: { "thoughtgate.outcome": "errored" } });
       expect(JSON.stringify(logs, (_, value: unknown) => (typeof value === "bigint" ? String(value) : value))).not.toContain(TOKEN);
       // Beside the traces, which go on as before.

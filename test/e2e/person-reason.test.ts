@@ -77,7 +77,7 @@ test("a no with a reason: the model reads the person's words in the error; the r
   expect(decisions()[0]).toMatchObject({ tool: "echo", decision: "deny", decided_by: { channel: "cli", who: "ada" }, person_reason: words });
 });
 
-test("a yes with a reason: the call runs, and the record keeps who and why; a forward by an always rule says so", async () => {
+test("a yes with a reason: the call runs, and the record keeps who, why and how far the yes reaches; a forward by an always rule says so", async () => {
   const call = client.callTool({ name: "echo", arguments: { message: "release notes" } });
   const id = await pendingTask("release notes");
   expect((await cli("approve", id, "--reason", "fine for the release")).code).toBe(0);
@@ -85,7 +85,20 @@ test("a yes with a reason: the call runs, and the record keeps who and why; a fo
   expect((await client.callTool({ name: "get-sum", arguments: { a: 1, b: 2 } })).isError).toBeFalsy();
   await waitFor(() => decisions().length === 3, "both decisions in the record");
   expect(decisions().slice(1)).toEqual([
-    expect.objectContaining({ tool: "echo", decision: "forward", approved_by: "cli", decided_by: { channel: "cli", who: "ada" }, person_reason: "fine for the release" }),
-    expect.objectContaining({ tool: "get-sum", decision: "forward", rule_id: "always-allow-everything-get-sum", decided_by: { channel: "always_rule" } }),
+    expect.objectContaining({ tool: "echo", decision: "forward", approved_by: "cli", decided_by: { channel: "cli", who: "ada", scope: "once" }, person_reason: "fine for the release" }),
+    expect.objectContaining({ tool: "get-sum", decision: "forward", rule_id: "always-allow-everything-get-sum", decided_by: { channel: "always_rule", scope: "always" } }),
+  ]);
+});
+
+test("a yes for this session is recorded as such, and so is each call it lets through after", async () => {
+  const call = client.callTool({ name: "echo", arguments: { message: "for the session" } });
+  const id = await pendingTask("for the session");
+  expect((await cli("approve", id, "--session")).code).toBe(0);
+  await call;
+  expect((await client.callTool({ name: "echo", arguments: { message: "again" } })).isError).toBeFalsy();
+  await waitFor(() => decisions().length === 5, "both decisions in the record");
+  expect(decisions().slice(3).map((decision) => decision.decided_by)).toEqual([
+    { channel: "cli", who: "ada", scope: "session" },
+    { channel: "session_grant", scope: "session" },
   ]);
 });

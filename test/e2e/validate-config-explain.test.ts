@@ -8,7 +8,7 @@ import { afterEach, describe, expect, test } from "bun:test";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { CEDAR_MISTAKES, placeOf } from "../governance/engine/cedar-mistakes.ts";
-import { requireBinary, tempDir } from "../support/harness.ts";
+import { readEvents, requireBinary, tempDir } from "../support/harness.ts";
 import { policyHome } from "../support/policy-home.ts";
 import { runBinary } from "../support/serve.ts";
 import { wrapSandbox } from "../support/wrap-sandbox.ts";
@@ -118,6 +118,52 @@ governance:
     );
     expect(tool("read_text_file")).toBe(" read_text_file forwarded (rule default-read-only) [readOnlyHint=true, openWorldHint=false, from the server]");
     expect(tool("create_directory")).toBe(" create_directory forwarded (the default) [readOnlyHint=false, idempotentHint=true, destructiveHint=false, openWorldHint=false, from the server]");
+  }, TIMEOUT_MS);
+
+  test("--server decides as a session does: a rule \"always allow\" wrote for this server's program counts, for another program it does not", async () => {
+    using policy = policyHome();
+    mkdirSync(join(policy.project, ".git"));
+    const program = ["node", FILESYSTEM, policy.project];
+    policy.writeUser(`schema: 1
+governance:
+  rules:
+    - { id: "always-allow-fs-write_file", match: "write_file", method: "tools/call", source: "fs", server: { command: ${JSON.stringify(program)} }, action: "forward" }
+    - { id: default-read-only, match: "*", annotations: { readOnlyHint: true }, action: forward }
+    - { id: default-destructive, match: "*", annotations: { destructiveHint: true }, action: approve }
+`);
+    const explained = async (command: string) => {
+      const run = await runBinary(["validate-config", "--explain", "--server", command, "--server-id", "fs"], { cwd: policy.project, env: policy.env });
+      expect(run.exitCode).toBe(0);
+      return run.stdout.split("\n").find((line) => line.startsWith("  write_file "))?.replace(/ +/g, " ");
+    };
+    expect(await explained(program.join(" "))).toStartWith(" write_file forwarded (rule always-allow-fs-write_file) [");
+    expect(await explained(`node ${FILESYSTEM} ${policy.project} /tmp`)).toStartWith(" write_file asked (rule default-destructive) [");
+
+    // A session with the same server runs it unasked, by the same rule.
+    const events = join(policy.userFile, "..", "events.jsonl");
+    await using shim = Bun.spawn([requireBinary(), "shim", "--server-id", "fs", "--events", events, "--", ...program], { cwd: policy.project, env: { ...process.env, ...policy.env }, stdin: "pipe", stdout: "pipe", stderr: "ignore" });
+    const send = (message: object) => shim.stdin.write(`${JSON.stringify({ jsonrpc: "2.0", ...message })}\n`);
+    send({ id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } } });
+    send({ method: "notifications/initialized" });
+    send({ id: 2, method: "tools/list" });
+    send({ id: 3, method: "tools/call", params: { name: "write_file", arguments: { path: join(policy.project, "x.txt"), content: "x" } } });
+    await shim.stdin.flush();
+    const answers: Array<{ id?: number; result?: unknown; error?: unknown }> = [];
+    const reader = shim.stdout.pipeThrough(new TextDecoderStream()).getReader();
+    let buffered = "";
+    while (!answers.some((answer) => answer.id === 3)) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      buffered += value;
+      const lines = buffered.split("\n");
+      buffered = lines.pop() ?? "";
+      for (const line of lines) if (line.trim()) answers.push(JSON.parse(line));
+    }
+    await shim.stdin.end();
+    await shim.exited;
+    expect(answers.find((answer) => answer.id === 3)).toMatchObject({ result: { content: [{ text: `Successfully wrote to ${join(policy.project, "x.txt")}` }] } });
+    const decision = readEvents(events).find((event) => event.type === "tool_call_decision" && event.tool === "write_file");
+    expect(decision).toMatchObject({ decision: "forward", rule_id: "always-allow-fs-write_file" });
   }, TIMEOUT_MS);
 
   test("--agent: every server Claude Code's configuration names, server-github's hints from the catalog", async () => {

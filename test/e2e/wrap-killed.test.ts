@@ -55,7 +55,7 @@ test("kill -9 of wrap: a plain start of the entry governs on its own, the orphan
   // The user's own config directory, as their environment says when they run wrap: a shim started
   // from the entry later finds the user's policy there, whatever environment its agent gives it.
   const xdgConfig = join(dir.path, "config");
-  const wrap = Bun.spawn([requireBinary(), "wrap", "--agent-type", "custom", "--config-path", config, "--", ...fixture("wrap-agent-fixture.ts", config, report, "--wait")], {
+  const wrap = Bun.spawn([requireBinary(), "wrap", "--agent-type", "custom", "--config-path", config, "--", ...fixture("wrap-agent-fixture.ts", config, report, "--wait", "--call-on-usr1", 'read_note:{"id":"a"}')], {
     env: { ...process.env, XDG_CONFIG_HOME: xdgConfig },
     stdin: "ignore",
     stdout: "ignore",
@@ -79,6 +79,25 @@ test("kill -9 of wrap: a plain start of the entry governs on its own, the orphan
   wrap.kill("SIGKILL");
   await wrap.exited;
   expect(readFileSync(config, "utf8")).toContain('"shim"');
+  const fix = `the thoughtgate wrap of session ${runId} (pid ${wrap.pid}) has ended: restart the agent (alone, or under thoughtgate wrap) to govern its servers again; \`thoughtgate unwrap\` restores its config`;
+
+  // The orphaned agent goes on with the server it started under wrap: its shim stays, and refuses
+  // each governed call at once with the fix (docs/architecture.md, decision 10), never exits.
+  for (let round = 0; round < 2; round += 1) {
+    process.kill(agent.pid, "SIGUSR1");
+    const called = await waitFor(() => {
+      try {
+        const seen = JSON.parse(readFileSync(report, "utf8")) as { state: string; after?: unknown };
+        return seen.state === "called" ? seen : null;
+      } catch {
+        return null;
+      }
+    }, "the orphaned agent's call");
+    expect(called.after).toEqual({ code: -32013, message: `MCP error -32013: ThoughtGate blocked tools/call read_note: ${fix}` });
+    writeFileSync(report, JSON.stringify({ state: "ready" }));
+    // Its next heartbeat finds the session over (the shim's log reaches the agent's stderr): it stays, and the second round is answered after it.
+    if (round === 0) await waitFor(() => said.includes(`${fix}; every governed call is refused from now on`), "the shim's heartbeat finding the session over");
+  }
 
   // The user's own policy, for a shim that governs on its own.
   mkdirSync(join(xdgConfig, "thoughtgate"), { recursive: true });
@@ -94,7 +113,7 @@ test("kill -9 of wrap: a plain start of the entry governs on its own, the orphan
   const refused = await callError(orphaned, "read_note");
   expect(refused).toEqual({
     code: -32013,
-    message: `MCP error -32013: ThoughtGate blocked tools/call read_note: the thoughtgate wrap of session ${runId} (pid ${wrap.pid}) has ended: restart the agent (alone, or under thoughtgate wrap) to govern its servers again; \`thoughtgate unwrap\` restores its config`,
+    message: `MCP error -32013: ThoughtGate blocked tools/call read_note: ${fix}`,
   });
   await orphaned.close();
 

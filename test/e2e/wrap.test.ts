@@ -211,16 +211,21 @@ describe("thoughtgate demo", () => {
     expect(result.exitCode).toBe(0);
     // The agent's own form: the person denies there.
     expect(stdout).toContain("  ? the agent shows ThoughtGate's question in its own form: ");
-    expect(stdout).toContain("  → the user answers: deny");
-    expect(stderr).toContain("notes.delete_notes: DENIED (rule default-destructive: approval required: rejected by the person in the agent's prompt)");
+    expect(stdout).toContain("  → the demo's scripted user, standing in for you, reads it and answers: deny");
+    // Each decision line names its call by the short id `thoughtgate log --show` takes: a line printed late is still tied to its call.
+    const denied = /notes\.delete_notes ([0-9a-f]{8}): DENIED \(rule default-destructive: approval required: rejected by the person in the agent's prompt\)/.exec(stderr)?.[1];
+    expect(denied).toBeDefined();
     // An agent that cannot ask (claude -p): the call waits for the page and the CLI, where the person approves.
-    expect(stdout).toContain("  ? an agent that cannot ask anyone (claude -p, codex exec) answers the form at once, unread: no answer");
+    expect(stdout).toContain("  ? an agent that cannot show a form (claude -p, codex exec) answers it itself at once, unread: no person was asked, so the call waits for you elsewhere");
+    expect(stdout).not.toContain("the user answers");
     expect(stderr).toContain("demo: the call now waits for you: on the approvals page (the link above), in a desktop notification where there is one, or in another terminal:");
     const task = /\n {2}\$ thoughtgate approve ([0-9a-f]{12})\n/.exec(stderr)?.[1];
     expect(task).toBeDefined();
     expect(stderr).toMatch(new RegExp(`\\n {2}\\$ thoughtgate tasks\\n(.*\\n)* {4}${task} +pending +notes\\.delete_notes +default-destructive `));
     expect(stderr).toContain(`\n    approved ${task}: notes.delete_notes\n`);
-    expect(stderr).toContain("notes.delete_notes: forwarded (rule default-destructive: approval required: approved (cli))");
+    const approved = /notes\.delete_notes ([0-9a-f]{8}): forwarded \(rule default-destructive: approval required: approved \(cli\)\)/.exec(stderr)?.[1];
+    expect(approved).toBeDefined();
+    expect(approved).not.toBe(denied);
     expect(stdout).toContain("deleted 2 notes");
     expect(stderr).toContain("back, byte for byte");
     // It ends with the three commands to try next, each one that exists.

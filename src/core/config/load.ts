@@ -7,9 +7,10 @@ import { discoverPolicy, type ConfigOrigin, type Discovery, type PolicyFile } fr
 import { expandEnv, type Layer } from "./expand.ts";
 import { readPolicyFile } from "./read-file.ts";
 import { configSchema, type ThoughtGateConfig } from "./schema.ts";
-import { parseYaml } from "./yaml.ts";
+import { locateInYaml, parseYaml, type TextPosition } from "./yaml.ts";
 
-type ConfigProblem = { path: string; message: string };
+/** One problem of a policy file: the field, what is wrong, and where in the file (when it is there). */
+export type ConfigProblem = { path: string; message: string } & Partial<TextPosition>;
 
 export type LoadedConfig = {
   config: ThoughtGateConfig;
@@ -41,26 +42,63 @@ const USER_ONLY_KEYS = ["telemetry", "cli", "policy"] as const;
  */
 export function parseConfig(text: string, env: NodeJS.ProcessEnv = process.env, layer: Layer = "user"): ParseResult {
   const yaml = parseYaml(text);
-  if (!yaml.ok) return { ok: false, problems: [{ path: "(file)", message: `not valid YAML: ${yaml.message}` }] };
+  if (!yaml.ok) return { ok: false, problems: yaml.problems.map((problem) => ({ path: "(file)", ...problem, message: `not valid YAML: ${problem.message}` })) };
   const raw = yaml.value;
   if (raw === null || typeof raw !== "object" || Array.isArray(raw)) {
     return { ok: false, problems: [{ path: "(file)", message: "expected a YAML mapping starting with `schema: 1`" }] };
   }
+  const placed = (problems: PlacedProblem[]): ParseResult => ({ ok: false, problems: problems.map((problem) => withPlace(text, problem)) });
   if (layer === "project") {
     const userOnly = USER_ONLY_KEYS.filter((key) => key in raw);
     if (userOnly.length > 0) {
-      return { ok: false, problems: userOnly.map((key) => ({ path: key, message: "only the user's policy may set this; a project policy may only add restrictions" })) };
+      return placed(userOnly.map((key) => ({ key: true, path: key, message: "only the user's policy may set this; a project policy may only add restrictions" })));
     }
   }
   const expansionProblems: ConfigProblem[] = [];
   const expanded = expandEnv(raw, env, layer, expansionProblems);
-  if (expansionProblems.length > 0) return { ok: false, problems: expansionProblems };
+  // The schema is checked even when expansion found problems, so every problem shows at once; a
+  // `${…}` under a misspelt key (`argumets:`) is the misspelling's, reported once as an unknown key.
   const parsed = v.safeParse(configSchema, expanded);
-  if (!parsed.success) {
-    return { ok: false, problems: withoutEchoes(parsed.issues).map((issue) => ({ path: issuePath(issue), message: issue.message })) };
+  if (!parsed.success || expansionProblems.length > 0) {
+    const schemaProblems = parsed.success ? [] : withoutEchoes(parsed.issues).map(schemaProblem);
+    const unknownKeys = schemaProblems.filter((problem) => problem.key).map((problem) => problem.path);
+    const underUnknown = (path: string) => unknownKeys.some((key) => path === key || path.startsWith(`${key}.`) || path.startsWith(`${key}[`));
+    // A value left unexpanded fails the schema too: the expansion's problem says why, once.
+    const expansionPaths = new Set(expansionProblems.map((problem) => problem.path));
+    const problems = [...schemaProblems.filter((problem) => !expansionPaths.has(problem.path)), ...expansionProblems.filter((problem) => !underUnknown(problem.path))];
+    return placed(problems.sort((a, b) => (placeOf(text, a)?.line ?? 0) - (placeOf(text, b)?.line ?? 0)));
   }
   const problems = [...crossCheck(parsed.output), ...(layer === "project" ? projectOnlyProblems(parsed.output) : [])];
-  return problems.length > 0 ? { ok: false, problems } : { ok: true, config: parsed.output };
+  return problems.length > 0 ? placed(problems) : { ok: true, config: parsed.output };
+}
+
+/** A problem; `key`: it is about the key itself (an unknown key), placed at the key rather than its value. */
+type PlacedProblem = ConfigProblem & { key?: boolean };
+
+function schemaProblem(issue: v.BaseIssue<unknown>): PlacedProblem {
+  return { path: issuePath(issue), message: issue.message, key: issue.type === "strict_object" && issue.expected === "never" };
+}
+
+/** `governance.rules[0].match` → ["governance", "rules", 0, "match"]; "(root)" and "(file)" → []. */
+function pathSegments(path: string): (string | number)[] {
+  if (path.startsWith("(")) return [];
+  return [...path.matchAll(/\[(\d+)\]|([^.[\]]+)/g)].map((match) => (match[1] !== undefined ? Number(match[1]) : (match[2] as string)));
+}
+
+function placeOf(text: string, problem: PlacedProblem): TextPosition | null {
+  if (problem.path.startsWith("(")) return null;
+  return locateInYaml(text, pathSegments(problem.path), problem.key ? "key" : "value");
+}
+
+function withPlace(text: string, problem: PlacedProblem): ConfigProblem {
+  const place = placeOf(text, problem);
+  return { path: problem.path, message: problem.message, ...(place ?? {}) };
+}
+
+/** `file:line:column: path: message`, as editors and terminals link it (the place when the file has it). */
+export function problemLine(file: string, problem: ConfigProblem): string {
+  const place = problem.line !== undefined && problem.column !== undefined ? `${file}:${problem.line}:${problem.column}: ` : "";
+  return `${place}${problem.path}: ${problem.message}`;
 }
 
 /**
@@ -95,7 +133,7 @@ export function loadConfigFile(found: PolicyFile, env: NodeJS.ProcessEnv = proce
     throw new ThoughtGateError("CONFIG", `${name}: it is a link to a file outside the project directory ${base}; a project policy must be a file in the project`);
   }
   const result = parseConfig(readPolicyFile(found.file), env, layer);
-  if (!result.ok) throw new ThoughtGateError("CONFIG", formatProblems(name, result.problems));
+  if (!result.ok) throw new ThoughtGateError("CONFIG", formatProblems(name, result.problems, found.file));
   const config = resolvePaths(result.config, base);
   if (layer === "project" && config.cedar) {
     const outside = [...config.cedar.policies, ...(config.cedar.schema ? [config.cedar.schema] : [])].filter((file) => !inside(file, base));
@@ -131,8 +169,8 @@ function inside(file: string, dir: string): boolean {
   return rel !== "" && rel !== ".." && !rel.startsWith(`..${sep}`) && !isAbsolute(rel);
 }
 
-function formatProblems(file: string, problems: ConfigProblem[]): string {
-  const lines = problems.map((p) => `  ${p.path}: ${p.message}`);
+function formatProblems(file: string, problems: ConfigProblem[], path = file): string {
+  const lines = problems.map((p) => `  ${problemLine(path, p)}`);
   return `${file}: ${problems.length} problem${problems.length === 1 ? "" : "s"}\n${lines.join("\n")}`;
 }
 

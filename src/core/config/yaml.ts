@@ -1,4 +1,4 @@
-import { parseDocument } from "yaml";
+import { isMap, isPair, isScalar, isSeq, parseDocument, type Node } from "yaml";
 
 /**
  * YAML text → plain data (mappings, sequences, strings, numbers, booleans, null), bounded.
@@ -27,38 +27,56 @@ const MAX_CHARACTERS = 2 * 1024 * 1024;
 /** Mappings and sequences inside each other (a policy needs about six). */
 const MAX_DEPTH = 64;
 
-export type YamlResult = { ok: true; value: unknown } | { ok: false; message: string };
+/** A place in the text, both counted from 1. */
+export type TextPosition = { line: number; column: number };
+
+/** Each syntax problem of the text, with its place (`message` repeats the first, placed in words). */
+type YamlProblem = { message: string } & Partial<TextPosition>;
+
+export type YamlResult = { ok: true; value: unknown } | { ok: false; message: string; problems: YamlProblem[] };
+
+function failed(message: string): YamlResult {
+  return { ok: false, message, problems: [{ message }] };
+}
+
+const YAML_OPTIONS = {
+  schema: "core",
+  version: "1.2",
+  merge: true,
+  uniqueKeys: true,
+  prettyErrors: false,
+  // Warnings become problems below and the library prints nothing. Not "silent": that also
+  // drops the error for a second document, which would then be ignored.
+  logLevel: "error",
+} as const;
 
 export function parseYaml(text: string): YamlResult {
   let doc: ReturnType<typeof parseDocument>;
   try {
-    doc = parseDocument(text, {
-      schema: "core",
-      version: "1.2",
-      merge: true,
-      uniqueKeys: true,
-      prettyErrors: false,
-      // Warnings become problems below and the library prints nothing. Not "silent": that also
-      // drops the error for a second document, which would then be ignored.
-      logLevel: "error",
-    });
+    doc = parseDocument(text, YAML_OPTIONS);
   } catch (error) {
-    return { ok: false, message: (error as Error).message };
+    return failed((error as Error).message);
   }
-  const problem = doc.errors[0] ?? doc.warnings[0];
-  if (problem) return { ok: false, message: `${at(text, problem.pos[0])}${problem.message}` };
+  // Every problem at once, each at its place: one run of validate-config shows them all.
+  const syntax = [...doc.errors, ...doc.warnings];
+  const first = syntax[0];
+  if (first) {
+    const problems = syntax.map((problem) => ({ message: problem.message, ...positionAt(text, problem.pos[0]) }));
+    const place = positionAt(text, first.pos[0]);
+    return { ok: false, message: `line ${place.line}, column ${place.column}: ${first.message}`, problems };
+  }
   let value: unknown;
   try {
     value = doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT });
   } catch (error) {
     const message = (error as Error).message;
     if (/resource exhaustion/.test(message)) {
-      return { ok: false, message: `aliases (*name) are followed more than ${MAX_ALIAS_COUNT} times; write the values out instead` };
+      return failed(`aliases (*name) are followed more than ${MAX_ALIAS_COUNT} times; write the values out instead`);
     }
-    return { ok: false, message };
+    return failed(message);
   }
   const tooBig = measure(value);
-  return tooBig ? { ok: false, message: tooBig } : { ok: true, value };
+  return tooBig ? failed(tooBig) : { ok: true, value };
 }
 
 /** Why the tree (every alias followed) is not plain policy data or is too big; null when it is fine. */
@@ -99,8 +117,8 @@ function describe(value: unknown): string {
   return typeof value;
 }
 
-/** "line 3, column 5: " for an offset into the text. The text itself is never quoted back. */
-function at(text: string, offset: number): string {
+/** Line and column of an offset into the text. The text itself is never quoted back. */
+function positionAt(text: string, offset: number): TextPosition {
   let line = 1;
   let start = 0;
   for (let i = 0; i < offset && i < text.length; i += 1) {
@@ -109,5 +127,55 @@ function at(text: string, offset: number): string {
       start = i + 1;
     }
   }
-  return `line ${line}, column ${offset - start + 1}: `;
+  return { line, column: offset - start + 1 };
+}
+
+/**
+ * Where a field of a (parsed) policy text is: the key of the deepest part of `path` the text has
+ * (a missing one: the mapping that lacks it), or at `at: "value"` the value when the whole path
+ * is there and holds a scalar. Null when the text does not parse or the path leaves the document at
+ * once. Called only for a file with problems, so parsing again costs nothing when all is well.
+ */
+export function locateInYaml(text: string, path: readonly (string | number)[], at: "key" | "value" = "value"): TextPosition | null {
+  let doc: ReturnType<typeof parseDocument>;
+  try {
+    doc = parseDocument(text, YAML_OPTIONS);
+  } catch {
+    return null;
+  }
+  let node: unknown = doc.contents;
+  let offset: number | null = rangeStart(node);
+  let found = 0;
+  for (const segment of path) {
+    const next = childOf(node, segment);
+    if (!next) break;
+    found += 1;
+    offset = next.keyOffset ?? rangeStart(next.value) ?? offset;
+    node = next.value;
+  }
+  if (at === "value" && found === path.length && !isMap(node) && !isSeq(node)) {
+    // A wrong value (`action: allow`) is shown at the value, an unknown key (`mach:`) at its key.
+    offset = rangeStart(node) ?? offset;
+  }
+  return offset === null ? null : positionAt(text, offset);
+}
+
+function childOf(node: unknown, segment: string | number): { value: unknown; keyOffset: number | null } | null {
+  if (isSeq(node) && typeof segment === "number") {
+    const item = node.items[segment];
+    return item === undefined ? null : { value: item, keyOffset: null };
+  }
+  if (isMap(node)) {
+    for (const pair of node.items) {
+      if (!isPair(pair)) continue;
+      const key = isScalar(pair.key) ? pair.key.value : pair.key;
+      if (String(key) === String(segment)) return { value: pair.value, keyOffset: rangeStart(pair.key) };
+    }
+  }
+  return null;
+}
+
+function rangeStart(node: unknown): number | null {
+  const range = (node as Node | null | undefined)?.range;
+  return range ? range[0] : null;
 }

@@ -13,7 +13,7 @@ import { GOVERNANCE_ERROR } from "../decision/errors.ts";
 import type { SessionLookup } from "./session.ts";
 
 /** What a person does about it: the agent is the session's; a new run of it is governed again. */
-const ENDED_SESSION_FIX = "restart the agent (alone, or under thoughtgate wrap) to govern its servers again; `thoughtgate unwrap` restores its config";
+export const ENDED_SESSION_FIX = "restart the agent (alone, or under thoughtgate wrap) to govern its servers again; `thoughtgate unwrap` restores its config";
 
 /** Production or not: nothing is left whose policy could be applied, so nothing is forwarded as development would. */
 export function endedSessionDecider(ended: Extract<SessionLookup, { kind: "ended" }>, serverId: string): Decider {

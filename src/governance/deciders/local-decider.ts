@@ -2,7 +2,7 @@ import type { JsonRpcRequest } from "../../core/jsonrpc.ts";
 import type { Profile } from "../../core/profile.ts";
 import type { Place } from "../../core/project.ts";
 import { approvalPrompt } from "../decision/approval-prompt.ts";
-import { callRef, toInput, type CallRef, type DecisionContext, type Decider, type ListKind, type Verdict } from "../decision/decider.ts";
+import { callRef, toInput, type CallRef, type DecisionContext, type DecisionScope, type Decider, type ListKind, type Verdict } from "../decision/decider.ts";
 import { acceptancePrompt, definitionRefusal, type DefinitionChange, type PinPolicy } from "../decision/definition-acceptance.ts";
 import { deniedVerdict } from "../decision/deny-error.ts";
 import type { EngineHolder } from "../engine/engine-holder.ts";
@@ -126,7 +126,7 @@ export class LocalDecider implements Decider {
     const { workflow, ruleId, policyId } = outcome;
     const grant = grantKey(input);
     if (this.sessionGrants.has(grant)) {
-      return { action: "forward", gate: "approval", ruleId, policyId, reason: `${outcome.reason}: allowed for this session by an earlier approval`, approvedBy: "session_grant", decidedBy: { channel: "session_grant" } };
+      return { action: "forward", gate: "approval", ruleId, policyId, reason: `${outcome.reason}: allowed for this session by an earlier approval`, approvedBy: "session_grant", decidedBy: { channel: "session_grant", scope: "session" } };
     }
     const block = (code: number, reason: string): Verdict => deniedVerdict({ gate: "approval", code, ruleId, policyId, reason }, call);
     const destination = workflow.destination.type;
@@ -144,20 +144,20 @@ export class LocalDecider implements Decider {
     // The program that serves the tool goes with it: an "always" rule names it (always-allow.ts).
     const asked = { serverId: input.serverId, server: input.server, method: input.method, name: input.name, arguments: input.arguments, annotations: input.annotations, project: this.project };
     const offered = { always: writer !== null && writer.plan(asked) === null };
-    const approved = (how: string): Verdict => ({ action: "forward", gate: "approval", ruleId, policyId, reason: `${outcome.reason}: ${how}`, approvedBy: "elicitation", decidedBy: { channel: "elicitation" } });
+    const approved = (how: string, scope: DecisionScope): Verdict => ({ action: "forward", gate: "approval", ruleId, policyId, reason: `${outcome.reason}: ${how}`, approvedBy: "elicitation", decidedBy: { channel: "elicitation", scope } });
     try {
       const prompt = approvalPrompt({ ...input, ruleId }, outcome.reason, { readExisting: this.readExisting });
       const answer = await context.elicit(prompt, AbortSignal.any([context.signal, timeout]), "call", offered);
       if (answer.kind === "approved") {
-        if (answer.scope === "once") return approved("approved");
+        if (answer.scope === "once") return approved("approved", "once");
         if (answer.scope === "session") {
           // This tool on this server, any arguments, until the shim stops (a standalone shim is its own session).
           this.sessionGrants.add(grant);
-          return approved("approved for this session");
+          return approved("approved for this session", "session");
         }
         const written = writer ? await writer.write({ id: call.correlationId, ...asked }, { alwaysScope: answer.alwaysScope, by: "in the agent's prompt" }) : { ok: false as const, reason: "this shim cannot write a policy rule" };
         // The person's yes covers this call whatever happened to the rule; the outcome says which.
-        return written.ok ? approved(written.note) : approved(`approved once (always allow was not possible: ${written.reason})`);
+        return written.ok ? approved(written.note, "always") : approved(`approved once (always allow was not possible: ${written.reason})`, "once");
       }
       if (answer.kind === "declined") return { ...block(GOVERNANCE_ERROR.approvalRejected, `${outcome.reason}: rejected by the person in the agent's prompt`), decidedBy: { channel: "elicitation" } };
       // Esc at a person's pace (an agent answering its own form answers faster: outcomeOf makes

@@ -21,6 +21,7 @@ import {
 } from "../wire/api.ts";
 import { GOVERNANCE_ERROR, isGate } from "../decision/errors.ts";
 import type { Answer } from "../wire/api.ts";
+import { ENDED_SESSION_FIX } from "./ended-session.ts";
 import { ServiceChannel } from "./service-channel.ts";
 import { awaitApproval, isOk, REQUEST_TIMEOUT_MS, type ServiceCalls } from "./task-wait.ts";
 import { SCAN_EVERYTHING, type SecretScanPolicy } from "../decision/secret-policy.ts";
@@ -230,7 +231,12 @@ export class RemoteDecider implements Decider {
   }
 
   async filterList(serverId: string, kind: ListKind, names: string[]): Promise<string[]> {
-    const answer = await this.json("POST", "/governance/filter", { server_id: serverId, kind, names }, filterResponse, REQUEST_TIMEOUT_MS);
+    let answer: v.InferOutput<typeof filterResponse>;
+    try {
+      answer = await this.json("POST", "/governance/filter", { server_id: serverId, kind, names }, filterResponse, REQUEST_TIMEOUT_MS);
+    } catch (error) {
+      throw new Error(this.sessionEnded() ?? messageOf(error));
+    }
     if (answer.shutdown) this.requestStop("the governance service is shutting down");
     return answer.visible;
   }
@@ -244,6 +250,11 @@ export class RemoteDecider implements Decider {
 
   /** docs/architecture.md, decision 3: no answer from governance → deny in production, WOULD_BLOCK in development. */
   private unavailable(request: JsonRpcRequest, reason: string): Verdict {
+    const ended = this.sessionEnded();
+    if (ended !== null) {
+      // As an ended session's decider (ended-session.ts): production or not, no policy is left to apply.
+      return deniedVerdict({ gate: "governance", code: GOVERNANCE_ERROR.serviceUnavailable, ruleId: null, policyId: null, reason: ended }, callRef(request, this.options.serverId));
+    }
     this.log.error(`${reason}`);
     if (this.options.profile === "development") {
       return { action: "forward", gate: "governance", ruleId: null, reason: `WOULD_BLOCK: ${reason}`, would: "WOULD_BLOCK" };
@@ -287,9 +298,25 @@ export class RemoteDecider implements Decider {
       await this.heartbeatOnce();
       await this.report();
     } catch (error) {
+      const ended = this.sessionEnded();
+      if (ended !== null) {
+        // The session's wrap is gone (kill -9) while its agent runs on: the shim stays, refusing
+        // each governed call with the fix, as a shim started by that agent now would
+        // (ended-session.ts); exiting would show the agent a dead server and no reason.
+        if (this.heartbeat) clearInterval(this.heartbeat);
+        this.heartbeat = null;
+        this.log.error(`${ended}; every governed call is refused from now on`);
+        return;
+      }
       // The service is gone (wrap died uncleanly): shut down rather than run ungoverned.
       this.requestStop(`the governance service stopped answering (${messageOf(error)})`);
     }
+  }
+
+  /** Why the wrap session this shim belongs to is over, with the fix; null while it runs (or outside a session). */
+  private sessionEnded(): string | null {
+    const gone = this.options.sessionGone?.() ?? null;
+    return gone === null ? null : `${gone}: ${ENDED_SESSION_FIX}`;
   }
 
   /** Send what changed since the last report (for the service's Prometheus metrics). */

@@ -138,10 +138,12 @@ function personOf(task: TaskView): Pick<Verdict, "decidedBy" | "personReason"> {
 function decidedByOf(task: TaskView): DecidedBy | undefined {
   const by = task.decided_by;
   if (by === undefined) return undefined;
-  if (by.startsWith(SESSION_GRANT_PREFIX)) return { channel: "session_grant" };
+  if (by.startsWith(SESSION_GRANT_PREFIX)) return { channel: "session_grant", scope: "session" };
   const channel = DECISION_CHANNELS.find((known) => known === by);
   if (channel === undefined) return undefined;
-  return task.decided_by_who !== undefined ? { channel, who: task.decided_by_who } : { channel };
+  // How far a yes reaches; a no reaches this call only and says nothing of scope.
+  const scope = task.status === "approved" ? (task.scope ?? "once") : undefined;
+  return { channel, ...(task.decided_by_who !== undefined ? { who: task.decided_by_who } : {}), ...(scope ? { scope } : {}) };
 }
 
 /** `by the person in the agent's prompt`, `in Slack by U0LEAD`, … */

@@ -22,7 +22,12 @@ export type ListKind = "tools" | "prompts" | "resources";
  */
 export const DECISION_CHANNELS = ["elicitation", "web", "cli", "desktop", "slack", "timeout", "session_grant", "always_rule"] as const;
 type DecisionChannel = (typeof DECISION_CHANNELS)[number];
-export type DecidedBy = { channel: DecisionChannel; who?: string };
+/**
+ * How far a yes reaches (docs/events.md, `decided_by.scope`): this call `once`, the tool for the
+ * `session`, or `always` (a rule written into the user's policy). Absent on a no, and where unknown.
+ */
+export type DecisionScope = "once" | "session" | "always";
+export type DecidedBy = { channel: DecisionChannel; who?: string; scope?: DecisionScope };
 
 export type Verdict =
   | {
@@ -198,19 +203,44 @@ export type EvaluateInput = {
   place?: Place;
 };
 
+/** What a call is, field by field, as a front end (or `validate-config --explain`) knows it. */
+type CallFacts = {
+  serverId: string;
+  server?: ServerProgram | undefined;
+  method: string;
+  name: string;
+  arguments: unknown;
+  annotations?: ToolAnnotations | undefined;
+  annotationSource?: string | undefined;
+  place?: Place | undefined;
+};
+
+/**
+ * The decision's input: the one place it is built, for a shim, the service and `validate-config
+ * --explain` alike, so what `--explain` says a tool gets is what a session decides (a rule written
+ * by "always allow" names the server's program: without it, no such rule matches).
+ */
+export function decisionInput(call: CallFacts): EvaluateInput {
+  const input: EvaluateInput = { serverId: call.serverId, method: call.method, name: call.name, arguments: call.arguments };
+  if (call.annotations) input.annotations = call.annotations;
+  if (call.annotations && call.annotationSource) input.annotationSource = call.annotationSource;
+  if (call.server) input.server = call.server;
+  if (call.place) input.place = call.place;
+  return input;
+}
+
 /** A governed request as the engine sees it. */
 export function toInput(request: JsonRpcRequest, context: Pick<DecisionContext, "serverId" | "annotations" | "annotationSource" | "server">): EvaluateInput {
   const params = (request.params ?? {}) as { arguments?: unknown };
-  const input: EvaluateInput = {
+  return decisionInput({
     serverId: context.serverId,
+    server: context.server,
     method: request.method,
     name: targetName(request),
     arguments: request.method === "tools/call" ? (params.arguments ?? {}) : request.params,
-  };
-  if (context.annotations) input.annotations = context.annotations;
-  if (context.annotations && context.annotationSource) input.annotationSource = context.annotationSource;
-  if (context.server) input.server = context.server;
-  return input;
+    annotations: context.annotations,
+    annotationSource: context.annotationSource,
+  });
 }
 
 /** What a deny error names: the call, and the JSON-RPC id that ties it to the audit events. */

@@ -108,7 +108,7 @@ export class GovernanceEngine implements PolicyEngine {
 
   /** The rules that may decide this tool's calls (rules.ts, `whatDecides`), for `validate-config --explain`. */
   whatDecides(input: Omit<EvaluateInput, "arguments">): Candidate[] {
-    return this.rules.whatDecides({ serverId: input.serverId, method: input.method, name: input.name, annotations: input.annotations, place: input.place ?? defaultPlace() });
+    return this.rules.whatDecides({ serverId: input.serverId, method: input.method, name: input.name, annotations: input.annotations, place: input.place ?? defaultPlace(), server: input.server });
   }
 
   pins(serverId: string): PinSettings {

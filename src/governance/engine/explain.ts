@@ -8,6 +8,7 @@ import { DEFAULT_WORKFLOW, type GovernanceEngine } from "./engine.ts";
 import { looseningRules } from "./loosening.ts";
 import { policyLabel, type PolicyInForce, type PolicyLayer } from "./policy.ts";
 import type { Candidate } from "./rules.ts";
+import { decisionInput, type ServerProgram } from "../decision/decider.ts";
 
 const ORIGINS: Record<PolicyLayer["origin"], string> = {
   flag: "given on the command line",
@@ -216,12 +217,12 @@ export type ListedTool = { name: string; annotations: ToolAnnotations | undefine
  * per policy in force, the rules that decide its calls (those that look at arguments first, with
  * their condition), and where its annotations came from.
  */
-export function explainTools(policy: PolicyInForce, serverId: string, tools: ListedTool[], place: Place): string[] {
+export function explainTools(policy: PolicyInForce, serverId: string, tools: ListedTool[], place: Place, server?: ServerProgram): string[] {
   const layers = policy.restriction ? [{ name: "user policy", layer: policy.base }, { name: "project policy", layer: policy.restriction }] : [{ name: "", layer: policy.base }];
   const width = Math.max(0, ...tools.map((tool) => tool.name.length));
   const lines: string[] = [];
   for (const tool of tools) {
-    const input = { serverId, method: "tools/call", name: tool.name, ...(tool.annotations ? { annotations: tool.annotations } : {}), place };
+    const input = decisionInput({ serverId, server, method: "tools/call", name: tool.name, arguments: undefined, annotations: tool.annotations, annotationSource: tool.annotationSource, place });
     const said = layers.map(({ name, layer }) => {
       const engine: GovernanceEngine = layer.engine;
       const hidden = !engine.visibility.isVisible(serverId, "tools", tool.name);

@@ -147,14 +147,14 @@ export function summarisePolicy(policy: PolicyInForce): PolicySummary {
 /**
  * One policy file checked as loading it would: read, parsed, validated (as a project's when it is
  * one), placed (a project's Cedar files inside the project), and its Cedar policies compiled.
- * `problems` are `path: message` lines; `unreadable` one line naming the file.
+ * `problems` are `file:line:column: path: message` lines; `unreadable` one line naming the file.
  * `validate-config` prints these; `doctor` reports the first.
  */
 export type PolicyFileCheck = { ok: true; loaded: LoadedConfig } | { ok: false; problems: string[] } | { ok: false; unreadable: string };
 
 export async function checkPolicyFile(found: PolicyFile, env: NodeJS.ProcessEnv = process.env): Promise<PolicyFileCheck> {
   if (!existsSync(found.file)) return { ok: false, unreadable: `${found.file}: no such file` };
-  const { loadConfigFile, parseConfig } = await import("../../core/config/load.ts");
+  const { loadConfigFile, parseConfig, problemLine } = await import("../../core/config/load.ts");
   const { readPolicyFile } = await import("../../core/config/read-file.ts");
   let text: string;
   try {
@@ -163,7 +163,7 @@ export async function checkPolicyFile(found: PolicyFile, env: NodeJS.ProcessEnv 
     return { ok: false, unreadable: messageOf(error) };
   }
   const parsed = parseConfig(text, env, found.origin === "project" ? "project" : "user");
-  if (!parsed.ok) return { ok: false, problems: parsed.problems.map((p) => `${p.path}: ${p.message}`) };
+  if (!parsed.ok) return { ok: false, problems: parsed.problems.map((p) => problemLine(found.file, p)) };
   let loaded: LoadedConfig;
   try {
     loaded = loadConfigFile(found, env);

@@ -10,7 +10,7 @@ import type { EvaluateRequest, EvaluateResponse } from "../wire/api.ts";
 import { approvalPrompt, previewOf } from "../decision/approval-prompt.ts";
 import { projectFileReader } from "../decision/file-before.ts";
 import type { AlwaysWriter } from "../approval/always-allow.ts";
-import { GOVERNED_METHODS } from "../decision/decider.ts";
+import { decisionInput, GOVERNED_METHODS } from "../decision/decider.ts";
 import { evaluateDefinitionChange } from "./definition-evaluation.ts";
 import { denyError } from "../decision/deny-error.ts";
 import { decideSafely, type EvaluateInput, type Outcome, type PolicyEngine } from "../engine/engine.ts";
@@ -128,16 +128,17 @@ export function createEvaluator(options: EvaluationOptions): (request: EvaluateR
     // The JSON-RPC id ties the error to the shim's audit events, as in the in-process shim.
     const correlationId = request.id === undefined || request.id === null ? Bun.randomUUIDv7() : String(request.id);
     const call = { serverId: request.server_id, method: request.method, name: request.name, correlationId };
-    const input = {
+    const place = placeOfRequest(request);
+    const input = decisionInput({
       serverId: request.server_id,
+      server: request.server,
       method: request.method,
       name: request.name,
       arguments: request.arguments,
-      ...(request.annotations ? { annotations: request.annotations } : {}),
-      ...(request.annotations && request.annotation_source ? { annotationSource: request.annotation_source } : {}),
-      place: placeOfRequest(request),
-      ...(request.server ? { server: request.server } : {}),
-    };
+      annotations: request.annotations,
+      annotationSource: request.annotation_source,
+      place,
+    });
     const started = performance.now();
     const outcome = decideSafely(current, input, profile);
     recordGates(span, outcome);
@@ -177,7 +178,7 @@ export function createEvaluator(options: EvaluationOptions): (request: EvaluateR
       arguments: request.arguments ?? null,
       ...(request.annotations ? { annotations: request.annotations } : {}),
       ...(request.server ? { server: request.server } : {}),
-      project: input.place.project,
+      project: place.project,
     };
     const change = grant || request.method !== "tools/call" ? null : previewOf(asked.arguments, readerFor(asked.project));
     // Every channel offers "always" only where a rule could be written for this call.

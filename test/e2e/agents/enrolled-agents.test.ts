@@ -143,4 +143,21 @@ describe("enroll, plain runs governed on their own, unenroll", () => {
     expect(thoughtgate(sandbox, "unenroll", "claude-code").stdout).toBe(`claude-code: restored ${config} (byte-identical)\n`);
     expect(bytes(config).equals(original)).toBe(true);
   });
+
+  test("claude-code: a policy broken after enroll: `claude mcp list` shows the server failing with the file, the fix and the problem", async () => {
+    await using sandbox = agentSandbox();
+    const config = join(sandbox.home, ".claude.json");
+    writeFileSync(config, `${JSON.stringify({ mcpServers: { everything: everythingServer(sandbox) } }, null, 2)}\n`);
+    writeUserPolicy(sandbox, POLICY);
+    expect(thoughtgate(sandbox, "enroll", "claude-code").code).toBe(0);
+    writeUserPolicy(sandbox, "schema: 1\ngovernance:\n  rules:\n    - { id: no-sums, mach: get-sum, action: deny }\n");
+    const list: AgentLaunch = { agent: "claude-code", argv: [agentBinary("claude-code"), "mcp", "list"], cwd: sandbox.project, env: { ...sandbox.env, CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1", DISABLE_AUTOUPDATER: "1" } };
+    const run = await runAgent(list, sandbox);
+    // Claude Code shows the server's error (about its first 500 characters): the file and the fix come first.
+    const policy = join(sandbox.home, ".config", "thoughtgate", "thoughtgate.yaml");
+    expect(run.stdout).toContain(
+      ` - ✘ Failed to connect — -32013: ThoughtGate did not start server [redacted]: its policy ${policy} has 1 problem; correct it (\`thoughtgate validate-config\` lists every problem with its line), then restart the agent or reconnect the server. First: line 4, column 22: governance.rules[0].mach: unknown key "mach"`,
+    );
+    expect(thoughtgate(sandbox, "unenroll", "claude-code").code).toBe(0);
+  });
 });

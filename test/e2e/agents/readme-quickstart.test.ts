@@ -38,6 +38,25 @@ function thoughtgate(args: string[], env: Record<string, string>) {
   return { code: run.exitCode, stdout: run.stdout.toString(), stderr: run.stderr.toString() };
 }
 
+describe("the README reads as a guide", () => {
+  test("the two commands first, then what it does, the quick start, a policy, troubleshooting, install, and the reference; design reasoning in docs/", () => {
+    const blocks = [...README.matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => (m[1] ?? "").trim());
+    expect(blocks.slice(0, 2)).toEqual([
+      "npm install -g bun@1.4.5 && bun install --frozen-lockfile && bun run build && ./dist/thoughtgate demo",
+      "npm install -g bun@1.4.5 && bun install --frozen-lockfile && bun run test",
+    ]);
+    expect(README.indexOf("```sh")).toBeLessThan(README.indexOf("\n## "));
+    const headings = [...README.matchAll(/^## (.+)$/gm)].map((m) => m[1]);
+    expect(headings.slice(0, 6)).toEqual(["What it does", "Quick start", "A policy in five minutes", "Troubleshooting", "Install", "Security"]);
+    expect(headings.slice(6).every((heading) => heading?.startsWith("`thoughtgate ") || ["Governance commands", "Exit codes", "Development"].includes(heading ?? ""))).toBe(true);
+    // The npm launcher's rationale and the status of each part are design records: docs/, linked.
+    expect(README).not.toContain("optionalDependencies");
+    expect(headings).not.toContain("Status");
+    expect(README).toContain("(docs/packaging.md)");
+    expect(README).toContain("(docs/status.md)");
+  });
+});
+
 describe("the README's quick start", () => {
   test("every command it shows exists, with the flags it shows", () => {
     const commands = quickStartCommands();
