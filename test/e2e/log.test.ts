@@ -339,8 +339,9 @@ describe("thoughtgate log", () => {
     const summary = summaries[1] ?? "";
     const tail = summary.slice(summary.indexOf("session summary"));
     // The person's own words are the reason shown (redacted: the token they pasted is not).
-    expect(tail).toMatch(/denied:\n\s+fs\.move_file \{"source":"[^"]*c\.txt".*by cli: not that one \[REDACTED/);
-    expect(tail).toMatch(/approved by a person:\n\s+fs\.move_file \{"source":"[^"]*b\.txt".*by cli/);
+    // Who: the passwd name of the user the service runs as.
+    expect(tail).toMatch(/denied:\n\s+fs\.move_file \{"source":"[^"]*c\.txt".*by cli \S+: not that one \[REDACTED/);
+    expect(tail).toMatch(/approved by a person:\n\s+fs\.move_file \{"source":"[^"]*b\.txt".*by cli \S+ \(once\): fine from the terminal/);
     expect(tail.trimEnd().split("\n").at(-1)).toBe(`  every call: thoughtgate log --session ${sessions[1]}`);
   });
 

@@ -57,7 +57,7 @@ describe("a mistyped command line: exit 2, the line that was meant, and the help
   test("an unknown word that is close to nothing lists the commands", async () => {
     const result = await runBinary(["frobnicate"]);
     expect(result.exitCode).toBe(2);
-    expect(result.stderr.split("\n")[0]).toBe("[error] unknown command \"frobnicate\"; the commands: wrap, demo, shim, inspect, doctor, serve, tasks, approvals, approve, deny, validate-config, unwrap, enroll, unenroll, arbiter, auth, pins, log, policy");
+    expect(result.stderr.split("\n")[0]).toBe("[error] unknown command \"frobnicate\"; the commands: wrap, demo, shim, inspect, doctor, serve, tasks, approvals, approve, deny, validate-config, unwrap, enroll, unenroll, arbiter, hook, auth, pins, log, policy");
   });
 });
 

@@ -13,6 +13,9 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { EVERYTHING_SERVER, readEvents, requireBinary, tempDir, waitFor } from "../support/harness.ts";
 import { ServeProcess } from "../support/serve.ts";
+
+/** Who decided, as the service names a person: the passwd entry of the uid it runs as (not $USER, which the test sets to "ada"). */
+const who = Bun.spawnSync(["id", "-un"]).stdout.toString().trim();
 import { decideAtTerminal, tasksAtTerminal } from "../support/terminal.ts";
 
 setDefaultTimeout(60_000);
@@ -71,10 +74,10 @@ test("a no with a reason: the model reads the person's words in the error; the r
   const error = (await call) as McpError;
   expect(error).toBeInstanceOf(McpError);
   const words = "not main\\u202e; token [REDACTED:github_token]";
-  expect(error.message).toEndWith(`rule ask-echo: approval required: rejected with thoughtgate deny by ada; the person said: "${words}"`);
+  expect(error.message).toEndWith(`rule ask-echo: approval required: rejected with thoughtgate deny by ${who}; the person said: "${words}"`);
   expect(error.data).toMatchObject({ gate: "approval", person_reason: words, task_id: id });
   await waitFor(() => decisions().length === 1, "the decision in the record");
-  expect(decisions()[0]).toMatchObject({ tool: "echo", decision: "deny", decided_by: { channel: "cli", who: "ada" }, person_reason: words });
+  expect(decisions()[0]).toMatchObject({ tool: "echo", decision: "deny", decided_by: { channel: "cli", who }, person_reason: words });
 });
 
 test("a yes with a reason: the call runs, and the record keeps who, why and how far the yes reaches; a forward by an always rule says so", async () => {
@@ -85,7 +88,7 @@ test("a yes with a reason: the call runs, and the record keeps who, why and how 
   expect((await client.callTool({ name: "get-sum", arguments: { a: 1, b: 2 } })).isError).toBeFalsy();
   await waitFor(() => decisions().length === 3, "both decisions in the record");
   expect(decisions().slice(1)).toEqual([
-    expect.objectContaining({ tool: "echo", decision: "forward", approved_by: "cli", decided_by: { channel: "cli", who: "ada", scope: "once" }, person_reason: "fine for the release" }),
+    expect.objectContaining({ tool: "echo", decision: "forward", approved_by: "cli", decided_by: { channel: "cli", who, scope: "once" }, person_reason: "fine for the release" }),
     expect.objectContaining({ tool: "get-sum", decision: "forward", rule_id: "always-allow-everything-get-sum", decided_by: { channel: "always_rule", scope: "always" } }),
   ]);
 });
@@ -98,7 +101,7 @@ test("a yes for this session is recorded as such, and so is each call it lets th
   expect((await client.callTool({ name: "echo", arguments: { message: "again" } })).isError).toBeFalsy();
   await waitFor(() => decisions().length === 5, "both decisions in the record");
   expect(decisions().slice(3).map((decision) => decision.decided_by)).toEqual([
-    { channel: "cli", who: "ada", scope: "session" },
+    { channel: "cli", who, scope: "session" },
     { channel: "session_grant", scope: "session" },
   ]);
 });
