@@ -34,8 +34,8 @@ export function decideStage(decider: Pick<Decider, "decide">, contextOf: (call: 
   };
 }
 
-/** The deny of a decision that could not be made. */
-function decisionFailed(error: unknown): Verdict {
+/** The deny of a decision that could not be made: a decider that throws or rejects fails closed (docs/architecture.md, decision 3). */
+export function decisionFailed(error: unknown): Verdict {
   log.error(`governance decision failed: ${messageOf(error)}`);
   return {
     action: "deny",

@@ -1,6 +1,5 @@
 import { RPC, type JsonRpcRequest, type JsonRpcResponse } from "../core/jsonrpc.ts";
-import { messageOf } from "../core/errors.ts";
-import { log as rootLog, type Logger } from "../core/log.ts";
+import type { Logger } from "../core/log.ts";
 import { callRef, invalidGovernedParams, targetName, type AskOptions, type AskPurpose, type DecisionContext, type Decider, type ElicitOutcome, type ServerProgram, type Verdict } from "../governance/decision/decider.ts";
 import { definitionRefusal, type DefinitionChange, type PinPolicy } from "../governance/decision/definition-acceptance.ts";
 import type { DefinitionKind } from "../governance/definitions/definition.ts";
@@ -17,6 +16,7 @@ import type { OwnRequests } from "./own-requests.ts";
 import type { PendingRequest } from "./request-tracker.ts";
 import { isRoundRetry, ServerRounds } from "./server-rounds.ts";
 import type { ToolCatalog } from "./tool-catalog.ts";
+import { decisionFailed } from "../pipeline/decide-stage.ts";
 import { compose, type Pipeline, type StageProbe } from "../pipeline/stages.ts";
 import { auditStage } from "./stages/audit-stage.ts";
 import type { DecidedRequest } from "./stages/decided-request.ts";
@@ -367,14 +367,3 @@ function describeOutcome(outcome: ElicitOutcome): string {
   return outcome.scope === "always" ? `approved always (${outcome.alwaysScope})` : `approved ${outcome.scope}`;
 }
 
-/** A decider that throws or rejects fails closed (docs/architecture.md, decision 3). */
-function decisionFailed(error: unknown): Verdict {
-  rootLog.error(`governance decision failed: ${messageOf(error)}`);
-  return {
-    action: "deny",
-    gate: "governance",
-    ruleId: null,
-    reason: "decision failed",
-    error: { code: RPC.internalError, message: `ThoughtGate could not decide: ${messageOf(error)}` },
-  };
-}

@@ -252,17 +252,21 @@ async function governAndRun(options: WrapOptions, agent: AgentType, ctx: AgentCo
   process.on("uncaughtException", onUncaught);
 
   let shared: ReturnType<typeof shareConfigs>;
-  try {
-    // Read again under the configs lock: another wrap may have rewritten (or restored) them meanwhile.
-    shared = shareConfigs(planning, wrapHolder(runId), (plan) => void checkCoverage([...plan.files, ...plan.given], coverage));
-  } catch (error) {
-    restoreEverything();
+  // What ends with the session whichever way it ends: the service, the session's files and handlers.
+  const endSession = async () => {
     await stop(service, engines);
     info.end();
     cli.unpublish();
     rmSync(secretFile, { force: true });
     process.off("exit", onExit);
     process.off("uncaughtException", onUncaught);
+  };
+  try {
+    // Read again under the configs lock: another wrap may have rewritten (or restored) them meanwhile.
+    shared = shareConfigs(planning, wrapHolder(runId), (plan) => void checkCoverage([...plan.files, ...plan.given], coverage));
+  } catch (error) {
+    restoreEverything();
+    await endSession();
     voice.close();
     throw error;
   }
@@ -305,12 +309,7 @@ async function governAndRun(options: WrapOptions, agent: AgentType, ctx: AgentCo
       for (const { guard } of shared.shared) guard.release();
       if (shared.shared.length > 0) voice.say("thoughtgate: --no-restore: configs stay rewritten; `thoughtgate unwrap --all` puts them back");
     }
-    await stop(service, engines);
-    info.end();
-    cli.unpublish();
-    rmSync(secretFile, { force: true });
-    process.off("exit", onExit);
-    process.off("uncaughtException", onUncaught);
+    await endSession();
   }
   voice.say(`${renderSummary(summarize(readEvents(record.events)), record.events)}\n${renderDecidedCalls(callsOfFile(record.events, runId), runId)}`);
   voice.close();
