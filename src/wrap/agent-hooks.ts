@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { messageOf, ThoughtGateError } from "../core/errors.ts";
@@ -18,8 +19,15 @@ import type { AgentType } from "./adapters/types.ts";
  * the command line). The user's own `--settings` is kept: its hooks and ours are merged into the
  * session's file.
  *
+ * Codex takes hooks from `-c key=value` overrides on its command line (its session-flags layer), so
+ * wrap writes nothing of the user's for Codex either. Codex runs only hooks it trusts, trust being
+ * `hooks.state."<key>".trusted_hash` in its config: wrap gives that trust for its own hook only,
+ * by hash, in the same session-flags layer (codexHookArgs), and asks Codex itself whether it took
+ * it (codex-trust.ts) before saying so.
+ *
  * Claude Code runs a hook's command through a shell, and waits `timeout` seconds for it; past that
  * it goes ahead, so the hook blocks the call itself before (commands/hook.ts, HOOK_DEADLINE_MS).
+ * Codex's default is 600 s too, with no ceiling (a larger `timeout` is taken as given); 600 is set.
  */
 export const HOOK_TIMEOUT_S = 600;
 
@@ -29,6 +37,7 @@ export const HOOK_TIMEOUT_S = 600;
  * would not know the flag).
  */
 export function hooksGovern(agent: AgentType, command: readonly string[]): boolean {
+  if (agent === "codex") return detectAgent(command) === "codex";
   return agent === "claude-code" && detectAgent(command) === "claude-code" && hooklessMode(command) === null;
 }
 
@@ -50,6 +59,7 @@ export function withAgentHooks(agent: AgentType, command: readonly string[], bin
   if (!hooksGovern(agent, command)) return [...command];
   const [program, ...rest] = command;
   if (program === undefined) return [...command];
+  if (agent === "codex") return [program, ...codexHookArgs(binary), ...rest];
   const entry = { matcher: "*", hooks: [{ type: "command", command: hookCommand(binary, "claude-code"), timeout: HOOK_TIMEOUT_S }] };
   const given = settingsValue(rest);
   const settings = given === null ? {} : readGivenSettings(given.text, cwd);
@@ -65,6 +75,31 @@ export function withAgentHooks(agent: AgentType, command: readonly string[], bin
   // `--settings VALUE` or `--settings=VALUE`: the value becomes the session's file.
   out[given.index + 1] = given.inline ? `--settings=${file}` : file;
   return out;
+}
+
+/**
+ * The key Codex gives the first PreToolUse hook of its session-flags layer (`<source>:<event>:<group>:<handler>`),
+ * as `codex app-server`'s hooks/list reports it.
+ */
+export const CODEX_HOOK_KEY = "/<session-flags>/config.toml:pre_tool_use:0:0";
+
+/**
+ * The `-c` overrides that give Codex ThoughtGate's PreToolUse hook for this run, trusted: the hook
+ * (no matcher: every tool) and its trusted hash. Codex's hash is the SHA-256 of the hook's
+ * identity as JSON with its keys sorted (event, handlers; a matcher when there is one), measured
+ * against Codex 0.169's own `currentHash`. The trust is given for this hook and no other: the
+ * user's `hooks.state` entries merge with it, untouched, and a hook of theirs not trusted stays so.
+ */
+export function codexHookArgs(binary: string): string[] {
+  const command = hookCommand(binary, "codex");
+  const identity = { event_name: "pre_tool_use", hooks: [{ async: false, command, timeout: HOOK_TIMEOUT_S, type: "command" }] };
+  const hash = `sha256:${createHash("sha256").update(JSON.stringify(identity)).digest("hex")}`;
+  return [
+    "-c",
+    `hooks.PreToolUse=[{hooks=[{type="command",command=${JSON.stringify(command)},timeout=${HOOK_TIMEOUT_S}}]}]`,
+    "-c",
+    `hooks.state={${JSON.stringify(CODEX_HOOK_KEY)}={trusted_hash=${JSON.stringify(hash)}}}`,
+  ];
 }
 
 /** Where the user's own `--settings` value is in `args` (the words after the program). */

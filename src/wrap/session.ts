@@ -37,6 +37,7 @@ import { SESSION_ENV } from "../governance/wire/session.ts";
 import { pinsSummary } from "./pins-summary.ts";
 import { stableShim } from "./shim-path.ts";
 import { hooklessMode, hooksGovern, withAgentHooks } from "./agent-hooks.ts";
+import { codexHookTrust, type CodexHookTrust } from "./codex-trust.ts";
 
 /** How long shims get to drain after the agent exits. */
 const SHIM_DRAIN_MS = 10_000;
@@ -203,6 +204,8 @@ async function governAndRun(options: WrapOptions, agent: AgentType, ctx: AgentCo
   // The session's descriptor, before anything can start a shim: shims find the session by it.
   const info = startSessionInfo({ runId, endpoint: service.url, profile: options.profile, agent: { type: agent, command: options.command }, cwd: ctx.cwd });
   const agentName = options.command[0] ? basename(options.command[0]) : agent;
+  // Codex skips a hook it does not trust without a word: asked of Codex itself, never assumed.
+  const codexTrust = agent === "codex" && hooksGovern(agent, options.command) ? await codexHookTrust(options.command, planning.binary, ctx.cwd) : null;
   voice.say(
     [
       `thoughtgate: policy ${engines.files.length > 0 ? engines.label : `embedded default (${EMBEDDED_DEFAULT_WORDS})`}, profile ${options.profile}`,
@@ -220,7 +223,7 @@ async function governAndRun(options: WrapOptions, agent: AgentType, ctx: AgentCo
     [
       ...(canAsk ? [] : [`thoughtgate: ${agentName} in this mode answers no approval prompt itself: approvals go to the page, thoughtgate approve${desktop ? " and a desktop notification" : ""}`]),
       ...(options.soleApprover ? sole.lines : [agentPromptsNote(agent, mode)].filter((line): line is string => line !== null)),
-      ...hooksLines(agent, options.command),
+      ...hooksLines(agent, options.command, codexTrust),
       ...(screen === "owns"
         ? [`thoughtgate: while ${agentName} runs, wrap writes nothing here: approve in ${agentName}'s own prompt, on the page (\`thoughtgate approvals\` prints its link again)${desktop ? ", in the desktop notification" : ""}; wrap's log ${voice.recording ? voice.path : "cannot be written"}`]
         : [`thoughtgate: wrap's log ${voice.recording ? voice.path : "cannot be written"}`]),
@@ -317,7 +320,11 @@ async function governAndRun(options: WrapOptions, agent: AgentType, ctx: AgentCo
 }
 
 /** What the banner says of the agent's own tools: governed through its hook, or why not. */
-function hooksLines(agent: AgentType, command: readonly string[]): string[] {
+function hooksLines(agent: AgentType, command: readonly string[], codexTrust: CodexHookTrust | null): string[] {
+  if (agent === "codex" && hooksGovern(agent, command)) {
+    if (codexTrust?.trusted === true) return ["thoughtgate: Codex's own tools (its shell, apply_patch, …) go through ThoughtGate too: its PreToolUse hook, trusted for this session only (-c on its command line; your config.toml is not touched)"];
+    return [`thoughtgate: warning: Codex will not run ThoughtGate's hook: ${codexTrust?.why ?? "its trust is unknown"}; its own tools (shell, apply_patch, …) are not governed this session, only its MCP servers`];
+  }
   if (hooksGovern(agent, command)) return ["thoughtgate: Claude Code's own tools (Bash, Read, Edit, Write, WebFetch, …) go through ThoughtGate too: its PreToolUse hook, for this session (--settings in the session directory; your settings files are not touched)"];
   const off = hooklessMode(command);
   if (agent === "claude-code" && off !== null) return [`thoughtgate: warning: ${off} turns Claude Code's hooks off: its own tools (Bash, Edit, Write, …) are not governed this session, only its MCP servers`];
