@@ -1,9 +1,10 @@
 import { createHash } from "node:crypto";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
+import { applyEdits, modify, parseTree, findNodeAtLocation, getNodeValue, type JSONPath } from "jsonc-parser";
 import { messageOf, ThoughtGateError } from "../core/errors.ts";
 import { detectAgent } from "./adapters/detect.ts";
-import type { AgentType } from "./adapters/types.ts";
+import type { AgentType, ConfigFile } from "./adapters/types.ts";
 
 /**
  * The hook that governs an agent's own tools (its shell, reads, edits, writes, fetches) during a
@@ -37,7 +38,7 @@ export const HOOK_TIMEOUT_S = 600;
  * would not know the flag).
  */
 export function hooksGovern(agent: AgentType, command: readonly string[]): boolean {
-  if (agent === "codex") return detectAgent(command) === "codex";
+  if (agent === "codex" || agent === "gemini") return detectAgent(command) === agent;
   return agent === "claude-code" && detectAgent(command) === "claude-code" && hooklessMode(command) === null;
 }
 
@@ -60,6 +61,8 @@ export function withAgentHooks(agent: AgentType, command: readonly string[], bin
   const [program, ...rest] = command;
   if (program === undefined) return [...command];
   if (agent === "codex") return [program, ...codexHookArgs(binary), ...rest];
+  // Gemini CLI's hook is in its settings file, shared through the config guard (withGeminiHook).
+  if (agent !== "claude-code") return [...command];
   const entry = { matcher: "*", hooks: [{ type: "command", command: hookCommand(binary, "claude-code"), timeout: HOOK_TIMEOUT_S }] };
   const given = settingsValue(rest);
   const settings = given === null ? {} : readGivenSettings(given.text, cwd);
@@ -125,4 +128,29 @@ function readGivenSettings(text: string, cwd: string): Record<string, unknown> {
 
 function shellQuote(word: string): string {
   return /^[A-Za-z0-9_./-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
+}
+
+/**
+ * Gemini CLI takes hooks only from its settings files (a session-only system settings file brings
+ * none, measured), so wrap adds ThoughtGate's `BeforeTool` hook to the user's `~/.gemini/settings.json`
+ * through the config guard, as MCP entries are (backup, journal, crash repair, byte-for-byte
+ * restore, sessions side by side): `hooks.BeforeTool` is the owned key, ours first and the user's
+ * own entries after it. Its matcher is a regular expression (`.*`: every tool), its timeout in
+ * milliseconds (Gemini's default, 60 s, is shorter than a person: the hook's own 600 s is given).
+ * Null when the file is not the user's settings, cannot be read as JSON, or holds the hook already
+ * (then the text is unchanged and the key still owned).
+ */
+export const GEMINI_HOOK_PATH: JSONPath = ["hooks", "BeforeTool"];
+
+export function withGeminiHook(file: ConfigFile, text: string, binary: string): { text: string; owned: JSONPath[] } | null {
+  if (file.agent !== "gemini" || file.scope !== "user" || !file.exists || file.problems.length > 0) return null;
+  const entry = { matcher: ".*", hooks: [{ type: "command", command: hookCommand(binary, "gemini"), timeout: HOOK_TIMEOUT_S * 1000 }] };
+  const tree = parseTree(text);
+  if (tree === undefined || tree.type !== "object") return null;
+  const node = findNodeAtLocation(tree, GEMINI_HOOK_PATH);
+  const present: unknown = node === undefined ? [] : getNodeValue(node);
+  const list = Array.isArray(present) ? present : [];
+  if (JSON.stringify(list[0]) === JSON.stringify(entry)) return { text, owned: [GEMINI_HOOK_PATH] };
+  const edits = modify(text, GEMINI_HOOK_PATH, [entry, ...list], { formattingOptions: { insertSpaces: true, tabSize: 2 } });
+  return { text: applyEdits(text, edits), owned: [GEMINI_HOOK_PATH] };
 }
