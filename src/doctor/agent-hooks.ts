@@ -9,8 +9,8 @@ import type { CheckBody } from "./report.ts";
  * Code's hook is given on its command line by each wrap (nothing installed to check); a managed
  * setting that allows only managed hooks, or turns every hook off, defeats it and cannot be
  * overridden from the command line. Codex's hook is given on its command line by each wrap too,
- * with its trust, and wrap asks Codex whether it took it (wrap/codex-trust.ts). Gemini CLI answers
- * `thoughtgate hook` but wrap does not install it: a hook found in its settings is shown.
+ * with its trust, and wrap asks Codex whether it took it (wrap/codex-trust.ts). Gemini CLI's is
+ * added to its user settings by each wrap, through the config guard; one found there is shown.
  */
 export function checkAgentHooks(ctx: AgentContext): CheckBody {
   const details = ["Claude Code: its own tools governed under `thoughtgate wrap` (PreToolUse hook on its command line, for the session); not in plain runs"];
@@ -18,7 +18,7 @@ export function checkAgentHooks(ctx: AgentContext): CheckBody {
   const blocking = managed.filter((found) => found.key !== null);
   for (const found of blocking) details.push(`  ${found.path} sets ${found.key}: Claude Code will not run ThoughtGate's hook, so its own tools are not governed`);
   const gemini = hookIn(join(ctx.home, ".gemini", "settings.json"), "hook gemini");
-  details.push(gemini ? `Gemini CLI: \`thoughtgate hook gemini\` found in ${join(ctx.home, ".gemini", "settings.json")} (BeforeTool)` : "Gemini CLI: not governed (wrap does not install its BeforeTool hook yet)");
+  details.push(`Gemini CLI: its own tools governed under \`thoughtgate wrap\` (BeforeTool hook added to ${join(ctx.home, ".gemini", "settings.json")} for the session, put back after)${gemini ? "; `thoughtgate hook gemini` in that file now (a wrap running, or put there by hand)" : "; not in plain runs"}`);
   const codex = hookIn(join(ctx.home, ".codex", "hooks.json"), "hook codex") || hookIn(join(ctx.home, ".codex", "config.toml"), "hook codex");
   details.push(`Codex: its own tools governed under \`thoughtgate wrap\` (PreToolUse hook and its trust on its command line, for the session; wrap's banner says if Codex did not take it); not in plain runs${codex ? "; `thoughtgate hook codex` also found in ~/.codex (Codex runs it only if it trusts it: `codex` asks once)" : ""}`);
   details.push("opencode: only JavaScript plugins (tool.execute.before), which ThoughtGate does not install yet; Copilot CLI and the others: no hook system; their MCP servers only");
