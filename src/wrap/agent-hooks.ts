@@ -63,7 +63,7 @@ export function withAgentHooks(agent: AgentType, command: readonly string[], bin
   if (agent === "codex") return [program, ...codexHookArgs(binary), ...rest];
   // Gemini CLI's hook is in its settings file, shared through the config guard (withGeminiHook).
   if (agent !== "claude-code") return [...command];
-  const entry = { matcher: "*", hooks: [{ type: "command", command: hookCommand(binary, "claude-code"), timeout: HOOK_TIMEOUT_S }] };
+  const entry = claudeHookEntry(binary);
   const given = settingsValue(rest);
   const settings = given === null ? {} : readGivenSettings(given.text, cwd);
   const hooks = (settings.hooks ?? {}) as Record<string, unknown>;
@@ -145,12 +145,41 @@ export const GEMINI_HOOK_PATH: JSONPath = ["hooks", "BeforeTool"];
 export function withGeminiHook(file: ConfigFile, text: string, binary: string): { text: string; owned: JSONPath[] } | null {
   if (file.agent !== "gemini" || file.scope !== "user" || !file.exists || file.problems.length > 0) return null;
   const entry = { matcher: ".*", hooks: [{ type: "command", command: hookCommand(binary, "gemini"), timeout: HOOK_TIMEOUT_S * 1000 }] };
+  return withHookFirst(text, GEMINI_HOOK_PATH, entry);
+}
+
+/**
+ * `enroll claude-code` keeps Claude Code's PreToolUse hook in `~/.claude/settings.json` (the owned
+ * key `hooks.PreToolUse`, ours first), through the config guard, until `unenroll`: plain runs are
+ * governed too. The entry is the one wrap gives on the command line, so under a wrap Claude Code
+ * runs it once (identical handlers are run once).
+ */
+export const CLAUDE_HOOK_PATH: JSONPath = ["hooks", "PreToolUse"];
+
+export function claudeHookEntry(binary: string): Record<string, unknown> {
+  return { matcher: "*", hooks: [{ type: "command", command: hookCommand(binary, "claude-code"), timeout: HOOK_TIMEOUT_S }] };
+}
+
+export function withClaudeHook(text: string, binary: string): { text: string; owned: JSONPath[] } | null {
+  return withHookFirst(text, CLAUDE_HOOK_PATH, claudeHookEntry(binary));
+}
+
+/** Whether the settings `text` hold `entry` first under `path` (doctor: a hook missing or changed). */
+export function hasHookFirst(text: string, path: JSONPath, entry: unknown): boolean {
+  const tree = parseTree(text);
+  const node = tree === undefined ? undefined : findNodeAtLocation(tree, path);
+  const list: unknown = node === undefined ? undefined : getNodeValue(node);
+  return Array.isArray(list) && JSON.stringify(list[0]) === JSON.stringify(entry);
+}
+
+/** `text` with `entry` first in the list at `path` (the rest kept), or unchanged when it is there already; null when `text` is not a JSON object. */
+function withHookFirst(text: string, path: JSONPath, entry: unknown): { text: string; owned: JSONPath[] } | null {
   const tree = parseTree(text);
   if (tree === undefined || tree.type !== "object") return null;
-  const node = findNodeAtLocation(tree, GEMINI_HOOK_PATH);
+  if (hasHookFirst(text, path, entry)) return { text, owned: [path] };
+  const node = findNodeAtLocation(tree, path);
   const present: unknown = node === undefined ? [] : getNodeValue(node);
   const list = Array.isArray(present) ? present : [];
-  if (JSON.stringify(list[0]) === JSON.stringify(entry)) return { text, owned: [GEMINI_HOOK_PATH] };
-  const edits = modify(text, GEMINI_HOOK_PATH, [entry, ...list], { formattingOptions: { insertSpaces: true, tabSize: 2 } });
-  return { text: applyEdits(text, edits), owned: [GEMINI_HOOK_PATH] };
+  const edits = modify(text, path, [entry, ...list], { formattingOptions: { insertSpaces: true, tabSize: 2 } });
+  return { text: applyEdits(text, edits), owned: [path] };
 }
