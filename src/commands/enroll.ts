@@ -83,6 +83,8 @@ function render(report: EnrollReport, ctx: AgentContext): string[] {
   for (const file of report.projectFiles) lines.push(`${report.label}: left alone ${show(file.path)} (${file.servers.join(", ")}): a project's file, shared with its repository; \`thoughtgate wrap\` governs it for a session`);
   for (const server of report.ungoverned) lines.push(`${report.label}: still ungoverned: ${server.name} in ${show(server.file)}: ${server.reason}`);
   for (const problem of report.problems) lines.push(`${report.label}: warning: ${show(problem.path)} ${problem.problem}; not enrolled`);
+  if (report.hook !== undefined && "problem" in report.hook) lines.push(`${report.label}: warning: ${show(report.hook.path)} ${report.hook.problem}`);
+  else if (report.hook !== undefined) lines.push(`${report.label}: its own tools (Bash, Read, Edit, Write, WebFetch, …) governed in every run: PreToolUse hook in ${show(report.hook.path)}`);
   return lines;
 }
 

@@ -1,8 +1,10 @@
+import { createHash } from "node:crypto";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
+import { applyEdits, modify, parseTree, findNodeAtLocation, getNodeValue, type JSONPath } from "jsonc-parser";
 import { messageOf, ThoughtGateError } from "../core/errors.ts";
 import { detectAgent } from "./adapters/detect.ts";
-import type { AgentType } from "./adapters/types.ts";
+import type { AgentType, ConfigFile } from "./adapters/types.ts";
 
 /**
  * The hook that governs an agent's own tools (its shell, reads, edits, writes, fetches) during a
@@ -18,8 +20,15 @@ import type { AgentType } from "./adapters/types.ts";
  * the command line). The user's own `--settings` is kept: its hooks and ours are merged into the
  * session's file.
  *
+ * Codex takes hooks from `-c key=value` overrides on its command line (its session-flags layer), so
+ * wrap writes nothing of the user's for Codex either. Codex runs only hooks it trusts, trust being
+ * `hooks.state."<key>".trusted_hash` in its config: wrap gives that trust for its own hook only,
+ * by hash, in the same session-flags layer (codexHookArgs), and asks Codex itself whether it took
+ * it (codex-trust.ts) before saying so.
+ *
  * Claude Code runs a hook's command through a shell, and waits `timeout` seconds for it; past that
  * it goes ahead, so the hook blocks the call itself before (commands/hook.ts, HOOK_DEADLINE_MS).
+ * Codex's default is 600 s too, with no ceiling (a larger `timeout` is taken as given); 600 is set.
  */
 const HOOK_TIMEOUT_S = 600;
 
@@ -29,6 +38,7 @@ const HOOK_TIMEOUT_S = 600;
  * would not know the flag).
  */
 export function hooksGovern(agent: AgentType, command: readonly string[]): boolean {
+  if (agent === "codex" || agent === "gemini") return detectAgent(command) === agent;
   return agent === "claude-code" && detectAgent(command) === "claude-code" && hooklessMode(command) === null;
 }
 
@@ -50,7 +60,10 @@ export function withAgentHooks(agent: AgentType, command: readonly string[], bin
   if (!hooksGovern(agent, command)) return [...command];
   const [program, ...rest] = command;
   if (program === undefined) return [...command];
-  const entry = { matcher: "*", hooks: [{ type: "command", command: hookCommand(binary, "claude-code"), timeout: HOOK_TIMEOUT_S }] };
+  if (agent === "codex") return [program, ...codexHookArgs(binary), ...rest];
+  // Gemini CLI's hook is in its settings file, shared through the config guard (withGeminiHook).
+  if (agent !== "claude-code") return [...command];
+  const entry = claudeHookEntry(binary);
   const given = settingsValue(rest);
   const settings = given === null ? {} : readGivenSettings(given.text, cwd);
   const hooks = (settings.hooks ?? {}) as Record<string, unknown>;
@@ -65,6 +78,31 @@ export function withAgentHooks(agent: AgentType, command: readonly string[], bin
   // `--settings VALUE` or `--settings=VALUE`: the value becomes the session's file.
   out[given.index + 1] = given.inline ? `--settings=${file}` : file;
   return out;
+}
+
+/**
+ * The key Codex gives the first PreToolUse hook of its session-flags layer (`<source>:<event>:<group>:<handler>`),
+ * as `codex app-server`'s hooks/list reports it.
+ */
+export const CODEX_HOOK_KEY = "/<session-flags>/config.toml:pre_tool_use:0:0";
+
+/**
+ * The `-c` overrides that give Codex ThoughtGate's PreToolUse hook for this run, trusted: the hook
+ * (no matcher: every tool) and its trusted hash. Codex's hash is the SHA-256 of the hook's
+ * identity as JSON with its keys sorted (event, handlers; a matcher when there is one), measured
+ * against Codex 0.169's own `currentHash`. The trust is given for this hook and no other: the
+ * user's `hooks.state` entries merge with it, untouched, and a hook of theirs not trusted stays so.
+ */
+export function codexHookArgs(binary: string): string[] {
+  const command = hookCommand(binary, "codex");
+  const identity = { event_name: "pre_tool_use", hooks: [{ async: false, command, timeout: HOOK_TIMEOUT_S, type: "command" }] };
+  const hash = `sha256:${createHash("sha256").update(JSON.stringify(identity)).digest("hex")}`;
+  return [
+    "-c",
+    `hooks.PreToolUse=[{hooks=[{type="command",command=${JSON.stringify(command)},timeout=${HOOK_TIMEOUT_S}}]}]`,
+    "-c",
+    `hooks.state={${JSON.stringify(CODEX_HOOK_KEY)}={trusted_hash=${JSON.stringify(hash)}}}`,
+  ];
 }
 
 /** Where the user's own `--settings` value is in `args` (the words after the program). */
@@ -90,4 +128,58 @@ function readGivenSettings(text: string, cwd: string): Record<string, unknown> {
 
 function shellQuote(word: string): string {
   return /^[A-Za-z0-9_./-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
+}
+
+/**
+ * Gemini CLI takes hooks only from its settings files (a session-only system settings file brings
+ * none, measured), so wrap adds ThoughtGate's `BeforeTool` hook to the user's `~/.gemini/settings.json`
+ * through the config guard, as MCP entries are (backup, journal, crash repair, byte-for-byte
+ * restore, sessions side by side): `hooks.BeforeTool` is the owned key, ours first and the user's
+ * own entries after it. Its matcher is a regular expression (`.*`: every tool), its timeout in
+ * milliseconds (Gemini's default, 60 s, is shorter than a person: the hook's own 600 s is given).
+ * Null when the file is not the user's settings, cannot be read as JSON, or holds the hook already
+ * (then the text is unchanged and the key still owned).
+ */
+const GEMINI_HOOK_PATH: JSONPath = ["hooks", "BeforeTool"];
+
+export function withGeminiHook(file: ConfigFile, text: string, binary: string): { text: string; owned: JSONPath[] } | null {
+  if (file.agent !== "gemini" || file.scope !== "user" || !file.exists || file.problems.length > 0) return null;
+  const entry = { matcher: ".*", hooks: [{ type: "command", command: hookCommand(binary, "gemini"), timeout: HOOK_TIMEOUT_S * 1000 }] };
+  return withHookFirst(text, GEMINI_HOOK_PATH, entry);
+}
+
+/**
+ * `enroll claude-code` keeps Claude Code's PreToolUse hook in `~/.claude/settings.json` (the owned
+ * key `hooks.PreToolUse`, ours first), through the config guard, until `unenroll`: plain runs are
+ * governed too. The entry is the one wrap gives on the command line, so under a wrap Claude Code
+ * runs it once (identical handlers are run once).
+ */
+export const CLAUDE_HOOK_PATH: JSONPath = ["hooks", "PreToolUse"];
+
+export function claudeHookEntry(binary: string): Record<string, unknown> {
+  return { matcher: "*", hooks: [{ type: "command", command: hookCommand(binary, "claude-code"), timeout: HOOK_TIMEOUT_S }] };
+}
+
+export function withClaudeHook(text: string, binary: string): { text: string; owned: JSONPath[] } | null {
+  return withHookFirst(text, CLAUDE_HOOK_PATH, claudeHookEntry(binary));
+}
+
+/** Whether the settings `text` hold `entry` first under `path` (doctor: a hook missing or changed). */
+export function hasHookFirst(text: string, path: JSONPath, entry: unknown): boolean {
+  const tree = parseTree(text);
+  const node = tree === undefined ? undefined : findNodeAtLocation(tree, path);
+  const list: unknown = node === undefined ? undefined : getNodeValue(node);
+  return Array.isArray(list) && JSON.stringify(list[0]) === JSON.stringify(entry);
+}
+
+/** `text` with `entry` first in the list at `path` (the rest kept), or unchanged when it is there already; null when `text` is not a JSON object. */
+function withHookFirst(text: string, path: JSONPath, entry: unknown): { text: string; owned: JSONPath[] } | null {
+  const tree = parseTree(text);
+  if (tree === undefined || tree.type !== "object") return null;
+  if (hasHookFirst(text, path, entry)) return { text, owned: [path] };
+  const node = findNodeAtLocation(tree, path);
+  const present: unknown = node === undefined ? [] : getNodeValue(node);
+  const list = Array.isArray(present) ? present : [];
+  const edits = modify(text, path, [entry, ...list], { formattingOptions: { insertSpaces: true, tabSize: 2 } });
+  return { text: applyEdits(text, edits), owned: [path] };
 }

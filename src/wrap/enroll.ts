@@ -7,6 +7,10 @@
  * ThoughtGate owns). With no session to ask, every later run's shims govern on their own (the
  * user's policy, their own audit); a `wrap` on top adds its session (governance/deciders/session.ts).
  */
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { messageOf } from "../core/errors.ts";
+import { withClaudeHook } from "./agent-hooks.ts";
 import { ADAPTERS, AGENT_TYPES, type AgentContext, type AgentType, type ConfigFile, type ServerEntry } from "./adapters/index.ts";
 import { ConfigGuard, type RestoreResult } from "./config-guard.ts";
 import { enrollHolder } from "./holders.ts";
@@ -31,6 +35,8 @@ export type EnrollReport = {
   ungoverned: Array<{ name: string; file: string; reason: string }>;
   /** Files that cannot be used (do not parse, …): their servers are not enrolled. */
   problems: Array<{ path: string; problem: string }>;
+  /** The agent's own-tools hook kept in its settings (Claude Code), or why it could not be. */
+  hook?: { path: string; outcome: Shared["outcome"] } | { path: string; problem: string };
 };
 
 /** Only the user's own files: a project's file is shared with a repository and is governed for a session instead. */
@@ -44,7 +50,29 @@ export function enroll(agent: AgentType, ctx: AgentContext): EnrollReport {
   for (const { guard } of shared) guard.release();
   const report = describe(agent, plan.files);
   report.shared = shared.map(({ file, outcome }) => ({ path: file.path, outcome, servers: serversOf(file.entries) }));
+  if (agent === "claude-code") report.hook = enrollClaudeHook(ctx, binary);
   return report;
+}
+
+/** Claude Code's PreToolUse hook kept in ~/.claude/settings.json for the enrollment, through the config guard (agent-hooks.ts). */
+function enrollClaudeHook(ctx: AgentContext, binary: string): NonNullable<EnrollReport["hook"]> {
+  const path = join(ctx.home, ".claude", "settings.json");
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch (error) {
+    return { path, problem: `cannot be read (${messageOf(error)}); create it (\`{}\`) and enroll again for Claude Code's own tools to be governed in plain runs` };
+  }
+  const hooked = withClaudeHook(text, binary);
+  if (hooked === null) return { path, problem: "is not a JSON object; its hook was not added" };
+  try {
+    const guard = new ConfigGuard({ configPath: path, agentType: "claude-code", holder: enrollHolder("claude-code") });
+    const outcome = guard.share(text, hooked);
+    guard.release();
+    return { path, outcome };
+  } catch (error) {
+    return { path, problem: `${messageOf(error)}; its hook was not added` };
+  }
 }
 
 /** What an enrollment of `agent` would do now, changing nothing (for `doctor` and `enroll --dry-run`). */
@@ -78,7 +106,7 @@ function serversOf(entries: readonly ServerEntry[]): string[] {
 }
 
 /** The config files the journal holds for `agent`'s enrollment. */
-function enrolledFiles(agent: AgentType): string[] {
+export function enrolledFiles(agent: AgentType): string[] {
   return readJournal()
     .filter((record) => record.holders.some((holder) => holder.kind === "enroll" && holder.agent === agent))
     .map((record) => record.configPath);

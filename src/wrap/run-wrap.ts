@@ -15,7 +15,7 @@ import { EMBEDDED_DEFAULT_WORDS } from "../governance/engine/default-policy.ts";
 import { looseningReport } from "../governance/engine/explain.ts";
 import { newSecret, processPersonCheck, startGovernanceService, userAtHost, type GovernanceService } from "../governance/service/service.ts";
 import { startServiceTracer } from "../governance/engine/tracing.ts";
-import { AGENT_TYPES, detectAgent, isVsCodeInsiders, projectDir, renderCoverage, rewrite, type AgentContext, type AgentType } from "./adapters/index.ts";
+import { AGENT_TYPES, detectAgent, isVsCodeInsiders, projectDir, renderCoverage, rewrite, type AgentContext, type AgentType, type ConfigFile } from "./adapters/index.ts";
 import { restoreAllGuards } from "./config-guard.ts";
 import { describeChangedSince } from "./put-back.ts";
 import { wrapHolder } from "./holders.ts";
@@ -37,7 +37,8 @@ import { startSessionInfo } from "./session-info.ts";
 import { SESSION_ENV } from "../governance/wire/session.ts";
 import { pinsSummary } from "./pins-summary.ts";
 import { stableShim } from "./shim-path.ts";
-import { hooklessMode, hooksGovern, withAgentHooks } from "./agent-hooks.ts";
+import { hooklessMode, hooksGovern, withAgentHooks, withGeminiHook } from "./agent-hooks.ts";
+import { codexHookTrust, type CodexHookTrust } from "./codex-trust.ts";
 
 /** How long shims get to drain after the agent exits. */
 const SHIM_DRAIN_MS = 10_000;
@@ -204,6 +205,8 @@ async function governAndRun(options: WrapOptions, agent: AgentType, ctx: AgentCo
   // The session's descriptor, before anything can start a shim: shims find the session by it.
   const info = startSessionInfo({ runId, endpoint: service.url, profile: options.profile, agent: { type: agent, command: options.command }, cwd: ctx.cwd });
   const agentName = options.command[0] ? basename(options.command[0]) : agent;
+  // Codex skips a hook it does not trust without a word: asked of Codex itself, never assumed.
+  const codexTrust = agent === "codex" && hooksGovern(agent, options.command) ? await codexHookTrust(options.command, planning.binary, ctx.cwd) : null;
   voice.say(
     [
       `thoughtgate: policy ${engines.files.length > 0 ? engines.label : `embedded default (${EMBEDDED_DEFAULT_WORDS})`}, profile ${options.profile}`,
@@ -221,7 +224,7 @@ async function governAndRun(options: WrapOptions, agent: AgentType, ctx: AgentCo
     [
       ...(canAsk ? [] : [`thoughtgate: ${agentName} in this mode answers no approval prompt itself: approvals go to the page, thoughtgate approve${desktop ? " and a desktop notification" : ""}`]),
       ...(options.soleApprover ? sole.lines : [agentPromptsNote(agent, mode)].filter((line): line is string => line !== null)),
-      ...hooksLines(agent, options.command),
+      ...hooksLines(agent, options.command, codexTrust),
       ...(screen === "owns"
         ? [`thoughtgate: while ${agentName} runs, wrap writes nothing here: approve in ${agentName}'s own prompt, on the page (\`thoughtgate approvals\` prints its link again)${desktop ? ", in the desktop notification" : ""}; wrap's log ${voice.recording ? voice.path : "cannot be written"}`]
         : [`thoughtgate: wrap's log ${voice.recording ? voice.path : "cannot be written"}`]),
@@ -261,9 +264,11 @@ async function governAndRun(options: WrapOptions, agent: AgentType, ctx: AgentCo
     process.off("exit", onExit);
     process.off("uncaughtException", onUncaught);
   };
+  // Gemini CLI's hook goes into its user settings with its MCP entries, through the same guard (agent-hooks.ts).
+  const hook = agent === "gemini" && hooksGovern(agent, options.command) ? { addHook: (file: ConfigFile, text: string) => withGeminiHook(file, text, planning.binary) } : {};
   try {
     // Read again under the configs lock: another wrap may have rewritten (or restored) them meanwhile.
-    shared = shareConfigs(planning, wrapHolder(runId), (plan) => void checkCoverage([...plan.files, ...plan.given], coverage));
+    shared = shareConfigs({ ...planning, ...hook }, wrapHolder(runId), (plan) => void checkCoverage([...plan.files, ...plan.given], coverage));
   } catch (error) {
     restoreEverything();
     await endSession();
@@ -271,6 +276,7 @@ async function governAndRun(options: WrapOptions, agent: AgentType, ctx: AgentCo
     throw error;
   }
   const { plan } = shared;
+  if ("addHook" in hook) voice.say(geminiHookLine(shared.shared.map((one) => one.file)));
 
   const pins = pinsSummary(plan.serverIds, engines.engine);
   if (pins) voice.say(pins);
@@ -316,9 +322,20 @@ async function governAndRun(options: WrapOptions, agent: AgentType, ctx: AgentCo
   return exitCode;
 }
 
+/** Whether Gemini CLI's user settings took ThoughtGate's hook (shared through the guard), or why not. */
+function geminiHookLine(files: readonly ConfigFile[]): string {
+  const user = files.find((file) => file.agent === "gemini" && file.scope === "user");
+  if (user !== undefined) return `thoughtgate: Gemini CLI's own tools (run_shell_command, write_file, replace, …) go through ThoughtGate too: its BeforeTool hook, in ${user.path} for this session (put back byte for byte after)`;
+  return "thoughtgate: warning: Gemini CLI's hook could not be added (no readable ~/.gemini/settings.json): its own tools are not governed this session, only its MCP servers";
+}
+
 /** What the banner says of the agent's own tools: governed through its hook, or why not. */
-function hooksLines(agent: AgentType, command: readonly string[]): string[] {
-  if (hooksGovern(agent, command)) return ["thoughtgate: Claude Code's own tools (Bash, Read, Edit, Write, WebFetch, …) go through ThoughtGate too: its PreToolUse hook, for this session (--settings in the session directory; your settings files are not touched)"];
+function hooksLines(agent: AgentType, command: readonly string[], codexTrust: CodexHookTrust | null): string[] {
+  if (agent === "codex" && hooksGovern(agent, command)) {
+    if (codexTrust?.trusted === true) return ["thoughtgate: Codex's own tools (its shell, apply_patch, …) go through ThoughtGate too: its PreToolUse hook, trusted for this session only (-c on its command line; your config.toml is not touched)"];
+    return [`thoughtgate: warning: Codex will not run ThoughtGate's hook: ${codexTrust?.why ?? "its trust is unknown"}; its own tools (shell, apply_patch, …) are not governed this session, only its MCP servers`];
+  }
+  if (agent === "claude-code" && hooksGovern(agent, command)) return ["thoughtgate: Claude Code's own tools (Bash, Read, Edit, Write, WebFetch, …) go through ThoughtGate too: its PreToolUse hook, for this session (--settings in the session directory; your settings files are not touched)"];
   const off = hooklessMode(command);
   if (agent === "claude-code" && off !== null) return [`thoughtgate: warning: ${off} turns Claude Code's hooks off: its own tools (Bash, Edit, Write, …) are not governed this session, only its MCP servers`];
   return [];

@@ -4,6 +4,7 @@
  * such (shim-entry.ts), and each file with something governed is shared by the holder (a wrap
  * session, or enroll): rewritten if it needs to be, joined if it already is (config-guard.ts).
  */
+import type { JSONPath } from "jsonc-parser";
 import { discover, rewrite, type AgentContext, type AgentType, type ConfigFile, type DiscoverOptions, type ServerEntry, type ShimCommand } from "./adapters/index.ts";
 import { ConfigGuard, type ShareOutcome } from "./config-guard.ts";
 import type { Holder } from "./journal.ts";
@@ -31,6 +32,8 @@ export type PlanOptions = {
   given?: ConfigFile[];
   /** Which files to share (enroll leaves a project's files alone); all by default. */
   include?: (file: ConfigFile) => boolean;
+  /** The agent's hook added to a file (agent-hooks.ts, Gemini CLI's settings), shared with its MCP entries; null where none goes. */
+  addHook?: (file: ConfigFile, text: string) => { text: string; owned: JSONPath[] } | null;
 };
 
 export function planConfigs(options: PlanOptions): ConfigPlan {
@@ -62,9 +65,14 @@ export function shareConfigs(options: PlanOptions, holder: Holder, check: (plan:
     check(plan);
     const shared: Shared[] = [];
     for (const file of plan.files) {
-      if (!file.entries.some((entry) => entry.governed || entry.status === "wrapped") || !(options.include?.(file) ?? true)) continue;
+      if (!(options.include?.(file) ?? true)) continue;
+      const governs = file.entries.some((entry) => entry.governed || entry.status === "wrapped");
+      const rewritten = governs ? rewrite(file.text, file.entries, plan.shimFor) : { text: file.text, owned: [] };
+      const hooked = options.addHook?.(file, rewritten.text) ?? null;
+      if (!governs && hooked === null) continue;
       const guard = new ConfigGuard({ configPath: file.path, agentType: options.agent, holder });
-      const { text, owned } = rewrite(file.text, file.entries, plan.shimFor);
+      const text = hooked?.text ?? rewritten.text;
+      const owned = [...rewritten.owned, ...(hooked?.owned ?? [])];
       shared.push({ guard, file, outcome: guard.share(file.text, { text, owned }) });
     }
     return { plan, shared };

@@ -1,50 +1,79 @@
 /**
- * The real Codex 0.169 obeys `thoughtgate hook codex` as its PreToolUse hook. wrap does not install
- * it for Codex yet: Codex runs only hooks it trusts by hash (`[hooks.state."<key>"] trusted_hash`),
- * and wrap must establish that trust the way Codex does, never assume it. Here the hook is put in
- * ~/.codex/hooks.json by hand and the run says `--dangerously-bypass-hook-trust` (this test's
- * stand-in for the trust a person gives once). Codex announces its exec_command as `Bash`; outside
- * any session the embedded default decides: `touch created.txt` is refused (asked, and no one can
- * be asked here), so the file is not made; `ls` runs and its output reaches the model; both are
- * in `thoughtgate log`. (Codex refuses `rm -rf` by itself, so the refused command is another.)
+ * The real Codex 0.169's own tools under `thoughtgate wrap` (docs/governance.md, "Built-in tools"):
+ * wrap gives Codex ThoughtGate's PreToolUse hook for the session on its command line (`-c`), with
+ * the trust Codex requires for it, and asks Codex (its app-server's hook list) that the hook is
+ * trusted before the banner says so. Codex is told to run everything unasked and unsandboxed
+ * (approval_policy never, sandbox danger-full-access), so only ThoughtGate stands in the way.
+ * Codex announces its exec_command as `Bash`. The refused command is `touch ../outside.txt` (a write
+ * outside the project, which the embedded default asks a person about; here a policy rule says no
+ * at once, as no one is there to answer), not `rm -rf ./data`: Codex refuses `rm -rf` by itself in
+ * every mode, before any hook, so that call would prove nothing of ThoughtGate. `ls` runs and its output reaches the
+ * model; both are in `thoughtgate log --session`; ~/.codex/config.toml is the same bytes after.
  */
 import { expect, setDefaultTimeout, test } from "bun:test";
-import { existsSync, mkdirSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
-import { agentSandbox, codex, describeRun, runAgent } from "../../support/agents.ts";
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { agentSandbox, codex, describeRun } from "../../support/agents.ts";
 import { startFakeOpenAIResponses } from "../../support/fake-models/openai-responses.ts";
 import { BINARY, requireBinary } from "../../support/harness.ts";
+import { runWrapped, throughWrap, writeUserPolicy } from "../../support/wrapped-agents.ts";
 
 setDefaultTimeout(120_000);
 requireBinary();
 
-test("Codex's own exec_command goes through thoughtgate hook codex: a write refused, ls run", async () => {
+function sessionCalls(env: Record<string, string>, stderr: string) {
+  const session = /thoughtgate log --session (\S+)/.exec(stderr)?.[1];
+  expect(session, stderr).toBeDefined();
+  const log = Bun.spawnSync([BINARY, "log", "--session", session as string, "--json"], { env, stdout: "pipe", stderr: "pipe" });
+  expect(log.exitCode, log.stderr.toString()).toBe(0);
+  return log.stdout
+    .toString()
+    .trim()
+    .split("\n")
+    .filter((line) => line !== "")
+    .map((line) => JSON.parse(line) as { server: string; tool: string; arguments: { command?: string; tool?: string }; outcome: string });
+}
+
+test("under wrap, Codex's own exec_command goes through ThoughtGate's trusted hook: a write outside refused, ls run, config.toml byte for byte", async () => {
   await using sandbox = agentSandbox();
+  mkdirSync(join(sandbox.project, ".git"));
   mkdirSync(join(sandbox.project, "data"));
+  const outside = join(dirname(sandbox.project), "outside.txt");
   await using model = startFakeOpenAIResponses({
     calls: [
-      { tool: "exec_command", arguments: { cmd: "touch created.txt" } },
+      { tool: "exec_command", arguments: { cmd: "touch ../outside.txt" } },
       { tool: "exec_command", arguments: { cmd: "ls" } },
     ],
     finalText: "Done.",
   });
+  writeUserPolicy(
+    sandbox,
+    `schema: 1
+governance:
+  rules:
+    - { id: no-touch, source: agent, match: shell, arguments: { command: { glob: "touch *" } }, action: deny }
+`,
+  );
   const launch = codex(sandbox, { model, servers: {}, scope: "user", prompt: "Make a file, then list." });
-  const hook = { type: "command", command: `${BINARY} hook codex`, timeout: 600 };
-  writeFileSync(join(sandbox.home, ".codex", "hooks.json"), `${JSON.stringify({ hooks: { PreToolUse: [{ matcher: ".*", hooks: [hook] }] } }, null, 2)}\n`);
+  const configPath = join(sandbox.home, ".codex", "config.toml");
+  const before = readFileSync(configPath);
+  // Codex's own permission mode: run everything, unasked and unsandboxed.
   const [program, subcommand, ...rest] = launch.argv;
-  const trusted = { ...launch, argv: [program as string, subcommand as string, "--dangerously-bypass-hook-trust", ...rest] };
-  const run = await runAgent(trusted, sandbox, 90_000);
-  const why = describeRun(trusted, run, model);
+  const everything = { ...launch, argv: [program as string, subcommand as string, "-c", 'sandbox_mode="danger-full-access"', ...rest] };
+  const wrapped = throughWrap(everything);
+  const run = await runWrapped(wrapped, sandbox, 90_000);
+  const why = describeRun(wrapped, run, model);
   expect(run.exitCode, why).toBe(0);
-  expect(existsSync(join(sandbox.project, "created.txt")), why).toBe(false);
+  expect(run.stderr, why).toContain("Codex's own tools (its shell, apply_patch, …) go through ThoughtGate too: its PreToolUse hook, trusted for this session only");
+  expect(existsSync(outside), why).toBe(false);
   const results = model.toolResults.map(({ text }) => text);
-  expect(results[0], why).toContain("Command blocked by PreToolUse hook: ThoughtGate denied this shell call: rule agent-ask");
+  expect(results[0], why).toContain("Command blocked by PreToolUse hook: ThoughtGate denied this shell call: rule no-touch");
   expect(results[1], why).toContain("data");
-  const log = Bun.spawnSync([BINARY, "log", "--server", "agent", "--json"], { env: sandbox.env, stdout: "pipe", stderr: "pipe" });
-  expect(log.exitCode, log.stderr.toString()).toBe(0);
-  const calls = log.stdout.toString().trim().split("\n").map((line) => JSON.parse(line) as { tool: string; arguments: { command?: string; tool?: string }; outcome: string });
+  const calls = sessionCalls(wrapped.env, run.stderr).filter((call) => call.server === "agent");
+  // `log` lists the newest first.
   expect(calls.map((call) => [call.tool, call.arguments.tool, call.arguments.command, call.outcome]).reverse()).toEqual([
-    ["shell", "Bash", "touch created.txt", "denied"],
+    ["shell", "Bash", "touch ../outside.txt", "denied"],
     ["shell", "Bash", "ls", "forwarded"],
   ]);
+  expect(readFileSync(configPath).equals(before), why).toBe(true);
 });
