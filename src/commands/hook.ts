@@ -3,6 +3,8 @@ import { messageOf, usageError } from "../core/errors.ts";
 import { HOOK_AGENTS, parseHookInput, renderAnswer, renderFailure, type HookAgent, type HookAnswer, type Rendered } from "../hook/agent-formats.ts";
 import { builtinCall } from "../hook/builtin-call.ts";
 import { decideBuiltinCall } from "../hook/hook-decision.ts";
+import { mcpToolAnswer } from "../hook/mcp-tool.ts";
+import { findSession } from "../governance/deciders/session.ts";
 import { defaultEventsPath, optionalDuration, profileArg, resolveProfile } from "./_shared.ts";
 
 /**
@@ -50,7 +52,7 @@ async function answer(agent: HookAgent, profile: ReturnType<typeof resolveProfil
     if (!input.ok) return renderFailure(`${input.why}; is this hook installed for ${agent}? (\`thoughtgate doctor\`)`);
     // The bash parser (WebAssembly) is loaded only for a shell call.
     const call = await builtinCall(input.call, async (command) => (await import("../hook/shell-commands.ts")).readShellCommand(command));
-    if (call === null) return renderAnswer(agent, { kind: "none" });
+    if (call === null) return renderAnswer(agent, mcpToolAnswer(input.call.toolName, await findSession()));
     const verdict = await decideBuiltinCall(call, {
       agent,
       cwd: input.call.cwd,

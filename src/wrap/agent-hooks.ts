@@ -37,6 +37,26 @@ export function hooklessMode(command: readonly string[]): string | null {
   return command.find((word) => word === "--bare" || word === "--safe-mode") ?? null;
 }
 
+/** Claude Code's name for an MCP server in its tools' names, `mcp__<name>__<tool>` (Claude Code 2.1: every character but letters, digits, `_` and `-` becomes `_`). */
+export function claudeServerName(name: string): string {
+  return name.replace(/[^a-zA-Z0-9_-]/g, "_");
+}
+
+/**
+ * The servers whose tools the hook lets through for their shim to decide (docs/governance.md,
+ * "Built-in tools"), by Claude Code's names for them: a name every entry of which runs through
+ * a shim. A name that some ungoverned entry shares, or that one of its tools' names could be read
+ * as (`a` and `a__b` both make `mcp__a__b__x`), is left out: the hook then says nothing about it,
+ * and Claude Code asks as it would.
+ */
+export function governedServerNames(entries: ReadonlyArray<{ name: string; governed: boolean; status: string }>): string[] {
+  const runsThroughShim = (entry: { governed: boolean; status: string }) => entry.governed || entry.status === "wrapped";
+  const ungoverned = entries.filter((entry) => !runsThroughShim(entry)).map((entry) => claudeServerName(entry.name));
+  const governed = new Set(entries.filter(runsThroughShim).map((entry) => claudeServerName(entry.name)));
+  const clash = (a: string, b: string) => a === b || a.startsWith(`${b}__`) || b.startsWith(`${a}__`);
+  return [...governed].filter((name) => !ungoverned.some((other) => clash(name, other))).sort();
+}
+
 /** The shell command a hook entry runs: this binary (its stable path) and the agent's name. */
 export function hookCommand(binary: string, agent: "claude-code" | "codex" | "gemini"): string {
   return `${shellQuote(binary)} hook ${agent}`;
