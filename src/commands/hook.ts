@@ -59,9 +59,14 @@ async function answer(agent: HookAgent, profile: ReturnType<typeof resolveProfil
       signal,
       profile,
       standaloneEvents: (runId) => defaultEventsPath({ runId, serverId: "agent" }),
+      agentCanPrompt: agent === "claude-code",
     });
     const said: HookAnswer =
-      verdict.action === "forward" ? { kind: "allow", reason: `ThoughtGate: ${verdict.reason}` } : { kind: "deny", reason: `ThoughtGate denied this ${call.name} call: ${verdict.reason}` };
+      verdict.askedInAgent !== null
+        ? { kind: "ask", reason: verdict.askedInAgent }
+        : verdict.action === "forward"
+          ? { kind: "allow", reason: `ThoughtGate: ${verdict.reason}` }
+          : { kind: "deny", reason: `ThoughtGate denied this ${call.name} call: ${verdict.reason}` };
     return renderAnswer(agent, said);
   } catch (error) {
     return renderFailure(`${messageOf(error)}; run \`thoughtgate doctor\``);

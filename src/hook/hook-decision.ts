@@ -35,9 +35,12 @@ export type HookContext = {
   profile: Profile;
   /** Where a run outside any session keeps its record. */
   standaloneEvents(runId: string): string | null;
+  /** The agent can show its person a question of the hook's (Claude Code's `ask`). */
+  agentCanPrompt: boolean;
 };
 
-export type HookVerdict = Verdict & { session: string | null };
+/** `askedInAgent`: the question handed to the agent's own prompt (decider.ts, `askInAgent`), or null. */
+export type HookVerdict = Verdict & { session: string | null; askedInAgent: string | null };
 
 /** Decide one call of the agent's own tool, recording it. Throws when no decider can be made (the caller blocks the call). */
 export async function decideBuiltinCall(call: BuiltinCall, context: HookContext): Promise<HookVerdict> {
@@ -79,6 +82,7 @@ export async function decideBuiltinCall(call: BuiltinCall, context: HookContext)
       ...(verdict.action === "forward" && verdict.would ? { would: verdict.would } : {}),
       ...(verdict.action === "forward" && verdict.approvedBy ? { approved_by: verdict.approvedBy } : {}),
     });
+    let askedInAgent: string | null = null;
     const verdict = await decider.decide(request, {
       signal: context.signal,
       serverId: AGENT_SOURCE,
@@ -86,6 +90,9 @@ export async function decideBuiltinCall(call: BuiltinCall, context: HookContext)
       // The person is asked where ThoughtGate asks (the page, `approve`, Slack, the desktop), never
       // through an MCP form: the hook has no agent connection to show one on.
       elicit: null,
+      // Where the agent shows a person its own prompt, the question goes there instead, once (the
+      // service says whether the agent's mode shows one: not `claude -p`).
+      ...(context.agentCanPrompt ? { askInAgent: (prompt: string) => void (askedInAgent = prompt) } : {}),
       awaitingApproval: (reason) => events.emit("tool_call_decision", decision({ action: "pending", reason })),
     });
     events.emit("tool_call_decision", decision(verdict));
@@ -99,7 +106,7 @@ export async function decideBuiltinCall(call: BuiltinCall, context: HookContext)
       summary: { calls_total: 1, calls_forwarded: forwarded, calls_denied: 1 - forwarded, calls_errored: 0, messages_agent_to_server: 1, messages_server_to_agent: 0, framing_errors: 0, smuggling_attempts: 0, orphaned_requests: 0, events_dropped: events.dropped },
     });
     await events.close();
-    return { ...verdict, session: session?.id ?? null };
+    return { ...verdict, session: session?.id ?? null, askedInAgent };
   } finally {
     await decider.close?.();
   }
