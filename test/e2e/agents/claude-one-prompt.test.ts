@@ -132,6 +132,11 @@ test("20 calls in the real interactive Claude Code: one prompt for each call tha
   expect(decided.length).toBe(stretch.length);
   // A call handed to Claude Code's own prompt is recorded as such.
   expect(decided.filter((e) => (e.decided_by as { channel?: string } | undefined)?.channel === "agent_prompt").map((e) => e.tool)).toEqual(["edit", "write", "shell", "edit", "write"]);
+  // `thoughtgate log --decision asked` lists the 7 calls a person was asked about, wherever they were asked.
+  const log = Bun.spawnSync([BINARY, "log", "--decision", "asked", "--json"], { env: claude.env, stdout: "pipe", stderr: "pipe" });
+  expect(log.exitCode, log.stderr.toString()).toBe(0);
+  const asked = log.stdout.toString().trim().split("\n").map((line) => (JSON.parse(line) as { tool: string }).tool);
+  expect(asked.sort()).toEqual(["delete_note", "delete_note", "edit", "edit", "shell", "write", "write"]);
 
   pane.type("/exit");
   await personsPace();
