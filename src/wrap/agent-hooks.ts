@@ -22,6 +22,10 @@ import type { AgentType } from "./adapters/types.ts";
  * it goes ahead, so the hook blocks the call itself before (commands/hook.ts, HOOK_DEADLINE_MS).
  */
 export const HOOK_TIMEOUT_S = 600;
+/** Recording that a call ran takes no person: a short timeout. */
+const RAN_TIMEOUT_S = 30;
+/** Claude Code's tools whose calls the embedded default may ask about (a PostToolUse matcher: a regular expression). */
+const ASKED_TOOLS = "Bash|Edit|MultiEdit|NotebookEdit|Write|WebFetch";
 
 /**
  * Whether wrap governs the agent's own tools through its hooks: Claude Code, when the program is
@@ -77,7 +81,12 @@ export function withAgentHooks(agent: AgentType, command: readonly string[], bin
   const pre = Array.isArray(hooks.PreToolUse) ? hooks.PreToolUse : [];
   // Command-line settings take precedence over the user's, project's and local files: a
   // `disableAllHooks: true` in any of them would otherwise switch the hook off unseen.
-  const merged = { ...settings, disableAllHooks: false, hooks: { ...hooks, PreToolUse: [entry, ...pre] } };
+  // After a call of the tools that may be asked, the hook records that it ran (hook-decision.ts,
+  // recordRan): a yes in Claude Code's own prompt is otherwise not seen. Not after every tool: each
+  // hook is a process.
+  const ran = { matcher: ASKED_TOOLS, hooks: [{ type: "command", command: hookCommand(binary, "claude-code"), timeout: RAN_TIMEOUT_S }] };
+  const post = Array.isArray(hooks.PostToolUse) ? hooks.PostToolUse : [];
+  const merged = { ...settings, disableAllHooks: false, hooks: { ...hooks, PreToolUse: [entry, ...pre], PostToolUse: [ran, ...post] } };
   const file = join(sessionDir, "claude-settings.json");
   writeFileSync(file, `${JSON.stringify(merged, null, 2)}\n`, { mode: 0o600 });
   if (given === null) return [program, "--settings", file, ...rest];

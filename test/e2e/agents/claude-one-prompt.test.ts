@@ -132,6 +132,9 @@ test("20 calls in the real interactive Claude Code: one prompt for each call tha
   expect(decided.length).toBe(stretch.length);
   // A call handed to Claude Code's own prompt is recorded as such.
   expect(decided.filter((e) => (e.decided_by as { channel?: string } | undefined)?.channel === "agent_prompt").map((e) => e.tool)).toEqual(["edit", "write", "shell", "edit", "write"]);
+  // Each of them ran on the person's yes in Claude Code's prompt: its PostToolUse hook recorded the end.
+  const ended = new Set(sessionEvents(sandbox, "tool_call_end").map((e) => e.call_id));
+  expect(decided.filter((e) => (e.decided_by as { channel?: string } | undefined)?.channel === "agent_prompt").map((e) => ended.has(e.call_id))).toEqual([true, true, true, true, true]);
   // `thoughtgate log --decision asked` lists the 7 calls a person was asked about, wherever they were asked.
   const log = Bun.spawnSync([BINARY, "log", "--decision", "asked", "--json"], { env: claude.env, stdout: "pipe", stderr: "pipe" });
   expect(log.exitCode, log.stderr.toString()).toBe(0);
