@@ -39,9 +39,9 @@ export const sessionDescriptorSchema = v.object({
   cwd: v.optional(v.string()),
   project: v.optional(v.string()),
   /**
-   * The MCP servers every entry of which runs through a shim of this session, by the names the agent
-   * knows them by (src/wrap/agent-hooks.ts, `governedToolPrefixes`): the agent's hook lets their tools
-   * through for the shim to decide. Absent: none.
+   * The MCP servers every entry of which runs through a shim of this session, by the names the
+   * agent knows them by (src/wrap/agent-hooks.ts, `governedServerNames`): the agent's hook lets
+   * their tools through for the shim to decide. Absent: none.
    */
   governedServers: v.optional(v.array(v.string())),
 });
