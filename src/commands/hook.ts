@@ -2,7 +2,9 @@ import { defineCommand } from "citty";
 import { messageOf, usageError } from "../core/errors.ts";
 import { HOOK_AGENTS, parseHookInput, renderAnswer, renderFailure, type HookAgent, type HookAnswer, type Rendered } from "../hook/agent-formats.ts";
 import { builtinCall } from "../hook/builtin-call.ts";
-import { decideBuiltinCall } from "../hook/hook-decision.ts";
+import { decideBuiltinCall, recordRan } from "../hook/hook-decision.ts";
+import { mcpToolAnswer } from "../hook/mcp-tool.ts";
+import { findSession } from "../governance/deciders/session.ts";
 import { defaultEventsPath, optionalDuration, profileArg, resolveProfile } from "./_shared.ts";
 
 /**
@@ -48,18 +50,30 @@ async function answer(agent: HookAgent, profile: ReturnType<typeof resolveProfil
   try {
     const input = parseHookInput(await Bun.stdin.text(), process.cwd());
     if (!input.ok) return renderFailure(`${input.why}; is this hook installed for ${agent}? (\`thoughtgate doctor\`)`);
+    if (input.call.event === "PostToolUse") {
+      // After the call ran: recorded, nothing to answer (the call is done). Its start holds its
+      // arguments: the shell line is not read again.
+      const ran = await builtinCall(input.call, async () => ({ ok: false, why: "not read after the call" }));
+      if (ran !== null && input.call.toolUseId !== null) await recordRan(ran, input.call.toolUseId, input.call.durationMs);
+      return renderAnswer(agent, { kind: "none" });
+    }
     // The bash parser (WebAssembly) is loaded only for a shell call.
     const call = await builtinCall(input.call, async (command) => (await import("../hook/shell-commands.ts")).readShellCommand(command));
-    if (call === null) return renderAnswer(agent, { kind: "none" });
+    if (call === null) return renderAnswer(agent, mcpToolAnswer(input.call.toolName, await findSession()));
     const verdict = await decideBuiltinCall(call, {
       agent,
       cwd: input.call.cwd,
       signal,
       profile,
       standaloneEvents: (runId) => defaultEventsPath({ runId, serverId: "agent" }),
-    });
+      agentCanPrompt: agent === "claude-code",
+    }, input.call.toolUseId);
     const said: HookAnswer =
-      verdict.action === "forward" ? { kind: "allow", reason: `ThoughtGate: ${verdict.reason}` } : { kind: "deny", reason: `ThoughtGate denied this ${call.name} call: ${verdict.reason}` };
+      verdict.askedInAgent !== null
+        ? { kind: "ask", reason: verdict.askedInAgent }
+        : verdict.action === "forward"
+          ? { kind: "allow", reason: `ThoughtGate: ${verdict.reason}` }
+          : { kind: "deny", reason: `ThoughtGate denied this ${call.name} call: ${verdict.reason}` };
     return renderAnswer(agent, said);
   } catch (error) {
     return renderFailure(`${messageOf(error)}; run \`thoughtgate doctor\``);

@@ -16,7 +16,7 @@ const args = {
   "no-restore": { type: "boolean", description: "Leave the configs rewritten at exit (thoughtgate unwrap puts them back)" },
   "dry-run": { type: "boolean", description: "Print the rewrite as a unified diff on stdout and change nothing" },
   "allow-ungoverned": { type: "boolean", description: "Start the agent even when none (or not all) of its MCP servers can be governed; one warning line says what" },
-  "sole-approver": { type: "boolean", description: "ThoughtGate alone asks about the governed servers' tools: the agent is told by its own flags, for this session only (Claude Code, Codex)" },
+  "sole-approver": { type: "boolean", description: "ThoughtGate alone asks about the governed servers' tools: the agent is told by its own flags, for this session only (Codex; Claude Code needs it no longer: its hook does this under wrap)" },
   ...commonArgs,
 } as const;
 

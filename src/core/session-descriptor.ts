@@ -38,6 +38,12 @@ const sessionDescriptorSchema = v.object({
   /** wrap's working directory, and its project root (src/core/project.ts). */
   cwd: v.optional(v.string()),
   project: v.optional(v.string()),
+  /**
+   * The MCP servers every entry of which runs through a shim of this session, by the names the
+   * agent knows them by (src/wrap/agent-hooks.ts, `governedServerNames`): the agent's hook lets
+   * their tools through for the shim to decide. Absent: none.
+   */
+  governedServers: v.optional(v.array(v.string())),
 });
 
 export type SessionDescriptor = v.InferOutput<typeof sessionDescriptorSchema>;

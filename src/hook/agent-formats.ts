@@ -24,10 +24,13 @@ const hookInput = v.looseObject({
   tool_input: v.optional(v.record(v.string(), v.unknown()), {}),
   cwd: v.optional(v.string()),
   hook_event_name: v.optional(v.string()),
+  /** Claude Code's id of the tool call, the same in its PreToolUse and PostToolUse input. */
+  tool_use_id: v.optional(v.string()),
+  duration_ms: v.optional(v.number()),
 });
 
 /** One tool call, as the agent's hook announced it. */
-export type HookCall = { toolName: string; toolInput: Record<string, unknown>; cwd: string; event: string | null };
+export type HookCall = { toolName: string; toolInput: Record<string, unknown>; cwd: string; event: string | null; toolUseId: string | null; durationMs: number | null };
 
 /** The hook's input, or why it cannot be read (the call is then blocked). */
 export function parseHookInput(text: string, fallbackCwd: string): { ok: true; call: HookCall } | { ok: false; why: string } {
@@ -39,8 +42,11 @@ export function parseHookInput(text: string, fallbackCwd: string): { ok: true; c
   }
   const parsed = v.safeParse(hookInput, json);
   if (!parsed.success) return { ok: false, why: `the hook's input is not a tool call: ${v.summarize(parsed.issues).split("\n")[0]}` };
-  const { tool_name, tool_input, cwd, hook_event_name } = parsed.output;
-  return { ok: true, call: { toolName: tool_name, toolInput: tool_input, cwd: cwd ?? fallbackCwd, event: hook_event_name ?? null } };
+  const { tool_name, tool_input, cwd, hook_event_name, tool_use_id, duration_ms } = parsed.output;
+  return {
+    ok: true,
+    call: { toolName: tool_name, toolInput: tool_input, cwd: cwd ?? fallbackCwd, event: hook_event_name ?? null, toolUseId: tool_use_id || null, durationMs: duration_ms ?? null },
+  };
 }
 
 /** What the hook answers: let the call run, refuse it, let the agent ask its person, or say nothing (the agent's own rules apply). */

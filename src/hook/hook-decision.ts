@@ -35,12 +35,15 @@ export type HookContext = {
   profile: Profile;
   /** Where a run outside any session keeps its record. */
   standaloneEvents(runId: string): string | null;
+  /** The agent can show its person a question of the hook's (Claude Code's `ask`). */
+  agentCanPrompt: boolean;
 };
 
-export type HookVerdict = Verdict & { session: string | null };
+/** `askedInAgent`: the question handed to the agent's own prompt (decider.ts, `askInAgent`), or null. */
+export type HookVerdict = Verdict & { session: string | null; askedInAgent: string | null };
 
 /** Decide one call of the agent's own tool, recording it. Throws when no decider can be made (the caller blocks the call). */
-export async function decideBuiltinCall(call: BuiltinCall, context: HookContext): Promise<HookVerdict> {
+export async function decideBuiltinCall(call: BuiltinCall, context: HookContext, toolUseId: string | null = null): Promise<HookVerdict> {
   const lookup = await findSession();
   const session = lookup.kind === "joined" ? lookup.session : undefined;
   const profile = session?.profile ?? context.profile;
@@ -48,7 +51,8 @@ export async function decideBuiltinCall(call: BuiltinCall, context: HookContext)
   const decider = await deciderFor(lookup, profile);
   try {
     const events = EventStream.open(session ? session.events : context.standaloneEvents(runId), { run_id: runId, server_id: AGENT_SOURCE, profile });
-    const callId = Bun.randomUUIDv7();
+    // The agent's own id for the call, where it gives one, so its PostToolUse finds the call (recordRan).
+    const callId = toolUseId !== null ? agentCallId(toolUseId) : Bun.randomUUIDv7();
     const params = { name: call.name, arguments: call.arguments };
     const request: JsonRpcRequest = { kind: "request", id: `hook-${callId}`, method: "tools/call", params, body: { jsonrpc: "2.0", id: `hook-${callId}`, method: "tools/call", params } as JsonRpcRequest["body"] };
     events.emit("run_start", {
@@ -79,6 +83,7 @@ export async function decideBuiltinCall(call: BuiltinCall, context: HookContext)
       ...(verdict.action === "forward" && verdict.would ? { would: verdict.would } : {}),
       ...(verdict.action === "forward" && verdict.approvedBy ? { approved_by: verdict.approvedBy } : {}),
     });
+    let askedInAgent: string | null = null;
     const verdict = await decider.decide(request, {
       signal: context.signal,
       serverId: AGENT_SOURCE,
@@ -86,6 +91,9 @@ export async function decideBuiltinCall(call: BuiltinCall, context: HookContext)
       // The person is asked where ThoughtGate asks (the page, `approve`, Slack, the desktop), never
       // through an MCP form: the hook has no agent connection to show one on.
       elicit: null,
+      // Where the agent shows a person its own prompt, the question goes there instead, once (the
+      // service says whether the agent's mode shows one: not `claude -p`).
+      ...(context.agentCanPrompt ? { askInAgent: (prompt: string) => void (askedInAgent = prompt) } : {}),
       awaitingApproval: (reason) => events.emit("tool_call_decision", decision({ action: "pending", reason })),
     });
     events.emit("tool_call_decision", decision(verdict));
@@ -99,10 +107,38 @@ export async function decideBuiltinCall(call: BuiltinCall, context: HookContext)
       summary: { calls_total: 1, calls_forwarded: forwarded, calls_denied: 1 - forwarded, calls_errored: 0, messages_agent_to_server: 1, messages_server_to_agent: 0, framing_errors: 0, smuggling_attempts: 0, orphaned_requests: 0, events_dropped: events.dropped },
     });
     await events.close();
-    return { ...verdict, session: session?.id ?? null };
+    return { ...verdict, session: session?.id ?? null, askedInAgent };
   } finally {
     await decider.close?.();
   }
+}
+
+function agentCallId(toolUseId: string): string {
+  return `agent-${toolUseId}`;
+}
+
+/**
+ * The agent ran a call the hook let through or handed to its own prompt (Claude Code's PostToolUse,
+ * with the same tool_use_id): its end goes to the session's record, so a call asked in the agent's
+ * prompt shows whether it ran (the person's yes there is not otherwise seen). The agent says so;
+ * nothing is decided on it. Only in a wrap session; false when there is none.
+ */
+export async function recordRan(call: BuiltinCall, toolUseId: string, durationMs: number | null): Promise<boolean> {
+  const lookup = await findSession();
+  if (lookup.kind !== "joined") return false;
+  const session = lookup.session;
+  const events = EventStream.open(session.events, { run_id: session.id, server_id: AGENT_SOURCE, profile: session.profile });
+  events.emit("run_start", { started_at: new Date().toISOString(), pid: process.pid, server_command: ["thoughtgate", "hook"], policy: "-", version: VERSION, agent_command: session.agent.command, project: session.project });
+  events.emit("tool_call_end", { call_id: agentCallId(toolUseId), tool: call.name, args_hash: argsHash(call.arguments), status: "ok", latency_ms: durationMs ?? 0, bytes_out: 0 });
+  events.emit("run_end", {
+    ended_at: new Date().toISOString(),
+    status: "ok",
+    pid: process.pid,
+    exit_code: 0,
+    summary: { calls_total: 0, calls_forwarded: 0, calls_denied: 0, calls_errored: 0, messages_agent_to_server: 0, messages_server_to_agent: 0, framing_errors: 0, smuggling_attempts: 0, orphaned_requests: 0, events_dropped: events.dropped },
+  });
+  await events.close();
+  return true;
 }
 
 async function deciderFor(lookup: SessionLookup, profile: Profile): Promise<Decider> {

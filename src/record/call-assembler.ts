@@ -129,7 +129,8 @@ export class CallAssembler {
     call.reason = str(event.reason);
     call.decided_by = decidedBy(event);
     call.person_reason = str(event.person_reason);
-    if (call.decided_by && PERSON_CHANNELS.has(call.decided_by.channel)) call.asked = true;
+    // Handed to the agent's own prompt: a person was asked there (their answer is the agent's to enforce).
+    if (call.decided_by && (PERSON_CHANNELS.has(call.decided_by.channel) || call.decided_by.channel === "agent_prompt")) call.asked = true;
     this.touch(call);
   }
 

@@ -31,6 +31,10 @@ import type { AgentType, ConfigFile } from "./adapters/types.ts";
  * Codex's default is 600 s too, with no ceiling (a larger `timeout` is taken as given); 600 is set.
  */
 const HOOK_TIMEOUT_S = 600;
+/** Recording that a call ran takes no person: a short timeout. */
+const RAN_TIMEOUT_S = 30;
+/** Claude Code's tools whose calls the embedded default may ask about (a PostToolUse matcher: a regular expression). */
+const ASKED_TOOLS = "Bash|Edit|MultiEdit|NotebookEdit|Write|WebFetch";
 
 /**
  * Whether wrap governs the agent's own tools through its hooks: Claude Code, when the program is
@@ -45,6 +49,26 @@ export function hooksGovern(agent: AgentType, command: readonly string[]): boole
 /** A Claude Code flag that turns hooks off (`--bare`, `--safe-mode`), or null. */
 export function hooklessMode(command: readonly string[]): string | null {
   return command.find((word) => word === "--bare" || word === "--safe-mode") ?? null;
+}
+
+/** Claude Code's name for an MCP server in its tools' names, `mcp__<name>__<tool>` (Claude Code 2.1: every character but letters, digits, `_` and `-` becomes `_`). */
+function claudeServerName(name: string): string {
+  return name.replace(/[^a-zA-Z0-9_-]/g, "_");
+}
+
+/**
+ * The servers whose tools the hook lets through for their shim to decide (docs/governance.md,
+ * "Built-in tools"), by Claude Code's names for them: a name every entry of which runs through
+ * a shim. A name that some ungoverned entry shares, or that one of its tools' names could be read
+ * as (`a` and `a__b` both make `mcp__a__b__x`), is left out: the hook then says nothing about it,
+ * and Claude Code asks as it would.
+ */
+export function governedServerNames(entries: ReadonlyArray<{ name: string; governed: boolean; status: string }>): string[] {
+  const runsThroughShim = (entry: { governed: boolean; status: string }) => entry.governed || entry.status === "wrapped";
+  const ungoverned = entries.filter((entry) => !runsThroughShim(entry)).map((entry) => claudeServerName(entry.name));
+  const governed = new Set(entries.filter(runsThroughShim).map((entry) => claudeServerName(entry.name)));
+  const clash = (a: string, b: string) => a === b || a.startsWith(`${b}__`) || b.startsWith(`${a}__`);
+  return [...governed].filter((name) => !ungoverned.some((other) => clash(name, other))).sort();
 }
 
 /** The shell command a hook entry runs: this binary (its stable path) and the agent's name. */
@@ -70,7 +94,12 @@ export function withAgentHooks(agent: AgentType, command: readonly string[], bin
   const pre = Array.isArray(hooks.PreToolUse) ? hooks.PreToolUse : [];
   // Command-line settings take precedence over the user's, project's and local files: a
   // `disableAllHooks: true` in any of them would otherwise switch the hook off unseen.
-  const merged = { ...settings, disableAllHooks: false, hooks: { ...hooks, PreToolUse: [entry, ...pre] } };
+  // After a call of the tools that may be asked, the hook records that it ran (hook-decision.ts,
+  // recordRan): a yes in Claude Code's own prompt is otherwise not seen. Not after every tool: each
+  // hook is a process.
+  const ran = { matcher: ASKED_TOOLS, hooks: [{ type: "command", command: hookCommand(binary, "claude-code"), timeout: RAN_TIMEOUT_S }] };
+  const post = Array.isArray(hooks.PostToolUse) ? hooks.PostToolUse : [];
+  const merged = { ...settings, disableAllHooks: false, hooks: { ...hooks, PreToolUse: [entry, ...pre], PostToolUse: [ran, ...post] } };
   const file = join(sessionDir, "claude-settings.json");
   writeFileSync(file, `${JSON.stringify(merged, null, 2)}\n`, { mode: 0o600 });
   if (given === null) return [program, "--settings", file, ...rest];

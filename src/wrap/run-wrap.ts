@@ -37,7 +37,7 @@ import { startSessionInfo } from "./session-info.ts";
 import { SESSION_ENV } from "../governance/wire/session.ts";
 import { pinsSummary } from "./pins-summary.ts";
 import { stableShim } from "./shim-path.ts";
-import { hooklessMode, hooksGovern, withAgentHooks, withGeminiHook } from "./agent-hooks.ts";
+import { governedServerNames, hooklessMode, hooksGovern, withAgentHooks, withGeminiHook } from "./agent-hooks.ts";
 import { codexHookTrust, type CodexHookTrust } from "./codex-trust.ts";
 
 /** How long shims get to drain after the agent exits. */
@@ -223,7 +223,7 @@ async function governAndRun(options: WrapOptions, agent: AgentType, ctx: AgentCo
   voice.say(
     [
       ...(canAsk ? [] : [`thoughtgate: ${agentName} in this mode answers no approval prompt itself: approvals go to the page, thoughtgate approve${desktop ? " and a desktop notification" : ""}`]),
-      ...(options.soleApprover ? sole.lines : [agentPromptsNote(agent, mode)].filter((line): line is string => line !== null)),
+      ...(options.soleApprover ? sole.lines : [agentPromptsNote(agent, mode, hooksGovern(agent, options.command))].filter((line): line is string => line !== null)),
       ...hooksLines(agent, options.command, codexTrust),
       ...(screen === "owns"
         ? [`thoughtgate: while ${agentName} runs, wrap writes nothing here: approve in ${agentName}'s own prompt, on the page (\`thoughtgate approvals\` prints its link again)${desktop ? ", in the desktop notification" : ""}; wrap's log ${voice.recording ? voice.path : "cannot be written"}`]
@@ -277,6 +277,8 @@ async function governAndRun(options: WrapOptions, agent: AgentType, ctx: AgentCo
   }
   const { plan } = shared;
   if ("addHook" in hook) voice.say(geminiHookLine(shared.shared.map((one) => one.file)));
+  // The servers whose tools the agent's hook leaves to their shims (agent-hooks.ts).
+  if (hooksGovern(agent, options.command)) info.serversGoverned(governedServerNames([...plan.files, ...plan.given].flatMap((file) => file.entries)));
 
   const pins = pinsSummary(plan.serverIds, engines.engine);
   if (pins) voice.say(pins);

@@ -30,6 +30,8 @@ export type SessionInfo = {
   shim: string;
   /** Record the agent's pid once it runs (so its shims find the session through their ancestry too). */
   agentStarted(pid: number): void;
+  /** Record the servers the session's shims govern (core/session-descriptor.ts, `governedServers`). */
+  serversGoverned(names: readonly string[]): void;
   /** Forget the pids: the session is over. Idempotent. */
   end(): void;
 };
@@ -75,6 +77,10 @@ export function startSessionInfo(start: SessionStart, env: NodeJS.ProcessEnv = p
       descriptor = { ...descriptor, agent: { ...agent, pid, startId: processStartId(pid) } };
       writeSessionDescriptor(path, descriptor);
       forget.push(indexSessionPid(pid, dir, env));
+    },
+    serversGoverned(names) {
+      descriptor = { ...descriptor, governedServers: [...names] };
+      writeSessionDescriptor(path, descriptor);
     },
     end() {
       for (const unindex of forget.splice(0)) unindex();

@@ -54,7 +54,11 @@ export function soleApprover(agent: AgentType, command: readonly string[], serve
  * Without --sole-approver, what the banner says of the agent's own prompts (the issue wrap cannot
  * fix without being asked): two prompts for one call, or calls ThoughtGate never sees.
  */
-export function agentPromptsNote(agent: AgentType, mode: AgentMode): string | null {
+export function agentPromptsNote(agent: AgentType, mode: AgentMode, hooks: boolean): string | null {
+  // Claude Code's hook lets the governed servers' tools through (src/hook/mcp-tool.ts): one prompt already.
+  if (agent === "claude-code" && hooks) {
+    return "thoughtgate: Claude Code's hook leaves the tools of the servers ThoughtGate governs to ThoughtGate, which asks where its policy says so: Claude Code does not ask again (--sole-approver is not needed)";
+  }
   if (agent === "claude-code") {
     return mode === "interactive"
       ? 'thoughtgate: Claude Code asks its own "Do you want to proceed?" before ThoughtGate\'s question for the same call; `wrap --sole-approver` leaves the asking to ThoughtGate for the servers it governs'

@@ -5,10 +5,10 @@
  * exit code and one line.
  */
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
-import { mkdirSync } from "node:fs";
+import { chmodSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { agentSandbox } from "../support/agents.ts";
-import { BINARY, requireBinary } from "../support/harness.ts";
+import { BINARY, FIXTURES, requireBinary } from "../support/harness.ts";
 
 setDefaultTimeout(30_000);
 requireBinary();
@@ -85,5 +85,53 @@ describe("thoughtgate hook, outside a wrap session", () => {
     expect(JSON.parse(ended.stdout).hookSpecificOutput.permissionDecisionReason).toContain("restart the agent");
     // An unknown agent is a usage error, which is the blocking code too.
     expect(hook("cursor", { tool_name: "Bash", tool_input: {} }, sandbox.env, sandbox.project).exitCode).toBe(2);
+  });
+});
+
+describe("thoughtgate hook, in a wrap session of Claude Code", () => {
+  test("an MCP tool of a server the session governs is allowed (its shim decides and asks); an ungoverned server's tool gets no answer", async () => {
+    await using sandbox = agentSandbox();
+    mkdirSync(join(sandbox.project, ".git"));
+    const stdio = { command: process.execPath, args: [join(FIXTURES, "sdk-server-fixture.ts"), sandbox.marker] };
+    const sse = (port: number) => ({ type: "sse", url: `http://127.0.0.1:${port}/sse` });
+    writeFileSync(
+      join(sandbox.home, ".claude.json"),
+      JSON.stringify({
+        mcpServers: {
+          notes: stdio,
+          // Claude Code names its tools mcp__my_docs__…
+          "my.docs": stdio,
+          // The old HTTP+SSE transport: wrap cannot govern it (run here with --allow-ungoverned).
+          "remote-notes": sse(1),
+          // A governed name one of whose tools' names an ungoverned server's could be: mcp__tools__x__y.
+          tools: stdio,
+          tools__x: sse(2),
+        },
+      }),
+    );
+    // The stand-in is started as `claude`, so wrap gives it Claude Code's hook (--settings).
+    const bin = join(sandbox.root, "bin");
+    mkdirSync(bin);
+    writeFileSync(join(bin, "claude"), `#!/bin/sh\nexec '${process.execPath}' '${join(FIXTURES, "claude-hook-runner-fixture.ts")}' "$@"\n`);
+    chmodSync(join(bin, "claude"), 0o755);
+    const out = join(sandbox.root, "answers.json");
+    const tools = ["mcp__notes__delete_note", "mcp__my_docs__read", "mcp__remote-notes__fetch", "mcp__tools__x__y", "mcp__elsewhere__run", "mcp__notes__"];
+    const wrap = Bun.spawnSync([BINARY, "wrap", "--allow-ungoverned", "--", join(bin, "claude")], {
+      cwd: sandbox.project,
+      env: { ...sandbox.env, HOOK_FIXTURE_TOOLS: tools.join(","), HOOK_FIXTURE_OUT: out },
+      stdout: "pipe",
+      stderr: "pipe",
+    });
+    expect(wrap.exitCode, wrap.stderr.toString()).toBe(0);
+    const answers = JSON.parse(readFileSync(out, "utf8")) as Run[];
+    const said = answers.map((run) => (run.stdout === "" ? [run.exitCode, "no answer"] : [run.exitCode, ...claudeDecision(run)]));
+    expect(said).toEqual([
+      [0, "allow", "ThoughtGate: the notes server runs through ThoughtGate, which decides this call (and asks you where its policy says so)"],
+      [0, "allow", "ThoughtGate: the my_docs server runs through ThoughtGate, which decides this call (and asks you where its policy says so)"],
+      [0, "no answer"],
+      [0, "no answer"],
+      [0, "no answer"],
+      [0, "no answer"],
+    ]);
   });
 });

@@ -165,7 +165,7 @@ export class RemoteDecider implements Decider {
           id: request.id,
           message_type: "request",
           profile: this.options.profile,
-          channels: context.elicit ? ["elicitation"] : [],
+          channels: [...(context.elicit ? (["elicitation"] as const) : []), ...(context.askInAgent ? (["agent_prompt"] as const) : [])],
           ...(context.definitionChange ? { definition_change: toWire(context.definitionChange) } : {}),
           // The service's span for this decision hangs under the shim's.
           ...(context.span?.context ? { traceparent: formatTraceparent(context.span.context) } : {}),
@@ -193,6 +193,11 @@ export class RemoteDecider implements Decider {
       if (answer.error) return { action: "deny", gate: answer.gate ?? "governance", ruleId: answer.rule_id, policyId: answer.policy_id, reason: answer.reason, error: answer.error };
       const gate = isGate(answer.gate) ? answer.gate : "governance";
       return deniedVerdict({ gate, code: GOVERNANCE_ERROR.serviceUnavailable, ruleId: answer.rule_id, policyId: answer.policy_id, reason: answer.reason }, callRef(request, this.options.serverId));
+    }
+    if (answer.decision === "ask_agent") {
+      if (!context.askInAgent) return this.unavailable(request, "the service handed the question to an agent prompt this caller did not offer");
+      context.askInAgent(answer.prompt ?? approvalPrompt(input, answer.reason));
+      return { action: "forward", gate: answer.gate ?? "approval", ruleId: answer.rule_id, policyId: answer.policy_id, reason: `${answer.reason}: asked in the agent's own prompt`, decidedBy: { channel: "agent_prompt" } };
     }
     if (!answer.task_id) return this.unavailable(request, "the service asked for approval without a task id");
     context.awaitingApproval(`${answer.reason} (task ${answer.task_id})`);

@@ -52,6 +52,8 @@ export type Session = {
   shim: string;
   /** The wrap process, so a shim can tell at once when it is gone. */
   wrap: { pid: number; startId: string | null };
+  /** The MCP servers whose every entry runs through a shim of this session (core/session-descriptor.ts). */
+  governedServers: string[];
 };
 
 export type SessionLookup =
@@ -114,6 +116,7 @@ async function open(id: string, via: Session["via"], ancestor: number | null, pa
     target: d.target,
     shim: d.shim,
     wrap: { pid: d.pid, startId: d.startId },
+    governedServers: d.governedServers ?? [],
   };
   return { kind: "joined", session };
 }

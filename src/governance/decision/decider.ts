@@ -18,9 +18,10 @@ export type ListKind = "tools" | "prompts" | "resources";
  * Who decided a call a person was asked about (docs/events.md, `decided_by`): the channel, and who
  * where it is known (the Slack member id; the local user for the approvals page and the CLI).
  * `timeout` is the workflow's on_timeout, `session_grant` an earlier "allow for this session",
- * `always_rule` a rule "always allow" wrote.
+ * `always_rule` a rule "always allow" wrote, `agent_prompt` the agent's own permission prompt (the
+ * call was handed to it: the person's answer there is the agent's to enforce, unseen by ThoughtGate).
  */
-export const DECISION_CHANNELS = ["elicitation", "web", "cli", "desktop", "slack", "timeout", "session_grant", "always_rule"] as const;
+export const DECISION_CHANNELS = ["elicitation", "web", "cli", "desktop", "slack", "timeout", "session_grant", "always_rule", "agent_prompt"] as const;
 type DecisionChannel = (typeof DECISION_CHANNELS)[number];
 /**
  * How far a yes reaches (docs/events.md, `decided_by.scope`): this call `once`, the tool for the
@@ -95,6 +96,14 @@ export type DecisionContext = {
    * declare form elicitation. Rejects when `signal` aborts.
    */
   elicit: ((message: string, signal: AbortSignal, purpose?: AskPurpose, options?: AskOptions) => Promise<ElicitOutcome>) | null;
+  /**
+   * Set by a front end that can hand the question to the agent's own permission prompt (Claude
+   * Code's hook, `ask`): where a person must decide and the agent shows its prompt to one, the
+   * decision is to ask there, with `prompt` (what any channel would show, the change included),
+   * instead of waiting on ThoughtGate's channels. The verdict is then a forward decided by
+   * `agent_prompt`: the agent runs the call only on the person's yes.
+   */
+  askInAgent?: (prompt: string) => void;
   /** The decider is now waiting for a human: recorded as a `pending` decision in the audit. */
   awaitingApproval(reason: string): void;
   /**

@@ -181,6 +181,14 @@ export function createEvaluator(options: EvaluationOptions): (request: EvaluateR
       project: place.project,
     };
     const change = grant || request.method !== "tools/call" ? null : previewOf(asked.arguments, readerFor(asked.project));
+    // An agent's hook whose agent shows a person its own permission prompt: the person is asked
+    // there, once, with the same words and change; no task, so no other channel asks again
+    // (docs/governance.md, "Built-in tools").
+    const askAgent = !grant && canElicit && request.channels.includes("agent_prompt") && request.method === "tools/call" && (destination === "any" || destination === "elicitation" || destination === "slack");
+    if (askAgent) {
+      const prompt = approvalPrompt({ ...asked, ruleId: outcome.ruleId }, outcome.reason, { seeAllAt: SEE_ALL_AT, change });
+      return count({ ...base, ...decided, decision: "ask_agent", reason: outcome.reason, prompt }, request, profile);
+    }
     // Every channel offers "always" only where a rule could be written for this call.
     const alwaysRefusal = grant ? null : options.always ? options.always.plan(asked) : "this service cannot write a policy rule";
     const created = tasks.create({

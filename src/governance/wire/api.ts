@@ -59,8 +59,12 @@ export const evaluateRequest = v.object({
   id: v.optional(v.nullable(jsonRpcId)),
   message_type: v.picklist(["request", "response", "notification"]),
   profile: v.picklist(["production", "development"]),
-  /** Approval channels this shim can offer itself (e.g. the agent declared `elicitation`). */
-  channels: v.optional(v.array(v.picklist(["elicitation"])), []),
+  /**
+   * Approval channels this shim can offer itself (e.g. the agent declared `elicitation`);
+   * `agent_prompt`: an agent's hook that can hand the question to the agent's own permission prompt
+   * (Claude Code's `ask`), where the agent shows it to a person.
+   */
+  channels: v.optional(v.array(v.picklist(["elicitation", "agent_prompt"])), []),
   /** Decide whether a person accepts this changed or flagged definition, not the call. */
   definition_change: v.optional(definitionChangeWire),
   /** Tracing on: the W3C context of the shim's span for this decision (the service's span hangs under it). */
@@ -71,7 +75,8 @@ export type EvaluateRequest = v.InferOutput<typeof evaluateRequest>;
 const rpcError = v.object({ code: v.number(), message: v.string(), data: v.optional(v.unknown()) });
 
 export const evaluateResponse = v.object({
-  decision: v.picklist(["forward", "deny", "pending_approval"]),
+  /** `ask_agent`: a person must decide, and the caller offered `agent_prompt`: no task; the agent's prompt asks, with `prompt`. */
+  decision: v.picklist(["forward", "deny", "pending_approval", "ask_agent"]),
   gate: v.nullable(v.string()),
   rule_id: v.nullable(v.string()),
   policy_id: v.nullable(v.string()),

@@ -76,6 +76,7 @@ describe("findSession", () => {
         target: "bun-linux-x64",
         shim: "/pins/thoughtgate",
         wrap: { pid: process.pid, startId: processStartId(process.pid) },
+        governedServers: [],
       },
     });
   });
