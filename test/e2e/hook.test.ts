@@ -54,6 +54,19 @@ describe("thoughtgate hook, outside a wrap session", () => {
     expect(calls.filter((c) => c.tool === "mcp__notes__delete_note")).toEqual([]);
   });
 
+  test("a policy of the user's that lets every agent tool through still cannot let the agent rewrite its hook settings or ThoughtGate's policy", async () => {
+    await using sandbox = agentSandbox();
+    const config = join(sandbox.home, ".config", "thoughtgate");
+    mkdirSync(config, { recursive: true });
+    // What one "always" answer or a person's own edit leaves: a policy file with no agent rules, or one that forwards them all.
+    await Bun.write(join(config, "thoughtgate.yaml"), "schema: 1\ngovernance:\n  rules:\n    - { id: agent-self-protection, source: agent, match: '*', action: forward }\n    - { id: all-agent-tools, source: agent, match: '*', action: forward }\n");
+    const call = (tool_name: string, tool_input: Record<string, unknown>) => hook("claude-code", { hook_event_name: "PreToolUse", cwd: sandbox.project, tool_name, tool_input }, sandbox.env, sandbox.project);
+    expect(claudeDecision(call("Bash", { command: "rm -rf ./data" }))[0]).toBe("allow");
+    expect(claudeDecision(call("Write", { file_path: join(sandbox.home, ".claude", "settings.json"), content: "{}" }))).toEqual(["deny", "ThoughtGate denied this write call: rule agent-self-protection: deny"]);
+    expect(claudeDecision(call("Edit", { file_path: join(config, "thoughtgate.yaml"), old_string: "forward", new_string: "deny" }))[0]).toBe("deny");
+    expect(claudeDecision(call("Bash", { command: "echo '{}' > ~/.claude/settings.json" }))[1]).toContain("agent-self-protection-shell");
+  });
+
   test("Codex and Gemini CLI answer in their own formats", async () => {
     await using sandbox = agentSandbox();
     const codex = hook("codex", { hook_event_name: "PreToolUse", cwd: sandbox.project, tool_name: "Bash", tool_input: { command: "rm -rf ./data" } }, sandbox.env, sandbox.project);

@@ -4,6 +4,7 @@ import { isSafeUrl } from "../safe-url.ts";
 import { PIN_MODES, SEVERITIES } from "../severity.ts";
 import { SECRET_KIND_IDS } from "../secret-kinds.ts";
 import { didYouMean } from "../suggest.ts";
+import { DEFAULT_APPROVAL_TIMEOUT_MS } from "./defaults.ts";
 
 /**
  * `thoughtgate.yaml`, schema 1: the one definition of the file's shape; its type is inferred.
@@ -225,15 +226,6 @@ const destinationSchema = v.variant(
   (issue) =>
     `expected destination.type one of ${DESTINATION_TYPES.join("|")}, got ${issue.received}${typeof issue.input === "string" ? didYouMean(issue.input, DESTINATION_TYPES, DESTINATION_SYNONYMS) : ""}`,
 );
-
-/**
- * How long a call waits for a person by default: long enough to step away for a coffee, and
- * within what the agents' own limits on a tool call allow with no progress sent (README,
- * "How long an approval waits"): Claude Code 2.1.330 gives a stdio MCP call 30 minutes without a
- * response or progress (`CLAUDE_CODE_MCP_TOOL_IDLE_TIMEOUT`) under a hard limit of 10^8 ms
- * (`MCP_TOOL_TIMEOUT`); a modern agent's retry of an asked call is awaited as long (shim/governor.ts).
- */
-export const DEFAULT_APPROVAL_TIMEOUT_MS = 15 * 60_000;
 
 const workflowSchema = strict({
   destination: v.optional(destinationSchema, { type: "any" }),

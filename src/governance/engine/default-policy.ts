@@ -49,11 +49,23 @@ const READ_ONLY_COMMANDS = [
   "git log", "git log *", "git show", "git show *", "git branch", "git rev-parse *", "git ls-files", "git ls-files *",
 ];
 
+const AGENT = { source: AGENT_SOURCE, method: "tools/call" } as const;
+
+/**
+ * The agent may not change its own hook settings, MCP configs or ThoughtGate's policy and state
+ * through its tools, or the model could switch governance off. A floor under every policy, not only
+ * the embedded default: the engine puts these first whatever the policy file says (engine.ts), so a
+ * user's policy (one "always" answer writes one) cannot leave them out.
+ */
+export const SELF_PROTECTION_RULES: readonly Rule[] = [
+  { id: "agent-self-protection", ...AGENT, match: "{edit,write}", arguments: { path: PROTECTED_PATHS }, action: "deny" },
+  { id: "agent-self-protection-shell", ...AGENT, match: "shell", arguments: { command: PROTECTED_IN_COMMANDS.map((glob) => ({ glob })) }, action: "deny" },
+];
+
 function agentRules(): Rule[] {
-  const agent = { source: AGENT_SOURCE, method: "tools/call" } as const;
+  const agent = AGENT;
   return [
-    { id: "agent-self-protection", ...agent, match: "{edit,write}", arguments: { path: PROTECTED_PATHS }, action: "deny" },
-    { id: "agent-self-protection-shell", ...agent, match: "shell", arguments: { command: PROTECTED_IN_COMMANDS.map((glob) => ({ glob })) }, action: "deny" },
+    ...SELF_PROTECTION_RULES,
     { id: "agent-secret-files", ...agent, match: "{read,edit,write}", arguments: { path: SECRET_PATHS }, action: "deny" },
     { id: "agent-secret-files-shell", ...agent, match: "shell", arguments: { command: SECRETS_IN_COMMANDS.map((glob) => ({ glob })) }, action: "deny" },
     { id: "agent-read-project", ...agent, match: "read", arguments: { path: { within: "${PROJECT}" } }, action: "forward" },

@@ -1,5 +1,6 @@
 import { userInfo } from "node:os";
-import { DEFAULT_APPROVAL_TIMEOUT_MS, type ThoughtGateConfig, type Workflow } from "../../core/config/schema.ts";
+import { DEFAULT_APPROVAL_TIMEOUT_MS } from "../../core/config/defaults.ts";
+import type { ThoughtGateConfig, Workflow } from "../../core/config/schema.ts";
 import type { Profile } from "../../core/profile.ts";
 import { messageOf } from "../../core/errors.ts";
 import { log } from "../../core/log.ts";
@@ -13,6 +14,7 @@ import { Rules, type Candidate, type RuleMatch } from "./rules.ts";
 import { secretScanOf, type SecretScanPolicy } from "../decision/secret-policy.ts";
 import { listKindOf, Visibility, type ListVisibility } from "./visibility.ts";
 import { unreadableShell } from "../decision/agent-tools.ts";
+import { SELF_PROTECTION_RULES } from "./default-policy.ts";
 
 export type { EvaluateInput };
 
@@ -63,7 +65,8 @@ export class GovernanceEngine implements PolicyEngine {
     private readonly user = currentUser(),
   ) {
     this.visibility = new Visibility(config);
-    this.rules = new Rules(config);
+    // The agent may not rewrite what governs it, whatever the policy file says (default-policy.ts).
+    this.rules = new Rules(config, SELF_PROTECTION_RULES);
   }
 
   /**
@@ -245,3 +248,4 @@ function currentUser(): string {
     return process.env.USER ?? "unknown";
   }
 }
+

@@ -53,9 +53,16 @@ export class Rules {
   private readonly rules: CompiledRule[];
   private readonly defaults: RuleMatch;
 
-  constructor(config: ThoughtGateConfig) {
-    this.rules = config.governance.rules.map((rule: Rule, i) => {
-      const id = rule.id ?? `rules[${i}]`;
+  /**
+   * `floor`: rules that come before the config's whatever it says (engine.ts, self-protection); a rule
+   * of the config with a floor rule's id is left out, the others keep their own numbers.
+   */
+  constructor(config: ThoughtGateConfig, floor: readonly Rule[] = []) {
+    const own = config.governance.rules.map((rule: Rule, i) => ({ rule, id: rule.id ?? `rules[${i}]` }));
+    const first = floor.filter((rule) => !own.some((entry) => entry.rule === rule));
+    const reserved = new Set(first.map((rule) => rule.id));
+    const ordered = [...first.map((rule) => ({ rule, id: rule.id ?? "floor" })), ...own.filter((entry) => !reserved.has(entry.id))];
+    this.rules = ordered.map(({ rule, id }) => {
       return {
         rule,
         id,
