@@ -144,13 +144,13 @@ for (const era of ERAS) {
       expect(text(await agent.request(9, "tools/call", era.params({ name: "read_note", arguments: { id: "a" } })))).toBe("first note");
     });
 
-    test("an agent that answers the approval form for no one (cancel): no person answered, -32007 saying so", async () => {
+    test("the form dismissed at a person's pace (cancel, as Esc does): the person's refusal, -32007 saying so", async () => {
       using dir = tempDir();
       const { agent } = shim(dir.path, era, ASK_DELETE);
       await era.open(agent, ELICIT);
       const result = await approve(agent, era, 1, { action: "cancel" });
       expect(result.error).toMatchObject({ code: -32007 });
-      expect(result.error?.message).toContain("no person answered");
+      expect(result.error?.message).toContain("refused by the person: they dismissed the agent's prompt (Esc)");
       expect(text(await agent.request(9, "tools/call", era.params({ name: "read_note", arguments: { id: "a" } })))).toBe("first note");
     });
 

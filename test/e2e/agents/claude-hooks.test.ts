@@ -13,7 +13,7 @@ import { join } from "node:path";
 import { agentBinary, agentSandbox, describeRun } from "../../support/agents.ts";
 import { startFakeAnthropic } from "../../support/fake-models/anthropic.ts";
 import { BINARY, requireBinary, waitFor } from "../../support/harness.ts";
-import { decideAtTerminal } from "../../support/terminal.ts";
+import { decideAtTerminal, tasksAtTerminal } from "../../support/terminal.ts";
 
 setDefaultTimeout(120_000);
 requireBinary();
@@ -139,11 +139,12 @@ test("a write is asked once: a person's 'allow for this session' lets Claude Cod
   const env = { ...sandbox.env, ANTHROPIC_BASE_URL: model.url, ANTHROPIC_API_KEY: "sk-ant-thoughtgate-test", ENABLE_TOOL_SEARCH: "false", CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1", DISABLE_AUTOUPDATER: "1" };
   const wrap = Bun.spawn([BINARY, "wrap", "--", agentBinary("claude-code"), "-p", "Write two files.", "--allowedTools", "Write"], { cwd: sandbox.project, env, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
   const stderr = new Response(wrap.stderr).text();
-  const tasks = () => {
-    const run = Bun.spawnSync([BINARY, "tasks", "--json"], { env, stdout: "pipe", stderr: "pipe" });
-    return run.exitCode === 0 ? (JSON.parse(run.stdout.toString()) as Array<{ task_id: string; status: string; name: string }>) : [];
+  // The task list is shown to a person at a terminal, as a decision is.
+  const tasks = async () => {
+    const run = await tasksAtTerminal(["--json"], { env });
+    return run.exitCode === 0 ? (JSON.parse(run.stdout) as Array<{ task_id: string; status: string; name: string }>) : [];
   };
-  const pending = await waitFor(() => tasks().find((t) => t.status === "pending" && t.name === "write"), "the write's approval task", 60_000);
+  const pending = await waitFor(async () => (await tasks()).find((t) => t.status === "pending" && t.name === "write"), "the write's approval task", 60_000);
   const approved = await decideAtTerminal(["approve", pending.task_id, "--session"], { env });
   expect(approved.exitCode, approved.stderr).toBe(0);
   expect(await wrap.exited, await stderr).toBe(0);
