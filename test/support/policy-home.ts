@@ -4,7 +4,7 @@
  * (the repository's, found because a shim, `serve` or `wrap` runs in that directory).
  */
 import type { FileSink } from "bun";
-import { closeSync, constants, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { closeSync, constants, mkdirSync, openSync, readFileSync, rmSync, writeFileSync, writeSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fixture, requireBinary, tempDir } from "./harness.ts";
@@ -45,12 +45,12 @@ export type Finished = { exitCode: number | null; stdout: string; stderr: string
  * Run `thoughtgate ARGS` in `cwd` and wait for it to exit. `stdin`: text written and then closed;
  * or `"fifo"`, a named pipe (in `fifoDir`) that stays open with nothing written, as a shell
  * pipeline from an agent that waits for answers (a socket, which Bun.spawn's pipes are, cannot be
- * opened again through /dev/stdin at all). A process still running after `timeoutMs` is killed
+ * opened again through /dev/stdin at all), with `write` in it first if given. A process still running after `timeoutMs` is killed
  * (and reported `timedOut`), so a hang fails the test instead of stalling it.
  */
 export async function runThoughtgate(
   args: string[],
-  options: { cwd: string; env: Record<string, string>; stdin?: string | { fifoDir: string }; timeoutMs?: number },
+  options: { cwd: string; env: Record<string, string>; stdin?: string | { fifoDir: string; write?: string }; timeoutMs?: number },
 ): Promise<Finished> {
   let fifo: number | null = null;
   if (typeof options.stdin === "object") {
@@ -59,6 +59,7 @@ export async function runThoughtgate(
     if (made.exitCode !== 0) throw new Error(`mkfifo ${path}: ${made.stderr.toString()}`);
     // Read-write, so the open does not wait for a writer and the pipe never reaches end of file.
     fifo = openSync(path, constants.O_RDWR);
+    if (options.stdin.write !== undefined) writeSync(fifo, options.stdin.write);
   }
   const report = join(tmpdir(), `thoughtgate-peak-${Bun.randomUUIDv7()}.json`);
   // Through test/fixtures/peak-rss-fixture.ts: this test process has run many children, and the

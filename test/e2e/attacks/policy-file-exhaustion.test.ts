@@ -41,7 +41,7 @@ describe("a repository's thoughtgate.yaml cannot exhaust the shim", () => {
     const run = await runThoughtgate(["shim", "--server-id", "x", "--", "cat"], { cwd: policy.project, env: policy.env });
     expect(run.exitCode).toBe(1);
     expect(run.maxRss).toBeLessThan(RSS_LIMIT_BYTES);
-    expect(run.stderr).toContain(`${policy.projectFile} (project policy): 1 problem`);
+    expect(run.stderr).toContain(`its policy ${policy.projectFile} (project policy) has 1 problem`);
     expect(run.stderr).toContain("(file): not valid YAML: aliases (*name) are followed more than 100 times; write the values out instead");
   });
 
@@ -67,19 +67,22 @@ describe("a repository's thoughtgate.yaml cannot exhaust the shim", () => {
     symlinkSync("/dev/stdin", policy.projectFile);
     // The agent keeps its end open, as a real one does while it waits for the server's answers.
     const fifoDir = join(policy.project, "..");
-    const run = await runThoughtgate(["shim", "--server-id", "x", "--", "cat"], { cwd: policy.project, env: policy.env, stdin: { fifoDir }, timeoutMs: 10_000 });
-    expect(run.timedOut).toBe(false);
-    expect(run.exitCode).toBe(1);
+    // Its first message is an initialize: the shim answers it with the refusal (so it was not read
+    // as the policy), and stays to answer the next one until the agent closes its end.
+    const initialize = `${JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "agent", version: "1" } } })}\n`;
+    const answered = (run: { stdout: string }) => JSON.parse(run.stdout.split("\n")[0] ?? "") as { id: number; error: { code: number; message: string } };
+    const run = await runThoughtgate(["shim", "--server-id", "x", "--", "cat"], { cwd: policy.project, env: policy.env, stdin: { fifoDir, write: initialize }, timeoutMs: 5_000 });
+    expect(answered(run)).toMatchObject({ id: 1, error: { code: -32013 } });
+    expect(answered(run).error.message).toContain("it is a link to a file outside the project directory");
     expect(run.stderr).toContain("it is a link to a file outside the project directory");
     // Given explicitly, a device or pipe is refused all the same, never read until it ends.
     const explicit = await runThoughtgate(["shim", "--server-id", "x", "--thoughtgate-config", "/dev/stdin", "--", "cat"], {
       cwd: policy.project,
       env: policy.env,
-      stdin: { fifoDir },
-      timeoutMs: 10_000,
+      stdin: { fifoDir, write: initialize },
+      timeoutMs: 5_000,
     });
-    expect(explicit.timedOut).toBe(false);
-    expect(explicit.exitCode).toBe(1);
+    expect(answered(explicit)).toMatchObject({ id: 1, error: { code: -32013 } });
     expect(explicit.stderr).toContain("/dev/stdin: the policy file is not a regular file");
   });
 
