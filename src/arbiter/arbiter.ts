@@ -48,7 +48,7 @@ const MALFORMED_WARNINGS = 10;
  * (`requires_policy: true`) is decided by the same 4-gate engine as a shim's `tools/call`
  * (docs/architecture.md, decision 4) and answered on the control channel at once; an approval is
  * asked on the terminal. One state machine per id (docs/codecli-protocol.md §6) makes every decision
- * happen once; it is kept in one class (a little over 300 lines) so each transition sits beside the
+ * happen once; it is kept in one class so each transition sits beside the
  * events and writes it causes.
  */
 export class Arbiter {

@@ -36,7 +36,7 @@ const MAX_PAGES = 64;
  * changed since the last list (a digest per item); a call costs one map lookup, and only while
  * something is blocked. Pins are read from disk when the first list arrives and again when the
  * file changed (another shim, `thoughtgate pins accept`), which the guard watches for while it
- * blocks anything. One class of a little over 300 lines: the served definitions, the pins and what
+ * blocks anything. One class: the served definitions, the pins and what
  * is blocked change together.
  */
 export class DefinitionGuard {

@@ -59,7 +59,7 @@ export type GovernorOptions = {
  * told apart per request (era.ts): a legacy agent is asked for approval with an `elicitation/create`
  * request, a modern one with an `input_required` answer it retries (input-asks.ts), and a tool's own
  * `input_required` rounds continue under the decision already made (server-rounds.ts).
- * One class of a little over 300 lines: a modern call's approval continues in its retry, and both
+ * One class: a modern call's approval continues in its retry, and both
  * share the held decisions, the open asks and the verdict's application with every other path.
  */
 export class Governor {
