@@ -55,7 +55,7 @@ export type RouterOptions = {
  * The shim's routing logic, free of I/O: validated units in, lines out to the agent and the server.
  * It owns its collaborators: the governor (every governed request), the call audit and counters,
  * the visibility filter on lists, the tool catalog, and the shim's own requests. One instance per
- * shim (a little over 300 lines: both directions of one connection are one state machine).
+ * shim (both directions of one connection are one state machine).
  */
 export class Router {
   /** Agent requests the server has not answered yet. */
