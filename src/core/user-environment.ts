@@ -102,7 +102,7 @@ export function placeShim(execPath: string, env: NodeJS.ProcessEnv, uid = proces
   if (home === undefined) return { refused: `${path} is missing and ${stateDir} is not under a home directory; run thoughtgate wrap or enroll again to write it` };
   placed.HOME = home;
   const ignored = Object.keys({ ...env, ...placed })
-    .filter((key) => isPlacingVariable(key) && env[key] !== placed[key] && env[key] !== undefined)
+    .filter((key) => isPlacingVariable(key) && env[key] !== placed[key] && env[key] !== undefined && env[key] !== "")
     .sort();
   return { stateDir, env: placed, ignored };
 }
