@@ -48,13 +48,19 @@ export function agentEdit(text: string): string {
 export function useSampleConfig(): { readonly dir: string; readonly config: string } {
   let dir: ReturnType<typeof tempDir> | undefined;
   let config = "";
+  const before = process.env.XDG_STATE_HOME;
   beforeEach(() => {
     dir = tempDir();
     process.env.XDG_STATE_HOME = join(dir.path, "state");
     config = join(dir.path, "settings.json");
     writeFileSync(config, SAMPLE_JSONC);
   });
-  afterEach(() => dir?.[Symbol.dispose]());
+  // The test run's own state directory again: later files' binaries must not inherit a removed one.
+  afterEach(() => {
+    dir?.[Symbol.dispose]();
+    if (before === undefined) delete process.env.XDG_STATE_HOME;
+    else process.env.XDG_STATE_HOME = before;
+  });
   return {
     get dir() {
       return dir?.path ?? "";

@@ -16,6 +16,7 @@ import { tempDir } from "../support/harness.ts";
 
 let dir: ReturnType<typeof tempDir>;
 let config: string;
+const stateBefore = process.env.XDG_STATE_HOME;
 beforeEach(() => {
   dir = tempDir();
   process.env.XDG_STATE_HOME = join(dir.path, "state");
@@ -25,6 +26,9 @@ beforeEach(() => {
 afterEach(() => {
   restoreAllGuards();
   dir[Symbol.dispose]();
+  // The test run's own state directory again: later files' binaries must not inherit a removed one.
+  if (stateBefore === undefined) delete process.env.XDG_STATE_HOME;
+  else process.env.XDG_STATE_HOME = stateBefore;
 });
 
 /** A guard for a wrap session of this process (a new run id each), sharing `path` with the sample rewrite. */
