@@ -4,7 +4,7 @@
  * suggestions come from the schema itself).
  */
 import { describe, expect, test } from "bun:test";
-import { readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ROOT, tempDir } from "../support/harness.ts";
 import { runBinary } from "../support/serve.ts";
@@ -47,11 +47,17 @@ describe("a mistyped command line: exit 2, the line that was meant, and the help
     const env = { HOME: home.path, XDG_CONFIG_HOME: join(home.path, ".config"), XDG_STATE_HOME: join(home.path, ".local", "state") };
     const original = '{ "mcpServers": { "notes": { "command": "node", "args": ["notes.js"] } } }\n';
     writeFileSync(join(home.path, ".claude.json"), original);
+    mkdirSync(join(home.path, ".claude"));
+    writeFileSync(join(home.path, ".claude", "settings.json"), "{}\n");
     const enrolled = await runBinary(["enroll", "claude"], { env, cwd: home.path });
-    expect(enrolled).toMatchObject({ exitCode: 0, stdout: "Claude Code: enrolled ~/.claude.json: notes\n" });
+    expect(enrolled).toMatchObject({
+      exitCode: 0,
+      stdout: "Claude Code: enrolled ~/.claude.json: notes\nClaude Code: its own tools (Bash, Read, Edit, Write, WebFetch, …) governed in every run: PreToolUse hook in ~/.claude/settings.json\n",
+    });
     const back = await runBinary(["unenroll", "claude"], { env, cwd: home.path });
     expect(back).toMatchObject({ exitCode: 0 });
     expect(readFileSync(join(home.path, ".claude.json"), "utf8")).toBe(original);
+    expect(readFileSync(join(home.path, ".claude", "settings.json"), "utf8")).toBe("{}\n");
   });
 
   test("an unknown word that is close to nothing lists the commands", async () => {
