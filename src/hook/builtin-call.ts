@@ -54,14 +54,14 @@ const ANNOTATIONS: Record<AgentTool, ToolAnnotations | undefined> = {
 
 /**
  * The call for the policy, or null for a call that is not the agent's own tool: an MCP server's
- * tool (`mcp__server__tool` in Claude Code and Codex, `server__tool` in Gemini CLI), which the
- * server's shim governs. `shellCommands` reads a shell line (shell-commands.ts, loaded only here).
+ * tool (`mcp__server__tool` in Claude Code and Codex; in Gemini CLI, one announced with its
+ * `mcp_context`), which the server's shim governs. `shellCommands` reads a shell line (shell-commands.ts, loaded only here).
  */
 export async function builtinCall(
   hook: HookCall,
   readShell: (command: string) => Promise<{ ok: true; commands: string[] } | { ok: false; why: string }>,
 ): Promise<BuiltinCall | null> {
-  if (hook.toolName.startsWith("mcp__")) return null;
+  if (hook.toolName.startsWith("mcp__") || hook.mcp) return null;
   const known = TOOLS[hook.toolName];
   const input = hook.toolInput;
   if (!known) return { name: hook.toolName, arguments: { ...input, tool: hook.toolName }, annotations: undefined };
