@@ -4,6 +4,7 @@
  * it, runs the agent and puts it back; what the agent's shims decided is in the session record
  * wrap prints. The user's policy is `~/.config/thoughtgate/thoughtgate.yaml` in the sandbox.
  */
+import { expect } from "bun:test";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import type { AgentLaunch, AgentRun, AgentSandbox } from "./agents.ts";
@@ -77,4 +78,21 @@ export function escapeRegExp(text: string): string {
 /** The file's bytes, to compare before and after (`cmp`). */
 export function bytes(path: string): Buffer {
   return readFileSync(path);
+}
+
+/** A call of a wrap session as `thoughtgate log --json` gives it. */
+export type LoggedCall = { server: string; tool: string; arguments: Record<string, unknown> & { command?: string; tool?: string }; outcome: string; rule_id?: string | null };
+
+/** The calls of the wrap session whose summary (in wrap's `stderr`) names it, through `thoughtgate log --session ID --json`. */
+export function sessionCalls(env: Record<string, string>, stderr: string): LoggedCall[] {
+  const session = /thoughtgate log --session (\S+)/.exec(stderr)?.[1];
+  expect(session, stderr).toBeDefined();
+  const log = Bun.spawnSync([requireBinary(), "log", "--session", session as string, "--json"], { env, stdout: "pipe", stderr: "pipe" });
+  expect(log.exitCode, log.stderr.toString()).toBe(0);
+  return log.stdout
+    .toString()
+    .trim()
+    .split("\n")
+    .filter((line) => line !== "")
+    .map((line) => JSON.parse(line) as LoggedCall);
 }

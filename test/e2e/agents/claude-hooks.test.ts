@@ -13,6 +13,7 @@ import { join } from "node:path";
 import { agentBinary, agentSandbox, describeRun } from "../../support/agents.ts";
 import { startFakeAnthropic } from "../../support/fake-models/anthropic.ts";
 import { BINARY, requireBinary, waitFor } from "../../support/harness.ts";
+import { sessionCalls } from "../../support/wrapped-agents.ts";
 import { decideAtTerminal, tasksAtTerminal } from "../../support/terminal.ts";
 
 setDefaultTimeout(120_000);
@@ -50,18 +51,6 @@ async function wrapClaude(sandbox: ReturnType<typeof agentSandbox>, model: { url
   return { exitCode, stdout, stderr, env };
 }
 
-function sessionCalls(env: Record<string, string>, stderr: string) {
-  const session = /thoughtgate log --session (\S+)/.exec(stderr)?.[1];
-  expect(session, stderr).toBeDefined();
-  const log = Bun.spawnSync([BINARY, "log", "--session", session as string, "--json"], { env, stdout: "pipe", stderr: "pipe" });
-  expect(log.exitCode, log.stderr.toString()).toBe(0);
-  return log.stdout
-    .toString()
-    .trim()
-    .split("\n")
-    .filter((line) => line !== "")
-    .map((line) => JSON.parse(line) as { server: string; tool: string; arguments: Record<string, unknown>; outcome: string; rule_id?: string | null });
-}
 
 test("rm -rf ./data through Claude Code's own Bash does not run; ls does, and reaches the model; both in the log; settings byte for byte", async () => {
   await using sandbox = agentSandbox();

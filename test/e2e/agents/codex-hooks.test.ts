@@ -15,24 +15,12 @@ import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { agentSandbox, codex, describeRun } from "../../support/agents.ts";
 import { startFakeOpenAIResponses } from "../../support/fake-models/openai-responses.ts";
-import { BINARY, requireBinary } from "../../support/harness.ts";
-import { runWrapped, throughWrap, writeUserPolicy } from "../../support/wrapped-agents.ts";
+import { requireBinary } from "../../support/harness.ts";
+import { runWrapped, sessionCalls, throughWrap, writeUserPolicy } from "../../support/wrapped-agents.ts";
 
 setDefaultTimeout(120_000);
 requireBinary();
 
-function sessionCalls(env: Record<string, string>, stderr: string) {
-  const session = /thoughtgate log --session (\S+)/.exec(stderr)?.[1];
-  expect(session, stderr).toBeDefined();
-  const log = Bun.spawnSync([BINARY, "log", "--session", session as string, "--json"], { env, stdout: "pipe", stderr: "pipe" });
-  expect(log.exitCode, log.stderr.toString()).toBe(0);
-  return log.stdout
-    .toString()
-    .trim()
-    .split("\n")
-    .filter((line) => line !== "")
-    .map((line) => JSON.parse(line) as { server: string; tool: string; arguments: { command?: string; tool?: string }; outcome: string });
-}
 
 test("under wrap, Codex's own exec_command goes through ThoughtGate's trusted hook: a write outside refused, ls run, config.toml byte for byte", async () => {
   await using sandbox = agentSandbox();

@@ -14,23 +14,11 @@ import { join } from "node:path";
 import { agentSandbox, describeRun, gemini } from "../../support/agents.ts";
 import { startFakeGemini } from "../../support/fake-models/gemini.ts";
 import { BINARY, requireBinary, waitFor } from "../../support/harness.ts";
-import { runWrapped, throughWrap, writeUserPolicy } from "../../support/wrapped-agents.ts";
+import { runWrapped, sessionCalls, throughWrap, writeUserPolicy } from "../../support/wrapped-agents.ts";
 
 setDefaultTimeout(120_000);
 requireBinary();
 
-function sessionCalls(env: Record<string, string>, stderr: string) {
-  const session = /thoughtgate log --session (\S+)/.exec(stderr)?.[1];
-  expect(session, stderr).toBeDefined();
-  const log = Bun.spawnSync([BINARY, "log", "--session", session as string, "--json"], { env, stdout: "pipe", stderr: "pipe" });
-  expect(log.exitCode, log.stderr.toString()).toBe(0);
-  return log.stdout
-    .toString()
-    .trim()
-    .split("\n")
-    .filter((line) => line !== "")
-    .map((line) => JSON.parse(line) as { server: string; tool: string; arguments: { command?: string }; outcome: string });
-}
 
 /** The user's settings, spaced their way, with a hook of their own: the same bytes must come back. */
 function userSettings(path: string): string {
