@@ -40,10 +40,10 @@ const TARGETS: Record<string, Target> = {
     files: ["src/stdio/json-shape.ts"],
     tests: ["test/stdio/json-shape.test.ts", "test/stdio/framer.test.ts", "test/e2e/attacks/duplicate-keys.test.ts"],
   },
-  decider: { files: ["src/governance/decision/decider.ts"], tests: ["test/governance/decision/decider.test.ts"] },
+  decider: { files: ["src/governance/verdict/decider.ts"], tests: ["test/governance/verdict/decider.test.ts"] },
   "strictest-of": {
     files: ["src/governance/engine/strictest-of.ts"],
-    tests: ["test/governance/engine/strictest-of.test.ts", "test/governance/decision/secret-policy.test.ts"],
+    tests: ["test/governance/engine/strictest-of.test.ts", "test/governance/verdict/secret-policy.test.ts"],
   },
   "approval-form": { files: ["src/shim/approval-form.ts"], tests: ["test/shim/approval-form.test.ts"] },
   "input-asks": { files: ["src/shim/input-asks.ts"], tests: ["test/e2e/eras.test.ts", "test/e2e/eras-approvals.test.ts"] },
@@ -53,7 +53,7 @@ const TARGETS: Record<string, Target> = {
   },
   redact: {
     files: ["src/telemetry/redact.ts"],
-    tests: ["test/telemetry/redact.test.ts", "test/governance/decision/approval-prompt.test.ts", "test/governance/approval/slack-message.test.ts"],
+    tests: ["test/telemetry/redact.test.ts", "test/governance/verdict/approval-prompt.test.ts", "test/governance/approval/slack-message.test.ts"],
   },
   "secret-scanner": {
     files: ["src/telemetry/secret-*.ts"],

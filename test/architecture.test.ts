@@ -169,7 +169,7 @@ describe("docs/architecture.md holds for src/", () => {
 
   test("the import scanner sees static, dynamic and re-export imports (so the rules above can fail)", () => {
     const router = graph.get(join(SRC, "shim", "router.ts")) ?? [];
-    expect(router).toContain(join(SRC, "governance", "decision", "decider.ts"));
+    expect(router).toContain(join(SRC, "governance", "verdict", "decider.ts"));
     const cli = graph.get(join(SRC, "cli.ts")) ?? [];
     expect(cli.some((target) => target.startsWith(join(SRC, "commands")))).toBe(true);
     const service = graph.get(join(SRC, "governance", "service", "service.ts")) ?? [];

@@ -20,7 +20,7 @@ const LEFT_FOR_NOW = new Set([
   "src/arbiter/call-table.ts: REMEMBERED_CALLS",
   "src/arbiter/protocol.ts: PROTOCOL_VERSION",
   "src/arbiter/protocol.ts: CAPABILITIES",
-  "src/arbiter/session.ts: WRITE_FAILURE_GRACE_MS",
+  "src/arbiter/run-arbiter.ts: WRITE_FAILURE_GRACE_MS",
   "src/shim/era.ts: META_CAPABILITIES",
   "src/shim/era.ts: META_CLIENT_INFO",
   "src/shim/input-asks.ts: APPROVAL_INPUT_KEY",

@@ -1,14 +1,14 @@
 import { taggedLog, type Logger } from "../core/log.ts";
 import type { Profile } from "../core/profile.ts";
 import type { EngineHolder } from "../governance/engine/engine-holder.ts";
-import { approvalPrompt } from "../governance/decision/approval-prompt.ts";
-import { decisionInput } from "../governance/decision/decider.ts";
+import { approvalPrompt } from "../governance/verdict/approval-prompt.ts";
+import { decisionInput } from "../governance/verdict/decider.ts";
 import { decideSafely, type EvaluateInput, type Outcome } from "../governance/engine/engine.ts";
 import { rawForLog, type ArbiterSummary, type EventStream } from "../telemetry/events.ts";
 import { CallRecord, decisionFields, type AuditIdentity } from "../pipeline/call-record.ts";
 import { CallTable, type Call, type CallState } from "./call-table.ts";
 import type { ControlChannel } from "./control-channel.ts";
-import { abortMessage, decisionMessage, type AbortCode, type Decision, type ToolEvent, type ToolRequest, type ToolResult } from "./protocol.ts";
+import { abortMessage, decisionMessage, type AbortCode, type ArbiterDecision, type ToolEvent, type ToolRequest, type ToolResult } from "./protocol.ts";
 import type { ApprovalAnswer, Approver } from "./terminal-approver.ts";
 
 export type ArbiterOptions = {
@@ -18,7 +18,7 @@ export type ArbiterOptions = {
   serverId: string;
   runId: string;
   /** What an approval gets when there is no terminal to ask on. */
-  defaultAction: Decision;
+  defaultAction: ArbiterDecision;
   decisionTimeoutMs: number;
   control: ControlChannel;
   approver: Approver;
@@ -222,7 +222,7 @@ export class Arbiter {
   }
 
   /** Write the decision once (docs/codecli-protocol.md §6.2: the first one wins) and record it. */
-  private decide(call: Call, decision: Decision, verdict: Verdict, state: CallState = decision === "allow" ? "allowed" : "denied"): void {
+  private decide(call: Call, decision: ArbiterDecision, verdict: Verdict, state: CallState = decision === "allow" ? "allowed" : "denied"): void {
     if (!this.calls.settle(call, state)) return;
     const delivered = this.options.control.send(decisionMessage(call.runId, call.id, decision, verdict.reason, verdict.ruleId));
     if (!delivered) call.state = "failed_transport";

@@ -93,15 +93,15 @@ function checked<S extends v.GenericSchema>(schema: S, value: unknown, wrap: (ou
 }
 
 /** What the arbiter writes to the child's stdin (docs/codecli-protocol.md §3). `ts` is RFC 3339. */
-export type Decision = "allow" | "deny";
+export type ArbiterDecision = "allow" | "deny";
 export type AbortCode = "user_cancel" | "policy_violation" | "fatal_error";
 
 export type ControlMessage =
-  | { v: 1; type: "policy.decision"; ts: string; run_id: string; id: EventId; decision: Decision; reason: string; rule_id: string | null }
+  | { v: 1; type: "policy.decision"; ts: string; run_id: string; id: EventId; decision: ArbiterDecision; reason: string; rule_id: string | null }
   | { v: 1; type: "policy.ping"; ts: string; run_id: string; id: string; capabilities: string[]; timeout_ms: number }
   | { v: 1; type: "policy.abort"; ts: string; run_id: string; id: string; reason: string; code: AbortCode };
 
-export function decisionMessage(runId: string, id: EventId, decision: Decision, reason: string, ruleId: string | null): ControlMessage {
+export function decisionMessage(runId: string, id: EventId, decision: ArbiterDecision, reason: string, ruleId: string | null): ControlMessage {
   return { v: 1, type: "policy.decision", ts: new Date().toISOString(), run_id: runId, id, decision, reason, rule_id: ruleId };
 }
 

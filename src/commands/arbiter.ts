@@ -1,5 +1,5 @@
 import { defineCommand } from "citty";
-import { runArbiter, DECISION_TIMEOUT_MS } from "../arbiter/session.ts";
+import { runArbiter, DECISION_TIMEOUT_MS } from "../arbiter/run-arbiter.ts";
 import { usageError } from "../core/errors.ts";
 import { didYouMean } from "../core/suggest.ts";
 import { EngineHolder } from "../governance/engine/engine-holder.ts";

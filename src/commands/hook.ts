@@ -4,7 +4,7 @@ import { HOOK_AGENTS, parseHookInput, renderAnswer, renderFailure, type HookAgen
 import { builtinCall } from "../hook/builtin-call.ts";
 import { decideBuiltinCall, recordRan } from "../hook/hook-decision.ts";
 import { mcpToolAnswer } from "../hook/mcp-tool.ts";
-import { findSession } from "../governance/deciders/session.ts";
+import { findSession } from "../governance/deciders/find-session.ts";
 import { defaultEventsPath, optionalDuration, profileArg, resolveProfile } from "./_shared.ts";
 
 /**

@@ -2,7 +2,7 @@ import { defineCommand } from "citty";
 import { EXIT, ThoughtGateError, usageError } from "../core/errors.ts";
 import { didYouMean } from "../core/suggest.ts";
 import { showInvisible, showInvisibleInJson } from "../core/visible-text.ts";
-import { visibleLines } from "../governance/decision/definition-acceptance.ts";
+import { visibleLines } from "../governance/verdict/definition-acceptance.ts";
 import { KIND_WORDS, pretty } from "../governance/definitions/definition.ts";
 import { describeFinding } from "../governance/definitions/findings.ts";
 import { acceptPins, pinReport, resetPins, type DefinitionStatus, type PinChange, type ServerPins } from "../governance/definitions/pin-report.ts";

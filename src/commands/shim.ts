@@ -2,7 +2,7 @@ import { defineCommand } from "citty";
 import { runShim } from "../shim/proxy.ts";
 import { runIdentity } from "../shim/run-identity.ts";
 import { createShimDecider } from "../governance/deciders/shim-decider.ts";
-import { findSession, type SessionLookup } from "../governance/deciders/session.ts";
+import { findSession, type SessionLookup } from "../governance/deciders/find-session.ts";
 import { commonArgs, eventsArg, eventsPath, givenOrAbsent, optionalDuration, profileArg, resolveProfile, runIdFromEnv } from "./_shared.ts";
 import { remoteArgs, shimSides } from "./_shim-sides.ts";
 import { replaceWithStateBinary } from "../core/exec.ts";
@@ -10,7 +10,7 @@ import { EXIT, messageOf, ThoughtGateError } from "../core/errors.ts";
 import { log } from "../core/log.ts";
 import { stateDir } from "../core/paths.ts";
 import { placeShim } from "../core/user-environment.ts";
-import type { Decider } from "../governance/decision/decider.ts";
+import type { Decider } from "../governance/verdict/decider.ts";
 import { answerWithRefusal, refusalError } from "../shim/policy-refusal.ts";
 import { TARGET, VERSION } from "../version.ts";
 

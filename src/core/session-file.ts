@@ -2,7 +2,7 @@
  * Where a `thoughtgate wrap` session keeps its files: `<state dir>/sessions/<run id>/` holds
  * `wrap.json` (the descriptor: session-descriptor.ts), `secret` (the shims' session secret, 0600)
  * and `events.jsonl` (the session's record). Read by the shims that join the session
- * (governance/wire/session.ts), by wrap and doctor, and by `thoughtgate log` walking the record.
+ * (governance/wire/session-index.ts), by wrap and doctor, and by `thoughtgate log` walking the record.
  *
  * No valibot here: a shim that belongs to no session reads nothing more than one directory listing.
  */

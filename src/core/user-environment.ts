@@ -31,7 +31,7 @@ const USER_ENVIRONMENT_FILE = "user-environment.json";
 
 /**
  * `THOUGHTGATE_*` variables that place nothing: the session a shim was started in (checked against
- * the user's own state directory: governance/deciders/session.ts), the marker of a shim that became
+ * the user's own state directory: governance/deciders/find-session.ts), the marker of a shim that became
  * its session's binary, the remote server's URL and headers wrap itself writes into the entry, the
  * service secret a person's own `--governance-endpoint` entry passes, the run id and the log level.
  */

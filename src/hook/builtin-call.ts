@@ -1,5 +1,5 @@
 /**
- * An agent's tool call as the policy sees it (governance/decision/agent-tools.ts): the normalised
+ * An agent's tool call as the policy sees it (governance/verdict/agent-tools.ts): the normalised
  * name, the arguments the rules match on, and the annotations a policy written for MCP tools reads
  * (a read is read-only; an edit or write may destroy; a fetch reaches the open world; a shell command
  * declares nothing, so MCP's defaults count it as destructive).
@@ -7,7 +7,7 @@
 import { homedir } from "node:os";
 import { isAbsolute, join, resolve } from "node:path";
 import type { ToolAnnotations } from "../core/mcp-schema.ts";
-import type { AgentTool } from "../governance/decision/agent-tools.ts";
+import type { AgentTool } from "../governance/verdict/agent-tools.ts";
 import type { HookCall } from "./agent-formats.ts";
 
 export type BuiltinCall = { name: string; arguments: Record<string, unknown>; annotations: ToolAnnotations | undefined };

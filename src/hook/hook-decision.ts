@@ -1,7 +1,7 @@
 /**
  * One built-in tool call decided and recorded the way a shim decides and records an MCP call
  * (docs/architecture.md, decision 13): the wrap session the agent runs in decides through its
- * governance service (found as a shim finds it: governance/deciders/session.ts), an ended session
+ * governance service (found as a shim finds it: governance/deciders/find-session.ts), an ended session
  * refuses, and outside any session the user's own policy decides in this process, as a standalone
  * shim's does. The call, its decision (and its wait for a person) go to the session's record (or a
  * standalone run's), so `thoughtgate log` shows it with its command.
@@ -12,9 +12,9 @@ import { argsHash } from "../core/canonical-json.ts";
 import type { JsonRpcRequest } from "../core/jsonrpc.ts";
 import type { Profile } from "../core/profile.ts";
 import { projectRoot } from "../core/project.ts";
-import { AGENT_SOURCE } from "../governance/decision/agent-tools.ts";
-import type { Decider, Verdict } from "../governance/decision/decider.ts";
-import { findSession, type SessionLookup } from "../governance/deciders/session.ts";
+import { AGENT_SOURCE } from "../governance/verdict/agent-tools.ts";
+import type { Decider, Verdict } from "../governance/verdict/decider.ts";
+import { findSession, type SessionLookup } from "../governance/deciders/find-session.ts";
 import { createShimDecider } from "../governance/deciders/shim-decider.ts";
 import { EventStream } from "../telemetry/events.ts";
 import { recordedArguments } from "../telemetry/recorded-arguments.ts";

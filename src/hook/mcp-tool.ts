@@ -4,11 +4,11 @@
  * (docs/governance.md, "Built-in tools"). So the hook lets the call through to the shim, and
  * the agent's own permission prompt does not ask about it a second time, only for a server every
  * entry of which runs through a shim of the session the agent runs in (the session's descriptor
- * names them: governance/deciders/session.ts). Any other server's tool (ungoverned, added during
+ * names them: governance/deciders/find-session.ts). Any other server's tool (ungoverned, added during
  * the session, outside any session) gets no answer: the agent's own rules apply, as without
  * ThoughtGate.
  */
-import type { SessionLookup } from "../governance/deciders/session.ts";
+import type { SessionLookup } from "../governance/deciders/find-session.ts";
 import type { HookAnswer } from "./agent-formats.ts";
 
 export function mcpToolAnswer(toolName: string, lookup: SessionLookup): HookAnswer {

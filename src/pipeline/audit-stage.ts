@@ -1,4 +1,4 @@
-import { targetName } from "../governance/decision/decider.ts";
+import { targetName } from "../governance/verdict/decider.ts";
 import { redactText } from "../telemetry/redact.ts";
 import type { Call } from "./call.ts";
 import { decisionFields, type CallRecord } from "./call-record.ts";

@@ -1,7 +1,7 @@
 import { argsHash } from "../core/canonical-json.ts";
 import type { JsonRpcId } from "../core/jsonrpc.ts";
-import type { Verdict } from "../governance/decision/decider.ts";
-import { ALWAYS_RULE_PREFIX } from "../governance/decision/always-rule.ts";
+import type { Verdict } from "../governance/verdict/decider.ts";
+import { ALWAYS_RULE_PREFIX } from "../governance/verdict/always-rule.ts";
 import type { CallStatus, DecisionFields, RecordedDecision, EventStream } from "../telemetry/events.ts";
 import { recordedArguments } from "../telemetry/recorded-arguments.ts";
 

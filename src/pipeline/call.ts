@@ -1,5 +1,5 @@
 import type { JsonRpcId, JsonRpcRequest } from "../core/jsonrpc.ts";
-import type { Verdict } from "../governance/decision/decider.ts";
+import type { Verdict } from "../governance/verdict/decider.ts";
 import type { CallStatus } from "../telemetry/events.ts";
 
 /** Which front end built the call (docs/architecture.md, "Every tool call, one pipeline"). */

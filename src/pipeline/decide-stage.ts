@@ -1,7 +1,7 @@
 import { messageOf } from "../core/errors.ts";
 import { RPC } from "../core/jsonrpc.ts";
 import { log } from "../core/log.ts";
-import type { DecisionContext, Decider, Verdict } from "../governance/decision/decider.ts";
+import type { DecisionContext, Decider, Verdict } from "../governance/verdict/decider.ts";
 import type { Call } from "./call.ts";
 import type { Stage } from "./stages.ts";
 

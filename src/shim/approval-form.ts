@@ -1,5 +1,5 @@
-import { CHOICE_TITLES, offeredChoices } from "../governance/decision/choices.ts";
-import type { AskOptions, AskPurpose, ElicitOutcome } from "../governance/decision/decider.ts";
+import { CHOICE_TITLES, offeredChoices } from "../governance/verdict/choices.ts";
+import type { AskOptions, AskPurpose, ElicitOutcome } from "../governance/verdict/decider.ts";
 
 /**
  * An answer that comes back faster than this was not a person reading the question: no answer.

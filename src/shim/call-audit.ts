@@ -1,7 +1,7 @@
 import type { JsonRpcId, JsonRpcRequest, Message } from "../core/jsonrpc.ts";
 import type { Logger } from "../core/log.ts";
 import { showInvisible } from "../core/visible-text.ts";
-import { targetName, type Verdict } from "../governance/decision/decider.ts";
+import { targetName, type Verdict } from "../governance/verdict/decider.ts";
 import type { FramingError } from "../stdio/validate-line.ts";
 import { rawForLog, type CallStatus, type EventStream, type Summary } from "../telemetry/events.ts";
 import { redactText } from "../telemetry/redact.ts";

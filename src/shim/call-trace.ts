@@ -1,7 +1,7 @@
 import type { JsonRpcRequest, JsonRpcResponse } from "../core/jsonrpc.ts";
 import { argsHash } from "../core/canonical-json.ts";
 import type { Profile } from "../core/profile.ts";
-import { targetName, type Verdict } from "../governance/decision/decider.ts";
+import { targetName, type Verdict } from "../governance/verdict/decider.ts";
 import type { CallStatus } from "../telemetry/events.ts";
 import { redactText } from "../telemetry/redact.ts";
 import { withTraceparent } from "../telemetry/tracing/meta-splice.ts";

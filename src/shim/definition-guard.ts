@@ -3,7 +3,7 @@ import { messageOf } from "../core/errors.ts";
 import type { Logger } from "../core/log.ts";
 import { uriTemplateMatches } from "../core/uri-template.ts";
 import { showInvisible } from "../core/visible-text.ts";
-import type { DefinitionChange, PinPolicy } from "../governance/decision/definition-acceptance.ts";
+import type { DefinitionChange, PinPolicy } from "../governance/verdict/definition-acceptance.ts";
 import { changedFields, definitionDiff, definitionDigest, definitionKey, definitionName, KIND_WORDS, type DefinitionKind } from "../governance/definitions/definition.ts";
 import { describeFinding, FindingContext, findingsOf, reaches, worstSeverity, type Finding, type OtherDefinition } from "../governance/definitions/findings.ts";
 import type { ServerIdentity } from "../governance/definitions/identity.ts";

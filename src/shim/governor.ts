@@ -1,10 +1,10 @@
 import { RPC, type JsonRpcRequest, type JsonRpcResponse } from "../core/jsonrpc.ts";
 import type { Logger } from "../core/log.ts";
-import { callRef, invalidGovernedParams, targetName, type AskOptions, type AskPurpose, type DecisionContext, type Decider, type ElicitOutcome, type ServerProgram, type Verdict } from "../governance/decision/decider.ts";
-import { definitionRefusal, type DefinitionChange, type PinPolicy } from "../governance/decision/definition-acceptance.ts";
+import { callRef, invalidGovernedParams, targetName, type AskOptions, type AskPurpose, type DecisionContext, type Decider, type ElicitOutcome, type ServerProgram, type Verdict } from "../governance/verdict/decider.ts";
+import { definitionRefusal, type DefinitionChange, type PinPolicy } from "../governance/verdict/definition-acceptance.ts";
 import type { DefinitionKind } from "../governance/definitions/definition.ts";
-import { deniedVerdict } from "../governance/decision/deny-error.ts";
-import { GOVERNANCE_ERROR } from "../governance/decision/errors.ts";
+import { deniedVerdict } from "../governance/verdict/deny-error.ts";
+import { GOVERNANCE_ERROR } from "../governance/verdict/errors.ts";
 import type { Sink } from "../stdio/line-sink.ts";
 import type { CallAudit } from "./call-audit.ts";
 import type { DefinitionGuard } from "./definition-guard.ts";

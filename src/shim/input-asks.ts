@@ -1,6 +1,6 @@
 import { callDigest } from "../core/canonical-json.ts";
 import type { JsonRpcRequest } from "../core/jsonrpc.ts";
-import type { AskOptions, AskPurpose, ElicitOutcome, Verdict } from "../governance/decision/decider.ts";
+import type { AskOptions, AskPurpose, ElicitOutcome, Verdict } from "../governance/verdict/decider.ts";
 import { approvalForm, outcomeOf } from "./approval-form.ts";
 import type { LazyAbort } from "./held-decisions.ts";
 import type { PendingRequest } from "./request-tracker.ts";

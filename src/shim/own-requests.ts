@@ -1,5 +1,5 @@
 import type { JsonRpcId, JsonRpcResponse } from "../core/jsonrpc.ts";
-import type { AskOptions, AskPurpose, ElicitOutcome } from "../governance/decision/decider.ts";
+import type { AskOptions, AskPurpose, ElicitOutcome } from "../governance/verdict/decider.ts";
 import type { Sink } from "../stdio/line-sink.ts";
 import { approvalForm, outcomeOf } from "./approval-form.ts";
 

@@ -1,8 +1,8 @@
 import { messageOf } from "../core/errors.ts";
 import type { Logger } from "../core/log.ts";
 import type { Profile } from "../core/profile.ts";
-import type { Decider } from "../governance/decision/decider.ts";
-import { FAIL_CLOSED_PINS, type PinPolicy } from "../governance/decision/definition-acceptance.ts";
+import type { Decider } from "../governance/verdict/decider.ts";
+import { FAIL_CLOSED_PINS, type PinPolicy } from "../governance/verdict/definition-acceptance.ts";
 
 /** A decider with no policy (`forwardAll`: tests, benchmarks of the bare proxy) pins nothing. */
 const NO_POLICY: Omit<PinPolicy, "enforce"> = { mode: "off", blockSeverity: "none" };

@@ -7,7 +7,7 @@
  * decision 3). Notifications and responses get nothing, as JSON-RPC has them.
  */
 import { LineSplitter } from "../stdio/line-splitter.ts";
-import { GOVERNANCE_ERROR } from "../governance/decision/errors.ts";
+import { GOVERNANCE_ERROR } from "../governance/verdict/errors.ts";
 
 /** What the person does about it. */
 const POLICY_FIX = "correct it (`thoughtgate validate-config` lists every problem with its line), then restart the agent or reconnect the server";

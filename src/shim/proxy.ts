@@ -2,7 +2,7 @@ import { taggedLog } from "../core/log.ts";
 import type { Profile } from "../core/profile.ts";
 import { EventStream } from "../telemetry/events.ts";
 import { VERSION } from "../version.ts";
-import type { Decider } from "../governance/decision/decider.ts";
+import type { Decider } from "../governance/verdict/decider.ts";
 import type { Tracer } from "../telemetry/tracing/tracer.ts";
 import { SIGTERM_GRACE_MS, STDIN_CLOSE_GRACE_MS } from "../stdio/server-process.ts";
 import { collectWhenIdle } from "../core/idle-collector.ts";

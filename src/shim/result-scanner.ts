@@ -3,7 +3,7 @@ import { errorResponse, RPC } from "../core/jsonrpc.ts";
 import type { Logger } from "../core/log.ts";
 import type { Profile } from "../core/profile.ts";
 import type { SecretKind, Span } from "../core/secret-kinds.ts";
-import { actionOf, replacementOf, type SecretScanPolicy } from "../governance/decision/secret-policy.ts";
+import { actionOf, replacementOf, type SecretScanPolicy } from "../governance/verdict/secret-policy.ts";
 import type { EventStream } from "../telemetry/events.ts";
 import { countKinds, redactSpans, scanSecrets, type ScanOptions } from "../telemetry/secret-scan.ts";
 import type { PendingRequest } from "./request-tracker.ts";

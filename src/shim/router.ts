@@ -2,7 +2,7 @@ import { errorResponse, RPC, type JsonRpcId, type JsonRpcRequest, type Message }
 import { messageOf } from "../core/errors.ts";
 import { taggedLog, type Logger } from "../core/log.ts";
 import type { Profile } from "../core/profile.ts";
-import { GOVERNED_METHODS, type Decider } from "../governance/decision/decider.ts";
+import { GOVERNED_METHODS, type Decider } from "../governance/verdict/decider.ts";
 import { redactText } from "../telemetry/redact.ts";
 import { serverIdentity } from "../governance/definitions/identity.ts";
 import type { Unit } from "../stdio/framer.ts";
@@ -21,7 +21,7 @@ import { OwnRequests } from "./own-requests.ts";
 import { pinPolicyOf } from "./pin-policy.ts";
 import { RequestTracker, type PendingRequest } from "./request-tracker.ts";
 import { ResultScanner } from "./result-scanner.ts";
-import { SCAN_EVERYTHING } from "../governance/decision/secret-policy.ts";
+import { SCAN_EVERYTHING } from "../governance/verdict/secret-policy.ts";
 import { ToolCatalog } from "./tool-catalog.ts";
 import { compose, describePipeline, type Pipeline, type StageProbe } from "../pipeline/stages.ts";
 import type { Answer } from "./stages/answer.ts";

@@ -12,7 +12,7 @@ export type RunIdentity = {
   project: string;
 };
 
-/** What the session the shim joined says of itself (src/governance/deciders/session.ts finds it). */
+/** What the session the shim joined says of itself (src/governance/deciders/find-session.ts finds it). */
 export type JoinedSession = { id: string; agent: { command: string[] }; project: string };
 
 /**

@@ -1,5 +1,5 @@
 import type { JsonRpcRequest } from "../core/jsonrpc.ts";
-import type { Verdict } from "../governance/decision/decider.ts";
+import type { Verdict } from "../governance/verdict/decider.ts";
 
 /** How long after a server's `input_required` answer the agent's retry still continues that call. */
 const ROUND_TTL_MS = 10 * 60_000;

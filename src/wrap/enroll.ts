@@ -5,7 +5,7 @@
  * for the enrollment (journal.ts, an `enroll` holder) until `unenroll` lets go, and the last holder
  * puts each file back (byte for byte when nothing else changed it, else only the entries
  * ThoughtGate owns). With no session to ask, every later run's shims govern on their own (the
- * user's policy, their own audit); a `wrap` on top adds its session (governance/deciders/session.ts).
+ * user's policy, their own audit); a `wrap` on top adds its session (governance/deciders/find-session.ts).
  */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";

@@ -34,7 +34,7 @@ import { repairStale } from "./repair.ts";
 import { createSessionDir, describeDecision, followEvents, readEvents, renderDecidedCalls, renderSummary, summarize } from "./session-record.ts";
 import { callsOfFile } from "../record/session-calls.ts";
 import { startSessionInfo } from "./session-info.ts";
-import { SESSION_ENV } from "../governance/wire/session.ts";
+import { SESSION_ENV } from "../governance/wire/session-index.ts";
 import { pinsSummary } from "./pins-summary.ts";
 import { stableShim } from "./shim-path.ts";
 import { governedServerNames, hooklessMode, hooksGovern, withAgentHooks, withGeminiHook } from "./agent-hooks.ts";
@@ -292,7 +292,7 @@ async function governAndRun(options: WrapOptions, agent: AgentType, ctx: AgentCo
 
   let exitCode: number;
   try {
-    // The agent carries the session: its shims find it there (governance/deciders/session.ts).
+    // The agent carries the session: its shims find it there (governance/deciders/find-session.ts).
     // The terminal is the agent's once it runs (not before: "cannot start" is for the person to read).
     const onStart = (pid: number) => {
       voice.agentStarted();

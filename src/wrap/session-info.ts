@@ -3,7 +3,7 @@
  * when the session starts, before any shim can look for it, and again once the agent runs (with
  * its pid); read by `doctor` (which wraps run, on which version) and by the next wrap (which pinned
  * binaries are still in use). The wrap's pid, and then the agent's, are indexed so a shim whose
- * agent passes it no environment finds the session among its ancestors (wire/session.ts).
+ * agent passes it no environment finds the session among its ancestors (wire/session-index.ts).
  */
 import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
@@ -12,7 +12,7 @@ import type { Profile } from "../core/profile.ts";
 import { projectRoot } from "../core/project.ts";
 import { readSessionDescriptor, writeSessionDescriptor, type SessionDescriptor } from "../core/session-descriptor.ts";
 import { sessionPaths, sessionsDir, SESSION_FILES } from "../core/session-file.ts";
-import { indexSessionPid, pruneSessionPids } from "../governance/wire/session.ts";
+import { indexSessionPid, pruneSessionPids } from "../governance/wire/session-index.ts";
 import { prunePins, shimBinary } from "./shim-path.ts";
 import { redactArgv } from "../telemetry/redact-argv.ts";
 import { TARGET, VERSION } from "../version.ts";

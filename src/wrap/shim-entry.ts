@@ -3,7 +3,7 @@
  * known: `<shim path> shim --server-id ID -- <the original command>` (or, for a remote server,
  * `… shim --server-id ID --url URL --header-env VAR…`). The entry names the server and nothing of a
  * session (no endpoint, secret or record): every run of the agent reads the same file, and a shim
- * finds its session from the agent that started it (governance/deciders/session.ts).
+ * finds its session from the agent that started it (governance/deciders/find-session.ts).
  *
  * An entry counts as running through ThoughtGate only when it is exactly that: its command is, by
  * device and inode once links are resolved, this thoughtgate or the shim path, and its arguments are

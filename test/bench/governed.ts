@@ -97,7 +97,7 @@ export async function measureGoverned(
 
 /**
  * A wrap session in a state directory of the bench's own, whose service is `serve`: what a shim in
- * wrap's entry form looks up at its start (src/governance/deciders/session.ts). Its pid is serve's,
+ * wrap's entry form looks up at its start (src/governance/deciders/find-session.ts). Its pid is serve's,
  * which stands for the wrap process; the session's version is this binary's, so no shim execs.
  */
 function sessionFor(service: ServeProcess, dir: string, runId: string): Record<string, string> {

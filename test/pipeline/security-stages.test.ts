@@ -3,7 +3,7 @@
  * is caught here, without building the binary (docs/testing.md, "Mutation testing").
  */
 import { describe, expect, test } from "bun:test";
-import type { DecisionContext, Decider, Verdict } from "../../src/governance/decision/decider.ts";
+import type { DecisionContext, Decider, Verdict } from "../../src/governance/verdict/decider.ts";
 import { auditStage } from "../../src/pipeline/audit-stage.ts";
 import { callOf, toolCallRequest, type Call } from "../../src/pipeline/call.ts";
 import { CallRecord, decisionFields } from "../../src/pipeline/call-record.ts";

@@ -3,7 +3,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { createConsola } from "consola/basic";
 import type { Profile } from "../../src/core/profile.ts";
-import { SCAN_EVERYTHING, type SecretScanPolicy } from "../../src/governance/decision/secret-policy.ts";
+import { SCAN_EVERYTHING, type SecretScanPolicy } from "../../src/governance/verdict/secret-policy.ts";
 import { ResultScanner } from "../../src/shim/result-scanner.ts";
 import { EventStream } from "../../src/telemetry/events.ts";
 import { SECRETS } from "../fixtures/secrets/corpus.ts";

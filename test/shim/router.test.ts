@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import { readEvents, tempDir } from "../support/harness.ts";
 import { EventStream } from "../../src/telemetry/events.ts";
-import type { Decider, Verdict } from "../../src/governance/decision/decider.ts";
+import type { Decider, Verdict } from "../../src/governance/verdict/decider.ts";
 import { Framer } from "../../src/stdio/framer.ts";
 import { Router, type Sink } from "../../src/shim/router.ts";
 

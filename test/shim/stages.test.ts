@@ -4,7 +4,7 @@
  */
 import { describe, expect, test } from "bun:test";
 import type { JsonRpcRequest, JsonRpcResponse } from "../../src/core/jsonrpc.ts";
-import type { Verdict } from "../../src/governance/decision/decider.ts";
+import type { Verdict } from "../../src/governance/verdict/decider.ts";
 import type { PendingRequest } from "../../src/shim/request-tracker.ts";
 import type { Answer } from "../../src/shim/stages/answer.ts";
 import { auditStage } from "../../src/shim/stages/audit-stage.ts";

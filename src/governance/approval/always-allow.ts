@@ -9,13 +9,13 @@ import { bestEffort, messageOf } from "../../core/errors.ts";
 import { INVISIBLE_CHARACTERS_SOURCE, showInvisible } from "../../core/visible-text.ts";
 import { redactText } from "../../telemetry/redact.ts";
 import { EMBEDDED_DEFAULT_YAML } from "../engine/default-policy.ts";
-import type { EvaluateInput, ServerProgram } from "../decision/decider.ts";
+import type { EvaluateInput, ServerProgram } from "../verdict/decider.ts";
 import { placeOf } from "../../core/project.ts";
 import { GovernanceEngine, type PolicyEngine } from "../engine/engine.ts";
 import type { PolicyInForce } from "../engine/policy.ts";
 import { insertRule, type RuleText } from "./policy-edit.ts";
 import { StrictestOf } from "../engine/strictest-of.ts";
-import { ALWAYS_RULE_PREFIX, type AlwaysCall, type AlwaysHow, type AlwaysResult, type AlwaysWriter } from "../decision/always-rule.ts";
+import { ALWAYS_RULE_PREFIX, type AlwaysCall, type AlwaysHow, type AlwaysResult, type AlwaysWriter } from "../verdict/always-rule.ts";
 
 export type AlwaysAllowContext = {
   /** The policy in force now. */

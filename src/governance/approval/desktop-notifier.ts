@@ -5,7 +5,7 @@ import { log } from "../../core/log.ts";
 import { showInvisible } from "../../core/visible-text.ts";
 import { redactText } from "../../telemetry/redact.ts";
 import type { DecisionScope } from "../wire/api.ts";
-import { CHOICE_DECISIONS, CHOICE_TITLES, type Choice } from "../decision/choices.ts";
+import { CHOICE_DECISIONS, CHOICE_TITLES, type Choice } from "../verdict/choices.ts";
 import type { Clock, Task } from "./tasks.ts";
 
 /**

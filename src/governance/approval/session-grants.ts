@@ -1,8 +1,8 @@
 import { canonicalJson } from "../../core/canonical-json.ts";
 import { redactText } from "../../telemetry/redact.ts";
-import type { ServerProgram } from "../decision/decider.ts";
+import type { ServerProgram } from "../verdict/decider.ts";
 import { SESSION_GRANT_PREFIX, type GrantView } from "../wire/api.ts";
-import { AGENT_SOURCE } from "../decision/agent-tools.ts";
+import { AGENT_SOURCE } from "../verdict/agent-tools.ts";
 
 /**
  * "Allow for this session": a person approved one call and said the same tool on the same server
@@ -35,7 +35,7 @@ export type Grant = {
 
 /**
  * Who a grant covers: the shim channel that asked, except for an agent's own tools (source `agent`,
- * decision/agent-tools.ts). Each of those calls comes from a hook process of its own, one channel
+ * verdict/agent-tools.ts). Each of those calls comes from a hook process of its own, one channel
  * per call, so a grant kept to the channel would end with the call it was made for; the agent's
  * hooks share one holder for the session instead, and "allow for this session" of its `write`
  * covers its later writes (docs/governance.md, "Built-in tools").

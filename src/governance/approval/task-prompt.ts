@@ -1,4 +1,4 @@
-import { acceptancePrompt, type DefinitionChange } from "../decision/definition-acceptance.ts";
+import { acceptancePrompt, type DefinitionChange } from "../verdict/definition-acceptance.ts";
 import type { Task } from "./tasks.ts";
 
 /** Where a person reads a whole call whose prompt had to be shortened. */

@@ -5,9 +5,9 @@ import { showInvisible } from "../../core/visible-text.ts";
 import { redact, redactText } from "../../telemetry/redact.ts";
 import { MAX_REASON_CHARS, type AlwaysScope, type DecisionScope, type TaskStatus, type TaskView } from "../wire/api.ts";
 import type { ToolAnnotations } from "../../core/mcp-schema.ts";
-import { visibleDiff } from "../decision/approval-prompt.ts";
-import type { ChangePreview } from "../decision/change-preview.ts";
-import type { ServerProgram } from "../decision/decider.ts";
+import { visibleDiff } from "../verdict/approval-prompt.ts";
+import type { ChangePreview } from "../verdict/change-preview.ts";
+import type { ServerProgram } from "../verdict/decider.ts";
 
 /**
  * Approval tasks (docs/architecture.md, decision 9): one per call waiting for a human, bound to a digest of the
@@ -74,7 +74,7 @@ export type NewTask = Pick<Task, "serverId" | "method" | "name" | "arguments" | 
  * A decision on a task. `reason`: ThoughtGate's words on it; `personReason`: the person's own (a
  * CLI `--reason`, the page's reason box, Slack's); `who`: the Slack member id, the local user.
  */
-export type Decision = { decision: "approve" | "deny"; digest: string; reason?: string; personReason?: string; who?: string; scope?: DecisionScope; alwaysScope?: AlwaysScope };
+export type TaskAnswer = { decision: "approve" | "deny"; digest: string; reason?: string; personReason?: string; who?: string; scope?: DecisionScope; alwaysScope?: AlwaysScope };
 
 /**
  * Who decided, as the service knows it from the credential that came with the decision (never from
@@ -201,7 +201,7 @@ export class TaskStore {
   }
 
   /** A person's answer through `channel`; refused unless it names the exact call. */
-  decide(id: string, decision: Decision, channel: Channel): ChangeResult {
+  decide(id: string, decision: TaskAnswer, channel: Channel): ChangeResult {
     const task = this.get(id);
     if (!task) return { ok: false, error: "not_found" };
     if (task.status !== "pending") return { ok: false, error: "not_pending", task };
@@ -224,7 +224,7 @@ export class TaskStore {
    * offered the task for elicitation. Nothing a server or the agent's shell can read (argv,
    * environment, files) is that channel: whatever plays a shim of its own answers only its own calls.
    */
-  relay(id: string, caller: string, decision: Decision): ChangeResult {
+  relay(id: string, caller: string, decision: TaskAnswer): ChangeResult {
     const checked = this.checkRelay(id, caller);
     return checked.ok ? this.decide(id, decision, "elicitation") : checked;
   }

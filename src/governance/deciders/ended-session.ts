@@ -7,10 +7,10 @@
  * agent sees a working server that refuses, not one that hangs.
  */
 import type { JsonRpcRequest } from "../../core/jsonrpc.ts";
-import { callRef, type Decider, type Verdict } from "../decision/decider.ts";
-import { deniedVerdict } from "../decision/deny-error.ts";
-import { GOVERNANCE_ERROR } from "../decision/errors.ts";
-import type { SessionLookup } from "./session.ts";
+import { callRef, type Decider, type Verdict } from "../verdict/decider.ts";
+import { deniedVerdict } from "../verdict/deny-error.ts";
+import { GOVERNANCE_ERROR } from "../verdict/errors.ts";
+import type { SessionLookup } from "./find-session.ts";
 
 /** What a person does about it: the agent is the session's; a new run of it is governed again. */
 export const ENDED_SESSION_FIX = "restart the agent (alone, or under thoughtgate wrap) to govern its servers again; `thoughtgate unwrap` restores its config";

@@ -1,17 +1,17 @@
 import type { JsonRpcRequest } from "../../core/jsonrpc.ts";
 import type { Profile } from "../../core/profile.ts";
 import type { Place } from "../../core/project.ts";
-import { approvalPrompt } from "../decision/approval-prompt.ts";
-import { callRef, toInput, type CallRef, type DecisionContext, type DecisionScope, type Decider, type ListKind, type Verdict } from "../decision/decider.ts";
-import { acceptancePrompt, definitionRefusal, type DefinitionChange, type PinPolicy } from "../decision/definition-acceptance.ts";
-import { deniedVerdict } from "../decision/deny-error.ts";
+import { approvalPrompt } from "../verdict/approval-prompt.ts";
+import { callRef, toInput, type CallRef, type DecisionContext, type DecisionScope, type Decider, type ListKind, type Verdict } from "../verdict/decider.ts";
+import { acceptancePrompt, definitionRefusal, type DefinitionChange, type PinPolicy } from "../verdict/definition-acceptance.ts";
+import { deniedVerdict } from "../verdict/deny-error.ts";
 import type { EngineHolder } from "../engine/engine-holder.ts";
 import { decideSafely, type EngineDecision, type EvaluateInput, type Outcome } from "../engine/engine.ts";
-import { ASK_AGAIN, GOVERNANCE_ERROR } from "../decision/errors.ts";
+import { ASK_AGAIN, GOVERNANCE_ERROR } from "../verdict/errors.ts";
 import { recordGates } from "../engine/gate-trail.ts";
-import type { SecretScanPolicy } from "../decision/secret-policy.ts";
-import type { AlwaysWriter } from "../decision/always-rule.ts";
-import { projectFileReader } from "../decision/file-before.ts";
+import type { SecretScanPolicy } from "../verdict/secret-policy.ts";
+import type { AlwaysWriter } from "../verdict/always-rule.ts";
+import { projectFileReader } from "../verdict/file-before.ts";
 import { projectRoot } from "../../core/project.ts";
 
 type Approval = Extract<EngineDecision, { kind: "approve" }>;

@@ -7,9 +7,9 @@ import type { JsonRpcRequest } from "../../core/jsonrpc.ts";
 import type { RelayBody, TracingPlan } from "../../telemetry/tracing/start.ts";
 import type { SendOutcome } from "../../telemetry/tracing/span-queue.ts";
 import { formatTraceparent, parseTraceparent } from "../../telemetry/tracing/trace-context.ts";
-import { approvalPrompt } from "../decision/approval-prompt.ts";
-import { callRef, toInput, type DecisionContext, type Decider, type ListKind, type ServerState, type Verdict } from "../decision/decider.ts";
-import { deniedVerdict } from "../decision/deny-error.ts";
+import { approvalPrompt } from "../verdict/approval-prompt.ts";
+import { callRef, toInput, type DecisionContext, type Decider, type ListKind, type ServerState, type Verdict } from "../verdict/decider.ts";
+import { deniedVerdict } from "../verdict/deny-error.ts";
 import type { PinPolicy } from "../definitions/change.ts";
 import { toWire } from "../wire/definition-change.ts";
 import {
@@ -19,12 +19,12 @@ import {
   pinsResponse,
   type EvaluateResponse,
 } from "../wire/api.ts";
-import { GOVERNANCE_ERROR, isGate } from "../decision/errors.ts";
+import { GOVERNANCE_ERROR, isGate } from "../verdict/errors.ts";
 import type { Answer } from "../wire/api.ts";
 import { ENDED_SESSION_FIX } from "./ended-session.ts";
 import { ServiceChannel } from "./service-channel.ts";
 import { awaitApproval, isOk, REQUEST_TIMEOUT_MS, type ServiceCalls } from "./task-wait.ts";
-import { SCAN_EVERYTHING, type SecretScanPolicy } from "../decision/secret-policy.ts";
+import { SCAN_EVERYTHING, type SecretScanPolicy } from "../verdict/secret-policy.ts";
 import { isSecretKind } from "../../core/secret-kinds.ts";
 
 /** Readiness: poll /healthz with a doubling delay before the first decision, for at most the budget. */

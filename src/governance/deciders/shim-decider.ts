@@ -1,14 +1,14 @@
 import { readFileSync } from "node:fs";
 import type { Profile } from "../../core/profile.ts";
 import { placeOf, type Place } from "../../core/project.ts";
-import type { Decider } from "../decision/decider.ts";
-import type { AlwaysWriter } from "../decision/always-rule.ts";
+import type { Decider } from "../verdict/decider.ts";
+import type { AlwaysWriter } from "../verdict/always-rule.ts";
 import type { PolicyInForce } from "../engine/policy.ts";
 import { messageOf, ThoughtGateError, usageError } from "../../core/errors.ts";
 import { ENDPOINT_ENV, SESSION_SECRET_ENV } from "../wire/env.ts";
 import { isSameProcessRunning } from "../../core/process-identity.ts";
 import { endedSessionDecider } from "./ended-session.ts";
-import type { Session, SessionLookup } from "./session.ts";
+import type { Session, SessionLookup } from "./find-session.ts";
 
 export type ShimGovernanceOptions = {
   profile: Profile;

@@ -3,9 +3,9 @@ import { messageOf } from "../../core/errors.ts";
 import { log, type Logger } from "../../core/log.ts";
 import type { JsonRpcRequest } from "../../core/jsonrpc.ts";
 import { taskResponse, type EvaluateResponse, type TaskView } from "../wire/api.ts";
-import { callRef, DECISION_CHANNELS, type DecidedBy, type DecisionContext, type Verdict } from "../decision/decider.ts";
-import { deniedVerdict } from "../decision/deny-error.ts";
-import { ASK_AGAIN, GOVERNANCE_ERROR } from "../decision/errors.ts";
+import { callRef, DECISION_CHANNELS, type DecidedBy, type DecisionContext, type Verdict } from "../verdict/decider.ts";
+import { deniedVerdict } from "../verdict/deny-error.ts";
+import { ASK_AGAIN, GOVERNANCE_ERROR } from "../verdict/errors.ts";
 import { SESSION_GRANT_PREFIX, type Answer } from "../wire/api.ts";
 
 /**

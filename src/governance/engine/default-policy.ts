@@ -1,5 +1,5 @@
 import type { Rule, ThoughtGateConfig } from "../../core/config/schema.ts";
-import { AGENT_SOURCE } from "../decision/agent-tools.ts";
+import { AGENT_SOURCE } from "../verdict/agent-tools.ts";
 
 /**
  * Where an agent keeps its hook settings and MCP servers, and ThoughtGate its policy and state: an
@@ -95,7 +95,7 @@ function yamlFlow(rule: Rule): string {
  * Codex's own `exec` mode draws the same line (README: read-only, or non-destructive and
  * closed-world, go without asking).
  *
- * An agent's own tools, announced through its hooks (source `agent`, decision/agent-tools.ts), come
+ * An agent's own tools, announced through its hooks (source `agent`, verdict/agent-tools.ts), come
  * first (agentRules): the agent may not change its own hook settings, MCP configs or ThoughtGate's
  * policy and state, nor touch secret files; reads inside the project and read-only shell commands
  * go through; every other shell command, every write and edit, reads outside the project and web

@@ -8,7 +8,7 @@ import { DEFAULT_WORKFLOW, type GovernanceEngine } from "./engine.ts";
 import { looseningRules } from "./loosening.ts";
 import { policyLabel, type PolicyInForce, type PolicyLayer } from "./policy.ts";
 import type { Candidate } from "./rules.ts";
-import { decisionInput, type ServerProgram } from "../decision/decider.ts";
+import { decisionInput, type ServerProgram } from "../verdict/decider.ts";
 
 const ORIGINS: Record<PolicyLayer["origin"], string> = {
   flag: "given on the command line",

@@ -1,7 +1,7 @@
-import type { ListKind } from "../decision/decider.ts";
-import type { PinSettings } from "../decision/definition-acceptance.ts";
-import { GOVERNANCE_ERROR } from "../decision/errors.ts";
-import { SCAN_EVERYTHING, type SecretScanPolicy } from "../decision/secret-policy.ts";
+import type { ListKind } from "../verdict/decider.ts";
+import type { PinSettings } from "../verdict/definition-acceptance.ts";
+import { GOVERNANCE_ERROR } from "../verdict/errors.ts";
+import { SCAN_EVERYTHING, type SecretScanPolicy } from "../verdict/secret-policy.ts";
 import { DEFAULT_WORKFLOW, type EngineDecision, type EvaluateInput, type PolicyEngine } from "./engine.ts";
 import type { ListVisibility } from "./visibility.ts";
 

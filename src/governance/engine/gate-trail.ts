@@ -1,6 +1,6 @@
 import type { Attributes, Span } from "../../telemetry/tracing/tracer.ts";
 import type { Outcome } from "./engine.ts";
-import type { Gate } from "../decision/errors.ts";
+import type { Gate } from "../verdict/errors.ts";
 
 type Step = [gate: Gate, attributes: Attributes];
 

@@ -4,8 +4,8 @@ import type { ToolAnnotations } from "../../core/mcp-schema.ts";
 import type { Place } from "../../core/project.ts";
 import { effectiveHints, type AnnotationHint } from "../../core/tool-hints.ts";
 import { argumentsMatch, compileArguments, fillPlace, resolveLinks, type ArgumentTest } from "./argument-match.ts";
-import type { ServerProgram } from "../decision/decider.ts";
-import { agentToolName } from "../decision/agent-tools.ts";
+import type { ServerProgram } from "../verdict/decider.ts";
+import { agentToolName } from "../verdict/agent-tools.ts";
 
 export type RuleMatch = {
   ruleId: string;

@@ -1,10 +1,10 @@
 import type { Workflow } from "../../core/config/schema.ts";
 import { SEVERITIES } from "../../core/severity.ts";
-import type { PinSettings } from "../decision/definition-acceptance.ts";
+import type { PinSettings } from "../verdict/definition-acceptance.ts";
 import type { EngineDecision, EvaluateInput, PolicyEngine } from "./engine.ts";
-import { GOVERNANCE_ERROR } from "../decision/errors.ts";
-import { stricterScan, type SecretScanPolicy } from "../decision/secret-policy.ts";
-import type { ListKind } from "../decision/decider.ts";
+import { GOVERNANCE_ERROR } from "../verdict/errors.ts";
+import { stricterScan, type SecretScanPolicy } from "../verdict/secret-policy.ts";
+import type { ListKind } from "../verdict/decider.ts";
 import type { ListVisibility } from "./visibility.ts";
 
 type Approval = Extract<EngineDecision, { kind: "approve" }>;

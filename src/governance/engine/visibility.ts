@@ -1,6 +1,6 @@
 import type { ThoughtGateConfig } from "../../core/config/schema.ts";
 import { compileGlob, type Glob } from "../../core/glob.ts";
-import type { ListKind } from "../decision/decider.ts";
+import type { ListKind } from "../verdict/decider.ts";
 
 
 type Exposure = { enabled: boolean; mode: "all" | "allowlist" | "blocklist"; lists: Record<ListKind, Glob[] | null> };

@@ -1,5 +1,5 @@
 import { INVISIBLE_CHARACTERS_SOURCE } from "../../core/visible-text.ts";
-import { CHOICE_TITLES } from "../decision/choices.ts";
+import { CHOICE_TITLES } from "../verdict/choices.ts";
 
 /**
  * The approvals web page (docs/architecture.md, decision 9): one self-contained document, no external assets.

@@ -2,9 +2,9 @@ import { log } from "../../core/log.ts";
 import { showInvisible } from "../../core/visible-text.ts";
 import { redactText } from "../../telemetry/redact.ts";
 import type { AlwaysWriter } from "../approval/always-allow.ts";
-import type { Channel, Decision, DecideResult, Task, TaskStore } from "../approval/tasks.ts";
+import type { Channel, TaskAnswer, DecideResult, Task, TaskStore } from "../approval/tasks.ts";
 
-export type DecideTask = (id: string, decision: Decision, channel: Channel) => Promise<DecideResult>;
+export type DecideTask = (id: string, decision: TaskAnswer, channel: Channel) => Promise<DecideResult>;
 
 /** How the rule's comment says who chose "always". */
 const CHOSEN: Record<Channel, string> = {

@@ -4,7 +4,7 @@ import { showInvisible } from "../../core/visible-text.ts";
 import { redactText } from "../../telemetry/redact.ts";
 import type { DefinitionChangeWire, EvaluateRequest, EvaluateResponse } from "../wire/api.ts";
 import { fromWire } from "../wire/definition-change.ts";
-import { acceptancePrompt, definitionRefusal } from "../decision/definition-acceptance.ts";
+import { acceptancePrompt, definitionRefusal } from "../verdict/definition-acceptance.ts";
 import { KIND_WORDS } from "../definitions/definition.ts";
 import type { PolicyEngine } from "../engine/engine.ts";
 import type { TaskStore } from "../approval/tasks.ts";

@@ -1,5 +1,5 @@
 import type { JsonRpcRequest } from "../../core/jsonrpc.ts";
-import type { Verdict } from "../../governance/decision/decider.ts";
+import type { Verdict } from "../../governance/verdict/decider.ts";
 import type { PendingRequest } from "../request-tracker.ts";
 
 /**

@@ -9,7 +9,7 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import * as v from "valibot";
 import { evaluateResponse, taskResponse, tasksResponse, type EvaluateRequest } from "../../../src/governance/wire/api.ts";
-import type { AlwaysCall, AlwaysHow, AlwaysResult, AlwaysWriter } from "../../../src/governance/decision/always-rule.ts";
+import type { AlwaysCall, AlwaysHow, AlwaysResult, AlwaysWriter } from "../../../src/governance/verdict/always-rule.ts";
 import { findNotifyTool, type NotifyTool } from "../../../src/governance/approval/desktop-notifier.ts";
 import { GovernanceEngine } from "../../../src/governance/engine/engine.ts";
 import { startGovernanceService } from "../../../src/governance/service/service.ts";

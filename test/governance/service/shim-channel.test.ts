@@ -6,7 +6,7 @@ import { GovernanceEngine } from "../../../src/governance/engine/engine.ts";
 import { RemoteDecider } from "../../../src/governance/deciders/remote-decider.ts";
 import { startGovernanceService, type GovernanceService } from "../../../src/governance/service/service.ts";
 import type { JsonRpcRequest } from "../../../src/core/jsonrpc.ts";
-import type { DecisionContext } from "../../../src/governance/decision/decider.ts";
+import type { DecisionContext } from "../../../src/governance/verdict/decider.ts";
 import { tempDir, waitFor } from "../../support/harness.ts";
 
 const SESSION = "s".repeat(64);

@@ -1,7 +1,7 @@
 import * as v from "valibot";
 import { log } from "../../../core/log.ts";
 import type { DecideResult, Task } from "../tasks.ts";
-import type { Choice } from "../../decision/choices.ts";
+import type { Choice } from "../../verdict/choices.ts";
 import { choiceOf, decidedBy, parseButtonValue, REASON_ACTION, REASON_BLOCK } from "./message.ts";
 import type { Posted, Workspace } from "./workspace.ts";
 import type { SlackTrouble } from "./trouble.ts";

@@ -1,10 +1,10 @@
 import { showInvisible } from "../../../core/visible-text.ts";
 import { redactText } from "../../../telemetry/redact.ts";
-import { approvalPrompt, visibleDiff } from "../../decision/approval-prompt.ts";
+import { approvalPrompt, visibleDiff } from "../../verdict/approval-prompt.ts";
 import { formatDuration } from "../../../core/duration.ts";
 import { definitionTaskPrompt, SEE_ALL_AT } from "../task-prompt.ts";
 import type { Task } from "../tasks.ts";
-import { CHOICE_TITLES, offeredChoices, type Choice } from "../../decision/choices.ts";
+import { CHOICE_TITLES, offeredChoices, type Choice } from "../../verdict/choices.ts";
 import { MAX_REASON_CHARS } from "../../wire/api.ts";
 
 /**
@@ -15,7 +15,7 @@ import { MAX_REASON_CHARS } from "../../wire/api.ts";
  * prompt builder every channel uses; only ids we validated and our own words are `mrkdwn`.
  */
 
-/** One button per choice of the form (decision/choices.ts); Approve keeps its id from before there were more. */
+/** One button per choice of the form (verdict/choices.ts); Approve keeps its id from before there were more. */
 const CHOICE_ACTIONS: Record<Choice, string> = {
   once: "thoughtgate_approve",
   session: "thoughtgate_approve_session",

@@ -1,8 +1,8 @@
 import type { SlackDestination } from "../../../core/config/schema.ts";
 import { log } from "../../../core/log.ts";
 import type { GovernanceMetrics } from "../../../telemetry/metrics.ts";
-import type { Decision, DecideResult, Task } from "../tasks.ts";
-import { CHOICE_DECISIONS, type Choice } from "../../decision/choices.ts";
+import type { TaskAnswer, DecideResult, Task } from "../tasks.ts";
+import { CHOICE_DECISIONS, type Choice } from "../../verdict/choices.ts";
 import { finishedMessage, pendingMessage } from "./message.ts";
 import { Interactions } from "./interactions.ts";
 import { ReactionPoller, REACTION_POLL_MS, type ReactionVerdict } from "./reactions.ts";
@@ -27,7 +27,7 @@ const CLOSE_GRACE_MS = 3_000;
 
 export type SlackApprovalsOptions = {
   /** The service's `decide` (decide-task.ts): the one path every channel's decision takes. */
-  decide(id: string, decision: Decision, channel: "slack"): Promise<DecideResult>;
+  decide(id: string, decision: TaskAnswer, channel: "slack"): Promise<DecideResult>;
   metrics: GovernanceMetrics;
   /** Who asked, as the message says ("claude under thoughtgate wrap on ada@laptop"). */
   origin: string;

@@ -15,7 +15,7 @@ import { redactArgv } from "../telemetry/redact-argv.ts";
 import { Arbiter, emptySummary } from "./arbiter.ts";
 import { ControlChannel } from "./control-channel.ts";
 import { EventSplitter, type Piece } from "./event-splitter.ts";
-import { parseEvent, pingMessage, type AbortCode, type Decision } from "./protocol.ts";
+import { parseEvent, pingMessage, type AbortCode, type ArbiterDecision } from "./protocol.ts";
 import { TerminalApprover, type Approver } from "./terminal-approver.ts";
 
 /** The `timeout_ms` a `policy.ping` announces (docs/codecli-protocol.md §3.3). */
@@ -36,7 +36,7 @@ export type ArbiterSessionOptions = {
   engines: Pick<EngineHolder, "engine" | "label" | "files" | "watch" | "close">;
   /** Event lines start with this; null: a line is an event when it is a JSON object with a `tool.*` type. */
   eventPrefix: string | null;
-  defaultAction: Decision;
+  defaultAction: ArbiterDecision;
   decisionTimeoutMs: number;
   /** The terminal by default; tests and benchmarks may answer otherwise. */
   approver?: Approver;

@@ -5,7 +5,7 @@
  * runs from, core/user-environment.ts: never one an entry's environment names), each directory and
  * file of it owned by this user and writable by no one else:
  *
- * 1. The shim's ancestors: wrap indexes its own pid and its agent's (wire/session.ts), so the wrap,
+ * 1. The shim's ancestors: wrap indexes its own pid and its agent's (wire/session-index.ts), so the wrap,
  *    or the agent it launched, is among the ancestors of every shim of its session, whatever
  *    environment the agent passes (Codex passes a short list) and whatever the entry sets. Checked
  *    only when some wrap runs: an empty index costs one failed directory listing.
@@ -27,7 +27,7 @@ import { isSameProcessRunning } from "../../core/process-identity.ts";
 import type { Profile } from "../../core/profile.ts";
 import { isSessionId, sessionPaths } from "../../core/session-file.ts";
 import { notOwnDirectory, notOwnFile } from "../../core/user-environment.ts";
-import { indexedSessionPids, SESSION_ENV } from "../wire/session.ts";
+import { indexedSessionPids, SESSION_ENV } from "../wire/session-index.ts";
 
 export type Session = {
   /** The run id: the session's directory name, and the run id of its shims' events. */

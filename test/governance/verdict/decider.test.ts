@@ -1,12 +1,12 @@
 /**
- * What every decider is given about a governed request (src/governance/decision/decider.ts): which
+ * What every decider is given about a governed request (src/governance/verdict/decider.ts): which
  * requests cannot be decided as sent (the shim answers them -32602 and forwards nothing), and the
  * name and arguments the gates decide on. test/e2e/attacks/non-string-names.test.ts drives the
  * refusals through the binary.
  */
 import { expect, test } from "bun:test";
 import { classify, type JsonObject, type JsonRpcRequest } from "../../../src/core/jsonrpc.ts";
-import { callRef, forwardAll, GOVERNED_METHODS, invalidGovernedParams, targetName, toInput } from "../../../src/governance/decision/decider.ts";
+import { callRef, forwardAll, GOVERNED_METHODS, invalidGovernedParams, targetName, toInput } from "../../../src/governance/verdict/decider.ts";
 
 function request(method: string, params?: unknown, id: string | number = 7): JsonRpcRequest {
   const body: JsonObject = { jsonrpc: "2.0", id, method, ...(params === undefined ? {} : { params }) };

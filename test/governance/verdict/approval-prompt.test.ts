@@ -1,5 +1,5 @@
 import { expect, test } from "bun:test";
-import { approvalPrompt, IN_THE_DIFF, PROMPT_ARGUMENTS_CHARS, PROMPT_DIFF_CHARS } from "../../../src/governance/decision/approval-prompt.ts";
+import { approvalPrompt, IN_THE_DIFF, PROMPT_ARGUMENTS_CHARS, PROMPT_DIFF_CHARS } from "../../../src/governance/verdict/approval-prompt.ts";
 
 const call = (args: unknown, name = "run") => ({ serverId: "gh", method: "tools/call", name, arguments: args });
 const SEE = "the approvals page, or `thoughtgate tasks --json`";

@@ -1,14 +1,14 @@
 /**
- * Which session a shim belongs to (src/governance/deciders/session.ts): from its ancestors, else
+ * Which session a shim belongs to (src/governance/deciders/find-session.ts): from its ancestors, else
  * from THOUGHTGATE_SESSION, else none, only ever in the user's own state directory; a session whose wrap is gone, or a variable that names no
  * session, is an ended session (the shim must not govern on its own).
  */
 import { describe, expect, test } from "bun:test";
 import { chmodSync, mkdirSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { findSession } from "../../../src/governance/deciders/session.ts";
+import { findSession } from "../../../src/governance/deciders/find-session.ts";
 import { sessionPaths } from "../../../src/core/session-file.ts";
-import { indexSessionPid } from "../../../src/governance/wire/session.ts";
+import { indexSessionPid } from "../../../src/governance/wire/session-index.ts";
 import { processStartId } from "../../../src/core/process-identity.ts";
 import { tempDir } from "../../support/harness.ts";
 
@@ -160,7 +160,7 @@ describe("findSession", () => {
 
 /** findSession as a child process of this one sees it (no THOUGHTGATE_SESSION). */
 async function childLookup(env: NodeJS.ProcessEnv): Promise<unknown> {
-  const script = `import { findSession } from ${JSON.stringify(join(import.meta.dir, "../../../src/governance/deciders/session.ts"))};
+  const script = `import { findSession } from ${JSON.stringify(join(import.meta.dir, "../../../src/governance/deciders/find-session.ts"))};
 console.log(JSON.stringify(await findSession(${JSON.stringify(env)})));`;
   const proc = Bun.spawn([process.execPath, "-e", script], { stdout: "pipe", stderr: "inherit", env: { PATH: process.env.PATH ?? "/usr/bin:/bin" } });
   const out = await new Response(proc.stdout).text();

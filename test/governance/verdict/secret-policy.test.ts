@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { parseConfig } from "../../../src/core/config/load.ts";
 import { EMBEDDED_DEFAULT } from "../../../src/governance/engine/default-policy.ts";
 import { GovernanceEngine } from "../../../src/governance/engine/engine.ts";
-import { SCAN_EVERYTHING } from "../../../src/governance/decision/secret-policy.ts";
+import { SCAN_EVERYTHING } from "../../../src/governance/verdict/secret-policy.ts";
 import { StrictestOf } from "../../../src/governance/engine/strictest-of.ts";
 
 function engine(yaml: string): GovernanceEngine {
