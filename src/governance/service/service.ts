@@ -214,7 +214,7 @@ export function startGovernanceService(options: ServiceOptions): GovernanceServi
       // writes that the same rule asks about are theirs already (agent-prompt-answers.ts).
       if (answer.scope === "session") {
         const now = (clock ?? systemClock).now();
-        for (const name of EDIT_TOOLS) grants.grant({ serverId: AGENT_SOURCE, method: "tools/call", name, ruleId: answer.ask.ruleId }, `${request.id}/${name}`, "agent_prompt", now, grantHolder(AGENT_SOURCE, caller));
+        for (const name of EDIT_TOOLS) grants.grant({ serverId: AGENT_SOURCE, method: "tools/call", name, ruleId: answer.ask.ruleId }, `${request.id}-${name}`, "agent_prompt", now, grantHolder(AGENT_SOURCE, caller));
       }
       log.info(showInvisible(redactText(`${AGENT_SOURCE}.${answer.ask.name}: allowed in the agent's own prompt${answer.scope === "session" ? `, with its edits for this session (rule ${answer.ask.ruleId ?? "-"})` : ""}`)));
       return { scope: answer.scope, rule_id: answer.ask.ruleId };

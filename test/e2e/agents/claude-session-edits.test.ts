@@ -7,6 +7,7 @@
  *   person's "Yes, and switch to accept edits … for this session" becomes ThoughtGate's session
  *   grant, so the next edit and write in the project are not asked again; `thoughtgate log` shows
  *   the first allowed in the agent's prompt for the session and the others by the grant;
+ * - a shell command's prompt shows ThoughtGate's question (an edit's, Claude Code's own diff);
  * - a plain "Yes" stays once, and nothing the agent runs can turn it into more: a shell command
  *   posing as the hook with the accept-edits mode, and a write of Claude Code's settings that would
  *   put it in that mode, grant nothing; the next edit is asked again.
@@ -151,6 +152,8 @@ test("a plain 'Yes' in Claude Code's prompt stays once: the agent posing as its 
 
   // The settings write is refused unasked; the second edit is asked again.
   expect(counted.map((screens) => screens.length), counted.flat().join("\n=====\n")).toEqual([1, 1, 0, 1]);
+  // A shell command's prompt shows ThoughtGate's question, readable at 80×24.
+  expect(counted[1]?.[0], counted[1]?.[0]).toMatch(/Hook PreToolUse:Bash requires confirmation for this command:\s*\n\s*│ ThoughtGate: allow shell on server agent\? \(rule agent-ask: approval/);
   expect(existsSync(file(".claude/settings.local.json"))).toBe(false);
   expect(model.toolResults[2]?.text ?? "").toContain("ThoughtGate denied this write call: rule agent-self-protection");
   expect(readFileSync(file("a.md"), "utf8")).toBe("# Notes\nalpha\ndelta\n");

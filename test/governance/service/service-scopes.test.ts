@@ -212,7 +212,7 @@ describe("a yes in the agent's own prompt (Claude Code's, through its hook)", ()
     expect((await s.ran("hook-agent-1", "acceptEdits")).scope).toBeNull();
     const write = await s.hook("hook-agent-2", "write", "/home/ada/project/b.md", "acceptEdits");
     expect(write.decision).toBe("pending_approval");
-    expect(s.service.tasks.get(write.task_id ?? "")?.decidedBy).toBe("session_grant:hook-agent-1/write");
+    expect(s.service.tasks.get(write.task_id ?? "")?.decidedBy).toBe("session_grant:hook-agent-1-write");
     // Not an edit outside the project, not a shell command.
     expect((await s.hook("hook-agent-3", "edit", "/etc/hosts", "acceptEdits")).decision).toBe("ask_agent");
     expect((await s.hook("hook-agent-4", "shell", inProject, "acceptEdits")).decision).toBe("ask_agent");
