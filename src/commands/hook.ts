@@ -54,7 +54,7 @@ async function answer(agent: HookAgent, profile: ReturnType<typeof resolveProfil
       // After the call ran: recorded, nothing to answer (the call is done). Its start holds its
       // arguments: the shell line is not read again.
       const ran = await builtinCall(input.call, async () => ({ ok: false, why: "not read after the call" }));
-      if (ran !== null && input.call.toolUseId !== null) await recordRan(ran, input.call.toolUseId, input.call.durationMs);
+      if (ran !== null && input.call.toolUseId !== null) await recordRan(ran, input.call.toolUseId, input.call.durationMs, input.call.agentMode);
       return renderAnswer(agent, { kind: "none" });
     }
     // The bash parser (WebAssembly) is loaded only for a shell call.
@@ -67,6 +67,7 @@ async function answer(agent: HookAgent, profile: ReturnType<typeof resolveProfil
       profile,
       standaloneEvents: (runId) => defaultEventsPath({ runId, serverId: "agent" }),
       agentCanPrompt: agent === "claude-code",
+      agentMode: input.call.agentMode,
     }, input.call.toolUseId);
     const said: HookAnswer =
       verdict.askedInAgent !== null

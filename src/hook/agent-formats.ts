@@ -27,12 +27,14 @@ const hookInput = v.looseObject({
   /** Claude Code's id of the tool call, the same in its PreToolUse and PostToolUse input. */
   tool_use_id: v.optional(v.string()),
   duration_ms: v.optional(v.number()),
+  /** Claude Code's permission mode when the hook runs (`default`, `acceptEdits`, …): how a person's answer in its prompt shows. */
+  permission_mode: v.optional(v.string()),
   /** Gemini CLI's metadata of an MCP server's tool (its tools are named without a prefix Claude's way). */
   mcp_context: v.optional(v.unknown()),
 });
 
 /** One tool call, as the agent's hook announced it. */
-export type HookCall = { toolName: string; toolInput: Record<string, unknown>; cwd: string; event: string | null; toolUseId: string | null; durationMs: number | null; mcp: boolean };
+export type HookCall = { toolName: string; toolInput: Record<string, unknown>; cwd: string; event: string | null; toolUseId: string | null; durationMs: number | null; mcp: boolean; agentMode: string | null };
 
 /** The hook's input, or why it cannot be read (the call is then blocked). */
 export function parseHookInput(text: string, fallbackCwd: string): { ok: true; call: HookCall } | { ok: false; why: string } {
@@ -44,10 +46,10 @@ export function parseHookInput(text: string, fallbackCwd: string): { ok: true; c
   }
   const parsed = v.safeParse(hookInput, json);
   if (!parsed.success) return { ok: false, why: `the hook's input is not a tool call: ${v.summarize(parsed.issues).split("\n")[0]}` };
-  const { tool_name, tool_input, cwd, hook_event_name, tool_use_id, duration_ms, mcp_context } = parsed.output;
+  const { tool_name, tool_input, cwd, hook_event_name, tool_use_id, duration_ms, mcp_context, permission_mode } = parsed.output;
   return {
     ok: true,
-    call: { toolName: tool_name, toolInput: tool_input, cwd: cwd ?? fallbackCwd, event: hook_event_name ?? null, toolUseId: tool_use_id || null, durationMs: duration_ms ?? null, mcp: mcp_context !== undefined && mcp_context !== null },
+    call: { toolName: tool_name, toolInput: tool_input, cwd: cwd ?? fallbackCwd, event: hook_event_name ?? null, toolUseId: tool_use_id || null, durationMs: duration_ms ?? null, mcp: mcp_context !== undefined && mcp_context !== null, agentMode: permission_mode ?? null },
   };
 }
 

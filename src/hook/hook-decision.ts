@@ -20,6 +20,7 @@ import { EventStream } from "../telemetry/events.ts";
 import { recordedArguments } from "../telemetry/recorded-arguments.ts";
 import { redactText } from "../telemetry/redact.ts";
 import { VERSION } from "../version.ts";
+import { personsAnswer } from "./agent-answer.ts";
 import type { BuiltinCall } from "./builtin-call.ts";
 
 /** How long the hook waits for a service that does not answer yet before it blocks the call. */
@@ -37,6 +38,8 @@ export type HookContext = {
   standaloneEvents(runId: string): string | null;
   /** The agent can show its person a question of the hook's (Claude Code's `ask`). */
   agentCanPrompt: boolean;
+  /** The agent's permission mode, as its hook input said (agent-answer.ts). */
+  agentMode?: string | null;
 };
 
 /** `askedInAgent`: the question handed to the agent's own prompt (decider.ts, `askInAgent`), or null. */
@@ -93,7 +96,7 @@ export async function decideBuiltinCall(call: BuiltinCall, context: HookContext,
       elicit: null,
       // Where the agent shows a person its own prompt, the question goes there instead, once (the
       // service says whether the agent's mode shows one: not `claude -p`).
-      ...(context.agentCanPrompt ? { askInAgent: (prompt: string) => void (askedInAgent = prompt) } : {}),
+      ...(context.agentCanPrompt ? { askInAgent: (prompt: string) => void (askedInAgent = prompt), ...(context.agentMode ? { agentMode: context.agentMode } : {}) } : {}),
       awaitingApproval: (reason) => events.emit("tool_call_decision", decision({ action: "pending", reason })),
     });
     events.emit("tool_call_decision", decision(verdict));
@@ -121,14 +124,21 @@ function agentCallId(toolUseId: string): string {
  * The agent ran a call the hook let through or handed to its own prompt (Claude Code's PostToolUse,
  * with the same tool_use_id): its end goes to the session's record, so a call asked in the agent's
  * prompt shows whether it ran (the person's yes there is not otherwise seen). The agent says so;
- * nothing is decided on it. Only in a wrap session; false when there is none.
+ * nothing is decided on it. For a call asked there, the session's service says how far the
+ * person's yes reached (agent-answer.ts), recorded as the call's decision. Only in a wrap session;
+ * false when there is none.
  */
-export async function recordRan(call: BuiltinCall, toolUseId: string, durationMs: number | null): Promise<boolean> {
+export async function recordRan(call: BuiltinCall, toolUseId: string, durationMs: number | null, agentMode: string | null = null): Promise<boolean> {
   const lookup = await findSession();
   if (lookup.kind !== "joined") return false;
   const session = lookup.session;
+  const answer = await personsAnswer(session, `hook-${agentCallId(toolUseId)}`, agentMode);
   const events = EventStream.open(session.events, { run_id: session.id, server_id: AGENT_SOURCE, profile: session.profile });
   events.emit("run_start", { started_at: new Date().toISOString(), pid: process.pid, server_command: ["thoughtgate", "hook"], policy: "-", version: VERSION, agent_command: session.agent.command, project: session.project });
+  if (answer !== null) {
+    const how = answer.scope === "session" ? "allowed in the agent's own prompt, with its edits for this session" : "allowed in the agent's own prompt, once";
+    events.emit("tool_call_decision", { call_id: agentCallId(toolUseId), tool: call.name, decision: "forward", gate: "approval", rule_id: answer.ruleId, policy_id: null, reason: how, decided_by: { channel: "agent_prompt", scope: answer.scope } });
+  }
   events.emit("tool_call_end", { call_id: agentCallId(toolUseId), tool: call.name, args_hash: argsHash(call.arguments), status: "ok", latency_ms: durationMs ?? 0, bytes_out: 0 });
   events.emit("run_end", {
     ended_at: new Date().toISOString(),

@@ -23,7 +23,12 @@ export type Grant = {
   server?: ServerProgram;
   method: string;
   name: string;
-  /** The task whose "allow for this session" created it. */
+  /**
+   * An agent's own tool (source `agent`): the rule that asked, so a grant covers only the calls that
+   * rule asks about (an edit in the project, not every edit anywhere); null for an MCP tool's grant.
+   */
+  ruleId: string | null;
+  /** The task whose "allow for this session" created it (for a yes in the agent's own prompt: the call's request id). */
   taskId: string;
   /** The channel that decided that task (web, cli, elicitation, desktop, …). */
   grantedBy: string;
@@ -59,20 +64,21 @@ export class SessionGrants {
    * second "allow for this session" of the same tool changes nothing). Null once the session has
    * ended or the store is full: the approval itself still counts, for that one call.
    */
-  grant(call: { serverId: string; method: string; name: string; server?: ServerProgram | undefined }, taskId: string, grantedBy: string, now: number, holder: string): Grant | null {
+  grant(call: { serverId: string; method: string; name: string; server?: ServerProgram | undefined; ruleId?: string | null }, taskId: string, grantedBy: string, now: number, holder: string): Grant | null {
     if (this.closed) return null;
-    const key = keyOf(holder, call.serverId, call.method, call.name, call.server);
+    const ruleId = grantRule(call.serverId, call.ruleId ?? null);
+    const key = keyOf(holder, call.serverId, call.method, call.name, call.server, ruleId);
     const known = this.grants.get(key);
     if (known) return known;
     if (this.grants.size >= MAX_GRANTS) return null;
-    const grant: Grant = { id: `grant-${taskId}`, serverId: call.serverId, ...(call.server ? { server: call.server } : {}), method: call.method, name: call.name, taskId, grantedBy, holder, createdAt: now, uses: 0 };
+    const grant: Grant = { id: `grant-${taskId}`, serverId: call.serverId, ...(call.server ? { server: call.server } : {}), method: call.method, name: call.name, ruleId, taskId, grantedBy, holder, createdAt: now, uses: 0 };
     this.grants.set(key, grant);
     return grant;
   }
 
-  /** The grant that covers this call of `holder`'s (to this very server program), counting the use; undefined when there is none. */
-  use(serverId: string, method: string, name: string, holder: string, server?: ServerProgram): Grant | undefined {
-    const grant = this.grants.get(keyOf(holder, serverId, method, name, server));
+  /** The grant that covers this call of `holder`'s (to this very server program; an agent's tool asked by this rule), counting the use; undefined when there is none. */
+  use(serverId: string, method: string, name: string, holder: string, server?: ServerProgram, ruleId: string | null = null): Grant | undefined {
+    const grant = this.grants.get(keyOf(holder, serverId, method, name, server, grantRule(serverId, ruleId)));
     if (grant) grant.uses += 1;
     return grant;
   }
@@ -117,9 +123,14 @@ export class SessionGrants {
   }
 }
 
-/** The holder, and exact server (id and program), method and name: no globs, so a grant never covers another tool, server or shim. */
-function keyOf(holder: string, serverId: string, method: string, name: string, server: ServerProgram | undefined): string {
-  return canonicalJson([holder, serverId, server ?? null, method, name]);
+/** The holder, and exact server (id and program), method, name and (an agent's tool) rule: no globs, so a grant never covers another tool, server, shim or rule. */
+function keyOf(holder: string, serverId: string, method: string, name: string, server: ServerProgram | undefined, ruleId: string | null): string {
+  return canonicalJson([holder, serverId, server ?? null, method, name, ruleId]);
+}
+
+/** The rule a grant is kept to: an agent's own tool's, none for an MCP tool (its grant covers the tool). */
+function grantRule(serverId: string, ruleId: string | null): string | null {
+  return serverId === AGENT_SOURCE ? ruleId : null;
 }
 
 /** What a call a grant let through says it was approved by: `session_grant:<task id>`. */

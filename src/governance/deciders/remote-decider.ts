@@ -166,6 +166,7 @@ export class RemoteDecider implements Decider {
           message_type: "request",
           profile: this.options.profile,
           channels: [...(context.elicit ? (["elicitation"] as const) : []), ...(context.askInAgent ? (["agent_prompt"] as const) : [])],
+          ...(context.askInAgent && context.agentMode !== undefined ? { agent_mode: context.agentMode } : {}),
           ...(context.definitionChange ? { definition_change: toWire(context.definitionChange) } : {}),
           // The service's span for this decision hangs under the shim's.
           ...(context.span?.context ? { traceparent: formatTraceparent(context.span.context) } : {}),

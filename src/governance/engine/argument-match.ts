@@ -73,6 +73,12 @@ function equality(expected: unknown): ArgumentTest {
   return (value) => canonicalJson(value) === wanted;
 }
 
+/** Whether a path argument (one path, or a non-empty list) lies wholly within `dir`, as a `within` matcher reads it. */
+export function pathsWithin(value: unknown, dir: string, place: Place): boolean {
+  const root = resolveLinks(resolve(dir));
+  return everyString((path, at) => isWithin(pathAsServerReadsIt(path, at), root))(value, place);
+}
+
 /** A string test applied to a string, or to every item of a non-empty list of strings. */
 function everyString(test: (text: string, place: Place) => boolean): ArgumentTest {
   return (value, place) => {

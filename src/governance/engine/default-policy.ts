@@ -70,6 +70,9 @@ function agentRules(): Rule[] {
     { id: "agent-secret-files-shell", ...agent, match: "shell", arguments: { command: SECRETS_IN_COMMANDS.map((glob) => ({ glob })) }, action: "deny" },
     { id: "agent-read-project", ...agent, match: "read", arguments: { path: { within: "${PROJECT}" } }, action: "forward" },
     { id: "agent-read-only-shell", ...agent, match: "shell", arguments: { commands: { glob: `{${READ_ONLY_COMMANDS.join(",")}}` } }, action: "forward" },
+    // Their own rule, so that a person's "for this session" covers the edits in the project and no
+    // others (a grant of an agent's tool is kept to the rule that asked: approval/session-grants.ts).
+    { id: "agent-edit-project", ...agent, match: "{edit,write}", arguments: { path: { within: "${PROJECT}" } }, action: "approve" },
     { id: "agent-ask", ...agent, match: "{shell,read,edit,write,fetch}", action: "approve" },
     { id: "agent-other-tools", ...agent, match: "*", action: "forward" },
   ];
@@ -98,8 +101,9 @@ function yamlFlow(rule: Rule): string {
  * An agent's own tools, announced through its hooks (source `agent`, verdict/agent-tools.ts), come
  * first (agentRules): the agent may not change its own hook settings, MCP configs or ThoughtGate's
  * policy and state, nor touch secret files; reads inside the project and read-only shell commands
- * go through; every other shell command, every write and edit, reads outside the project and web
- * fetches are asked.
+ * go through; edits and writes inside the project are asked (a person's "for this session" covers
+ * the rest of them); every other shell command, edits and writes outside the project, reads outside
+ * the project and web fetches are asked.
  */
 export const EMBEDDED_DEFAULT: ThoughtGateConfig = {
   schema: 1,

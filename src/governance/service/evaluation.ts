@@ -17,6 +17,9 @@ import { decideSafely, type EvaluateInput, type Outcome, type PolicyEngine } fro
 import { GOVERNANCE_ERROR } from "../verdict/errors.ts";
 import { recordGates } from "../engine/gate-trail.ts";
 import { grantApprover, grantHolder, type SessionGrants } from "../approval/session-grants.ts";
+import type { AgentPromptAsks } from "../approval/agent-prompt-answers.ts";
+import { AGENT_SOURCE } from "../verdict/agent-tools.ts";
+import { pathsWithin } from "../engine/argument-match.ts";
 import type { Task, TaskStore } from "../approval/tasks.ts";
 import { SEE_ALL_AT } from "../approval/task-prompt.ts";
 
@@ -45,6 +48,8 @@ export type EvaluationOptions = {
   tracer?: Tracer;
   /** "Always allow" (always-allow.ts): whether a task may offer it is planned when it is made. */
   always?: AlwaysWriter;
+  /** The calls handed to an agent's own prompt, whose answer the agent's hook reports (agent-prompt-answers.ts); absent: none are kept. */
+  agentAsks?: AgentPromptAsks;
   /** A wrap session's project: it wins over what a shim sends (docs/governance.md, "Rules that see arguments"); absent (`serve`): the shim's, else the service's own working directory's. */
   sessionProject?: string;
 };
@@ -139,6 +144,8 @@ export function createEvaluator(options: EvaluationOptions): (request: EvaluateR
       annotationSource: request.annotation_source,
       place,
     });
+    // The agent is on to its next call: a call of its handed to its prompt earlier was answered by now.
+    if (request.server_id === AGENT_SOURCE) options.agentAsks?.moveOn();
     const started = performance.now();
     const outcome = decideSafely(current, input, profile);
     recordGates(span, outcome);
@@ -168,7 +175,7 @@ export function createEvaluator(options: EvaluationOptions): (request: EvaluateR
     // A session grant stands in for the person who made it: the call still gets its own task,
     // approved as it is made, so the shim's protocol and the audit are those of any approval. Only a
     // grant made for this very shim's call, to the same server program, counts (session-grants.ts).
-    const grant = options.grants.use(request.server_id, request.method, request.name, grantHolder(request.server_id, caller), request.server);
+    const grant = options.grants.use(request.server_id, request.method, request.name, grantHolder(request.server_id, caller), request.server, outcome.ruleId);
     // Slack adds a channel and takes none away: the agent's user may still answer (first answer wins).
     const elicit = !grant && canElicit && request.channels.includes("elicitation") && (destination === "any" || destination === "elicitation" || destination === "slack");
     const asked = {
@@ -187,6 +194,11 @@ export function createEvaluator(options: EvaluationOptions): (request: EvaluateR
     const askAgent = !grant && canElicit && request.channels.includes("agent_prompt") && request.method === "tools/call" && (destination === "any" || destination === "elicitation" || destination === "slack");
     if (askAgent) {
       const prompt = approvalPrompt({ ...asked, ruleId: outcome.ruleId }, outcome.reason, { seeAllAt: SEE_ALL_AT, change });
+      // Kept until the agent's hook says whether it ran, and in which mode (the person's answer there).
+      if (request.server_id === AGENT_SOURCE && typeof request.id === "string") {
+        const path = (asked.arguments as { path?: unknown } | null)?.path;
+        options.agentAsks?.asked(request.id, { name: request.name, ruleId: outcome.ruleId, mode: request.agent_mode ?? null, inProject: pathsWithin(path, place.project, place) });
+      }
       return count({ ...base, ...decided, decision: "ask_agent", reason: outcome.reason, prompt }, request, profile);
     }
     // Every channel offers "always" only where a rule could be written for this call.

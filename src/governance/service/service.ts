@@ -27,6 +27,8 @@ import { CHANNEL_PATH, shimChannels } from "./shim-channel.ts";
 import type { PersonAct, PersonCheck } from "./person-check.ts";
 import { spanRelayHandler } from "./span-relay.ts";
 import { grantHolder, SessionGrants } from "../approval/session-grants.ts";
+import { AgentPromptAsks, EDIT_TOOLS } from "../approval/agent-prompt-answers.ts";
+import { AGENT_SOURCE } from "../verdict/agent-tools.ts";
 import { systemClock, TaskStore, type Channel, type ChangeResult, type Clock } from "../approval/tasks.ts";
 import { SlackApprovals } from "../approval/slack/slack-approvals.ts";
 import { decideOrOnce, taskDecider } from "./decide-task.ts";
@@ -127,6 +129,7 @@ export function startGovernanceService(options: ServiceOptions): GovernanceServi
   const clock = options.clock;
   const metrics = new GovernanceMetrics(clock ? () => clock.now() : undefined);
   const grants = new SessionGrants();
+  const agentAsks = new AgentPromptAsks();
   let notifier: DesktopNotifier | null = null;
   // Every channel decides through one function (decide-task.ts): "always" writes its rule first.
   const decide = taskDecider({ get: (id) => tasks.get(id), decide: (id, decision, channel) => tasks.decide(id, decision, channel) }, options.always);
@@ -180,6 +183,7 @@ export function startGovernanceService(options: ServiceOptions): GovernanceServi
     ...(options.agentCanAsk === false ? { agentCanAsk: false } : {}),
     ...(options.always ? { always: options.always } : {}),
     ...(options.sessionProject ? { sessionProject: options.sessionProject } : {}),
+    agentAsks,
     onPending: (task, agentAsking) => notifier?.pending(task, agentAsking),
     tracer,
   });
@@ -203,6 +207,18 @@ export function startGovernanceService(options: ServiceOptions): GovernanceServi
     shuttingDown: () => shutdown,
     unanswered: (task) => notifier?.unanswered(task),
     decideLater: decideOrOnce(decide),
+    agentRan: (request, caller) => {
+      const answer = agentAsks.ran(request.id, request.agent_mode ?? null);
+      if (answer === null) return { scope: null };
+      // The person switched the agent to accepting edits in its prompt: this session's edits and
+      // writes that the same rule asks about are theirs already (agent-prompt-answers.ts).
+      if (answer.scope === "session") {
+        const now = (clock ?? systemClock).now();
+        for (const name of EDIT_TOOLS) grants.grant({ serverId: AGENT_SOURCE, method: "tools/call", name, ruleId: answer.ask.ruleId }, `${request.id}-${name}`, "agent_prompt", now, grantHolder(AGENT_SOURCE, caller));
+      }
+      log.info(showInvisible(redactText(`${AGENT_SOURCE}.${answer.ask.name}: allowed in the agent's own prompt${answer.scope === "session" ? `, with its edits for this session (rule ${answer.ask.ruleId ?? "-"})` : ""}`)));
+      return { scope: answer.scope, rule_id: answer.ask.ruleId };
+    },
     dismissIsNo: options.dismissIsNo === true,
     ...(tracing ? { tracing } : {}),
   });

@@ -2,7 +2,7 @@ import { messageOf } from "../../core/errors.ts";
 import { log } from "../../core/log.ts";
 import type { GovernanceMetrics } from "../../telemetry/metrics.ts";
 import type { Profile } from "../../core/profile.ts";
-import { cancelRequest, evaluateRequest, filterRequest, heartbeatRequest, metricsReport, pinsRequest, relayRequest, unansweredRequest, type Answer, type EvaluateRequest, type EvaluateResponse } from "../wire/api.ts";
+import { agentRanRequest, cancelRequest, evaluateRequest, filterRequest, heartbeatRequest, metricsReport, pinsRequest, relayRequest, unansweredRequest, type AgentRanRequest, type AgentRanResponse, type Answer, type EvaluateRequest, type EvaluateResponse } from "../wire/api.ts";
 import type { PolicyEngine } from "../engine/engine.ts";
 import { answer, parseValue, refusal } from "./http-guard.ts";
 import type { Caller } from "./evaluation.ts";
@@ -30,6 +30,8 @@ export type ShimApiOptions = {
   unanswered: (task: Task) => void;
   /** A relayed "always": its rule is written first, so it is decided after the answer (decide-task.ts). */
   decideLater: DecideTask;
+  /** An agent's hook says a call it handed to the agent's prompt ran: how far the person's yes there reached (agent-prompt-answers.ts). */
+  agentRan: (request: AgentRanRequest, caller: Caller) => Omit<AgentRanResponse, "shutdown">;
   /** wrap knows the agent shows its forms to a person: a form dismissed at a person's pace (Esc) is their no. */
   dismissIsNo: boolean;
   /**
@@ -91,6 +93,10 @@ export function shimApi(options: ShimApiOptions): ShimApi {
     if (path === "/governance/evaluate" && method === "POST") {
       const parsed = parseValue(body, evaluateRequest);
       return parsed.ok ? answer(evaluate(parsed.value, caller)) : parsed.answer;
+    }
+    if (path === "/governance/agent-ran" && method === "POST") {
+      const parsed = parseValue(body, agentRanRequest);
+      return parsed.ok ? answer({ ...options.agentRan(parsed.value, caller), shutdown: shutdown() }) : parsed.answer;
     }
     if (path === "/governance/pins" && method === "POST") {
       const parsed = parseValue(body, pinsRequest);

@@ -104,6 +104,12 @@ export type DecisionContext = {
    * `agent_prompt`: the agent runs the call only on the person's yes.
    */
   askInAgent?: (prompt: string) => void;
+  /**
+   * With `askInAgent`: the agent's permission mode as its hook said (Claude Code's
+   * `permission_mode`), so the service can tell the person's answer there by the mode it leaves
+   * (governance/approval/agent-prompt-answers.ts).
+   */
+  agentMode?: string;
   /** The decider is now waiting for a human: recorded as a `pending` decision in the audit. */
   awaitingApproval(reason: string): void;
   /**

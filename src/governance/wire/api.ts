@@ -69,6 +69,8 @@ export const evaluateRequest = v.object({
   definition_change: v.optional(definitionChangeWire),
   /** Tracing on: the W3C context of the shim's span for this decision (the service's span hangs under it). */
   traceparent: v.optional(v.pipe(v.string(), v.maxLength(256))),
+  /** An agent's hook: the agent's permission mode as its hook input said (Claude Code's `permission_mode`). */
+  agent_mode: v.optional(v.pipe(v.string(), v.maxLength(64))),
 });
 export type EvaluateRequest = v.InferOutput<typeof evaluateRequest>;
 
@@ -98,6 +100,17 @@ export const evaluateResponse = v.object({
   shutdown: v.boolean(),
 });
 export type EvaluateResponse = v.InferOutput<typeof evaluateResponse>;
+
+/**
+ * POST /governance/agent-ran: an agent's hook says a call it handed to the agent's own prompt ran
+ * (Claude Code's PostToolUse), and the agent's permission mode now. The answer says how far the
+ * person's yes there reached, when the call was one the service handed to that prompt and still
+ * waited for (agent-prompt-answers.ts); `null` otherwise.
+ */
+export const agentRanRequest = v.object({ id: v.pipe(v.string(), v.maxLength(512)), agent_mode: v.optional(v.pipe(v.string(), v.maxLength(64))) });
+export type AgentRanRequest = v.InferOutput<typeof agentRanRequest>;
+export const agentRanResponse = v.object({ scope: v.nullable(v.picklist(["once", "session"])), rule_id: v.optional(v.nullable(v.string())), shutdown: v.boolean() });
+export type AgentRanResponse = v.InferOutput<typeof agentRanResponse>;
 
 /** What an approval covers: this call, this tool for the session, or this tool from now on (a policy rule). */
 const DECISION_SCOPES = ["once", "session", "always"] as const;

@@ -5,7 +5,9 @@
  * tools"; the counts are in docs/benchmarks.md):
  *
  * - a built-in call the policy asks a person about is asked once, in Claude Code's own prompt,
- *   with ThoughtGate's reason; an edit's prompt shows the lines it changes;
+ *   with ThoughtGate's reason; an edit's prompt shows the lines it changes; the person answers the
+ *   first edit with "Yes, and switch to accept edits … for this session", which ThoughtGate takes as
+ *   "allow for this session" for the edits and writes in the project: none of them is asked again;
  * - a governed MCP server's call that needs a person is asked once, in ThoughtGate's form: Claude
  *   Code's own prompt does not come first (its hook allows the governed server's tools);
  * - a call the policy forwards is asked nowhere.
@@ -31,8 +33,8 @@ const THOUGHTGATE_FORM = /ThoughtGate: allow \S+ on server/;
 
 type Prompt = "claude" | "thoughtgate";
 
-/** Until call `index`'s result reaches the model: each prompt shown, answered yes as a person would. */
-async function promptsOf(pane: Tmux, results: () => number, index: number, screens: string[]): Promise<Prompt[]> {
+/** Until call `index`'s result reaches the model: each prompt shown, answered yes as a person would (for the session, where `session`). */
+async function promptsOf(pane: Tmux, results: () => number, index: number, screens: string[], session = false): Promise<Prompt[]> {
   const prompts: Prompt[] = [];
   const started = performance.now();
   for (;;) {
@@ -51,6 +53,10 @@ async function promptsOf(pane: Tmux, results: () => number, index: number, scree
     await waitFor(() => !/^…$/m.test(pane.screen()), `call ${index + 1}: the prompt drawn whole`, 10_000);
     screens.push(pane.screen());
     await personsPace();
+    if (session && state === "claude") {
+      await pane.pressUntil("Down", /❯ 2\. Yes, and switch to accept edits/);
+      await personsPace();
+    }
     // Claude Code's prompt: "1. Yes" is chosen already. ThoughtGate's form: Enter opens the choices, Enter takes "Allow once".
     pane.press("Enter");
     if (state === "thoughtgate") {
@@ -62,7 +68,7 @@ async function promptsOf(pane: Tmux, results: () => number, index: number, scree
   }
 }
 
-test("20 calls in the real interactive Claude Code: one prompt for each call that needs a person, none for the rest; the edit's prompt shows its lines", async () => {
+test("20 calls in the real interactive Claude Code: one prompt for each call that needs a person, none for the rest, edits and writes once for the session; the edit's prompt shows its lines", async () => {
   await using sandbox = agentSandbox();
   mkdirSync(join(sandbox.project, ".git"));
   const project = realpathSync(sandbox.project);
@@ -70,7 +76,7 @@ test("20 calls in the real interactive Claude Code: one prompt for each call tha
   writeFileSync(file("a.md"), "# Notes\nalpha\nbeta\n");
   const READ_NOTE = claudeToolName("notes", "read_note");
   const DELETE_NOTE = claudeToolName("notes", "delete_note");
-  // [the call, whether the embedded default asks a person about it]
+  // [the call, whether a person is asked about it: the embedded default asks, and no earlier answer covers it]
   const stretch: Array<[{ tool: string; arguments: Record<string, unknown> }, boolean]> = [
     [{ tool: "Read", arguments: { file_path: file("a.md") } }, false],
     [{ tool: "Bash", arguments: { command: "ls", description: "list" } }, false],
@@ -78,16 +84,16 @@ test("20 calls in the real interactive Claude Code: one prompt for each call tha
     [{ tool: "Bash", arguments: { command: "git log --oneline -1 || true", description: "history" } }, false],
     [{ tool: READ_NOTE, arguments: { id: "a" } }, false],
     [{ tool: "Edit", arguments: { file_path: file("a.md"), old_string: "beta", new_string: "gamma" } }, true],
-    [{ tool: "Write", arguments: { file_path: file("b.md"), content: "bee\n" } }, true],
+    [{ tool: "Write", arguments: { file_path: file("b.md"), content: "bee\n" } }, false],
     [{ tool: "Bash", arguments: { command: "git status", description: "status" } }, false],
     [{ tool: "Bash", arguments: { command: "mv b.md c.md", description: "move" } }, true],
     [{ tool: DELETE_NOTE, arguments: { id: "a" } }, true],
     [{ tool: "Read", arguments: { file_path: file("c.md") } }, false],
     [{ tool: "Bash", arguments: { command: "cat a.md", description: "show" } }, false],
-    [{ tool: "Edit", arguments: { file_path: file("a.md"), old_string: "gamma", new_string: "delta" } }, true],
+    [{ tool: "Edit", arguments: { file_path: file("a.md"), old_string: "gamma", new_string: "delta" } }, false],
     [{ tool: READ_NOTE, arguments: { id: "b" } }, false],
     [{ tool: "Bash", arguments: { command: "wc -l a.md", description: "count" } }, false],
-    [{ tool: "Write", arguments: { file_path: file("d.md"), content: "dee\n" } }, true],
+    [{ tool: "Write", arguments: { file_path: file("d.md"), content: "dee\n" } }, false],
     [{ tool: DELETE_NOTE, arguments: { id: "b" } }, true],
     [{ tool: "Bash", arguments: { command: "head -1 a.md", description: "first line" } }, false],
     [{ tool: "Read", arguments: { file_path: file("d.md") } }, false],
@@ -104,7 +110,8 @@ test("20 calls in the real interactive Claude Code: one prompt for each call tha
 
   const screens: string[] = [];
   const counted: Prompt[][] = [];
-  for (let i = 0; i < stretch.length; i++) counted.push(await promptsOf(pane, () => model.toolResults.length, i, screens));
+  // The first edit (call 6) is answered for the session.
+  for (let i = 0; i < stretch.length; i++) counted.push(await promptsOf(pane, () => model.toolResults.length, i, screens, i === 5));
   await pane.waitForScreen("All done.");
   if (process.env.PROMPT_SCREENS) writeFileSync(process.env.PROMPT_SCREENS, screens.join("\n=====\n"));
   const report = counted.map((prompts, i) => `${i + 1} ${stretch[i]?.[0].tool}: ${prompts.join(", ") || "-"}`).join("\n");
@@ -113,29 +120,30 @@ test("20 calls in the real interactive Claude Code: one prompt for each call tha
   // At most one prompt per call that needs a person, and none for the calls the policy forwards.
   expect(counted.map((prompts) => prompts.length), report).toEqual(stretch.map(([, asks]) => (asks ? 1 : 0)));
   // The built-in calls are asked in Claude Code's own prompt; the MCP server's in ThoughtGate's form.
-  expect(counted.flatMap((prompts, i) => prompts.map((p) => `${stretch[i]?.[0].tool} ${p}`)), report).toEqual([
-    "Edit claude",
-    "Write claude",
-    "Bash claude",
-    `${DELETE_NOTE} thoughtgate`,
-    "Edit claude",
-    "Write claude",
-    `${DELETE_NOTE} thoughtgate`,
-  ]);
+  expect(counted.flatMap((prompts, i) => prompts.map((p) => `${stretch[i]?.[0].tool} ${p}`)), report).toEqual(["Edit claude", "Bash claude", `${DELETE_NOTE} thoughtgate`, `${DELETE_NOTE} thoughtgate`]);
   // The first edit's prompt shows the lines it changes.
   expect(screens[0], screens[0]).toMatch(/-\s*beta/);
   expect(screens[0], screens[0]).toMatch(/\+\s*gamma/);
   // Everything ran (a person said yes each time), and every call is in the session's record.
   expect(readFileSync(file("a.md"), "utf8")).toBe("# Notes\nalpha\ndelta\n");
   expect(readFileSync(file("c.md"), "utf8")).toBe("bee\n");
-  const decided = sessionEvents(sandbox, "tool_call_decision").filter((e) => e.decision !== "pending");
+  // Each call's last decision (a call asked in Claude Code's prompt gets a second one, with the person's answer there).
+  const decided = [...new Map(sessionEvents(sandbox, "tool_call_decision").filter((e) => e.decision !== "pending").map((e) => [e.call_id, e])).values()];
   expect(decided.length).toBe(stretch.length);
-  // A call handed to Claude Code's own prompt is recorded as such.
-  expect(decided.filter((e) => (e.decided_by as { channel?: string } | undefined)?.channel === "agent_prompt").map((e) => e.tool)).toEqual(["edit", "write", "shell", "edit", "write"]);
-  // Each of them ran on the person's yes in Claude Code's prompt: its PostToolUse hook recorded the end.
+  const by = (e: Record<string, unknown>) => e.decided_by as { channel?: string; scope?: string } | undefined;
+  const built = decided.filter((e) => by(e)?.channel === "agent_prompt" || by(e)?.channel === "session_grant");
+  // A call handed to Claude Code's own prompt is recorded as such, with how far the person's yes reached; the edits and writes after the first, by its grant.
+  expect(built.map((e) => `${e.tool} ${by(e)?.channel} (${by(e)?.scope})`)).toEqual([
+    "edit agent_prompt (session)",
+    "write session_grant (session)",
+    "shell agent_prompt (once)",
+    "edit session_grant (session)",
+    "write session_grant (session)",
+  ]);
+  // Each of them ran: its PostToolUse hook recorded the end.
   const ended = new Set(sessionEvents(sandbox, "tool_call_end").map((e) => e.call_id));
-  expect(decided.filter((e) => (e.decided_by as { channel?: string } | undefined)?.channel === "agent_prompt").map((e) => ended.has(e.call_id))).toEqual([true, true, true, true, true]);
-  // `thoughtgate log --decision asked` lists the 7 calls a person was asked about, wherever they were asked.
+  expect(built.map((e) => ended.has(e.call_id))).toEqual([true, true, true, true, true]);
+  // `thoughtgate log --decision asked` lists the calls a person was asked about, wherever they were asked, and those their answer covered.
   const log = Bun.spawnSync([BINARY, "log", "--decision", "asked", "--json"], { env: claude.env, stdout: "pipe", stderr: "pipe" });
   expect(log.exitCode, log.stderr.toString()).toBe(0);
   const asked = log.stdout.toString().trim().split("\n").map((line) => (JSON.parse(line) as { tool: string }).tool);

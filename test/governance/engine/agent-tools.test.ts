@@ -60,11 +60,13 @@ describe("the embedded default for an agent's own tools", () => {
     expect(await shell(embedded, "sed -i /hooks/d .codex/config.toml")).toBe("deny agent-self-protection-shell");
   });
 
-  test("reads in the project run; reads elsewhere, writes, edits and fetches are asked", () => {
+  test("reads in the project run; reads elsewhere, writes, edits and fetches are asked (edits and writes in the project by a rule of their own)", () => {
     expect(decide(embedded, "read", { tool: "Read", path: join(project, "src", "main.ts") })).toBe("forward agent-read-project");
     expect(decide(embedded, "read", { tool: "Read", path: "/etc/hosts" })).toBe("approve agent-ask");
-    expect(decide(embedded, "write", { tool: "Write", path: join(project, "a.ts"), content: "x" })).toBe("approve agent-ask");
-    expect(decide(embedded, "edit", { tool: "Edit", path: join(project, "a.ts") })).toBe("approve agent-ask");
+    expect(decide(embedded, "write", { tool: "Write", path: join(project, "a.ts"), content: "x" })).toBe("approve agent-edit-project");
+    expect(decide(embedded, "edit", { tool: "Edit", path: join(project, "a.ts") })).toBe("approve agent-edit-project");
+    expect(decide(embedded, "edit", { tool: "Edit", path: "/etc/hosts" })).toBe("approve agent-ask");
+    expect(decide(embedded, "write", { tool: "Write", path: join(project, "..", "elsewhere.ts"), content: "x" })).toBe("approve agent-ask");
     expect(decide(embedded, "fetch", { tool: "WebFetch", url: "https://example.com/", host: "example.com" })).toBe("approve agent-ask");
     expect(decide(embedded, "TodoWrite", { tool: "TodoWrite" })).toBe("forward agent-other-tools");
   });

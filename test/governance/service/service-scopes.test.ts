@@ -171,6 +171,79 @@ describe("allow for this session", () => {
   });
 });
 
+describe("a yes in the agent's own prompt (Claude Code's, through its hook)", () => {
+  const agentEngine = new GovernanceEngine(
+    {
+      schema: 1,
+      sources: [],
+      governance: {
+        defaults: { action: "forward" },
+        rules: [
+          { id: "edit-project", source: "agent", match: "{edit,write}", method: "tools/call", arguments: { path: { within: "${PROJECT}" } }, action: "approve" },
+          { id: "agent-ask", source: "agent", match: "*", method: "tools/call", action: "approve" },
+        ],
+      },
+      approval: {},
+      pins: { mode: "strict", block_severity: "high" },
+    },
+    null,
+    "test",
+  );
+  function startAgent() {
+    const service = startGovernanceService({ people: () => null, engine: agentEngine, profile: "production", sessionSecret: SESSION, pageKey: PAGE, cliKey: CLI, port: 0, sessionProject: "/home/ada/project" });
+    stops.push(() => service.stop());
+    /** One hook process: its own channel, as `thoughtgate hook` has. */
+    const hook = async (id: string, name: string, path: string, mode: string) => {
+      const channel = await openShimChannel(service.url, SESSION);
+      stops.push(() => channel.close());
+      const request = { server_id: "agent", direction: "agent_to_server", method: "tools/call", name, arguments: { tool: name, path }, message_type: "request", profile: "production", id, channels: ["agent_prompt"], agent_mode: mode };
+      return v.parse(evaluateResponse, (await channel.ask("POST", "/governance/evaluate", request)).body);
+    };
+    const ran = async (id: string, mode: string) => (await (await fetch(`${service.url}/governance/agent-ran`, { method: "POST", headers: { authorization: `Bearer ${SESSION}`, "content-type": "application/json" }, body: JSON.stringify({ id, agent_mode: mode }) })).json()) as { scope: string | null };
+    return { service, hook, ran };
+  }
+  const inProject = "/home/ada/project/a.md";
+
+  test("the agent switched to accept edits by the asked edit: the session's edits and writes in the project are granted, once, and nothing else", async () => {
+    const s = startAgent();
+    expect((await s.hook("hook-agent-1", "edit", inProject, "default")).decision).toBe("ask_agent");
+    expect(await s.ran("hook-agent-1", "acceptEdits")).toMatchObject({ scope: "session", rule_id: "edit-project" });
+    // Told twice: the ask was answered already.
+    expect((await s.ran("hook-agent-1", "acceptEdits")).scope).toBeNull();
+    const write = await s.hook("hook-agent-2", "write", "/home/ada/project/b.md", "acceptEdits");
+    expect(write.decision).toBe("pending_approval");
+    expect(s.service.tasks.get(write.task_id ?? "")?.decidedBy).toBe("session_grant:hook-agent-1-write");
+    // Not an edit outside the project, not a shell command.
+    expect((await s.hook("hook-agent-3", "edit", "/etc/hosts", "acceptEdits")).decision).toBe("ask_agent");
+    expect((await s.hook("hook-agent-4", "shell", inProject, "acceptEdits")).decision).toBe("ask_agent");
+    expect(s.service.grants.list().map((grant) => `${grant.name} ${grant.grantedBy}`)).toEqual(["edit agent_prompt", "write agent_prompt"]);
+  });
+
+  test("a plain yes stays once: no switch of mode, a mode that was never the person's default, a shell command, an edit outside the project", async () => {
+    const s = startAgent();
+    const once = async (id: string, name: string, path: string, before: string, after: string) => {
+      await s.hook(id, name, path, before);
+      return (await s.ran(id, after)).scope;
+    };
+    expect(await once("hook-agent-1", "edit", inProject, "default", "default")).toBe("once");
+    expect(await once("hook-agent-2", "edit", inProject, "acceptEdits", "acceptEdits")).toBe("once");
+    expect(await once("hook-agent-3", "edit", inProject, "bypassPermissions", "acceptEdits")).toBe("once");
+    expect(await once("hook-agent-4", "shell", inProject, "default", "acceptEdits")).toBe("once");
+    expect(await once("hook-agent-5", "edit", "/etc/hosts", "default", "acceptEdits")).toBe("once");
+    expect(s.service.grants.list()).toEqual([]);
+  });
+
+  test("an ask a later call of the agent's came after was not answered yes: told afterwards, it grants nothing; a call never asked neither", async () => {
+    const s = startAgent();
+    await s.hook("hook-agent-1", "edit", inProject, "default");
+    await s.hook("hook-agent-2", "read", inProject, "default");
+    expect((await s.ran("hook-agent-1", "acceptEdits")).scope).toBeNull();
+    expect((await s.ran("hook-agent-never", "acceptEdits")).scope).toBeNull();
+    expect(s.service.grants.list()).toEqual([]);
+    expect((await s.hook("hook-agent-3", "edit", inProject, "acceptEdits")).decision).toBe("ask_agent");
+  });
+});
+
 describe("always allow", () => {
   test("from every channel, the call is approved only once the rule is written, kept to the session's project unless everywhere was chosen", async () => {
     const writer = fakeWriter(WRITTEN);
