@@ -38,6 +38,8 @@ function walk(decide: Decider["decide"]) {
   return { entered, decided: () => decided, agent, server, toAgent, toServer };
 }
 
+const WAY_IN = ["request parse", "request lists", "request definitions", "request decide", "request audit", "request trace", "request forward"];
+
 const counts = (entered: string[]) => Object.fromEntries([...new Set(entered)].map((stage) => [stage, entered.filter((e) => e === stage).length]));
 
 describe("one tools/call through the shim's stages", () => {
@@ -47,7 +49,7 @@ describe("one tools/call through the shim's stages", () => {
     expect(toServer.lines).toHaveLength(2);
     server({ jsonrpc: "2.0", id: 1, result: { content: [{ type: "text", text: "hi" }] } });
     expect(decided()).toBe(1);
-    expect(entered).toEqual(["request audit", "request trace", "request forward", "response secrets", "response definitions", "response audit", "response trace"]);
+    expect(entered).toEqual([...WAY_IN, "response secrets", "response definitions", "response audit", "response trace"]);
   });
 
   test("refused: the stages after the decision see the deny, each once; nothing reaches the server", () => {
@@ -56,7 +58,7 @@ describe("one tools/call through the shim's stages", () => {
     expect(decided()).toBe(1);
     expect(toServer.lines).toHaveLength(1);
     expect(JSON.parse(toAgent.lines.at(-1) ?? "{}").error.code).toBe(-32014);
-    expect(counts(entered)).toEqual({ "request audit": 1, "request trace": 1, "request forward": 1 });
+    expect(counts(entered)).toEqual(Object.fromEntries(WAY_IN.map((stage) => [stage, 1])));
   });
 
   test("decided later (a person, the service): still once each way", async () => {
@@ -65,6 +67,6 @@ describe("one tools/call through the shim's stages", () => {
     await waitFor(() => toServer.lines.length === 2, "the call to be forwarded");
     server({ jsonrpc: "2.0", id: 3, result: { content: [] } });
     expect(decided()).toBe(1);
-    expect(Object.values(counts(entered))).toEqual([1, 1, 1, 1, 1, 1, 1]);
+    expect(Object.values(counts(entered))).toEqual([1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1]);
   });
 });
