@@ -63,7 +63,17 @@ const TARGETS: Record<string, Target> = {
     files: ["src/pipeline/stages.ts", "src/pipeline/decide-stage.ts", "src/pipeline/audit-stage.ts", "src/pipeline/call-record.ts"],
     tests: ["test/pipeline/stages.test.ts", "test/pipeline/security-stages.test.ts"],
   },
-  "shim-stages": { files: ["src/shim/stages/*.ts"], tests: ["test/shim/stages.test.ts", "test/shim/pipeline-walk.test.ts"] },
+  "shim-stages": {
+    files: ["src/shim/stages/*.ts"],
+    tests: [
+      "test/shim/stages.test.ts",
+      "test/shim/stages/parse-stage.test.ts",
+      "test/shim/stages/lists-stage.test.ts",
+      "test/shim/stages/definitions-stage.test.ts",
+      "test/shim/stages/decide-stage.test.ts",
+      "test/shim/pipeline-walk.test.ts",
+    ],
+  },
   "coverage-gate": { files: ["src/wrap/coverage-gate.ts"], tests: ["test/wrap/coverage-gate.test.ts", "test/e2e/attacks/claude-plugins.test.ts"] },
   "safe-open": {
     files: ["src/core/safe-open.ts"],

@@ -118,15 +118,36 @@ describe("docs/architecture.md holds for src/", () => {
 
   test("a stage imports no other stage: only the Call, the stage types and its own room", () => {
     // docs/architecture.md, "Every tool call, one pipeline": stages are `*-stage.ts`, in any part.
+    // A stage may import the pipeline's modules that are not stages (the `Call`, the stage types,
+    // what stages share), its own part's modules that are not stages (for the shim, the call types
+    // beside its stages and the shim's own collaborators), and the parts below the pipeline.
     const isStage = (file: string) => file.endsWith("-stage.ts");
     const stages = files.filter(isStage);
     expect(stages.length).toBeGreaterThan(0);
+    const pipelineFloor = parts.get("pipeline")?.floor ?? 0;
     const crossing: string[] = [];
     for (const stage of stages) {
-      for (const target of graph.get(stage) ?? []) if (isStage(target)) crossing.push(`${relative(ROOT, stage)} -> ${relative(ROOT, target)}`);
+      const own = partOf(stage);
+      for (const target of graph.get(stage) ?? []) {
+        const to = partOf(target);
+        const allowed = !isStage(target) && (to === own || to === "pipeline" || (parts.get(to)?.floor ?? Infinity) < pipelineFloor);
+        if (!allowed) crossing.push(`${relative(ROOT, stage)} -> ${relative(ROOT, target)}`);
+      }
     }
     expect(crossing).toEqual([]);
+    // The shim's call types beside its stages are not stages, and import none either.
+    const shimStages = join(SRC, "shim", "stages");
+    const callTypes = files.filter((file) => dirname(file) === shimStages && !isStage(file));
+    expect(callTypes.flatMap((file) => (graph.get(file) ?? []).filter(isStage).map((target) => `${relative(ROOT, file)} -> ${relative(ROOT, target)}`))).toEqual([]);
     expect(graph.get(join(SRC, "pipeline", "stages.ts"))).toEqual([join(SRC, "pipeline", "call.ts")]);
+  });
+
+  test("the shim has a stage module for every stage the pipeline declares", () => {
+    const declared = readFileSync(join(SRC, "pipeline", "stages.ts"), "utf8");
+    const names = new Set([...declared.matchAll(/_STAGES = \[([^\]]*)\]/g)].flatMap((m) => [...(m[1] ?? "").matchAll(/"([a-z]+)"/g)].map((n) => n[1] as string)));
+    expect([...names].sort()).toEqual(["audit", "decide", "definitions", "forward", "lists", "parse", "secrets", "trace"]);
+    const shimStages = new Set(readdirSync(join(SRC, "shim", "stages")));
+    expect([...names].filter((name) => !shimStages.has(`${name}-stage.ts`))).toEqual([]);
   });
 
   test("no files import each other in a circle", () => {

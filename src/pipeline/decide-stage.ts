@@ -1,8 +1,6 @@
-import { messageOf } from "../core/errors.ts";
-import { RPC } from "../core/jsonrpc.ts";
-import { log } from "../core/log.ts";
 import type { DecisionContext, Decider, Verdict } from "../governance/verdict/decider.ts";
 import type { Call } from "./call.ts";
+import { decisionFailed } from "./decision-failed.ts";
 import type { Stage } from "./stages.ts";
 
 /**
@@ -34,14 +32,6 @@ export function decideStage(decider: Pick<Decider, "decide">, contextOf: (call: 
   };
 }
 
-/** The deny of a decision that could not be made: a decider that throws or rejects fails closed (docs/architecture.md, decision 3). */
-export function decisionFailed(error: unknown): Verdict {
-  log.error(`governance decision failed: ${messageOf(error)}`);
-  return {
-    action: "deny",
-    gate: "governance",
-    ruleId: null,
-    reason: "decision failed",
-    error: { code: RPC.internalError, message: `ThoughtGate could not decide: ${messageOf(error)}` },
-  };
-}
+// Kept in its own module so a front end's own decide stage can fail closed the same way without
+// importing another stage (docs/architecture.md, "Every tool call, one pipeline").
+export { decisionFailed };

@@ -29,7 +29,8 @@ export type Ask = {
   /** The server's own round the first request was part of, put back on the retry. */
   serverRound: RoundParams;
   answer: (outcome: ElicitOutcome) => void;
-  retry: { entry: PendingRequest; request: JsonRpcRequest; bytes: Uint8Array; control: LazyAbort } | null;
+  /** The retry that carries the answer, waiting for the decision: `resume` gets it (null: the retry was cancelled). */
+  retry: { entry: PendingRequest; control: LazyAbort; resume: (verdict: Verdict | null) => void } | null;
   /** The decision, when it came before the retry (a person decided on the page, or it timed out). */
   verdict: Verdict | null;
   used: boolean;

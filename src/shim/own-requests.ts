@@ -56,6 +56,8 @@ export class OwnRequests {
    */
   /** The protocol version the agent's `initialize` asked for (the form's shape depends on it). */
   agentProtocolVersion: string | null = null;
+  /** Whether the agent declared the `elicitation` capability (form mode) in its `initialize`. */
+  agentCanElicit = false;
 
   readonly elicit = (message: string, signal: AbortSignal, purpose: AskPurpose = "call", options: AskOptions = {}): Promise<ElicitOutcome> =>
     new Promise<ElicitOutcome>((resolve, reject) => {

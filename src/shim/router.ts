@@ -13,20 +13,25 @@ import { CallAudit, type Direction } from "./call-audit.ts";
 import { DefinitionGuard } from "./definition-guard.ts";
 import { ListChanges, resourceSubscriptionsOf } from "./list-changes.ts";
 import type { CallTracer } from "./call-trace.ts";
-import { declaresFormElicitation } from "./era.ts";
-import { Governor } from "./governor.ts";
+import { declaresFormElicitation, LEGACY } from "./era.ts";
 import { ListFilter } from "./list-filter.ts";
-import { HeldDecisions } from "./held-decisions.ts";
+import { HeldDecisions, LazyAbort } from "./held-decisions.ts";
 import { OwnRequests } from "./own-requests.ts";
 import { pinPolicyOf } from "./pin-policy.ts";
 import { RequestTracker, type PendingRequest } from "./request-tracker.ts";
 import { ResultScanner } from "./result-scanner.ts";
+import { RetryAsks } from "./retry-asks.ts";
 import { SCAN_EVERYTHING } from "../governance/verdict/secret-policy.ts";
 import { ToolCatalog } from "./tool-catalog.ts";
 import { compose, describePipeline, type Pipeline, type StageProbe } from "../pipeline/stages.ts";
 import type { Answer } from "./stages/answer.ts";
 import { auditStage } from "./stages/audit-stage.ts";
+import { decideStage } from "./stages/decide-stage.ts";
 import { definitionsStage } from "./stages/definitions-stage.ts";
+import { forwardStage } from "./stages/forward-stage.ts";
+import type { GovernedRequest } from "./stages/governed-request.ts";
+import { listsStage } from "./stages/lists-stage.ts";
+import { parseStage } from "./stages/parse-stage.ts";
 import { secretsStage } from "./stages/secrets-stage.ts";
 import { traceStage } from "./stages/trace-stage.ts";
 
@@ -53,9 +58,10 @@ export type RouterOptions = {
 
 /**
  * The shim's routing logic, free of I/O: validated units in, lines out to the agent and the server.
- * It owns its collaborators: the governor (every governed request), the call audit and counters,
- * the visibility filter on lists, the tool catalog, and the shim's own requests. One instance per
- * shim (both directions of one connection are one state machine).
+ * It keeps the connection's concerns (ids, cancels, duplicate ids, too many pending, the server
+ * gone) and builds the shim's stages once, in the order src/pipeline/stages.ts declares: every
+ * governed request goes in through them, every answer to one of the agent's requests comes back
+ * through them. One instance per shim (both directions of one connection are one state machine).
  */
 export class Router {
   /** Agent requests the server has not answered yet. */
@@ -67,14 +73,15 @@ export class Router {
   private readonly own: OwnRequests;
   private readonly catalog: ToolCatalog;
   private readonly lists: ListFilter;
-  private readonly governor: Governor;
   private readonly definitions: DefinitionGuard;
   private readonly secrets: ResultScanner;
+  private readonly asks: RetryAsks;
+  /** The way in of a governed request: parse → lists → definitions → decide → audit → trace → forward. */
+  private readonly requestStages: Pipeline<GovernedRequest>;
+  /** The way back of an answer: secrets → definitions → audit → trace. */
   private readonly answerStages: Pipeline<Answer>;
   private readonly log: Logger;
   private readonly listChanges: ListChanges;
-  /** Whether the agent declared the `elicitation` capability (form mode) in its initialize. */
-  private agentCanElicit = false;
   private toServer: Sink | null;
   private serverUnavailable: string;
   /** Requests are being refused for too many pending (logged once until one is accepted again). */
@@ -97,29 +104,6 @@ export class Router {
     });
     const pinPolicy = () => pinPolicyOf(options.decider, options.serverId, options.profile, this.log);
     this.lists = new ListFilter({ ...options, catalog: this.catalog, log: this.log, audit: this.audit, definitions: this.definitions, pinPolicy });
-    this.governor = new Governor({
-      serverId: options.serverId,
-      server: { command: identity.command, url: identity.url },
-      decider: options.decider,
-      toAgent: options.toAgent,
-      toServer: () => this.toServer,
-      audit: this.audit,
-      catalog: this.catalog,
-      definitions: this.definitions,
-      pinPolicy,
-      definitionsAccepted: (kind) => this.listChanges.announce(new Set([kind])),
-      own: this.own,
-      held: this.held,
-      log: this.log,
-      legacyCanElicit: () => this.agentCanElicit,
-      forward: (entry, bytes) => {
-        this.agentRequests.add(entry);
-        this.toServer?.send(bytes);
-      },
-      answerUnavailable: (entry) => this.answerUnavailable(entry),
-      trace: options.trace,
-      stageProbe: options.stageProbe,
-    });
     const decider = options.decider;
     this.secrets = new ResultScanner({
       profile: options.profile,
@@ -127,9 +111,26 @@ export class Router {
       log: this.log,
       policy: () => decider.secretScan?.(options.serverId) ?? SCAN_EVERYTHING,
     });
+    this.asks = new RetryAsks(options.serverId, this.held, options.toAgent, this.audit);
     this.log.debug(`every call passes the stages in this order (${describePipeline().replaceAll("\n", "; ")})`);
-    // The way back, in the order src/pipeline/stages.ts declares (secrets → definitions → audit → trace).
-    this.answerStages = compose<Answer>([secretsStage(this.secrets), definitionsStage(this.lists), auditStage(this.audit), traceStage(options.trace)], "response", options.stageProbe);
+    const { held, catalog, own, listChanges } = this;
+    const definitions = definitionsStage(this.lists, { guard: this.definitions, pinPolicy, held, listChanges, log: this.log });
+    const audit = auditStage(this.audit);
+    const trace = traceStage(options.trace);
+    this.requestStages = compose<GovernedRequest>(
+      [
+        parseStage({ serverId: options.serverId, asks: this.asks, trace: options.trace }),
+        listsStage({ catalog, definitions: this.definitions, pinPolicy, own, held }),
+        definitions,
+        decideStage({ serverId: options.serverId, server: { command: identity.command, url: identity.url }, decider, catalog, held, audit: this.audit, asks: this.asks, own, definitions: this.definitions, listChanges }),
+        audit,
+        trace,
+        forwardStage((entry, bytes) => this.toServerFor(entry, bytes), options.toAgent),
+      ],
+      "request",
+      options.stageProbe,
+    );
+    this.answerStages = compose<Answer>([secretsStage(this.secrets), definitions, audit, trace], "response", options.stageProbe);
   }
 
   get summary(): Summary {
@@ -241,7 +242,7 @@ export class Router {
       if (!entry) {
         if (!this.unsolicited(message.id, "server_to_agent")) return;
       } else {
-        if (entry.call && !entry.cancelled) this.governor.serverAnswered(entry, message);
+        if (entry.call && !entry.cancelled) this.asks.serverAnswered(entry, message);
         const answer: Answer = { entry, message, bytes, delivered: false };
         // Synchronous: every stage on the way back answers at once (src/pipeline/stages.ts).
         void this.answerStages(answer);
@@ -269,7 +270,7 @@ export class Router {
     if (request.method === "initialize") {
       this.listChanges.initialized();
       const params = request.params as { capabilities?: unknown; protocolVersion?: unknown } | undefined;
-      this.agentCanElicit = declaresFormElicitation(params?.capabilities);
+      this.own.agentCanElicit = declaresFormElicitation(params?.capabilities);
       this.own.agentProtocolVersion = typeof params?.protocolVersion === "string" ? params.protocolVersion : null;
     }
     if (request.method === "tools/list") entry.firstPage = (request.params as { cursor?: unknown } | undefined)?.cursor === undefined;
@@ -283,19 +284,29 @@ export class Router {
       this.answerUnavailable(entry);
       return;
     }
+    let subscriptions: unknown[] | null | undefined;
     if (request.method === "subscriptions/listen") {
+      // MCP 2026-07-28: a listen's resource subscriptions replace `resources/subscribe`, and are governed as such.
       const uris = resourceSubscriptionsOf(request.params);
-      if (uris === null || uris.length > 0) {
-        this.governor.handleListen(request, entry, bytes, uris);
-        return;
-      }
+      if (uris === null || uris.length > 0) subscriptions = uris;
     }
-    if (!GOVERNED_METHODS.has(request.method)) {
+    if (subscriptions === undefined && !GOVERNED_METHODS.has(request.method)) {
       this.agentRequests.add(entry);
       this.toServer.send(bytes);
       return;
     }
-    this.governor.handle(request, entry, bytes);
+    // The way in, once: synchronous unless a stage waits (a catalog read, the pins, a person).
+    void this.requestStages({ entry, request, bytes, era: LEGACY, control: new LazyAbort(), subscriptions });
+  }
+
+  /** A request let through: tracked for its answer and sent, or answered unavailable if the server went away meanwhile. */
+  private toServerFor(entry: PendingRequest, bytes: Uint8Array): void {
+    if (!this.toServer) {
+      this.answerUnavailable(entry);
+      return;
+    }
+    this.agentRequests.add(entry);
+    this.toServer.send(bytes);
   }
 
   /**

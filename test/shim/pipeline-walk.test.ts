@@ -19,7 +19,7 @@ const collect = (): Sink & { lines: string[] } => {
 const forward: Verdict = { action: "forward", gate: "rules", ruleId: "r0", reason: "ok" };
 const deny: Verdict = { action: "deny", gate: "rules", ruleId: "r1", reason: "no", error: { code: -32014, message: "denied by rule r1" } };
 
-function walk(decide: Decider["decide"]) {
+function walk(decide: Decider["decide"], listed = true) {
   using dir = tempDir();
   const entered: string[] = [];
   let decided = 0;
@@ -32,11 +32,15 @@ function walk(decide: Decider["decide"]) {
   const [agentFramer, serverFramer] = [new Framer(), new Framer()];
   const agent = (message: unknown) => agentFramer.push(line(message)).forEach((unit) => router.fromAgent(unit));
   const server = (message: unknown) => serverFramer.push(line(message)).forEach((unit) => router.fromServer(unit));
-  agent({ jsonrpc: "2.0", id: "list", method: "tools/list" });
-  server({ jsonrpc: "2.0", id: "list", result: { tools: [{ name: "echo", inputSchema: { type: "object" } }] } });
+  if (listed) {
+    agent({ jsonrpc: "2.0", id: "list", method: "tools/list" });
+    server({ jsonrpc: "2.0", id: "list", result: { tools: [{ name: "echo", inputSchema: { type: "object" } }] } });
+  }
   entered.length = 0;
   return { entered, decided: () => decided, agent, server, toAgent, toServer };
 }
+
+const WAY_IN = ["request parse", "request lists", "request definitions", "request decide", "request audit", "request trace", "request forward"];
 
 const counts = (entered: string[]) => Object.fromEntries([...new Set(entered)].map((stage) => [stage, entered.filter((e) => e === stage).length]));
 
@@ -47,7 +51,7 @@ describe("one tools/call through the shim's stages", () => {
     expect(toServer.lines).toHaveLength(2);
     server({ jsonrpc: "2.0", id: 1, result: { content: [{ type: "text", text: "hi" }] } });
     expect(decided()).toBe(1);
-    expect(entered).toEqual(["request audit", "request trace", "request forward", "response secrets", "response definitions", "response audit", "response trace"]);
+    expect(entered).toEqual([...WAY_IN, "response secrets", "response definitions", "response audit", "response trace"]);
   });
 
   test("refused: the stages after the decision see the deny, each once; nothing reaches the server", () => {
@@ -56,7 +60,7 @@ describe("one tools/call through the shim's stages", () => {
     expect(decided()).toBe(1);
     expect(toServer.lines).toHaveLength(1);
     expect(JSON.parse(toAgent.lines.at(-1) ?? "{}").error.code).toBe(-32014);
-    expect(counts(entered)).toEqual({ "request audit": 1, "request trace": 1, "request forward": 1 });
+    expect(counts(entered)).toEqual(Object.fromEntries(WAY_IN.map((stage) => [stage, 1])));
   });
 
   test("decided later (a person, the service): still once each way", async () => {
@@ -65,6 +69,32 @@ describe("one tools/call through the shim's stages", () => {
     await waitFor(() => toServer.lines.length === 2, "the call to be forwarded");
     server({ jsonrpc: "2.0", id: 3, result: { content: [] } });
     expect(decided()).toBe(1);
-    expect(Object.values(counts(entered))).toEqual([1, 1, 1, 1, 1, 1, 1]);
+    expect(Object.values(counts(entered))).toEqual([1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1]);
+  });
+
+  test("a tool not listed yet: the shim reads the list first, and the call still enters each stage once", async () => {
+    const { entered, decided, agent, server, toServer } = walk(() => forward, false);
+    agent({ jsonrpc: "2.0", id: 4, method: "tools/call", params: { name: "added-later", arguments: {} } });
+    await waitFor(() => toServer.lines.length === 1, "the shim's own tools/list");
+    const own = JSON.parse(toServer.lines[0] ?? "{}");
+    expect(own.method).toBe("tools/list");
+    server({ jsonrpc: "2.0", id: own.id, result: { tools: [{ name: "added-later", inputSchema: { type: "object" } }] } });
+    await waitFor(() => toServer.lines.length === 2, "the call to be forwarded");
+    server({ jsonrpc: "2.0", id: 4, result: { content: [] } });
+    expect(decided()).toBe(1);
+    expect(entered).toEqual([...WAY_IN, "response secrets", "response definitions", "response audit", "response trace"]);
+  });
+
+  test("a modern call asked through input_required: it ends at decide; its retry enters each stage once, and is decided by the same decision", async () => {
+    const meta = { "io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": { elicitation: { form: {} } } };
+    const { entered, decided, agent, toAgent, toServer } = walk(async (_request, context) => ((await context.elicit?.("Allow?", context.signal))?.kind === "approved" ? forward : deny));
+    agent({ jsonrpc: "2.0", id: 5, method: "tools/call", params: { name: "echo", arguments: {}, _meta: meta } });
+    await waitFor(() => toAgent.lines.some((line) => line.includes("input_required")), "the question");
+    expect(entered).toEqual(WAY_IN.slice(0, 4));
+    const { requestState } = JSON.parse(toAgent.lines.at(-1) ?? "{}").result;
+    entered.length = 0;
+    agent({ jsonrpc: "2.0", id: 6, method: "tools/call", params: { name: "echo", arguments: {}, _meta: meta, requestState, inputResponses: { thoughtgate_approval: { action: "decline" } } } });
+    await waitFor(() => toAgent.lines.some((line) => line.includes('"id":6')), "the retry's answer");
+    expect({ decided: decided(), toServer: toServer.lines.length, entered }).toEqual({ decided: 1, toServer: 1, entered: WAY_IN });
   });
 });

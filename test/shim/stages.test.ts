@@ -8,7 +8,7 @@ import type { Verdict } from "../../src/governance/verdict/decider.ts";
 import type { PendingRequest } from "../../src/shim/request-tracker.ts";
 import type { Answer } from "../../src/shim/stages/answer.ts";
 import { auditStage } from "../../src/shim/stages/audit-stage.ts";
-import type { DecidedRequest } from "../../src/shim/stages/decided-request.ts";
+import type { DecidedRequest } from "../../src/shim/stages/governed-request.ts";
 import { definitionsStage } from "../../src/shim/stages/definitions-stage.ts";
 import { forwardStage } from "../../src/shim/stages/forward-stage.ts";
 import { secretsStage } from "../../src/shim/stages/secrets-stage.ts";

@@ -1,7 +1,7 @@
 import type { Stage } from "../../pipeline/stages.ts";
 import type { CallAudit } from "../call-audit.ts";
 import { endsCall, statusOf, type Answer } from "./answer.ts";
-import type { DecidedRequest } from "./decided-request.ts";
+import { verdictOf, type DecidedRequest } from "./governed-request.ts";
 
 /**
  * audit: on the way in, a governed request's decision (and, for a call the forward refused, its
@@ -12,7 +12,7 @@ export function auditStage(audit: Pick<CallAudit, "recordEnd" | "decision">): St
   return {
     name: "audit",
     request(decided, next) {
-      audit.decision(decided.entry, decided.verdict, decided.request);
+      audit.decision(decided.entry, verdictOf(decided), decided.request);
       next();
       if (decided.answeredBytes !== undefined) audit.recordEnd(decided.entry, "denied", decided.answeredBytes);
     },

@@ -2,7 +2,7 @@ import { errorResponse } from "../../core/jsonrpc.ts";
 import type { Stage } from "../../pipeline/stages.ts";
 import type { Sink } from "../../stdio/line-sink.ts";
 import type { PendingRequest } from "../request-tracker.ts";
-import type { DecidedRequest } from "./decided-request.ts";
+import { verdictOf, type DecidedRequest } from "./governed-request.ts";
 
 /**
  * forward, last on the way in: a request let through goes to the server (tracked for its answer);
@@ -13,7 +13,8 @@ export function forwardStage(send: (entry: PendingRequest, bytes: Uint8Array) =>
   return {
     name: "forward",
     request(decided, next) {
-      const { entry, verdict } = decided;
+      const { entry } = decided;
+      const verdict = verdictOf(decided);
       if (verdict.action === "forward") {
         send(entry, decided.bytes);
       } else {

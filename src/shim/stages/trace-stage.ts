@@ -1,7 +1,7 @@
 import type { Stage } from "../../pipeline/stages.ts";
 import type { CallTracer } from "../call-trace.ts";
 import { endsCall, statusOf, type Answer } from "./answer.ts";
-import type { DecidedRequest } from "./decided-request.ts";
+import { verdictOf, type DecidedRequest } from "./governed-request.ts";
 
 /**
  * trace: on the way in, the decision on the request's span and, for a forward, the server's copy
@@ -14,8 +14,9 @@ export function traceStage(tracer: Pick<CallTracer, "response"> | undefined): St
     name: "trace",
     request(decided, next) {
       const trace = decided.entry.trace;
-      trace?.decided(decided.verdict);
-      if (trace && decided.verdict.action === "forward") decided.bytes = trace.forwarded(decided.bytes);
+      const verdict = verdictOf(decided);
+      trace?.decided(verdict);
+      if (trace && verdict.action === "forward") decided.bytes = trace.forwarded(decided.bytes);
       next();
       if (decided.answeredBytes !== undefined) trace?.end("denied");
     },

@@ -1,0 +1,16 @@
+import { messageOf } from "../core/errors.ts";
+import { RPC } from "../core/jsonrpc.ts";
+import { log } from "../core/log.ts";
+import type { Verdict } from "../governance/verdict/decider.ts";
+
+/** The deny of a decision that could not be made: a decider that throws or rejects fails closed (docs/architecture.md, decision 3). */
+export function decisionFailed(error: unknown): Verdict {
+  log.error(`governance decision failed: ${messageOf(error)}`);
+  return {
+    action: "deny",
+    gate: "governance",
+    ruleId: null,
+    reason: "decision failed",
+    error: { code: RPC.internalError, message: `ThoughtGate could not decide: ${messageOf(error)}` },
+  };
+}

@@ -1,0 +1,49 @@
+/** A governed request for the way-in stages' unit tests, as the router builds it. */
+import type { JsonRpcRequest } from "../../../src/core/jsonrpc.ts";
+import type { Verdict } from "../../../src/governance/verdict/decider.ts";
+import { LEGACY, META_CAPABILITIES, META_VERSION } from "../../../src/shim/era.ts";
+import { LazyAbort } from "../../../src/shim/held-decisions.ts";
+import type { GovernedRequest } from "../../../src/shim/stages/governed-request.ts";
+
+export const forward: Extract<Verdict, { action: "forward" }> = { action: "forward", gate: "rules", ruleId: "r0", reason: "ok" };
+export const deny: Verdict = { action: "deny", gate: "rules", ruleId: "r1", reason: "no", error: { code: -32014, message: "denied by rule r1" } };
+
+/** A modern request's `_meta`: the protocol version, and form elicitation declared. */
+export const MODERN_META = { [META_VERSION]: "2026-07-28", [META_CAPABILITIES]: { elicitation: { form: {} } } };
+
+export function request(id: number | string, method: string, params: Record<string, unknown>): JsonRpcRequest {
+  return { kind: "request", id, method, params, body: { jsonrpc: "2.0", id, method, params } };
+}
+
+export function toolCall(id: number | string, name: string, extra: Record<string, unknown> = {}): JsonRpcRequest {
+  return request(id, "tools/call", { name, arguments: {}, ...extra });
+}
+
+export function governed(of: JsonRpcRequest, subscriptions?: unknown[] | null): GovernedRequest {
+  return {
+    entry: { id: of.id, method: of.method, startedAt: 0 },
+    request: of,
+    bytes: new TextEncoder().encode(JSON.stringify(of.body)),
+    era: LEGACY,
+    control: new LazyAbort(),
+    subscriptions,
+  };
+}
+
+/** A `next` that counts its calls and notes the verdict each saw. */
+export function fakeNext(call: GovernedRequest) {
+  const seen: (Verdict | undefined)[] = [];
+  return { next: () => void seen.push(call.verdict), seen };
+}
+
+/** A promise and its resolver, to settle a decision when the test says so. */
+export function later<T>() {
+  // Both assigned by the executor, which runs at once.
+  let settle!: (value: T) => void;
+  let fail!: (error: unknown) => void;
+  const promise = new Promise<T>((resolve, reject) => {
+    settle = resolve;
+    fail = reject;
+  });
+  return { promise, settle, fail };
+}
