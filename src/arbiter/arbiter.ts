@@ -205,6 +205,7 @@ export class Arbiter {
     const allow = verdict.action === "forward";
     const timedOut = !allow && verdict.decidedBy?.channel === "timeout";
     if (!this.calls.settle(call, allow ? "allowed" : timedOut ? "denied_timeout" : "denied")) return;
+    this.recorded(call);
     const delivered = this.options.control.send(decisionMessage(call.runId, call.id, allow ? "allow" : "deny", verdict.reason, verdict.ruleId));
     if (!delivered) call.state = "failed_transport";
     if (allow) {
@@ -228,7 +229,9 @@ export class Arbiter {
    */
   private unwaitedRan(flow: Call): void {
     const verdict = flow.verdict;
-    const tool = this.calls.get(flow.id as EventId)?.tool ?? String(flow.id);
+    const call = this.calls.get(flow.id as EventId);
+    if (call) this.recorded(call);
+    const tool = call?.tool ?? String(flow.id);
     if (verdict?.action === "forward") {
       if (verdict.would) this.log.warn(`${verdict.would} ${tool} (not waited for): ${verdict.reason.slice(UNWAITED_FORWARD.length)}`);
       return;
@@ -238,7 +241,17 @@ export class Arbiter {
   }
 
   private abandon(call: TrackedCall): void {
-    if (this.calls.settle(call, "abandoned")) this.endCall(call, "cancelled");
+    if (!this.calls.settle(call, "abandoned")) return;
+    this.endCall(call, "cancelled");
+    this.recorded(call);
+  }
+
+  /**
+   * Recorded (its start holds the arguments' hash): the call keeps no arguments, so the settled
+   * calls the table remembers for duplicates hold none of the child's payloads.
+   */
+  private recorded(call: TrackedCall): void {
+    call.flow = { ...call.flow, request: toolCallRequest(call.id, call.tool, {}) };
   }
 
   private result(event: ToolResult): void {
