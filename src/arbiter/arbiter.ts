@@ -33,19 +33,20 @@ export type ArbiterOptions = {
   decider?: ArbiterDeciding;
 };
 
-/** A decision that never waits (the child's own signal: nothing withdraws an unwaited call's). */
+/** The signal of a call nothing withdraws (an unwaited call is decided at once). */
 const NEVER = new AbortController().signal;
 
 /** Malformed lines logged one by one; past this many they are only counted. */
 const MALFORMED_WARNINGS = 10;
 
 /**
- * Every event the child announces goes through here. A `tool.request` that waits
- * (`requires_policy: true`) is decided by the same 4-gate engine as a shim's `tools/call`
- * (docs/architecture.md, decision 4) and answered on the control channel at once; an approval is
- * asked on the terminal. One state machine per id (docs/codecli-protocol.md §6) makes every decision
- * happen once; it is kept in one class so each transition sits beside the
- * events and writes it causes.
+ * Every event the child announces goes through here. A `tool.request` becomes a `Call` and runs
+ * the stages every front end shares (docs/architecture.md, "Every tool call, one pipeline"): decided
+ * by the same 4-gate engine as a shim's `tools/call` (arbiter-decider.ts; an approval is asked on
+ * the terminal), recorded by the audit stage, and, when the child waits (`requires_policy: true`),
+ * answered on the control channel by this front end's forward. One state machine per id
+ * (docs/codecli-protocol.md §6) makes every decision happen once; it is kept in one class so each
+ * transition sits beside the events and writes it causes.
  */
 export class Arbiter {
   readonly summary: ArbiterSummary = emptySummary();
