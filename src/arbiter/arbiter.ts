@@ -1,18 +1,22 @@
+import { messageOf } from "../core/errors.ts";
 import { taggedLog, type Logger } from "../core/log.ts";
 import type { Profile } from "../core/profile.ts";
 import type { EngineHolder } from "../governance/engine/engine-holder.ts";
-import { approvalPrompt } from "../governance/verdict/approval-prompt.ts";
-import { decisionInput } from "../governance/verdict/decider.ts";
-import { decideSafely, type EvaluateInput, type Outcome } from "../governance/engine/engine.ts";
-import { rawForLog, type ArbiterSummary, type EventStream } from "../telemetry/events.ts";
-import { CallRecord, decisionFields, type AuditIdentity } from "../pipeline/call-record.ts";
-import { CallTable, type Call, type CallState } from "./call-table.ts";
+import type { DecisionContext } from "../governance/verdict/decider.ts";
+import { auditStage, recordPending } from "../pipeline/audit-stage.ts";
+import { callOf, toolCallRequest, type Call } from "../pipeline/call.ts";
+import { CallRecord } from "../pipeline/call-record.ts";
+import { decideStage } from "../pipeline/decide-stage.ts";
+import { compose, type Pipeline, type Stage } from "../pipeline/stages.ts";
+import { rawForLog, type ArbiterSummary, type CallStatus, type EventStream } from "../telemetry/events.ts";
+import { ArbiterDecider, UNWAITED_DENY, UNWAITED_FORWARD, Withdrawn, type ArbiterDeciding } from "./arbiter-decider.ts";
+import { CallTable, type TrackedCall } from "./call-table.ts";
 import type { ControlChannel } from "./control-channel.ts";
-import { abortMessage, decisionMessage, type AbortCode, type ArbiterDecision, type ToolEvent, type ToolRequest, type ToolResult } from "./protocol.ts";
-import type { ApprovalAnswer, Approver } from "./terminal-approver.ts";
+import { abortMessage, decisionMessage, type AbortCode, type ArbiterDecision, type EventId, type ToolEvent, type ToolRequest, type ToolResult } from "./protocol.ts";
+import type { Approver } from "./terminal-approver.ts";
 
 export type ArbiterOptions = {
-  engines: Pick<EngineHolder, "engine">;
+  engines: Pick<EngineHolder, "engine" | "label">;
   profile: Profile;
   /** The rules' `source` for requests that do not name a `server`. */
   serverId: string;
@@ -25,45 +29,70 @@ export type ArbiterOptions = {
   events: EventStream;
   /** The session must end (a user abort, a policy violation); called once, after `policy.abort` was sent. */
   onAbort: (code: AbortCode, reason: string) => void;
+  /** What decides; absent: an `ArbiterDecider` on `engines` with `approver` (a test gives a fake). */
+  decider?: ArbiterDeciding;
 };
 
-/** Why a call was decided as it was: the gate's fields, for the log, the decision and the audit. */
-type Verdict = {
-  gate: string | null;
-  ruleId: string | null;
-  policyId: string | null;
-  reason: string;
-  would?: "WOULD_BLOCK" | "WOULD_REQUIRE_APPROVAL";
-  autoApproved?: boolean;
-  approvedBy?: string;
-};
-
-type Approval = Extract<Outcome, { kind: "approve" }>;
+/** The signal of a call nothing withdraws (an unwaited call is decided at once). */
+const NEVER = new AbortController().signal;
 
 /** Malformed lines logged one by one; past this many they are only counted. */
 const MALFORMED_WARNINGS = 10;
 
 /**
- * Every event the child announces goes through here. A `tool.request` that waits
- * (`requires_policy: true`) is decided by the same 4-gate engine as a shim's `tools/call`
- * (docs/architecture.md, decision 4) and answered on the control channel at once; an approval is
- * asked on the terminal. One state machine per id (docs/codecli-protocol.md §6) makes every decision
- * happen once; it is kept in one class so each transition sits beside the
- * events and writes it causes.
+ * Every event the child announces goes through here. A `tool.request` becomes a `Call` and runs
+ * the stages every front end shares (docs/architecture.md, "Every tool call, one pipeline"): decided
+ * by the same 4-gate engine as a shim's `tools/call` (arbiter-decider.ts; an approval is asked on
+ * the terminal), recorded by the audit stage, and, when the child waits (`requires_policy: true`),
+ * answered on the control channel by this front end's forward. One state machine per id
+ * (docs/codecli-protocol.md §6) makes every decision happen once; it is kept in one class so each
+ * transition sits beside the events and writes it causes.
  */
 export class Arbiter {
   readonly summary: ArbiterSummary = emptySummary();
   private readonly calls = new CallTable();
-  private aborted = false;
+  /** Once aborting: resolves when `policy.abort` was written (after every call still waiting was denied). */
+  private aborting: Promise<void> | null = null;
   /** The child is going away: nothing more is decided. */
   private closed = false;
+  /** The stages of calls still being decided, by call: an abort waits for their denies to go out first. */
+  private readonly deciding = new Map<TrackedCall, Promise<void>>();
 
   private readonly log: Logger;
   private readonly record: CallRecord;
+  private readonly decider: ArbiterDeciding;
+  /** A waited request: decide → audit → the decision to the child (docs/architecture.md, "Every tool call, one pipeline"). */
+  private readonly waited: Pipeline<Call>;
+  /** An unwaited one: decide (no one asked) → audit → a policy violation ends the session. */
+  private readonly unwaited: Pipeline<Call>;
+  /** A call's end on the way back (its result, a deny, a withdrawal). */
+  private readonly ended: Pipeline<Call>;
 
   constructor(private readonly options: ArbiterOptions) {
     this.log = taggedLog(options.serverId);
-    this.record = new CallRecord(options.events, () => options.engines.engine.auditArguments());
+    this.decider = options.decider ?? new ArbiterDecider({
+      engines: options.engines,
+      profile: options.profile,
+      serverId: options.serverId,
+      approver: options.approver,
+      defaultAction: options.defaultAction,
+      decisionTimeoutMs: options.decisionTimeoutMs,
+      actionOf: (request) => this.calls.get(request.id as EventId)?.flow.startFields?.action ?? null,
+    });
+    this.record = new CallRecord(options.events, () => this.decider.auditArguments?.() ?? true);
+    const audit = auditStage(this.record);
+    const contextOf = (call: Call): DecisionContext => ({
+      signal: this.calls.get(call.id as EventId)?.cancel?.signal ?? NEVER,
+      serverId: call.serverId,
+      annotations: undefined,
+      elicit: null,
+      awaitingApproval: (reason) => recordPending(this.record, call, reason),
+    });
+    const answer: Stage = { name: "forward", request: (call, next) => (this.answer(call), next()) };
+    const violation: Stage = { name: "forward", request: (call, next) => (this.unwaitedRan(call), next()) };
+    this.waited = compose<Call>([decideStage(this.decider, contextOf), audit, answer], "request");
+    this.unwaited = compose<Call>([decideStage(this.decider.unwaited, contextOf), audit, violation], "request");
+    this.ended = compose<Call>([audit], "response");
   }
 
   handle(event: ToolEvent): void {
@@ -89,23 +118,31 @@ export class Arbiter {
   }
 
   /**
-   * End the session (docs/codecli-protocol.md §3.4): every call still waiting is denied first (a child that does not
-   * know `policy.abort` still stops waiting), then `policy.abort` is written. Once per session.
+   * End the session (docs/codecli-protocol.md §3.4): every call still waiting is denied first (a
+   * child that does not know `policy.abort` still stops waiting): their decisions are withdrawn, and
+   * each deny goes out through its stages; then `policy.abort` is written. Once per session.
    */
   abort(code: AbortCode, reason: string): void {
-    if (this.aborted) return;
-    this.aborted = true;
+    if (this.aborting) return;
     this.summary.aborts += 1;
-    for (const call of this.calls.pending()) {
-      this.decide(call, "deny", { gate: "governance", ruleId: null, policyId: null, reason: `session aborted: ${reason}` });
-    }
+    const denying = this.calls.pending().map((call) => {
+      call.cancel?.abort(new Withdrawn(`session aborted: ${reason}`));
+      return this.deciding.get(call);
+    });
     // Nothing is allowed after an abort, whatever the child still prints before it stops.
     this.closed = true;
     const id = `abort-${this.summary.aborts}`;
-    const delivered = this.options.control.send(abortMessage(this.options.runId, id, reason, code));
-    this.log.warn(`aborting the session (${code}): ${reason}`);
-    this.options.events.emit("policy_abort", { id, code, reason, delivered });
-    this.options.onAbort(code, reason);
+    this.aborting = Promise.allSettled(denying).then(() => {
+      const delivered = this.options.control.send(abortMessage(this.options.runId, id, reason, code));
+      this.log.warn(`aborting the session (${code}): ${reason}`);
+      this.options.events.emit("policy_abort", { id, code, reason, delivered });
+      this.options.onAbort(code, reason);
+    });
+  }
+
+  /** Resolves once an abort has been written (at once when there was none): before the child's stdin closes. */
+  aborted(): Promise<void> {
+    return this.aborting ?? Promise.resolve();
   }
 
   /** The child is going away: what still waits is abandoned (its questions withdrawn), and so is every later request. */
@@ -124,16 +161,15 @@ export class Arbiter {
 
   private request(event: ToolRequest): void {
     this.summary.requests_total += 1;
+    const flow = callOf("arbiter", event.server ?? this.options.serverId, toolCallRequest(event.id, event.tool, event.args));
+    flow.startFields = { ...(event.action === undefined ? {} : { action: event.action }), requires_policy: event.requires_policy };
     const call = this.calls.open({
       id: event.id,
       tool: event.tool,
-      action: event.action ?? null,
       requiresPolicy: event.requires_policy,
-      args: event.args,
-      audit: null,
       runId: event.run_id ?? this.options.runId,
       state: event.requires_policy ? "pending" : "unwaited",
-      requestedAt: performance.now(),
+      flow,
     });
     if (!call) return this.duplicate(event);
     if (this.closed) {
@@ -141,23 +177,50 @@ export class Arbiter {
       if (call.state === "pending") this.abandon(call);
       return;
     }
-    // The arbiter knows no server's program: a rule "always allow" wrote (it names one) never matches here.
-    const input = decisionInput({ serverId: event.server ?? this.options.serverId, method: "tools/call", name: event.tool, arguments: event.args });
-    const outcome = this.evaluate(input);
-    if (!event.requires_policy) return this.audit(call, outcome);
-    switch (outcome.kind) {
-      case "forward":
-        return this.decide(call, "allow", outcome);
-      case "deny":
-        return this.decide(call, "deny", outcome.block);
-      case "approve":
-        return void this.askHuman(call, input, event, outcome);
+    if (!event.requires_policy) {
+      this.summary.requests_unwaited += 1;
+      return void this.unwaited(flow);
+    }
+    const deciding = this.waited(flow);
+    // Decided at once (a rule's forward or deny): nothing to wait for.
+    if (deciding instanceof Promise) {
+      const settled = deciding.then(
+        () => void this.deciding.delete(call),
+        (error: unknown) => {
+          this.deciding.delete(call);
+          this.log.error(`${call.tool} (id ${JSON.stringify(call.id)}): ${messageOf(error)}`);
+        },
+      );
+      this.deciding.set(call, settled);
     }
   }
 
-  /** The engine, with the profile applied; an engine failure is a deny (docs/architecture.md, decision 3). */
-  private evaluate(input: EvaluateInput): Outcome {
-    return decideSafely(this.options.engines.engine, input, this.options.profile);
+  /**
+   * The forward stage of a waited call: its decision, written once (docs/codecli-protocol.md §6.2:
+   * the first one wins; a call abandoned meanwhile gets none).
+   */
+  private answer(flow: Call): void {
+    const call = this.calls.get(flow.id as EventId);
+    const verdict = flow.verdict;
+    if (!call || call.flow !== flow || !verdict) return;
+    const allow = verdict.action === "forward";
+    const timedOut = !allow && verdict.decidedBy?.channel === "timeout";
+    if (!this.calls.settle(call, allow ? "allowed" : timedOut ? "denied_timeout" : "denied")) return;
+    this.recorded(call);
+    const delivered = this.options.control.send(decisionMessage(call.runId, call.id, allow ? "allow" : "deny", verdict.reason, verdict.ruleId));
+    if (!delivered) call.state = "failed_transport";
+    if (allow) {
+      this.summary.allowed += 1;
+      if (verdict.approvedBy === "terminal") this.summary.approved += 1;
+      if (verdict.would) this.log.warn(`${verdict.would} ${call.tool}: ${verdict.reason}`);
+      else this.log.debug(`allowed ${call.tool}: ${verdict.reason}`);
+    } else {
+      this.summary.denied += 1;
+      if (timedOut) this.summary.timed_out += 1;
+      this.log.info(`denied ${call.tool}: ${verdict.reason}`);
+      this.endCall(call, "denied");
+    }
+    if (this.decider.endsSession(verdict)) this.abort("user_cancel", `the user aborted the session at the approval of ${call.tool}`);
   }
 
   /**
@@ -165,83 +228,31 @@ export class Arbiter {
    * audited (docs/codecli-protocol.md §8.1). If production would not have let it run unasked, the one way left to stop
    * the child is `policy.abort`.
    */
-  private audit(call: Call, outcome: Outcome): void {
-    this.summary.requests_unwaited += 1;
-    if (outcome.kind === "forward") {
-      if (outcome.would) this.log.warn(`${outcome.would} ${call.tool} (not waited for): ${outcome.reason}`);
-      this.emitDecision(call, "forward", { ...outcome, reason: `not waited for (requires_policy: false); ${outcome.reason}` });
+  private unwaitedRan(flow: Call): void {
+    const verdict = flow.verdict;
+    const call = this.calls.get(flow.id as EventId);
+    if (call) this.recorded(call);
+    const tool = call?.tool ?? String(flow.id);
+    if (verdict?.action === "forward") {
+      if (verdict.would) this.log.warn(`${verdict.would} ${tool} (not waited for): ${verdict.reason.slice(UNWAITED_FORWARD.length)}`);
       return;
     }
-    const verdict = outcome.kind === "deny" ? outcome.block : { gate: "approval", ruleId: outcome.ruleId, policyId: outcome.policyId, reason: outcome.reason };
-    this.emitDecision(call, "deny", { ...verdict, reason: `ran without waiting for a decision (requires_policy: false), but ${verdict.reason}` });
-    this.abort("policy_violation", `${call.tool} ran without waiting for a decision, but the policy does not allow it unasked (${verdict.reason})`);
+    const why = verdict?.reason.startsWith(UNWAITED_DENY) ? verdict.reason.slice(UNWAITED_DENY.length) : (verdict?.reason ?? "no decision was reached");
+    this.abort("policy_violation", `${tool} ran without waiting for a decision, but the policy does not allow it unasked (${why})`);
   }
 
-  private async askHuman(call: Call, input: EvaluateInput, event: ToolRequest, outcome: Approval): Promise<void> {
-    const { ruleId, policyId, workflow } = outcome;
-    const signal = call.cancel?.signal;
-    if (!signal) return;
-    this.emitDecision(call, "pending", { gate: "approval", ruleId, policyId, reason: `${outcome.reason}: asking on the terminal` });
-    const timer = setTimeout(
-      () => this.decide(call, "deny", { gate: "approval", ruleId, policyId, reason: `policy timeout: no decision in ${this.options.decisionTimeoutMs} ms` }, "denied_timeout"),
-      this.options.decisionTimeoutMs,
-    );
-    signal.addEventListener("abort", () => clearTimeout(timer), { once: true });
-    const text = [
-      `thoughtgate: ${this.options.serverId} wants to run ${call.tool}${event.action ? ` (action: ${event.action})` : ""}`,
-      `  ${approvalPrompt({ ...input, ruleId }, outcome.reason).replaceAll("\n", "\n  ")}`,
-    ].join("\n");
-    const answer = await this.options.approver.ask({ text, timeoutMs: workflow.timeout, signal });
-    this.answered(call, outcome, answer);
+  private abandon(call: TrackedCall): void {
+    if (!this.calls.settle(call, "abandoned")) return;
+    this.endCall(call, "cancelled");
+    this.recorded(call);
   }
 
-  private answered(call: Call, outcome: Approval, answer: ApprovalAnswer): void {
-    const { ruleId, policyId, reason, workflow } = outcome;
-    const verdict = (why: string, approvedBy?: string): Verdict => ({ gate: "approval", ruleId, policyId, reason: `${reason}: ${why}`, ...(approvedBy ? { approvedBy } : {}) });
-    switch (answer) {
-      case "approve":
-        return this.decide(call, "allow", verdict("approved on the terminal", "terminal"));
-      case "reject":
-        return this.decide(call, "deny", verdict("denied on the terminal"));
-      case "abort":
-        this.decide(call, "deny", verdict("the user aborted the session"));
-        return this.abort("user_cancel", `the user aborted the session at the approval of ${call.tool}`);
-      case "timeout":
-        if (workflow.on_timeout === "approve") return this.decide(call, "allow", verdict(`no answer in ${workflow.timeout} ms, approved by on_timeout`, "timeout"));
-        return this.decide(call, "deny", verdict(`no answer in ${workflow.timeout} ms`), "denied_timeout");
-      case "no_terminal":
-        return this.decide(
-          call,
-          this.options.defaultAction,
-          verdict(`no terminal to ask on; --default-action ${this.options.defaultAction}`, this.options.defaultAction === "allow" ? "default_action" : undefined),
-        );
-      case "cancelled":
-        // Decided meanwhile (decision timeout, abort) or the child went away: nothing left to say.
-        return;
-    }
-  }
-
-  /** Write the decision once (docs/codecli-protocol.md §6.2: the first one wins) and record it. */
-  private decide(call: Call, decision: ArbiterDecision, verdict: Verdict, state: CallState = decision === "allow" ? "allowed" : "denied"): void {
-    if (!this.calls.settle(call, state)) return;
-    const delivered = this.options.control.send(decisionMessage(call.runId, call.id, decision, verdict.reason, verdict.ruleId));
-    if (!delivered) call.state = "failed_transport";
-    if (decision === "allow") {
-      this.summary.allowed += 1;
-      if (verdict.approvedBy === "terminal") this.summary.approved += 1;
-      if (verdict.would) this.log.warn(`${verdict.would} ${call.tool}: ${verdict.reason}`);
-      else this.log.debug(`allowed ${call.tool}: ${verdict.reason}`);
-    } else {
-      this.summary.denied += 1;
-      if (state === "denied_timeout") this.summary.timed_out += 1;
-      this.log.info(`denied ${call.tool}: ${verdict.reason}`);
-    }
-    this.emitDecision(call, decision === "allow" ? "forward" : "deny", verdict);
-    if (decision === "deny") this.endCall(call, "denied");
-  }
-
-  private abandon(call: Call): void {
-    if (this.calls.settle(call, "abandoned")) this.endCall(call, "cancelled");
+  /**
+   * Recorded (its start holds the arguments' hash): the call keeps no arguments, so the settled
+   * calls the table remembers for duplicates hold none of the child's payloads.
+   */
+  private recorded(call: TrackedCall): void {
+    call.flow = { ...call.flow, request: toolCallRequest(call.id, call.tool, {}) };
   }
 
   private result(event: ToolResult): void {
@@ -266,26 +277,11 @@ export class Arbiter {
     this.options.events.emit("protocol_warning", { warning, request_id: id, detail });
   }
 
-  /**
-   * The call's `tool_call_start`, written once, when its first decision event is: after the decision
-   * is on its way to the child, so hashing and serialising for the audit never delay it. Written
-   * by the record every front end shares (src/pipeline/call-record.ts).
-   */
-  private audited(call: Call): AuditIdentity {
-    if (call.audit) return call.audit;
-    call.audit = this.record.start(call.id, call.tool, call.args, { ...(call.action === null ? {} : { action: call.action }), requires_policy: call.requiresPolicy });
-    call.args = null;
-    return call.audit;
-  }
-
-  private emitDecision(call: Call, decision: "forward" | "deny" | "pending", verdict: Verdict): void {
-    if (!this.record.enabled) return;
-    this.record.decision(this.audited(call), call.tool, decisionFields(decision, verdict, verdict.reason));
-  }
-
-  private endCall(call: Call, status: "ok" | "error" | "denied" | "cancelled" | "no_response"): void {
-    if (!this.record.enabled) return;
-    this.record.end(this.audited(call), call.tool, status, call.requestedAt, 0);
+  /** The call's `tool_call_end`, through the audit stage on the way back (its start is written there if it had none). */
+  private endCall(call: TrackedCall, status: CallStatus): void {
+    call.flow.status = status;
+    call.flow.bytesOut ??= 0;
+    void this.ended(call.flow);
   }
 }
 

@@ -1,3 +1,4 @@
+import type { Call } from "../pipeline/call.ts";
 import type { EventId } from "./protocol.ts";
 
 /**
@@ -15,21 +16,16 @@ import type { EventId } from "./protocol.ts";
  */
 export type CallState = "pending" | "allowed" | "denied" | "denied_timeout" | "failed_transport" | "unwaited" | "completed" | "abandoned";
 
-export type Call = {
+export type TrackedCall = {
   id: EventId;
   tool: string;
-  action: string | null;
   requiresPolicy: boolean;
-  /** The request's args until the call is audited (then null: only the hash is kept). */
-  args: unknown;
-  /** The event stream's `call_id` (UUIDv7) and `args_hash`, once `tool_call_start` was emitted. */
-  audit: { callId: string; argsHash: string } | null;
   /** The request's own `run_id`, echoed in the decision; ours when it had none. */
   runId: string;
   state: CallState;
-  /** performance.now() when the request was read. */
-  requestedAt: number;
-  /** What ended the wait: cleared once the call is decided. */
+  /** The call as the stages see it (src/pipeline/call.ts): its request, verdict, record identity and status. */
+  flow: Call;
+  /** What ended the wait: aborted to withdraw the decision; cleared once the call is decided. */
   cancel: AbortController | null;
 };
 
@@ -39,25 +35,25 @@ export const REMEMBERED_CALLS = 10_000;
 const SETTLED_FROM_PENDING: ReadonlySet<CallState> = new Set(["allowed", "denied", "denied_timeout", "failed_transport", "abandoned"]);
 
 export class CallTable {
-  private readonly calls = new Map<string, Call>();
+  private readonly calls = new Map<string, TrackedCall>();
 
   /** The call an id names, if it is known. */
-  get(id: EventId): Call | undefined {
+  get(id: EventId): TrackedCall | undefined {
     return this.calls.get(keyOf(id));
   }
 
   /** Record a new request; null when the id is already known (a duplicate: §6.2, ignore it). */
-  open(call: Omit<Call, "cancel">): Call | null {
+  open(call: Omit<TrackedCall, "cancel">): TrackedCall | null {
     const key = keyOf(call.id);
     if (this.calls.has(key)) return null;
-    const opened: Call = { ...call, cancel: call.state === "pending" ? new AbortController() : null };
+    const opened: TrackedCall = { ...call, cancel: call.state === "pending" ? new AbortController() : null };
     this.calls.set(key, opened);
     this.forgetOldest();
     return opened;
   }
 
   /** Move a pending call on; false (and no change) if it was already decided: decisions are idempotent. */
-  settle(call: Call, state: CallState): boolean {
+  settle(call: TrackedCall, state: CallState): boolean {
     if (call.state !== "pending" || !SETTLED_FROM_PENDING.has(state)) return false;
     call.state = state;
     const cancel = call.cancel;
@@ -67,7 +63,7 @@ export class CallTable {
   }
 
   /** `tool.result`: Allowed/unwaited → Completed. Returns the call and the state it was in, or null for an unknown id. */
-  complete(id: EventId): { call: Call; was: CallState } | null {
+  complete(id: EventId): { call: TrackedCall; was: CallState } | null {
     const call = this.calls.get(keyOf(id));
     if (!call) return null;
     const was = call.state;
@@ -76,12 +72,12 @@ export class CallTable {
   }
 
   /** Calls still waiting for a decision, oldest first. */
-  pending(): Call[] {
+  pending(): TrackedCall[] {
     return [...this.calls.values()].filter((call) => call.state === "pending");
   }
 
   /** Calls that were let run and have not reported a result. */
-  running(): Call[] {
+  running(): TrackedCall[] {
     return [...this.calls.values()].filter((call) => call.state === "allowed" || call.state === "unwaited");
   }
 

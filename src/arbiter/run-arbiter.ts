@@ -144,6 +144,8 @@ export async function runArbiter(options: ArbiterSessionOptions): Promise<number
   void child.exited.then(() => stopWith({ kind: "child_exit" }));
 
   const stop = await stopped;
+  // An abort denies what still waits, then writes policy.abort: both before the child's stdin closes.
+  await arbiter.aborted();
   serverLog.debug(`stopping: ${stop.kind}`);
   if (stop.kind === "transport") child.hurry();
   // Nothing may be decided for a child that is going away: questions are withdrawn, new requests abandoned.

@@ -69,6 +69,8 @@ async function answer(agent: HookAgent, profile: ReturnType<typeof resolveProfil
       agentCanPrompt: agent === "claude-code",
       agentMode: input.call.agentMode,
     }, input.call.toolUseId);
+    // No decision could be made (the decider threw or gave up): blocked, saying why, as any failure of the hook's.
+    if (verdict.failed && verdict.action === "deny") return renderFailure(`${verdict.error.message}; run \`thoughtgate doctor\``);
     const said: HookAnswer =
       verdict.askedInAgent !== null
         ? { kind: "ask", reason: verdict.askedInAgent }

@@ -3,25 +3,25 @@
  * (docs/architecture.md, decision 13): the wrap session the agent runs in decides through its
  * governance service (found as a shim finds it: governance/deciders/find-session.ts), an ended session
  * refuses, and outside any session the user's own policy decides in this process, as a standalone
- * shim's does. The call, its decision (and its wait for a person) go to the session's record (or a
- * standalone run's), so `thoughtgate log` shows it with its command.
+ * shim's does. The call runs through the stages every front end shares (hook-pipeline.ts): its
+ * decision (and its wait for a person) go to the session's record (or a standalone run's) through
+ * the same `CallRecord` as an MCP call's, so `thoughtgate log` shows it with the same fields.
  *
  * `decideBuiltinCall` is the one place the hook decides: a front end owns transport, never policy.
  */
-import { argsHash } from "../core/canonical-json.ts";
-import type { JsonRpcRequest } from "../core/jsonrpc.ts";
 import type { Profile } from "../core/profile.ts";
 import { projectRoot } from "../core/project.ts";
 import { AGENT_SOURCE } from "../governance/verdict/agent-tools.ts";
 import type { Decider, Verdict } from "../governance/verdict/decider.ts";
 import { findSession, type SessionLookup } from "../governance/deciders/find-session.ts";
 import { createShimDecider } from "../governance/deciders/shim-decider.ts";
+import { CallRecord } from "../pipeline/call-record.ts";
+import { isDecisionFailure } from "../pipeline/decision-failed.ts";
 import { EventStream } from "../telemetry/events.ts";
-import { recordedArguments } from "../telemetry/recorded-arguments.ts";
-import { redactText } from "../telemetry/redact.ts";
 import { VERSION } from "../version.ts";
 import { personsAnswer } from "./agent-answer.ts";
 import type { BuiltinCall } from "./builtin-call.ts";
+import { recordHookCallRan, runHookCall } from "./hook-pipeline.ts";
 
 /** How long the hook waits for a service that does not answer yet before it blocks the call. */
 const SERVICE_READY_MS = 5_000;
@@ -42,8 +42,11 @@ export type HookContext = {
   agentMode?: string | null;
 };
 
-/** `askedInAgent`: the question handed to the agent's own prompt (decider.ts, `askInAgent`), or null. */
-export type HookVerdict = Verdict & { session: string | null; askedInAgent: string | null };
+/**
+ * `askedInAgent`: the question handed to the agent's own prompt (decider.ts, `askInAgent`), or null;
+ * `failed`: no decision could be made (the decide stage's deny): the hook blocks the call and says why.
+ */
+export type HookVerdict = Verdict & { session: string | null; askedInAgent: string | null; failed: boolean };
 
 /** Decide one call of the agent's own tool, recording it. Throws when no decider can be made (the caller blocks the call). */
 export async function decideBuiltinCall(call: BuiltinCall, context: HookContext, toolUseId: string | null = null): Promise<HookVerdict> {
@@ -54,10 +57,6 @@ export async function decideBuiltinCall(call: BuiltinCall, context: HookContext,
   const decider = await deciderFor(lookup, profile);
   try {
     const events = EventStream.open(session ? session.events : context.standaloneEvents(runId), { run_id: runId, server_id: AGENT_SOURCE, profile });
-    // The agent's own id for the call, where it gives one, so its PostToolUse finds the call (recordRan).
-    const callId = toolUseId !== null ? agentCallId(toolUseId) : Bun.randomUUIDv7();
-    const params = { name: call.name, arguments: call.arguments };
-    const request: JsonRpcRequest = { kind: "request", id: `hook-${callId}`, method: "tools/call", params, body: { jsonrpc: "2.0", id: `hook-${callId}`, method: "tools/call", params } as JsonRpcRequest["body"] };
     events.emit("run_start", {
       started_at: new Date().toISOString(),
       pid: process.pid,
@@ -66,40 +65,10 @@ export async function decideBuiltinCall(call: BuiltinCall, context: HookContext,
       version: VERSION,
       ...(session ? { agent_command: session.agent.command, project: session.project } : { project: projectRoot(context.cwd) }),
     });
-    const recordArguments = decider.auditArguments?.() ?? true;
-    events.emit("tool_call_start", {
-      call_id: callId,
-      request_id: request.id as string,
-      tool: call.name,
-      args_hash: argsHash(call.arguments),
-      ...(recordArguments ? { arguments: recordedArguments(call.arguments) } : {}),
-    });
-    const decision = (verdict: Verdict | { action: "pending"; reason: string }) => ({
-      call_id: callId,
-      tool: call.name,
-      decision: verdict.action,
-      gate: verdict.action === "pending" ? null : verdict.gate,
-      rule_id: verdict.action === "pending" ? null : verdict.ruleId,
-      policy_id: verdict.action === "pending" ? null : (verdict.policyId ?? null),
-      reason: redactText(verdict.reason),
-      ...(verdict.action !== "pending" && verdict.decidedBy ? { decided_by: verdict.decidedBy } : {}),
-      ...(verdict.action === "forward" && verdict.would ? { would: verdict.would } : {}),
-      ...(verdict.action === "forward" && verdict.approvedBy ? { approved_by: verdict.approvedBy } : {}),
-    });
-    let askedInAgent: string | null = null;
-    const verdict = await decider.decide(request, {
-      signal: context.signal,
-      serverId: AGENT_SOURCE,
-      annotations: call.annotations,
-      // The person is asked where ThoughtGate asks (the page, `approve`, Slack, the desktop), never
-      // through an MCP form: the hook has no agent connection to show one on.
-      elicit: null,
-      // Where the agent shows a person its own prompt, the question goes there instead, once (the
-      // service says whether the agent's mode shows one: not `claude -p`).
-      ...(context.agentCanPrompt ? { askInAgent: (prompt: string) => void (askedInAgent = prompt), ...(context.agentMode ? { agentMode: context.agentMode } : {}) } : {}),
-      awaitingApproval: (reason) => events.emit("tool_call_decision", decision({ action: "pending", reason })),
-    });
-    events.emit("tool_call_decision", decision(verdict));
+    const record = new CallRecord(events, () => decider.auditArguments?.() ?? true);
+    // The agent's own id for the call, where it gives one, so its PostToolUse finds the call (recordRan).
+    const callId = toolUseId !== null ? agentCallId(toolUseId) : Bun.randomUUIDv7();
+    const { verdict, askedInAgent } = await runHookCall(call, decider, record, { callId, signal: context.signal, agentCanPrompt: context.agentCanPrompt, agentMode: context.agentMode ?? null });
     // One call, one run: ended here, so wrap's drain does not take the hook for a shim gone silent.
     const forwarded = verdict.action === "forward" ? 1 : 0;
     events.emit("run_end", {
@@ -110,7 +79,7 @@ export async function decideBuiltinCall(call: BuiltinCall, context: HookContext,
       summary: { calls_total: 1, calls_forwarded: forwarded, calls_denied: 1 - forwarded, calls_errored: 0, messages_agent_to_server: 1, messages_server_to_agent: 0, framing_errors: 0, smuggling_attempts: 0, orphaned_requests: 0, events_dropped: events.dropped },
     });
     await events.close();
-    return { ...verdict, session: session?.id ?? null, askedInAgent };
+    return { ...verdict, session: session?.id ?? null, askedInAgent, failed: isDecisionFailure(verdict) };
   } finally {
     await decider.close?.();
   }
@@ -135,11 +104,7 @@ export async function recordRan(call: BuiltinCall, toolUseId: string, durationMs
   const answer = await personsAnswer(session, `hook-${agentCallId(toolUseId)}`, agentMode);
   const events = EventStream.open(session.events, { run_id: session.id, server_id: AGENT_SOURCE, profile: session.profile });
   events.emit("run_start", { started_at: new Date().toISOString(), pid: process.pid, server_command: ["thoughtgate", "hook"], policy: "-", version: VERSION, agent_command: session.agent.command, project: session.project });
-  if (answer !== null) {
-    const how = answer.scope === "session" ? "allowed in the agent's own prompt, with its edits for this session" : "allowed in the agent's own prompt, once";
-    events.emit("tool_call_decision", { call_id: agentCallId(toolUseId), tool: call.name, decision: "forward", gate: "approval", rule_id: answer.ruleId, policy_id: null, reason: how, decided_by: { channel: "agent_prompt", scope: answer.scope } });
-  }
-  events.emit("tool_call_end", { call_id: agentCallId(toolUseId), tool: call.name, args_hash: argsHash(call.arguments), status: "ok", latency_ms: durationMs ?? 0, bytes_out: 0 });
+  await recordHookCallRan(call, new CallRecord(events, () => false), agentCallId(toolUseId), durationMs, answer);
   events.emit("run_end", {
     ended_at: new Date().toISOString(),
     status: "ok",

@@ -15,7 +15,8 @@ export function auditStage(record: CallRecord): Stage {
   return {
     name: "audit",
     request(call, next) {
-      if (record.enabled) {
+      // A call that ended before it was decided (withdrawn while it waited) has no decision to record, only its end.
+      if (record.enabled && call.status === undefined) {
         const identity = opened(record, call);
         const verdict = call.verdict;
         const reason = redactText(verdict?.reason ?? "no decision was reached");
@@ -30,7 +31,16 @@ export function auditStage(record: CallRecord): Stage {
   };
 }
 
+/**
+ * The call now waits for a person (the decider's `awaitingApproval`): its start, and a `pending`
+ * decision, so what waits is in the record while it waits. The audit stage writes the decision
+ * that ends the wait.
+ */
+export function recordPending(record: CallRecord, call: Call, reason: string): void {
+  if (record.enabled) record.decision(opened(record, call), targetName(call.request), decisionFields("pending", null, redactText(reason)));
+}
+
 function opened(record: CallRecord, call: Call) {
-  call.audit ??= record.start(call.id, targetName(call.request), (call.request.params as { arguments?: unknown } | undefined)?.arguments);
+  call.audit ??= record.start(call.id, targetName(call.request), (call.request.params as { arguments?: unknown } | undefined)?.arguments, call.startFields, call.recordCallId);
   return call.audit;
 }

@@ -8,6 +8,9 @@ import { recordedArguments } from "../telemetry/recorded-arguments.ts";
 /** A call's identity in the record: its `call_id` and the hash of its canonical arguments. */
 export type AuditIdentity = { callId: string; argsHash: string };
 
+/** What a front end's protocol adds to a call's `tool_call_start` (docs/events.md). */
+export type StartFields = { action?: string; requires_policy?: boolean };
+
 /** What a decision event says, from any front end's verdict (the shim's `Verdict`, the arbiter's gate fields). */
 export type Decided = Pick<Verdict, "gate" | "ruleId" | "policyId" | "reason" | "decidedBy" | "personReason"> & {
   would?: string | undefined;
@@ -32,9 +35,9 @@ export class CallRecord {
     return this.events.enabled;
   }
 
-  /** `tool_call_start`, and the identity the call's later events carry. */
-  start(requestId: JsonRpcId, tool: string, args: unknown, extra: { action?: string; requires_policy?: boolean } = {}): AuditIdentity {
-    const identity = { callId: Bun.randomUUIDv7(), argsHash: argsHash(args) };
+  /** `tool_call_start`, and the identity the call's later events carry (`callId`: the front end's own, or a new one). */
+  start(requestId: JsonRpcId, tool: string, args: unknown, extra: StartFields = {}, callId: string = Bun.randomUUIDv7()): AuditIdentity {
+    const identity = { callId, argsHash: argsHash(args) };
     this.events.emit("tool_call_start", {
       call_id: identity.callId,
       request_id: requestId,

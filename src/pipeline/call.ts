@@ -1,6 +1,7 @@
 import type { JsonRpcId, JsonRpcRequest } from "../core/jsonrpc.ts";
 import type { Verdict } from "../governance/verdict/decider.ts";
 import type { CallStatus } from "../telemetry/events.ts";
+import type { StartFields } from "./call-record.ts";
 
 /** Which front end built the call (docs/architecture.md, "Every tool call, one pipeline"). */
 export type CallOrigin = "mcp" | "arbiter" | "hooks";
@@ -33,6 +34,13 @@ export type Call = {
   readonly startedAt: number;
   /** audit: the call's identity in the record, set when its `tool_call_start` is written. */
   audit?: { callId: string; argsHash: string };
+  /**
+   * The front end's own `call_id` for the record, where it has one: a hook's is the agent's tool use
+   * id, so the agent's later report that the call ran finds it. Absent: the audit makes a new one.
+   */
+  recordCallId?: string;
+  /** What the front end's protocol adds to the call's `tool_call_start` (the arbiter's `action`, `requires_policy`). */
+  startFields?: StartFields;
   /** decide (or any stage that ends the call): the outcome every later stage sees. */
   verdict?: Verdict;
   /** How the call ended, set once: by the forward stage's answer or the result on the way back. */

@@ -31,7 +31,3 @@ export function decideStage(decider: Pick<Decider, "decide">, contextOf: (call: 
     },
   };
 }
-
-// Kept in its own module so a front end's own decide stage can fail closed the same way without
-// importing another stage (docs/architecture.md, "Every tool call, one pipeline").
-export { decisionFailed };

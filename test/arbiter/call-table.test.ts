@@ -1,7 +1,8 @@
 import { expect, test } from "bun:test";
-import { CallTable, type Call } from "../../src/arbiter/call-table.ts";
+import { CallTable, type TrackedCall } from "../../src/arbiter/call-table.ts";
+import { callOf, toolCallRequest } from "../../src/pipeline/call.ts";
 
-const request = (id: string | number, state: Call["state"] = "pending") => ({ id, tool: "fs.read", action: null, requiresPolicy: true, args: {}, audit: null, runId: "r", state, requestedAt: 0 });
+const request = (id: string | number, state: TrackedCall["state"] = "pending") => ({ id, tool: "fs.read", requiresPolicy: true, runId: "r", state, flow: callOf("arbiter", "codecli", toolCallRequest(id, "fs.read", {})) });
 
 test("docs/codecli-protocol.md §6: a repeated id is refused, the first decision wins, results complete allowed calls", () => {
   const table = new CallTable();

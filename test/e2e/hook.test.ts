@@ -52,6 +52,9 @@ describe("thoughtgate hook, outside a wrap session", () => {
     expect(shell).toContainEqual(["agent", "ls -la", "forwarded"]);
     expect(shell).toContainEqual(["agent", "ls && rm -rf ./data", "denied"]);
     expect(calls.filter((c) => c.tool === "mcp__notes__delete_note")).toEqual([]);
+    // Recorded as an MCP call is (the same stages and record): a refused call ends there, with its gate, rule and latency.
+    const refused = calls.find((c) => c.tool === "shell" && c.arguments.command === "ls && rm -rf ./data") as Record<string, unknown> | undefined;
+    expect(refused).toMatchObject({ method: "tools/call", decision: "deny", gate: "approval", rule_id: "agent-ask", status: "denied", latency_ms: expect.any(Number), bytes_out: 0 });
   });
 
   test("a policy of the user's that lets every agent tool through still cannot let the agent rewrite its hook settings or ThoughtGate's policy", async () => {
