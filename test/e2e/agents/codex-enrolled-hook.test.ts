@@ -1,0 +1,58 @@
+/**
+ * `thoughtgate enroll codex` keeps Codex's PreToolUse hook in ~/.codex/hooks.json, trusted in
+ * config.toml (src/wrap/enrolled-hooks.ts), so a plain run of the real Codex 0.169 (`codex exec`,
+ * no wrap) runs it: Codex skips a hook it does not trust without a word, so this is the proof that
+ * the trust is the one Codex computes. Codex is told to run everything unasked and unsandboxed, so
+ * only ThoughtGate stands in the way: `rm -rf ./data` is refused by the hook (outside a session the
+ * embedded default has no one to ask about a delete) and the directory stays; `ls` runs. Then
+ * `unenroll` puts config.toml back byte for byte and removes the hooks.json it made.
+ */
+import { expect, setDefaultTimeout, test } from "bun:test";
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { agentSandbox, codex, describeRun, runAgent } from "../../support/agents.ts";
+import { startFakeOpenAIResponses } from "../../support/fake-models/openai-responses.ts";
+import { BINARY, requireBinary } from "../../support/harness.ts";
+
+setDefaultTimeout(120_000);
+requireBinary();
+
+function thoughtgate(args: string[], env: Record<string, string>, cwd: string) {
+  const run = Bun.spawnSync([BINARY, ...args], { cwd, env, stdout: "pipe", stderr: "pipe" });
+  return { code: run.exitCode, stdout: run.stdout.toString(), stderr: run.stderr.toString() };
+}
+
+test("enroll codex: a plain `codex exec` runs ThoughtGate's hook (trusted as Codex computes it): rm -rf ./data refused, ls run; unenroll puts config.toml back", async () => {
+  await using sandbox = agentSandbox();
+  mkdirSync(join(sandbox.project, ".git"));
+  mkdirSync(join(sandbox.project, "data"));
+  await using model = startFakeOpenAIResponses({
+    calls: [
+      { tool: "exec_command", arguments: { cmd: "rm -rf ./data" } },
+      { tool: "exec_command", arguments: { cmd: "ls" } },
+    ],
+    finalText: "Done.",
+  });
+  const launch = codex(sandbox, { model, servers: {}, scope: "user", prompt: "Clean up, then list." });
+  const configPath = join(sandbox.home, ".codex", "config.toml");
+  const before = readFileSync(configPath);
+  const enrolled = thoughtgate(["enroll", "codex"], sandbox.env, sandbox.project);
+  expect(enrolled.code, enrolled.stderr + enrolled.stdout).toBe(0);
+  expect(enrolled.stdout).toContain("PreToolUse hook in ~/.codex/hooks.json and trusted in config.toml");
+
+  // A plain run, no wrap; Codex's own permission mode: run everything, unasked and unsandboxed.
+  const [program, subcommand, ...rest] = launch.argv;
+  const everything = { ...launch, argv: [program as string, subcommand as string, "-c", 'sandbox_mode="danger-full-access"', ...rest] };
+  const run = await runAgent(everything, sandbox, 90_000);
+  const why = describeRun(everything, run, model);
+  expect(run.exitCode, why).toBe(0);
+  expect(existsSync(join(sandbox.project, "data")), why).toBe(true);
+  const results = model.toolResults.map(({ text }) => text);
+  expect(results[0], why).toContain("Command blocked by PreToolUse hook: ThoughtGate denied this shell call");
+  expect(results[1], why).toContain("data");
+
+  const unenrolled = thoughtgate(["unenroll", "codex"], sandbox.env, sandbox.project);
+  expect(unenrolled.code, unenrolled.stderr).toBe(0);
+  expect(readFileSync(configPath).equals(before)).toBe(true);
+  expect(existsSync(join(sandbox.home, ".codex", "hooks.json"))).toBe(false);
+});
