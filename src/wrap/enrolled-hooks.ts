@@ -193,6 +193,21 @@ function stateOf(agent: HookAgent, ctx: AgentContext, text: string, list: JSONPa
   return trusted ? { state: "installed" } : { state: "untrusted", key };
 }
 
+/**
+ * The key of ThoughtGate's hook in Codex's hooks file when it is there and trusted in config.toml
+ * (enrolled), else null. A wrap then gives Codex no second hook on its command line: Codex would run
+ * both, and a call would be decided, recorded and asked about twice.
+ */
+export function enrolledCodexHookKey(ctx: AgentContext, binary: string): string | null {
+  const { path, list } = hookFile("codex", ctx);
+  const read = readText(path);
+  if (!("text" in read) || read.text === null) return null;
+  const state = stateOf("codex", ctx, read.text, list, binary);
+  if (state.state !== "installed") return null;
+  const at = hookList(read.text, list).findIndex((entry) => JSON.stringify(entry) === JSON.stringify(codexHookEntry(binary)));
+  return codexTrustKey(path, at);
+}
+
 function handlersOf(entry: unknown): Array<Record<string, unknown>> {
   const hooks = (entry as { hooks?: unknown } | null)?.hooks;
   return Array.isArray(hooks) ? hooks.filter((hook): hook is Record<string, unknown> => hook !== null && typeof hook === "object") : [];

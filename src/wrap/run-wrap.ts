@@ -39,6 +39,7 @@ import { pinsSummary } from "./pins-summary.ts";
 import { stableShim } from "./shim-path.ts";
 import { governedServerNames, hooklessMode, hooksGovern, withAgentHooks, withGeminiHook } from "./agent-hooks.ts";
 import { codexHookTrust, type CodexHookTrust } from "./codex-trust.ts";
+import { enrolledCodexHookKey } from "./enrolled-hooks.ts";
 
 /** How long shims get to drain after the agent exits. */
 const SHIM_DRAIN_MS = 10_000;
@@ -142,7 +143,9 @@ async function governAndRun(options: WrapOptions, agent: AgentType, ctx: AgentCo
 
   // Codex skips a hook it does not trust without a word: asked of Codex itself, never assumed, and
   // a hook it would skip stops the session before anything starts (a governance doubt fails closed).
-  const codexTrust = agent === "codex" && hooksGovern(agent, options.command) ? await codexHookTrust(options.command, planning.binary, ctx.cwd) : null;
+  // An enrolled Codex hook (trusted in config.toml) is the one asked about, and no second one is given.
+  const codexEnrolled = agent === "codex" && hooksGovern(agent, options.command) ? enrolledCodexHookKey(ctx, planning.binary) : null;
+  const codexTrust = agent === "codex" && hooksGovern(agent, options.command) ? await codexHookTrust(options.command, planning.binary, ctx.cwd, codexEnrolled) : null;
   if (codexTrust !== null && !codexTrust.trusted) {
     const why = `Codex will not run ThoughtGate's hook (${codexTrust.why}), so its own tools (shell, apply_patch, …) would run ungoverned`;
     // With --allow-ungoverned it runs, and the banner says so (hooksLines).
@@ -232,7 +235,7 @@ async function governAndRun(options: WrapOptions, agent: AgentType, ctx: AgentCo
     [
       ...(canAsk ? [] : [`thoughtgate: ${agentName} in this mode answers no approval prompt itself: approvals go to the page, thoughtgate approve${desktop ? " and a desktop notification" : ""}`]),
       ...(options.soleApprover ? sole.lines : [agentPromptsNote(agent, mode, hooksGovern(agent, options.command))].filter((line): line is string => line !== null)),
-      ...hooksLines(agent, options.command, codexTrust),
+      ...hooksLines(agent, options.command, codexTrust, codexEnrolled !== null),
       ...(screen === "owns"
         ? [`thoughtgate: while ${agentName} runs, wrap writes nothing here: approve in ${agentName}'s own prompt, on the page (\`thoughtgate approvals\` prints its link again)${desktop ? ", in the desktop notification" : ""}; wrap's log ${voice.recording ? voice.path : "cannot be written"}`]
         : [`thoughtgate: wrap's log ${voice.recording ? voice.path : "cannot be written"}`]),
@@ -311,7 +314,7 @@ async function governAndRun(options: WrapOptions, agent: AgentType, ctx: AgentCo
     const launched = given.rewrittenCommand(plan.shimFor, record.dir);
     const approving = options.soleApprover ? soleApprover(agent, launched, governedNames(plan), mode, where).command : launched;
     // The agent's own tools go through `thoughtgate hook` for this session (agent-hooks.ts).
-    const command = withAgentHooks(agent, approving, planning.binary, record.dir, ctx.cwd);
+    const command = codexEnrolled === null ? withAgentHooks(agent, approving, planning.binary, record.dir, ctx.cwd) : approving;
     exitCode = await runAgent({ command, env: { [SESSION_ENV]: runId, ...claudeConnectsFirst(agent) }, onStart }, (text) => voice.say(text));
   } finally {
     voice.agentExited();
@@ -351,8 +354,9 @@ function geminiHookLine(files: readonly ConfigFile[]): string {
 }
 
 /** What the banner says of the agent's own tools: governed through its hook, or why not. */
-function hooksLines(agent: AgentType, command: readonly string[], codexTrust: CodexHookTrust | null): string[] {
+function hooksLines(agent: AgentType, command: readonly string[], codexTrust: CodexHookTrust | null, codexEnrolled: boolean): string[] {
   if (agent === "codex" && hooksGovern(agent, command)) {
+    if (codexTrust?.trusted === true && codexEnrolled) return ["thoughtgate: Codex's own tools (its shell, apply_patch, …) go through ThoughtGate too: its enrolled PreToolUse hook (hooks.json, trusted in config.toml; no second one given for the session)"];
     if (codexTrust?.trusted === true) return ["thoughtgate: Codex's own tools (its shell, apply_patch, …) go through ThoughtGate too: its PreToolUse hook, trusted for this session only (-c on its command line; your config.toml is not touched)"];
     return [`thoughtgate: warning: --allow-ungoverned: Codex will not run ThoughtGate's hook: ${codexTrust?.why ?? "its trust is unknown"}; its own tools (shell, apply_patch, …) are not governed this session, only its MCP servers`];
   }

@@ -5,7 +5,8 @@
  * the trust is the one Codex computes. Codex is told to run everything unasked and unsandboxed, so
  * only ThoughtGate stands in the way: `rm -rf ./data` is refused by the hook (outside a session the
  * embedded default has no one to ask about a delete) and the directory stays; `ls` runs. Then
- * `unenroll` puts config.toml back byte for byte and removes the hooks.json it made.
+ * `unenroll` puts config.toml back byte for byte and removes the hooks.json it made. A wrap on top
+ * gives no second hook on Codex's command line: each call is decided and recorded once.
  */
 import { expect, setDefaultTimeout, test } from "bun:test";
 import { existsSync, mkdirSync, readFileSync } from "node:fs";
@@ -13,6 +14,7 @@ import { join } from "node:path";
 import { agentSandbox, codex, describeRun, runAgent } from "../../support/agents.ts";
 import { startFakeOpenAIResponses } from "../../support/fake-models/openai-responses.ts";
 import { BINARY, requireBinary } from "../../support/harness.ts";
+import { runWrapped, sessionCalls, throughWrap } from "../../support/wrapped-agents.ts";
 
 setDefaultTimeout(120_000);
 requireBinary();
@@ -55,4 +57,21 @@ test("enroll codex: a plain `codex exec` runs ThoughtGate's hook (trusted as Cod
   expect(unenrolled.code, unenrolled.stderr).toBe(0);
   expect(readFileSync(configPath).equals(before)).toBe(true);
   expect(existsSync(join(sandbox.home, ".codex", "hooks.json"))).toBe(false);
+});
+
+test("wrap -- codex on an enrolled Codex asks Codex about the enrolled hook and gives no second one: each call decided and recorded once", async () => {
+  await using sandbox = agentSandbox();
+  mkdirSync(join(sandbox.project, ".git"));
+  await using model = startFakeOpenAIResponses({ calls: [{ tool: "exec_command", arguments: { cmd: "ls" } }], finalText: "Done." });
+  const launch = codex(sandbox, { model, servers: {}, scope: "user", prompt: "List." });
+  expect(thoughtgate(["enroll", "codex"], sandbox.env, sandbox.project).code).toBe(0);
+  const [program, subcommand, ...rest] = launch.argv;
+  const wrapped = throughWrap({ ...launch, argv: [program as string, subcommand as string, "-c", 'sandbox_mode="danger-full-access"', ...rest] });
+  const run = await runWrapped(wrapped, sandbox, 90_000);
+  const why = describeRun(wrapped, run, model);
+  expect(run.exitCode, why).toBe(0);
+  expect(run.stderr, why).toContain("its enrolled PreToolUse hook (hooks.json, trusted in config.toml; no second one given for the session)");
+  const calls = sessionCalls(wrapped.env, run.stderr).filter((call) => call.server === "agent");
+  expect(calls.map((call) => [call.arguments.command, call.outcome]), why).toEqual([["ls", "forwarded"]]);
+  expect(thoughtgate(["unenroll", "codex"], sandbox.env, sandbox.project).code).toBe(0);
 });
