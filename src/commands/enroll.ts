@@ -10,6 +10,9 @@ import type { AgentContext, AgentType } from "../wrap/adapters/types.ts";
 import { enroll as enrollAgent, enrolledAgents, enrollmentPlan, ENROLLABLE, unenroll as unenrollAgent, type EnrollReport } from "../wrap/enroll.ts";
 import type { JSONPath } from "jsonc-parser";
 import { describeChangedSince, type PutBackKind } from "../wrap/put-back.ts";
+import { codexHookTrust } from "../wrap/codex-trust.ts";
+import { enrolledCodexHookKey } from "../wrap/enrolled-hooks.ts";
+import { stableShim } from "../wrap/shim-path.ts";
 import { commonArgs, rejectUnknownFlags } from "./_shared.ts";
 
 const args = {
@@ -49,11 +52,34 @@ export const enroll = defineCommand({
       process.stdout.write("no agent has an MCP config of its own to enroll\n");
       return EXIT.ok;
     }
-    const lines = agents.flatMap((agent) => render(enrollAgent(agent, ctx), ctx));
+    const lines: string[] = [];
+    let failed = false;
+    for (const agent of agents) {
+      const report = enrollAgent(agent, ctx);
+      lines.push(...render(report, ctx));
+      if (agent !== "codex" || report.hook === undefined || "problem" in report.hook) continue;
+      const asked = await askCodex(ctx);
+      lines.push(asked.line);
+      failed ||= asked.failed;
+    }
     process.stdout.write(`${lines.join("\n")}\n`);
-    return EXIT.ok;
+    return failed ? EXIT.error : EXIT.ok;
   },
 });
+
+/**
+ * Codex skips a hook it does not trust without a word: the enrolled hook is checked with Codex
+ * itself (`codex app-server`'s hook list, wrap/codex-trust.ts) when a `codex` is on PATH.
+ */
+async function askCodex(ctx: AgentContext): Promise<{ line: string; failed: boolean }> {
+  const codex = Bun.which("codex", { PATH: process.env.PATH ?? "" });
+  const key = enrolledCodexHookKey(ctx, stableShim({ create: false }).path);
+  if (key === null) return { line: "Codex: FAILED: its hook is not trusted in config.toml as written; run `thoughtgate doctor`", failed: true };
+  if (codex === null) return { line: "Codex: not checked with Codex itself (no codex on PATH); `thoughtgate doctor` checks the files", failed: false };
+  const trust = await codexHookTrust([codex], stableShim({ create: false }).path, ctx.cwd, key);
+  if (trust.trusted) return { line: "Codex: Codex itself lists the hook as trusted (codex app-server)", failed: false };
+  return { line: `Codex: FAILED: Codex will not run the enrolled hook (${trust.why}): its own tools are not governed in plain runs; \`thoughtgate unenroll codex\` puts the files back`, failed: true };
+}
 
 /**
  * An enrolled agent's every later run starts its servers under the policy in force; on an invalid

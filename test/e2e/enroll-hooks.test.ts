@@ -14,7 +14,8 @@ import { runBinary } from "../support/serve.ts";
 
 function sandbox() {
   const home = tempDir();
-  const env = { HOME: home.path, XDG_CONFIG_HOME: join(home.path, ".config"), XDG_STATE_HOME: join(home.path, ".local", "state"), CODEX_HOME: undefined, GEMINI_CLI_HOME: undefined };
+  // No codex on PATH: enroll says the hook was not checked with Codex itself (the agents' tests check it).
+  const env = { PATH: "/usr/bin:/bin", HOME: home.path, XDG_CONFIG_HOME: join(home.path, ".config"), XDG_STATE_HOME: join(home.path, ".local", "state"), CODEX_HOME: undefined, GEMINI_CLI_HOME: undefined };
   const write = (path: string, text: string) => {
     mkdirSync(dirname(join(home.path, path)), { recursive: true });
     writeFileSync(join(home.path, path), text);
@@ -45,7 +46,7 @@ test("enroll codex writes its hook last in hooks.json, trusted in config.toml un
   const enrolled = await box.run("enroll", "codex");
   expect(enrolled.exitCode, enrolled.stderr).toBe(0);
   expect(enrolled.stdout).toBe(
-    "Codex: enrolled ~/.codex/config.toml: notes\nCodex: its own tools (its shell, apply_patch, …) governed in every run: PreToolUse hook in ~/.codex/hooks.json and trusted in config.toml\n",
+    "Codex: enrolled ~/.codex/config.toml: notes\nCodex: its own tools (its shell, apply_patch, …) governed in every run: PreToolUse hook in ~/.codex/hooks.json and trusted in config.toml\nCodex: not checked with Codex itself (no codex on PATH); `thoughtgate doctor` checks the files\n",
   );
   const hooks = JSON.parse(box.read(".codex/hooks.json")) as { hooks: { PreToolUse: unknown[] } };
   expect(hooks.hooks.PreToolUse).toEqual([

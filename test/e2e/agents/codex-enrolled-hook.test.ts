@@ -10,8 +10,8 @@
  */
 import { expect, setDefaultTimeout, test } from "bun:test";
 import { existsSync, mkdirSync, readFileSync } from "node:fs";
-import { join } from "node:path";
-import { agentSandbox, codex, describeRun, runAgent } from "../../support/agents.ts";
+import { dirname, join } from "node:path";
+import { agentBinary, agentSandbox, codex, describeRun, runAgent } from "../../support/agents.ts";
 import { startFakeOpenAIResponses } from "../../support/fake-models/openai-responses.ts";
 import { BINARY, requireBinary } from "../../support/harness.ts";
 import { runWrapped, sessionCalls, throughWrap } from "../../support/wrapped-agents.ts";
@@ -38,9 +38,10 @@ test("enroll codex: a plain `codex exec` runs ThoughtGate's hook (trusted as Cod
   const launch = codex(sandbox, { model, servers: {}, scope: "user", prompt: "Clean up, then list." });
   const configPath = join(sandbox.home, ".codex", "config.toml");
   const before = readFileSync(configPath);
-  const enrolled = thoughtgate(["enroll", "codex"], sandbox.env, sandbox.project);
+  // With the pinned Codex on PATH, enroll asks Codex itself whether it trusts the hook.
+  const enrolled = thoughtgate(["enroll", "codex"], { ...sandbox.env, PATH: `${dirname(agentBinary("codex"))}:${sandbox.env.PATH}` }, sandbox.project);
   expect(enrolled.code, enrolled.stderr + enrolled.stdout).toBe(0);
-  expect(enrolled.stdout).toContain("PreToolUse hook in ~/.codex/hooks.json and trusted in config.toml");
+  expect(enrolled.stdout).toContain("PreToolUse hook in ~/.codex/hooks.json and trusted in config.toml\nCodex: Codex itself lists the hook as trusted (codex app-server)\n");
 
   // A plain run, no wrap; Codex's own permission mode: run everything, unasked and unsandboxed.
   const [program, subcommand, ...rest] = launch.argv;
