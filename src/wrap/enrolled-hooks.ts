@@ -27,8 +27,7 @@ import type { AgentContext, AgentType } from "./adapters/index.ts";
 import { CLAUDE_HOOK_PATH, claudeHookEntry, codexHookEntry, codexHookHash, GEMINI_HOOK_PATH, geminiHookEntry, hookList, withHookLast } from "./agent-hooks.ts";
 import { ConfigGuard, type ShareOutcome } from "./config-guard.ts";
 import { realConfigPath } from "./config-path.ts";
-import { parseTomlText } from "./formats/toml.ts";
-import { toml } from "./formats/toml.ts";
+import { parseTomlText, toml } from "./formats/toml.ts";
 import { enrollHolder } from "./holders.ts";
 import { readJournal } from "./journal.ts";
 
