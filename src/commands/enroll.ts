@@ -10,6 +10,9 @@ import type { AgentContext, AgentType } from "../wrap/adapters/types.ts";
 import { enroll as enrollAgent, enrolledAgents, enrollmentPlan, ENROLLABLE, unenroll as unenrollAgent, type EnrollReport } from "../wrap/enroll.ts";
 import type { JSONPath } from "jsonc-parser";
 import { describeChangedSince, type PutBackKind } from "../wrap/put-back.ts";
+import { codexHookTrust } from "../wrap/codex-trust.ts";
+import { enrolledCodexHookKey } from "../wrap/enrolled-hooks.ts";
+import { stableShim } from "../wrap/shim-path.ts";
 import { commonArgs, rejectUnknownFlags } from "./_shared.ts";
 
 const args = {
@@ -49,11 +52,34 @@ export const enroll = defineCommand({
       process.stdout.write("no agent has an MCP config of its own to enroll\n");
       return EXIT.ok;
     }
-    const lines = agents.flatMap((agent) => render(enrollAgent(agent, ctx), ctx));
+    const lines: string[] = [];
+    let failed = false;
+    for (const agent of agents) {
+      const report = enrollAgent(agent, ctx);
+      lines.push(...render(report, ctx));
+      if (agent !== "codex" || report.hook === undefined || "problem" in report.hook) continue;
+      const asked = await askCodex(ctx);
+      lines.push(asked.line);
+      failed ||= asked.failed;
+    }
     process.stdout.write(`${lines.join("\n")}\n`);
-    return EXIT.ok;
+    return failed ? EXIT.error : EXIT.ok;
   },
 });
+
+/**
+ * Codex skips a hook it does not trust without a word: the enrolled hook is checked with Codex
+ * itself (`codex app-server`'s hook list, wrap/codex-trust.ts) when a `codex` is on PATH.
+ */
+async function askCodex(ctx: AgentContext): Promise<{ line: string; failed: boolean }> {
+  const codex = Bun.which("codex", { PATH: process.env.PATH ?? "" });
+  const key = enrolledCodexHookKey(ctx, stableShim({ create: false }).path);
+  if (key === null) return { line: "Codex: FAILED: its hook is not trusted in config.toml as written; run `thoughtgate doctor`", failed: true };
+  if (codex === null) return { line: "Codex: not checked with Codex itself (no codex on PATH); `thoughtgate doctor` checks the files", failed: false };
+  const trust = await codexHookTrust([codex], stableShim({ create: false }).path, ctx.cwd, key);
+  if (trust.trusted) return { line: "Codex: Codex itself lists the hook as trusted (codex app-server)", failed: false };
+  return { line: `Codex: FAILED: Codex will not run the enrolled hook (${trust.why}): its own tools are not governed in plain runs; \`thoughtgate unenroll codex\` puts the files back`, failed: true };
+}
 
 /**
  * An enrolled agent's every later run starts its servers under the policy in force; on an invalid
@@ -76,17 +102,24 @@ function render(report: EnrollReport, ctx: AgentContext): string[] {
   const show = (path: string) => displayPath(path, ctx);
   const lines: string[] = [];
   for (const file of report.shared) {
+    // A file shared for the hook alone is said below.
+    if (file.servers.length === 0) continue;
     const servers = file.servers.join(", ");
     lines.push(`${report.label}: enrolled ${show(file.path)}${file.outcome === "joined" ? " (already running through thoughtgate)" : ""}: ${servers}`);
   }
-  if (report.shared.length === 0) lines.push(`${report.label}: nothing to enroll (no MCP server in its own config files)`);
+  if (report.shared.length === 0 && report.hook === undefined) lines.push(`${report.label}: nothing to enroll (no MCP server in its own config files)`);
+  if (report.own.length === 0 && report.hook !== undefined) lines.push(`${report.label}: no MCP server in its own config files; its own tools are governed through its hook`);
   for (const file of report.projectFiles) lines.push(`${report.label}: left alone ${show(file.path)} (${file.servers.join(", ")}): a project's file, shared with its repository; \`thoughtgate wrap\` governs it for a session`);
   for (const server of report.ungoverned) lines.push(`${report.label}: still ungoverned: ${server.name} in ${show(server.file)}: ${server.reason}`);
   for (const problem of report.problems) lines.push(`${report.label}: warning: ${show(problem.path)} ${problem.problem}; not enrolled`);
   if (report.hook !== undefined && "problem" in report.hook) lines.push(`${report.label}: warning: ${show(report.hook.path)} ${report.hook.problem}`);
-  else if (report.hook !== undefined) lines.push(`${report.label}: its own tools (Bash, Read, Edit, Write, WebFetch, …) governed in every run: PreToolUse hook in ${show(report.hook.path)}`);
+  else if (report.hook !== undefined) lines.push(`${report.label}: its own tools (${OWN_TOOLS[report.agent] ?? "…"}) governed in every run: ${HOOK_WHERE[report.agent] ?? "hook in"} ${show(report.hook.path)}${report.agent === "codex" ? " and trusted in config.toml" : ""}`);
   return lines;
 }
+
+/** What each agent's hook governs, and what it is called there (enrolled-hooks.ts). */
+const OWN_TOOLS: Partial<Record<AgentType, string>> = { "claude-code": "Bash, Read, Edit, Write, WebFetch, …", codex: "its shell, apply_patch, …", gemini: "run_shell_command, write_file, replace, …" };
+const HOOK_WHERE: Partial<Record<AgentType, string>> = { "claude-code": "PreToolUse hook in", codex: "PreToolUse hook in", gemini: "BeforeTool hook in" };
 
 export const unenroll = defineCommand({
   meta: { name: "unenroll", description: "Put an enrolled agent's MCP config back as it was (its own later changes kept)" },
@@ -101,7 +134,8 @@ export const unenroll = defineCommand({
       const results = unenrollAgent(agent);
       if (results.length === 0) lines.push(`${agent}: not enrolled`);
       for (const result of results) {
-        if (result.status === "restored") lines.push(`${agent}: restored ${result.configPath} (${restoredHow(result.kind, result.changedSince)})`);
+        if (result.status === "restored" && result.removed) lines.push(`${agent}: removed ${result.configPath} (enroll made it for the hook)`);
+        else if (result.status === "restored") lines.push(`${agent}: restored ${result.configPath} (${restoredHow(result.kind, result.changedSince)})`);
         else if (result.status === "kept") lines.push(`${agent}: ${result.configPath} stays rewritten while ${result.holders} uses it; it is put back when that ends`);
         else if (result.status === "failed") {
           failed = true;

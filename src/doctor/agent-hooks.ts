@@ -1,58 +1,71 @@
 import { readFileSync } from "node:fs";
-import { join } from "node:path";
 import type { AgentContext } from "../wrap/adapters/index.ts";
-import { CLAUDE_HOOK_PATH, claudeHookEntry, hasHookFirst } from "../wrap/agent-hooks.ts";
-import { realConfigPath } from "../wrap/config-path.ts";
-import { enrolledFiles } from "../wrap/enroll.ts";
+import { hookInstallations, type HookAgent, type HookInstallation } from "../wrap/enrolled-hooks.ts";
 import { stableShim } from "../wrap/shim-path.ts";
 import type { CheckBody } from "./report.ts";
 
 /**
- * `doctor`'s view of the agents' own tools (docs/governance.md, "Built-in tools"): which agents'
- * shells, edits and writes ThoughtGate governs, how, and what would switch that off unseen. Claude
- * Code's hook is given on its command line by each wrap (nothing installed to check); a managed
- * setting that allows only managed hooks, or turns every hook off, defeats it and cannot be
- * overridden from the command line. Codex's hook is given on its command line by each wrap too,
- * with its trust, and wrap asks Codex whether it took it (wrap/codex-trust.ts). Gemini CLI's is
- * added to its user settings by each wrap, through the config guard; one found there is shown.
+ * `doctor`'s view of the agents' own tools (docs/governance.md, "Built-in tools"): for Claude Code,
+ * Codex and Gemini CLI, whether ThoughtGate's hook is installed for good (`enroll`) or given by
+ * each wrap only, and one line with the fix for a hook that is missing (enrolled, then taken out),
+ * changed (another command or binary, another timeout, a narrower matcher) or, for Codex, not
+ * trusted (Codex skips it without a word: wrap/enrolled-hooks.ts). A managed Claude Code setting
+ * that allows only managed hooks, or turns every hook off, defeats the hook and cannot be
+ * overridden from the command line.
  */
 export function checkAgentHooks(ctx: AgentContext): CheckBody {
-  const details = ["Claude Code: its own tools governed under `thoughtgate wrap` (PreToolUse hook on its command line, for the session); not in plain runs"];
+  const installations = hookInstallations(ctx, stableShim({ create: false }).path);
+  const details = installations.map((found) => hookLine(found, ctx));
   const managed = claudeManagedSettings(ctx);
   const blocking = managed.filter((found) => found.key !== null);
-  const enrolledHook = claudeEnrolledHook(ctx);
-  if (enrolledHook !== null) details.push(enrolledHook.ok ? `  enrolled: its PreToolUse hook in ${enrolledHook.path} governs plain runs too` : `  enrolled, but ThoughtGate's PreToolUse hook is missing or changed in ${enrolledHook.path}: plain runs are not governed; run \`thoughtgate enroll claude-code\` again`);
   for (const found of blocking) details.push(`  ${found.path} sets ${found.key}: Claude Code will not run ThoughtGate's hook, so its own tools are not governed`);
-  const gemini = hookIn(join(ctx.home, ".gemini", "settings.json"), "hook gemini");
-  details.push(`Gemini CLI: its own tools governed under \`thoughtgate wrap\` (BeforeTool hook added to ${join(ctx.home, ".gemini", "settings.json")} for the session, put back after)${gemini ? "; `thoughtgate hook gemini` in that file now (a wrap running, or put there by hand)" : "; not in plain runs"}`);
-  const codex = hookIn(join(ctx.home, ".codex", "hooks.json"), "hook codex") || hookIn(join(ctx.home, ".codex", "config.toml"), "hook codex");
-  details.push(`Codex: its own tools governed under \`thoughtgate wrap\` (PreToolUse hook and its trust on its command line, for the session; wrap's banner says if Codex did not take it); not in plain runs${codex ? "; `thoughtgate hook codex` also found in ~/.codex (Codex runs it only if it trusts it: `codex` asks once)" : ""}`);
   details.push("opencode: only JavaScript plugins (tool.execute.before), which ThoughtGate does not install yet; Copilot CLI and the others: no hook system; their MCP servers only");
+  const broken = installations.filter((found) => found.state === "untrusted" || found.state === "changed" || (found.state === "missing" && found.enrolled));
   return {
-    status: blocking.length > 0 || enrolledHook?.ok === false ? "warn" : "pass",
-    summary: blocking.length > 0 ? "a managed Claude Code setting turns ThoughtGate's hook off" : enrolledHook?.ok === false ? "Claude Code's enrolled hook is missing or changed" : "Claude Code under wrap",
+    status: blocking.length > 0 || broken.length > 0 ? "warn" : "pass",
+    summary:
+      blocking.length > 0
+        ? "a managed Claude Code setting turns ThoughtGate's hook off"
+        : broken.length > 0
+          ? `${broken.map((found) => LABELS[found.agent]).join(", ")}: ThoughtGate's hook ${broken.map((found) => found.state).join(", ")}`
+          : enrolledSummary(installations),
     details,
-    data: { claudeCodeManaged: blocking.map((found) => ({ path: found.path, key: found.key })), gemini, codex },
+    data: { claudeCodeManaged: blocking.map((found) => ({ path: found.path, key: found.key })), hooks: installations.map(({ agent, path, enrolled, state }) => ({ agent, path, enrolled, state })) },
   };
 }
 
-/** When Claude Code is enrolled with its hook in ~/.claude/settings.json: whether the hook is still there as enroll wrote it. */
-function claudeEnrolledHook(ctx: AgentContext): { path: string; ok: boolean } | null {
-  const path = join(ctx.home, ".claude", "settings.json");
-  let real: string;
-  try {
-    real = realConfigPath(path);
-  } catch {
-    return null;
+const LABELS: Record<HookAgent, string> = { "claude-code": "Claude Code", codex: "Codex", gemini: "Gemini CLI" };
+const EVENTS: Record<HookAgent, string> = { "claude-code": "PreToolUse", codex: "PreToolUse", gemini: "BeforeTool" };
+
+function enrolledSummary(installations: readonly HookInstallation[]): string {
+  const enrolled = installations.filter((found) => found.enrolled && found.state === "installed").map((found) => LABELS[found.agent]);
+  return enrolled.length > 0 ? `hooks enrolled: ${enrolled.join(", ")}; the others under wrap` : "under wrap";
+}
+
+/** One line per agent: installed for good, given by each wrap only, or what is wrong and the fix. */
+function hookLine(found: HookInstallation, ctx: AgentContext): string {
+  const label = LABELS[found.agent];
+  const path = shown(found.path, ctx);
+  const again = `fix: \`thoughtgate enroll ${found.agent}\``;
+  const plain = found.enrolled ? "plain runs are not governed" : "runs outside wrap are not governed by it";
+  switch (found.state) {
+    case "installed":
+      return found.enrolled
+        ? `${label}: ${EVENTS[found.agent]} hook enrolled in ${path}${found.agent === "codex" ? " (trusted)" : ""}: its own tools governed in every run`
+        : `${label}: ${EVENTS[found.agent]} hook in ${path} (a wrap running, or put there by hand): its own tools governed while it is there`;
+    case "missing":
+      return found.enrolled
+        ? `${label}: enrolled, but ThoughtGate's ${EVENTS[found.agent]} hook is missing from ${path}: ${plain}; ${again}`
+        : `${label}: hook not installed: its own tools governed under \`thoughtgate wrap\` only (\`thoughtgate enroll ${found.agent}\` for every run)`;
+    case "changed":
+      return `${label}: ThoughtGate's ${EVENTS[found.agent]} hook in ${path} is changed (${found.how}): ${plain}; ${again} (and remove the changed entry)`;
+    case "untrusted":
+      return `${label}: ThoughtGate's PreToolUse hook in ${path} is not trusted (no [hooks.state."${found.key}"] trusted_hash for it in config.toml): Codex skips it without a word; ${again}`;
   }
-  if (!enrolledFiles("claude-code").includes(real)) return null;
-  let text = "";
-  try {
-    text = readFileSync(real, "utf8");
-  } catch {
-    // Missing: reported as such below.
-  }
-  return { path, ok: hasHookFirst(text, CLAUDE_HOOK_PATH, claudeHookEntry(stableShim({ create: false }).path)) };
+}
+
+function shown(path: string, ctx: AgentContext): string {
+  return path.startsWith(`${ctx.home}/`) ? `~${path.slice(ctx.home.length)}` : path;
 }
 
 /** Claude Code's managed settings files (they take precedence over the command line) and the key in each that stops our hook. */
@@ -74,13 +87,5 @@ function readJson(path: string): Record<string, unknown> | null {
     return json !== null && typeof json === "object" && !Array.isArray(json) ? (json as Record<string, unknown>) : null;
   } catch {
     return null;
-  }
-}
-
-function hookIn(path: string, words: string): boolean {
-  try {
-    return readFileSync(path, "utf8").includes(words);
-  } catch {
-    return false;
   }
 }

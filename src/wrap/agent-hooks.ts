@@ -124,14 +124,23 @@ export const CODEX_HOOK_KEY = "/<session-flags>/config.toml:pre_tool_use:0:0";
  */
 export function codexHookArgs(binary: string): string[] {
   const command = hookCommand(binary, "codex");
-  const identity = { event_name: "pre_tool_use", hooks: [{ async: false, command, timeout: HOOK_TIMEOUT_S, type: "command" }] };
-  const hash = `sha256:${createHash("sha256").update(JSON.stringify(identity)).digest("hex")}`;
   return [
     "-c",
     `hooks.PreToolUse=[{hooks=[{type="command",command=${JSON.stringify(command)},timeout=${HOOK_TIMEOUT_S}}]}]`,
     "-c",
-    `hooks.state={${JSON.stringify(CODEX_HOOK_KEY)}={trusted_hash=${JSON.stringify(hash)}}}`,
+    `hooks.state={${JSON.stringify(CODEX_HOOK_KEY)}={trusted_hash=${JSON.stringify(codexHookHash(binary))}}}`,
   ];
+}
+
+/** ThoughtGate's PreToolUse group as Codex reads it from a hooks file (no matcher: every tool). */
+export function codexHookEntry(binary: string): Record<string, unknown> {
+  return { hooks: [{ type: "command", command: hookCommand(binary, "codex"), timeout: HOOK_TIMEOUT_S }] };
+}
+
+/** The hash Codex trusts ThoughtGate's PreToolUse hook by (`trusted_hash`), wherever the hook is written. */
+export function codexHookHash(binary: string): string {
+  const identity = { event_name: "pre_tool_use", hooks: [{ async: false, command: hookCommand(binary, "codex"), timeout: HOOK_TIMEOUT_S, type: "command" }] };
+  return `sha256:${createHash("sha256").update(JSON.stringify(identity)).digest("hex")}`;
 }
 
 /** Where the user's own `--settings` value is in `args` (the words after the program). */
@@ -169,12 +178,16 @@ function shellQuote(word: string): string {
  * Null when the file is not the user's settings, cannot be read as JSON, or holds the hook already
  * (then the text is unchanged and the key still owned).
  */
-const GEMINI_HOOK_PATH: JSONPath = ["hooks", "BeforeTool"];
+export const GEMINI_HOOK_PATH: JSONPath = ["hooks", "BeforeTool"];
 
 export function withGeminiHook(file: ConfigFile, text: string, binary: string): { text: string; owned: JSONPath[] } | null {
-  if (file.agent !== "gemini" || file.scope !== "user" || !file.exists || file.problems.length > 0) return null;
-  const entry = { matcher: ".*", hooks: [{ type: "command", command: hookCommand(binary, "gemini"), timeout: HOOK_TIMEOUT_S * 1000 }] };
-  return withHookFirst(text, GEMINI_HOOK_PATH, entry);
+  if (file.agent !== "gemini" || file.scope !== "user" || file.problems.length > 0) return null;
+  // A user with no settings file yet gets one holding the hook (the guard removes it again).
+  return withHookFirst(file.exists ? text : "{}\n", GEMINI_HOOK_PATH, geminiHookEntry(binary));
+}
+
+export function geminiHookEntry(binary: string): Record<string, unknown> {
+  return { matcher: ".*", hooks: [{ type: "command", command: hookCommand(binary, "gemini"), timeout: HOOK_TIMEOUT_S * 1000 }] };
 }
 
 /**
@@ -189,8 +202,9 @@ export function claudeHookEntry(binary: string): Record<string, unknown> {
   return { matcher: "*", hooks: [{ type: "command", command: hookCommand(binary, "claude-code"), timeout: HOOK_TIMEOUT_S }] };
 }
 
-export function withClaudeHook(text: string, binary: string): { text: string; owned: JSONPath[] } | null {
-  return withHookFirst(text, CLAUDE_HOOK_PATH, claudeHookEntry(binary));
+/** `text` with Claude Code's hook first; a settings file that does not exist yet (`text` null) becomes one holding it. */
+export function withClaudeHook(text: string | null, binary: string): { text: string; owned: JSONPath[] } | null {
+  return withHookFirst(text ?? "{}\n", CLAUDE_HOOK_PATH, claudeHookEntry(binary));
 }
 
 /** Whether the settings `text` hold `entry` first under `path` (doctor: a hook missing or changed). */
@@ -199,6 +213,29 @@ export function hasHookFirst(text: string, path: JSONPath, entry: unknown): bool
   const node = tree === undefined ? undefined : findNodeAtLocation(tree, path);
   const list: unknown = node === undefined ? undefined : getNodeValue(node);
   return Array.isArray(list) && JSON.stringify(list[0]) === JSON.stringify(entry);
+}
+
+/** The list at `path` in the settings `text` (empty when absent or not a list). */
+export function hookList(text: string, path: JSONPath): unknown[] {
+  const tree = parseTree(text);
+  const node = tree === undefined ? undefined : findNodeAtLocation(tree, path);
+  const list: unknown = node === undefined ? undefined : getNodeValue(node);
+  return Array.isArray(list) ? list : [];
+}
+
+/**
+ * `text` with `entry` last in the list at `path` (Codex's hooks file: a hook's trust is keyed by its
+ * place in the list, so the user's hooks keep theirs), or unchanged when it is there already; with
+ * the place it has. Null when `text` is not a JSON object.
+ */
+export function withHookLast(text: string, path: JSONPath, entry: unknown): { text: string; owned: JSONPath[]; index: number } | null {
+  const tree = parseTree(text);
+  if (tree === undefined || tree.type !== "object") return null;
+  const list = hookList(text, path);
+  const at = list.findIndex((item) => JSON.stringify(item) === JSON.stringify(entry));
+  if (at >= 0) return { text, owned: [path], index: at };
+  const edits = modify(text, path, [...list, entry], { formattingOptions: { insertSpaces: true, tabSize: 2 } });
+  return { text: applyEdits(text, edits), owned: [path], index: list.length };
 }
 
 /** `text` with `entry` first in the list at `path` (the rest kept), or unchanged when it is there already; null when `text` is not a JSON object. */

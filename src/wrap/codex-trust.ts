@@ -12,12 +12,14 @@ export type CodexHookTrust = { trusted: true } | { trusted: false; why: string }
 /** How long Codex may take to answer before the trust is reported unknown. */
 const ASK_TIMEOUT_MS = 15_000;
 
-export async function codexHookTrust(command: readonly string[], binary: string, cwd: string): Promise<CodexHookTrust> {
+/** `enrolledKey`: the hook `enroll codex` keeps in Codex's hooks file (enrolled-hooks.ts), asked about instead of one given with `-c`. */
+export async function codexHookTrust(command: readonly string[], binary: string, cwd: string, enrolledKey: string | null = null): Promise<CodexHookTrust> {
   const [program, ...rest] = command;
   if (program === undefined) return { trusted: false, why: "no Codex command" };
   let child: ReturnType<typeof Bun.spawn<"pipe", "pipe", "ignore">>;
   try {
-    child = Bun.spawn([program, ...codexHookArgs(binary), ...configFlags(rest), "app-server"], { cwd, stdin: "pipe", stdout: "pipe", stderr: "ignore" });
+    const ours = enrolledKey === null ? codexHookArgs(binary) : [];
+    child = Bun.spawn([program, ...ours, ...configFlags(rest), "app-server"], { cwd, stdin: "pipe", stdout: "pipe", stderr: "ignore" });
   } catch (error) {
     return { trusted: false, why: `codex app-server could not start (${messageOf(error)})` };
   }
@@ -32,7 +34,7 @@ export async function codexHookTrust(command: readonly string[], binary: string,
     await child.stdin.flush();
     const reply = await replyTo(2, child.stdout);
     if (reply === null) return { trusted: false, why: `codex app-server gave no hook list within ${ASK_TIMEOUT_MS / 1000} s` };
-    return trustIn(reply);
+    return trustIn(reply, enrolledKey ?? CODEX_HOOK_KEY);
   } catch (error) {
     return { trusted: false, why: `codex app-server: ${messageOf(error)}` };
   } finally {
@@ -75,10 +77,10 @@ async function replyTo(id: number, stream: ReadableStream<Uint8Array>): Promise<
   return null;
 }
 
-function trustIn(reply: Record<string, unknown>): CodexHookTrust {
+function trustIn(reply: Record<string, unknown>, key: string): CodexHookTrust {
   if (reply.error !== undefined) return { trusted: false, why: `Codex refused to list its hooks (${JSON.stringify(reply.error)})` };
   const data = (reply.result as { data?: Array<{ hooks?: Array<{ key?: string; trustStatus?: string; enabled?: boolean }> }> } | undefined)?.data ?? [];
-  const ours = data.flatMap((entry) => entry.hooks ?? []).find((hook) => hook.key === CODEX_HOOK_KEY);
+  const ours = data.flatMap((entry) => entry.hooks ?? []).find((hook) => hook.key === key);
   if (ours === undefined) return { trusted: false, why: "Codex does not list ThoughtGate's hook (another PreToolUse hook given with -c takes its place?)" };
   if (ours.enabled === false) return { trusted: false, why: "Codex lists ThoughtGate's hook as disabled" };
   if (ours.trustStatus !== "trusted") return { trusted: false, why: `Codex lists ThoughtGate's hook as ${ours.trustStatus ?? "of unknown trust"}` };

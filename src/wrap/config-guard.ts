@@ -25,6 +25,8 @@
  * Everything here is synchronous on purpose: `restoreAllGuards()` must work inside
  * `process.on("exit")`, where no promise ever settles.
  */
+import { mkdirSync } from "node:fs";
+import { dirname } from "node:path";
 import type { JSONPath } from "jsonc-parser";
 import { bestEffort, messageOf, ThoughtGateError } from "../core/errors.ts";
 import { log } from "../core/log.ts";
@@ -54,7 +56,7 @@ export type ShareOutcome = "rewritten" | "joined";
 
 export type RestoreResult =
   /** `changedSince`: owned keys left as the user changed them (put-back.ts). */
-  | { status: "restored"; configPath: string; kind: PutBackKind; changedSince?: JSONPath[] }
+  | { status: "restored"; configPath: string; kind: PutBackKind; changedSince?: JSONPath[]; removed?: true }
   /** Others still hold it (another wrap, `enroll`): it stays rewritten for them. */
   | { status: "kept"; configPath: string; holders: string }
   /** Never shared, or already let go. */
@@ -97,12 +99,15 @@ export class ConfigGuard {
   share(expected: string, rewritten: { text: string; owned: JSONPath[] }): ShareOutcome {
     if (this.#state !== "idle") throw new Error(`ConfigGuard(${this.configPath}): share() called twice`);
     return withConfigsLock(() => {
+      // A settings file made for a hook may be the first in its directory (~/.gemini): the lock goes beside it.
+      mkdirSync(dirname(this.configPath), { recursive: true, mode: 0o700 });
       const lock = acquireLock(this.lockPath, { subject: this.configPath });
       try {
         const record = this.#liveRecord();
-        const current = readOwnFile(this.configPath, "the config") ?? Buffer.alloc(0);
+        const found = readOwnFile(this.configPath, "the config");
+        const current = found ?? Buffer.alloc(0);
         if (current.toString("utf8") !== expected) throw new ThoughtGateError("CONFIG", `${this.configPath} changed while wrap was reading it; run wrap again`);
-        const outcome = this.#write(record, current, rewritten);
+        const outcome = found === null && !record ? this.#create(rewritten) : this.#write(record, current, rewritten);
         this.#state = "shared";
         active.add(this);
         return outcome;
@@ -216,12 +221,33 @@ export class ConfigGuard {
     // the file as it would be put back now, so the last restore keeps the agent's changes and gives
     // its new servers back as it wrote them. Backup first, then the journal, then the file: a crash
     // between any two still restores to exactly that.
-    const base = planPutBack({ ...record, original: checkedBackup(record) }).restored ?? current;
+    const plan = planPutBack({ ...record, original: checkedBackup(record) });
+    // A file ThoughtGate created puts back to nothing; once the agent wrote in it, to what it wrote.
+    const base = plan.restored ?? (record.created && plan.kind === "backup" ? Buffer.alloc(0) : current);
     replaceBackup(this.backupPath, base);
     this.#original = base;
     const owned = unionOfPaths(record.owned, rewritten.owned);
-    patchRecord(this.configPath, { rewrittenSha256: sha, owned, written: this.#written(rewritten.text, owned), backupSha256: sha256OfBytes(base), holders }, this.#journal);
+    const created = record.created && base.length === 0 ? true : undefined;
+    patchRecord(this.configPath, { rewrittenSha256: sha, owned, written: this.#written(rewritten.text, owned), backupSha256: sha256OfBytes(base), holders, created }, this.#journal);
     writeFileAtomic(this.configPath, bytes);
+    return "rewritten";
+  }
+
+  /**
+   * The config does not exist yet (a settings file the hook needs): it is created, and the journal
+   * says so first, so every way of putting it back (restore, unwrap after a crash) removes it again.
+   */
+  #create(rewritten: { text: string; owned: JSONPath[] }): ShareOutcome {
+    const bytes = Buffer.from(rewritten.text, "utf8");
+    const written = this.#written(rewritten.text, rewritten.owned);
+    putRecord({ configPath: this.configPath, backupPath: this.backupPath, agentType: this.agentType, owned: rewritten.owned, rewrittenSha256: sha256OfBytes(bytes), backupSha256: null, written, created: true, holders: [this.holder] }, this.#journal);
+    this.#original = Buffer.alloc(0);
+    try {
+      writeFileAtomic(this.configPath, bytes, { mode: 0o600 });
+    } catch (error) {
+      bestEffort(() => removeRecord(this.configPath, this.#journal));
+      throw new ThoughtGateError("IO", `cannot create ${this.configPath}: ${messageOf(error)}`, { cause: error });
+    }
     return "rewritten";
   }
 
@@ -234,9 +260,9 @@ export class ConfigGuard {
       return { status: "kept", configPath: this.configPath, holders: describeHolders(others) };
     }
     const original = this.#original && record.backupSha256 === sha256OfBytes(this.#original) ? this.#original : undefined;
-    const { kind, changedSince } = putBack({ ...record, original: original ?? checkedBackup(record) }, this.#journal);
+    const { kind, changedSince, removed } = putBack({ ...record, original: original ?? checkedBackup(record) }, this.#journal);
     log.debug(`restored ${this.configPath} (${kind})`);
-    return { status: "restored", configPath: this.configPath, kind, ...(changedSince.length > 0 ? { changedSince } : {}) };
+    return { status: "restored", configPath: this.configPath, kind, ...(changedSince.length > 0 ? { changedSince } : {}), ...(removed ? { removed } : {}) };
   }
 
   /** What the rewrite put at each owned key, for the journal: a restore then puts back only keys still holding it. */

@@ -7,10 +7,10 @@
  * ThoughtGate owns). With no session to ask, every later run's shims govern on their own (the
  * user's policy, their own audit); a `wrap` on top adds its session (governance/deciders/find-session.ts).
  */
-import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { messageOf } from "../core/errors.ts";
-import { withClaudeHook } from "./agent-hooks.ts";
+import { withClaudeHook, withGeminiHook } from "./agent-hooks.ts";
+import { codexHome } from "./adapters/codex.ts";
+import { codexTrustEdit, enrollClaudeSettings, enrollCodexHooksFile, hookFile } from "./enrolled-hooks.ts";
 import { ADAPTERS, AGENT_TYPES, type AgentContext, type AgentType, type ConfigFile, type ServerEntry } from "./adapters/index.ts";
 import { ConfigGuard, type RestoreResult } from "./config-guard.ts";
 import { enrollHolder } from "./holders.ts";
@@ -35,7 +35,7 @@ export type EnrollReport = {
   ungoverned: Array<{ name: string; file: string; reason: string }>;
   /** Files that cannot be used (do not parse, …): their servers are not enrolled. */
   problems: Array<{ path: string; problem: string }>;
-  /** The agent's own-tools hook kept in its settings (Claude Code), or why it could not be. */
+  /** The agent's own-tools hook kept in its settings (Claude Code, Codex, Gemini CLI), or why it could not be. */
   hook?: { path: string; outcome: Shared["outcome"] } | { path: string; problem: string };
 };
 
@@ -44,35 +44,38 @@ const OWN_FILES = (file: ConfigFile) => file.scope !== "project" && file.scope !
 
 export function enroll(agent: AgentType, ctx: AgentContext): EnrollReport {
   const binary = stableShim().path;
-  const options = { agent, ctx, discover: { everyProject: true }, binary, include: OWN_FILES };
+  // The agent's own tools' hook (enrolled-hooks.ts): Codex's file first, its trust then goes in
+  // config.toml with the MCP entries; Gemini CLI's goes in settings.json with its MCP entries.
+  const codexHooks = agent === "codex" ? enrollCodexHooksFile(ctx, binary) : undefined;
+  const trust = codexHooks?.group === undefined ? undefined : codexTrustEdit(ctx, binary, codexHooks.group);
+  const addHook = (file: ConfigFile, text: string) => {
+    if (agent === "gemini") return withGeminiHook(file, text, binary);
+    if (trust === undefined || file.agent !== "codex" || file.scope !== "user" || file.problems.length > 0) return null;
+    return trust(file.exists ? text : "");
+  };
+  const options = { agent, ctx, discover: { everyProject: true }, binary, include: OWN_FILES, addHook };
   const { plan, shared } = shareConfigs(options, enrollHolder(agent));
   // The enrollment keeps them: nothing of this process lets go of them when it exits.
   for (const { guard } of shared) guard.release();
   const report = describe(agent, plan.files);
   report.shared = shared.map(({ file, outcome }) => ({ path: file.path, outcome, servers: serversOf(file.entries) }));
-  if (agent === "claude-code") report.hook = enrollClaudeHook(ctx, binary);
+  if (agent === "claude-code") report.hook = enrollClaudeSettings(ctx, (text) => withClaudeHook(text, binary));
+  if (agent === "gemini") report.hook = hookShared(shared, hookFile("gemini", ctx).path, "gemini");
+  if (codexHooks !== undefined) report.hook = "problem" in codexHooks ? codexHooks : trustShared(shared, codexHooks, join(codexHome(ctx), "config.toml"));
   return report;
 }
 
-/** Claude Code's PreToolUse hook kept in ~/.claude/settings.json for the enrollment, through the config guard (agent-hooks.ts). */
-function enrollClaudeHook(ctx: AgentContext, binary: string): NonNullable<EnrollReport["hook"]> {
-  const path = join(ctx.home, ".claude", "settings.json");
-  let text: string;
-  try {
-    text = readFileSync(path, "utf8");
-  } catch (error) {
-    return { path, problem: `cannot be read (${messageOf(error)}); create it (\`{}\`) and enroll again for Claude Code's own tools to be governed in plain runs` };
-  }
-  const hooked = withClaudeHook(text, binary);
-  if (hooked === null) return { path, problem: "is not a JSON object; its hook was not added" };
-  try {
-    const guard = new ConfigGuard({ configPath: path, agentType: "claude-code", holder: enrollHolder("claude-code") });
-    const outcome = guard.share(text, hooked);
-    guard.release();
-    return { path, outcome };
-  } catch (error) {
-    return { path, problem: `${messageOf(error)}; its hook was not added` };
-  }
+/** The hook's file among those shared, or why it is not. */
+function hookShared(shared: readonly Shared[], path: string, agent: AgentType): NonNullable<EnrollReport["hook"]> {
+  const found = shared.find((one) => one.file.path === path);
+  if (found !== undefined) return { path, outcome: found.outcome };
+  return { path, problem: `could not take ${agent}'s hook (it does not parse as a JSON object, or it is not a regular file); correct it and enroll again` };
+}
+
+/** Codex's hook file, and whether its trust went into config.toml: untrusted, Codex would skip the hook without a word. */
+function trustShared(shared: readonly Shared[], hooks: { path: string; outcome: Shared["outcome"] }, configPath: string): NonNullable<EnrollReport["hook"]> {
+  if (shared.some((one) => one.file.path === configPath)) return hooks;
+  return { path: hooks.path, problem: `is written, but its trust could not be added to ${configPath} (it does not parse, or writes \`hooks\` as an inline table): Codex skips the hook until it is trusted; correct it and enroll again` };
 }
 
 /** What an enrollment of `agent` would do now, changing nothing (for `doctor` and `enroll --dry-run`). */

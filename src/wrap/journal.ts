@@ -57,6 +57,11 @@ const journalRecordSchema = v.object({
    * Absent in records written before it was kept.
    */
   written: v.optional(v.array(v.unknown())),
+  /**
+   * The config did not exist before ThoughtGate wrote it (a settings file made for the hook): it
+   * has no backup, and putting it back means removing it (put-back.ts).
+   */
+  created: v.optional(v.literal(true)),
   holders: v.array(holderSchema),
 });
 

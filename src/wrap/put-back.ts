@@ -4,11 +4,13 @@
  * the real file (config-path.ts): if a symlink stands there now, nothing is read or written
  * through it, and the restore fails with the way to do it by hand.
  */
+import { unlinkSync } from "node:fs";
+import { dirname } from "node:path";
 import type { JSONPath } from "jsonc-parser";
 import { canonicalJson } from "../core/canonical-json.ts";
-import { messageOf, ThoughtGateError } from "../core/errors.ts";
+import { bestEffort, messageOf, ThoughtGateError } from "../core/errors.ts";
 import { log } from "../core/log.ts";
-import { writeFileAtomic } from "../core/atomic-write.ts";
+import { fsyncDirectory, writeFileAtomic } from "../core/atomic-write.ts";
 import { readBackup, removeBackup } from "./backup.ts";
 import { formatOf } from "./formats/index.ts";
 import { removeRecord, type JournalRecord } from "./journal.ts";
@@ -35,10 +37,10 @@ export type PutBackPlan = {
 };
 
 /** `agentType` tells the config's format (JSONC, TOML, YAML) for putting back only the owned keys. */
-export type PutBackInput = Pick<JournalRecord, "configPath" | "backupPath" | "rewrittenSha256" | "agentType"> & { owned: JSONPath[]; backupSha256?: string | null; written?: unknown[] | undefined };
+export type PutBackInput = Pick<JournalRecord, "configPath" | "backupPath" | "rewrittenSha256" | "agentType"> & { owned: JSONPath[]; backupSha256?: string | null; written?: unknown[] | undefined; created?: true | undefined };
 
 /** What `putBack` did, and which owned keys it left as the user changed them. */
-export type PutBackResult = { kind: PutBackKind; changedSince: JSONPath[] };
+export type PutBackResult = { kind: PutBackKind; changedSince: JSONPath[]; removed?: true };
 
 /**
  * What each of `paths` holds in `text`, as plain data (undefined where it is absent), read with the
@@ -59,11 +61,14 @@ export function planPutBack(input: PutBackInput & { original?: Buffer | undefine
   const current = readOwnFile(input.configPath, "to restore", "it was a regular file when wrap backed it up");
   if (input.rewrittenSha256 === null) return { kind: "never-rewritten", current, restored: null, changedSince: [] };
   const backup = input.original ?? checkedBackup(input) ?? Buffer.alloc(0);
+  // A file ThoughtGate created goes back to not existing: `restored` stays null, putBack removes it.
+  if (input.created && (current === null || current.length === 0 || sha256OfBytes(current) === input.rewrittenSha256)) return { kind: "backup", current, restored: null, changedSince: [] };
   if (current === null) return { kind: "backup", current, restored: backup, changedSince: [] };
   if (current.equals(backup)) return { kind: "unchanged", current, restored: null, changedSince: [] };
   if (sha256OfBytes(current) === input.rewrittenSha256) return { kind: "backup", current, restored: backup, changedSince: [] };
   const currentText = current.toString("utf8");
-  const backupText = backup.toString("utf8");
+  // A created file the user has written in since: only the owned keys leave it, taken out of an empty document.
+  const backupText = input.created && backup.length === 0 ? emptyDocument(input) : backup.toString("utf8");
   const { ours, changedSince } = stillAsWritten(input, currentText);
   // `current` differs from what wrap wrote (checked above), so restoreOwnedKeys's own "untouched file"
   // shortcut must not fire: the backup text stands in for the rewrite, and it differs from `current` too.
@@ -97,6 +102,8 @@ function stillAsWritten(input: PutBackInput, currentText: string): { ours: JSONP
 export function putBack(input: PutBackInput & { original?: Buffer | undefined }, journal?: string): PutBackResult {
   const plan = planPutBack(input);
   if (plan.restored) writeFileAtomic(input.configPath, plan.restored);
+  const removed = input.created === true && plan.kind === "backup" && plan.restored === null;
+  if (removed && plan.current !== null) removeCreated(input.configPath);
   // The config is back: from here on a failure is untidiness, not a config left rewritten. What stays
   // (a record whose file equals its backup, or such a backup alone) is cleared by the next unwrap or wrap.
   try {
@@ -105,7 +112,22 @@ export function putBack(input: PutBackInput & { original?: Buffer | undefined },
   } catch (error) {
     log.warn(`restored ${input.configPath}, but could not clear its journal record or backup: ${messageOf(error)}; \`thoughtgate unwrap\` tidies up once this process has ended`);
   }
-  return { kind: plan.kind, changedSince: plan.changedSince };
+  return { kind: plan.kind, changedSince: plan.changedSince, ...(removed ? { removed: true as const } : {}) };
+}
+
+/** The empty document of the config's format, the "backup" of a file ThoughtGate created. */
+function emptyDocument(input: Pick<PutBackInput, "agentType" | "configPath">): string {
+  return formatOf(input.agentType, input.configPath).name === "jsonc" ? "{}" : "";
+}
+
+/** Remove a config ThoughtGate created (never through a link: the path is the real file's). */
+function removeCreated(configPath: string): void {
+  try {
+    unlinkSync(configPath);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw new ThoughtGateError("IO", `cannot remove ${configPath}, which ThoughtGate created: ${messageOf(error)}`, { cause: error });
+  }
+  bestEffort(() => fsyncDirectory(dirname(configPath)));
 }
 
 /** `kept gh's command and args as you changed them since they were rewritten` (one line). */
@@ -124,8 +146,10 @@ export function describeChangedSince(paths: readonly JSONPath[]): string {
  * The backup's bytes, checked against the digest the journal holds (a backup changed behind the
  * journal's back is not put back); undefined while nothing was rewritten yet.
  */
-export function checkedBackup(record: Pick<PutBackInput, "backupPath" | "backupSha256" | "rewrittenSha256">): Buffer | undefined {
+export function checkedBackup(record: Pick<PutBackInput, "backupPath" | "backupSha256" | "rewrittenSha256" | "created">): Buffer | undefined {
   if (record.rewrittenSha256 === null) return undefined;
+  // A created file has no backup (until a rebase writes the empty one: config-guard.ts).
+  if (record.created && record.backupSha256 === null) return Buffer.alloc(0);
   const bytes = readBackup(record.backupPath);
   if (record.backupSha256 !== undefined && record.backupSha256 !== null && sha256OfBytes(bytes) !== record.backupSha256) {
     throw new ThoughtGateError("CONFIG", `${record.backupPath} is not the backup the wrap journal recorded (it changed since); it was not put back`);

@@ -2,7 +2,7 @@ import { rmSync, writeFileSync } from "node:fs";
 import { basename, join, resolve } from "node:path";
 import { homedir } from "node:os";
 import { createTwoFilesPatch } from "diff";
-import { bestEffort, messageOf, usageError } from "../core/errors.ts";
+import { bestEffort, messageOf, ThoughtGateError, usageError } from "../core/errors.ts";
 import { log } from "../core/log.ts";
 import type { Profile } from "../core/profile.ts";
 import { APPROVAL_KEY_ENV, ENDPOINT_ENV } from "../governance/wire/env.ts";
@@ -39,6 +39,7 @@ import { pinsSummary } from "./pins-summary.ts";
 import { stableShim } from "./shim-path.ts";
 import { governedServerNames, hooklessMode, hooksGovern, withAgentHooks, withGeminiHook } from "./agent-hooks.ts";
 import { codexHookTrust, type CodexHookTrust } from "./codex-trust.ts";
+import { enrolledCodexHookKey } from "./enrolled-hooks.ts";
 
 /** How long shims get to drain after the agent exits. */
 const SHIM_DRAIN_MS = 10_000;
@@ -140,6 +141,18 @@ async function governAndRun(options: WrapOptions, agent: AgentType, ctx: AgentCo
     return 0;
   }
 
+  // Codex skips a hook it does not trust without a word: asked of Codex itself, never assumed, and
+  // a hook it would skip stops the session before anything starts (a governance doubt fails closed).
+  // An enrolled Codex hook (trusted in config.toml) is the one asked about, and no second one is given.
+  const codexEnrolled = agent === "codex" && hooksGovern(agent, options.command) ? enrolledCodexHookKey(ctx, planning.binary) : null;
+  const codexTrust = agent === "codex" && hooksGovern(agent, options.command) ? await codexHookTrust(options.command, planning.binary, ctx.cwd, codexEnrolled) : null;
+  if (codexTrust !== null && !codexTrust.trusted) {
+    const why = `Codex will not run ThoughtGate's hook (${codexTrust.why}), so its own tools (shell, apply_patch, …) would run ungoverned`;
+    // With --allow-ungoverned it runs, and the banner says so (hooksLines).
+    if (!options.allowUngoverned) throw new ThoughtGateError("CONFIG", `${why}; the agent was not started (remove what overrides hooks from its command line or config, see \`thoughtgate doctor\`; or pass --allow-ungoverned to run it with only its MCP servers governed)`);
+  }
+  if (coverage.hooksGovern && governedNames(first).length === 0) options.say(`thoughtgate: ${agent} has no MCP server to govern: its own tools go through ThoughtGate's hook`);
+
   const engines = await EngineHolder.load(options.policyFile);
   // One trace per session: the service's span is the root its shims' spans hang under.
   const tracer = await startServiceTracer(engines.policy, "wrap");
@@ -205,8 +218,6 @@ async function governAndRun(options: WrapOptions, agent: AgentType, ctx: AgentCo
   // The session's descriptor, before anything can start a shim: shims find the session by it.
   const info = startSessionInfo({ runId, endpoint: service.url, profile: options.profile, agent: { type: agent, command: options.command }, cwd: ctx.cwd });
   const agentName = options.command[0] ? basename(options.command[0]) : agent;
-  // Codex skips a hook it does not trust without a word: asked of Codex itself, never assumed.
-  const codexTrust = agent === "codex" && hooksGovern(agent, options.command) ? await codexHookTrust(options.command, planning.binary, ctx.cwd) : null;
   voice.say(
     [
       `thoughtgate: policy ${engines.files.length > 0 ? engines.label : `embedded default (${EMBEDDED_DEFAULT_WORDS})`}, profile ${options.profile}`,
@@ -224,7 +235,7 @@ async function governAndRun(options: WrapOptions, agent: AgentType, ctx: AgentCo
     [
       ...(canAsk ? [] : [`thoughtgate: ${agentName} in this mode answers no approval prompt itself: approvals go to the page, thoughtgate approve${desktop ? " and a desktop notification" : ""}`]),
       ...(options.soleApprover ? sole.lines : [agentPromptsNote(agent, mode, hooksGovern(agent, options.command))].filter((line): line is string => line !== null)),
-      ...hooksLines(agent, options.command, codexTrust),
+      ...hooksLines(agent, options.command, codexTrust, codexEnrolled !== null),
       ...(screen === "owns"
         ? [`thoughtgate: while ${agentName} runs, wrap writes nothing here: approve in ${agentName}'s own prompt, on the page (\`thoughtgate approvals\` prints its link again)${desktop ? ", in the desktop notification" : ""}; wrap's log ${voice.recording ? voice.path : "cannot be written"}`]
         : [`thoughtgate: wrap's log ${voice.recording ? voice.path : "cannot be written"}`]),
@@ -235,7 +246,8 @@ async function governAndRun(options: WrapOptions, agent: AgentType, ctx: AgentCo
   const restoreEverything = () => {
     if (!options.restore) return;
     for (const result of restoreAllGuards()) {
-      if (result.status === "restored") voice.say(`thoughtgate: restored ${result.configPath} (${result.kind === "backup" ? "byte-identical" : `kept the agent's own changes${result.changedSince ? `; ${describeChangedSince(result.changedSince)}` : ""}`})`);
+      if (result.status === "restored" && result.removed) voice.say(`thoughtgate: removed ${result.configPath} (made for this session's hook)`);
+      else if (result.status === "restored") voice.say(`thoughtgate: restored ${result.configPath} (${result.kind === "backup" ? "byte-identical" : `kept the agent's own changes${result.changedSince ? `; ${describeChangedSince(result.changedSince)}` : ""}`})`);
       if (result.status === "kept") voice.say(`thoughtgate: left ${result.configPath} rewritten for ${result.holders}`);
     }
   };
@@ -302,8 +314,8 @@ async function governAndRun(options: WrapOptions, agent: AgentType, ctx: AgentCo
     const launched = given.rewrittenCommand(plan.shimFor, record.dir);
     const approving = options.soleApprover ? soleApprover(agent, launched, governedNames(plan), mode, where).command : launched;
     // The agent's own tools go through `thoughtgate hook` for this session (agent-hooks.ts).
-    const command = withAgentHooks(agent, approving, planning.binary, record.dir, ctx.cwd);
-    exitCode = await runAgent({ command, env: { [SESSION_ENV]: runId }, onStart }, (text) => voice.say(text));
+    const command = codexEnrolled === null ? withAgentHooks(agent, approving, planning.binary, record.dir, ctx.cwd) : approving;
+    exitCode = await runAgent({ command, env: { [SESSION_ENV]: runId, ...claudeConnectsFirst(agent) }, onStart }, (text) => voice.say(text));
   } finally {
     voice.agentExited();
     // Tell the shims to drain, give them time, then put the configs back.
@@ -324,18 +336,29 @@ async function governAndRun(options: WrapOptions, agent: AgentType, ctx: AgentCo
   return exitCode;
 }
 
+/**
+ * Claude Code 2.1 under `-p` starts its first turn while MCP servers still connect, and with a
+ * PreToolUse hook configured (as under wrap) it loses that race most times: the model is offered
+ * none of the governed servers' tools. `MCP_CONNECTION_NONBLOCKING=false` makes it connect them
+ * first; a value the user set is theirs.
+ */
+function claudeConnectsFirst(agent: AgentType): Record<string, string> {
+  return agent === "claude-code" && process.env.MCP_CONNECTION_NONBLOCKING === undefined ? { MCP_CONNECTION_NONBLOCKING: "false" } : {};
+}
+
 /** Whether Gemini CLI's user settings took ThoughtGate's hook (shared through the guard), or why not. */
 function geminiHookLine(files: readonly ConfigFile[]): string {
   const user = files.find((file) => file.agent === "gemini" && file.scope === "user");
-  if (user !== undefined) return `thoughtgate: Gemini CLI's own tools (run_shell_command, write_file, replace, …) go through ThoughtGate too: its BeforeTool hook, in ${user.path} for this session (put back byte for byte after)`;
+  if (user !== undefined) return `thoughtgate: Gemini CLI's own tools (run_shell_command, write_file, replace, …) go through ThoughtGate too: its BeforeTool hook, in ${user.path} for this session (${user.exists ? "put back byte for byte after" : "created for it, removed after"})`;
   return "thoughtgate: warning: Gemini CLI's hook could not be added (no readable ~/.gemini/settings.json): its own tools are not governed this session, only its MCP servers";
 }
 
 /** What the banner says of the agent's own tools: governed through its hook, or why not. */
-function hooksLines(agent: AgentType, command: readonly string[], codexTrust: CodexHookTrust | null): string[] {
+function hooksLines(agent: AgentType, command: readonly string[], codexTrust: CodexHookTrust | null, codexEnrolled: boolean): string[] {
   if (agent === "codex" && hooksGovern(agent, command)) {
+    if (codexTrust?.trusted === true && codexEnrolled) return ["thoughtgate: Codex's own tools (its shell, apply_patch, …) go through ThoughtGate too: its enrolled PreToolUse hook (hooks.json, trusted in config.toml; no second one given for the session)"];
     if (codexTrust?.trusted === true) return ["thoughtgate: Codex's own tools (its shell, apply_patch, …) go through ThoughtGate too: its PreToolUse hook, trusted for this session only (-c on its command line; your config.toml is not touched)"];
-    return [`thoughtgate: warning: Codex will not run ThoughtGate's hook: ${codexTrust?.why ?? "its trust is unknown"}; its own tools (shell, apply_patch, …) are not governed this session, only its MCP servers`];
+    return [`thoughtgate: warning: --allow-ungoverned: Codex will not run ThoughtGate's hook: ${codexTrust?.why ?? "its trust is unknown"}; its own tools (shell, apply_patch, …) are not governed this session, only its MCP servers`];
   }
   if (agent === "claude-code" && hooksGovern(agent, command)) return ["thoughtgate: Claude Code's own tools (Bash, Read, Edit, Write, WebFetch, …) go through ThoughtGate too: its PreToolUse hook, for this session (--settings in the session directory; your settings files are not touched)"];
   const off = hooklessMode(command);

@@ -200,13 +200,20 @@ describe("approval channels: which ways of reaching a person work on this machin
   });
 });
 
-test("doctor says whose own tools are governed, and shows a Gemini CLI hook put in its settings by hand", async () => {
+test("doctor says whose own tools are governed, and a Gemini CLI hook put in its settings by hand that is not ThoughtGate's as written is changed", async () => {
   using home = tempDir();
   touch(join(home.path, ".gemini", "settings.json"));
   await Bun.write(join(home.path, ".gemini", "settings.json"), JSON.stringify({ hooks: { BeforeTool: [{ matcher: ".*", hooks: [{ type: "command", command: "thoughtgate hook gemini" }] }] } }));
   const { code, stdout } = await doctor(["--json"], home.path, home.path);
   expect(code).toBe(0);
   const check = (JSON.parse(stdout) as Report).checks.find((c) => c.id === "agent-hooks");
-  expect(check?.status).toBe("pass");
-  expect(check?.data).toEqual({ claudeCodeManaged: [], gemini: true, codex: false });
+  expect(check?.status).toBe("warn");
+  expect(check?.data).toEqual({
+    claudeCodeManaged: [],
+    hooks: [
+      { agent: "claude-code", path: join(home.path, ".claude", "settings.json"), enrolled: false, state: "missing" },
+      { agent: "codex", path: join(home.path, ".codex", "hooks.json"), enrolled: false, state: "missing" },
+      { agent: "gemini", path: join(home.path, ".gemini", "settings.json"), enrolled: false, state: "changed" },
+    ],
+  });
 });

@@ -7,7 +7,7 @@
  * they left alone.
  */
 import { afterAll, describe, expect, test } from "bun:test";
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { requireBinary, tempDir } from "../support/harness.ts";
 
@@ -96,11 +96,15 @@ describe("unenroll keeps a server the user changed since enroll", () => {
 
       const back = thoughtgate(home, "unenroll", c.agent);
       expect(readFileSync(config, "utf8")).toBe(c.expected);
-      expect({ code: back.code, stdout: back.stdout, stderr: back.stderr }).toEqual({
+      // Claude Code's and Codex's own-tools hook went into a file enroll made for it (enrolled-hooks.ts): it goes again.
+      const hookFile = { "claude-code": join(home, ".claude", "settings.json"), codex: join(home, ".codex", "hooks.json") }[c.agent as string];
+      const removed = hookFile === undefined ? [] : [`${c.agent}: removed ${hookFile} (enroll made it for the hook)`];
+      expect({ code: back.code, stdout: back.stdout.split("\n").sort(), stderr: back.stderr }).toEqual({
         code: 0,
-        stdout: `${c.agent}: restored ${config} (kept the agent's own changes; kept gh's ${c.agent === "opencode" ? "command" : "command, args"} as you changed them since ThoughtGate rewrote them (not put back to the pre-rewrite values))\n`,
+        stdout: [`${c.agent}: restored ${config} (kept the agent's own changes; kept gh's ${c.agent === "opencode" ? "command" : "command, args"} as you changed them since ThoughtGate rewrote them (not put back to the pre-rewrite values))`, ...removed, ""].sort(),
         stderr: "",
       });
+      if (hookFile !== undefined) expect(existsSync(hookFile)).toBe(false);
     });
   }
 });

@@ -20,10 +20,13 @@ export type WrapOptions = {
 
 /** The agent's launch, started through `thoughtgate wrap`. */
 export function throughWrap(launch: AgentLaunch, options: WrapOptions = {}): AgentLaunch {
+  // wrap sets MCP_CONNECTION_NONBLOCKING=false for Claude Code itself (src/wrap/run-wrap.ts): the
+  // hand-set value of a plain run (agents.ts) is left out, so these runs show that it does.
+  const { MCP_CONNECTION_NONBLOCKING: _byWrap, ...env } = launch.env;
   return {
     ...launch,
     argv: [requireBinary(), "wrap", ...(options.flags ?? []), "--", ...launch.argv],
-    env: { ...launch.env, THOUGHTGATE_DESKTOP_NOTIFY: options.env?.FAKE_NOTIFY_DIR ? "on" : "off", ...options.env },
+    env: { ...(launch.agent === "claude-code" ? env : launch.env), THOUGHTGATE_DESKTOP_NOTIFY: options.env?.FAKE_NOTIFY_DIR ? "on" : "off", ...options.env },
   };
 }
 

@@ -11,7 +11,8 @@ import { readJournal, type Holder } from "../../src/wrap/journal.ts";
 import { ownProcessStartId } from "../../src/core/process-identity.ts";
 import { sha256OfBytes } from "../../src/wrap/put-back.ts";
 import { agentEdit, rewriteSample, SAMPLE_JSONC } from "../support/config-rewrite.ts";
-import { killHard, startHolder } from "../support/guard-holder.ts";
+import { deadPid, killHard, startHolder } from "../support/guard-holder.ts";
+import { repair } from "../../src/wrap/repair.ts";
 import { tempDir } from "../support/harness.ts";
 
 let dir: ReturnType<typeof tempDir>;
@@ -282,4 +283,44 @@ test("release() keeps the rewrite, the backup and the record (--no-restore); onc
   expect(() => again.share(rewritten, { text: rewritten, owned: [] })).toThrow("changed while wrap was reading it");
   expect(readFileSync(config, "utf8")).toBe(SAMPLE_JSONC);
   expect(leftovers()).toEqual([]);
+});
+
+/** The hook's settings file for a user who has none yet (agent-hooks.ts: the hook in `{}`). */
+const HOOKED = `{\n  "hooks": {\n    "BeforeTool": [\n      { "matcher": ".*" }\n    ]\n  }\n}\n`;
+
+function shareMissing(path: string, holder: Holder = wrapHolder(Bun.randomUUIDv7())): ConfigGuard {
+  const guard = new ConfigGuard({ configPath: path, agentType: "gemini", holder });
+  expect(guard.share("", { text: HOOKED, owned: [["hooks", "BeforeTool"]] })).toBe("rewritten");
+  return guard;
+}
+
+test("a settings file that did not exist is created (in a new directory), shared, and removed by the last restore: nothing left", () => {
+  const missing = join(dir.path, "gemini-home", "settings.json");
+  const first = shareMissing(missing);
+  expect(readFileSync(missing, "utf8")).toBe(HOOKED);
+  expect(readJournal()).toMatchObject([{ configPath: missing, created: true, backupSha256: null }]);
+  const second = new ConfigGuard({ configPath: missing, agentType: "gemini", holder: wrapHolder(Bun.randomUUIDv7()) });
+  expect(second.share(HOOKED, { text: HOOKED, owned: [["hooks", "BeforeTool"]] })).toBe("joined");
+  expect(first.restore()).toMatchObject({ status: "kept" });
+  expect(existsSync(missing)).toBe(true);
+  expect(second.restore()).toEqual({ status: "restored", configPath: missing, kind: "backup", removed: true });
+  expect([existsSync(missing), readdirSync(join(dir.path, "gemini-home")), readJournal()]).toEqual([false, [], []]);
+});
+
+test("a created settings file the agent wrote in meanwhile: only the hook leaves it, the agent's setting stays", () => {
+  const missing = join(dir.path, "settings-new.json");
+  const guard = shareMissing(missing);
+  writeFileSync(missing, HOOKED.replace('{\n  "hooks"', '{\n  "theme": "dark",\n  "hooks"'));
+  expect(guard.restore()).toMatchObject({ status: "restored", kind: "owned-keys" });
+  // The object that held the hook's key stays, empty: only the owned key is ThoughtGate's.
+  expect(jsoncParse(readFileSync(missing, "utf8"))).toEqual({ theme: "dark", hooks: {} });
+});
+
+test("a created settings file left by a wrap that died: the repair removes it", async () => {
+  const missing = join(dir.path, "settings-crash.json");
+  const holder: Holder = { kind: "wrap", pid: await deadPid(), pidStart: "gone", startedAt: new Date().toISOString(), runId: Bun.randomUUIDv7() };
+  shareMissing(missing, holder).release();
+  expect(existsSync(missing)).toBe(true);
+  expect(repair()).toMatchObject([{ status: "restored", configPath: missing, kind: "backup" }]);
+  expect([existsSync(missing), readJournal()]).toEqual([false, []]);
 });

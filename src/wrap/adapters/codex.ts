@@ -48,7 +48,7 @@ export const codex: Adapter = {
   },
 };
 
-function codexHome(ctx: AgentContext): string {
+export function codexHome(ctx: AgentContext): string {
   const dir = ctx.env.CODEX_HOME;
   return dir ? resolve(ctx.cwd, dir) : join(ctx.home, ".codex");
 }

@@ -85,7 +85,7 @@ export const gemini = geminiFamily({
 });
 
 /** `$GEMINI_CLI_HOME` stands in for the home directory everywhere Gemini CLI looks at it. */
-function geminiHome(ctx: AgentContext): string {
+export function geminiHome(ctx: AgentContext): string {
   return ctx.env.GEMINI_CLI_HOME || ctx.home;
 }
 

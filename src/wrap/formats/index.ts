@@ -24,8 +24,10 @@ const AGENT_FORMATS: Partial<Record<string, ConfigFormatName>> = { codex: "toml"
  * told by the file name.
  */
 export function formatOf(agentType: string, path = ""): ConfigFormat {
-  if ((AGENT_TYPES as readonly string[]).includes(agentType)) return FORMATS[AGENT_FORMATS[agentType] ?? "jsonc"];
   const extension = extname(path).toLowerCase();
+  // Codex's hooks.json beside its config.toml (enroll's hook: wrap/enrolled-hooks.ts) is JSON.
+  if (extension === ".json") return FORMATS.jsonc;
+  if ((AGENT_TYPES as readonly string[]).includes(agentType)) return FORMATS[AGENT_FORMATS[agentType] ?? "jsonc"];
   if (extension === ".toml") return FORMATS.toml;
   if (extension === ".yaml" || extension === ".yml") return FORMATS.yaml;
   return FORMATS.jsonc;

@@ -39,8 +39,7 @@ test("claude -p, which would cancel the approval form, is not asked; the task wa
     ENABLE_TOOL_SEARCH: "false",
     CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
     DISABLE_AUTOUPDATER: "1",
-    // Connect the MCP server before the first model request (else a slow start offers the model no MCP tool).
-    MCP_CONNECTION_NONBLOCKING: "false",
+    // No MCP_CONNECTION_NONBLOCKING here: wrap sets it for Claude Code, so the server connects before the first model request.
   };
   const wrap = Bun.spawn([BINARY, "wrap", "--", agentBinary("claude-code"), "-p", "Delete note a.", "--allowedTools", DELETE, "--mcp-config", mcpConfig, "--strict-mcp-config"], {
     cwd: sandbox.project,

@@ -42,7 +42,7 @@ test("enroll claude-code governs plain runs' own tools through its hook; doctor 
   expect(enrolled.code, enrolled.stderr + enrolled.stdout).toBe(0);
   expect(enrolled.stdout).toContain("its own tools (Bash, Read, Edit, Write, WebFetch, …) governed in every run: PreToolUse hook in");
   expect(readFileSync(settings, "utf8")).toContain("hook claude-code");
-  expect(agentHooksCheck(sandbox.env, sandbox.project)?.details?.join("\n")).toContain("enrolled: its PreToolUse hook in");
+  expect(agentHooksCheck(sandbox.env, sandbox.project)?.details?.join("\n")).toContain("Claude Code: PreToolUse hook enrolled in ~/.claude/settings.json: its own tools governed in every run");
 
   await using model = startFakeAnthropic({
     calls: [
@@ -71,6 +71,6 @@ test("enroll claude-code governs plain runs' own tools through its hook; doctor 
   writeFileSync(settings, SETTINGS.replace('"permissions"', '"hooks": {},\n    "permissions"'));
   const check = agentHooksCheck(sandbox.env, sandbox.project);
   expect(check?.status).toBe("warn");
-  expect(check?.details?.join("\n")).toContain("ThoughtGate's PreToolUse hook is missing or changed");
+  expect(check?.details?.join("\n")).toContain("Claude Code: enrolled, but ThoughtGate's PreToolUse hook is missing from ~/.claude/settings.json: plain runs are not governed; fix: `thoughtgate enroll claude-code`");
   expect(thoughtgate(["unenroll", "claude-code"], sandbox.env, sandbox.project).code).toBe(0);
 });

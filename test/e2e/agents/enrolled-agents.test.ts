@@ -115,7 +115,11 @@ describe("enroll, plain runs governed on their own, unenroll", () => {
       expect(ownAudits(sandbox)).toEqual(["everything.echo forward", "everything.get-sum deny"]);
 
       const back = thoughtgate(sandbox, "unenroll", c.agent);
-      expect({ code: back.code, stdout: back.stdout }).toEqual({ code: 0, stdout: `${c.agent}: restored ${config} (${c.agent === "claude-code" ? "kept the agent's own changes" : "byte-identical"})\n` });
+      // Claude Code's and Codex's own-tools hook went into a file enroll made for it: it is removed again.
+      const restored = `${c.agent}: restored ${config} (${c.agent === "claude-code" ? "kept the agent's own changes" : "byte-identical"})`;
+      const removed = (path: string) => `${c.agent}: removed ${join(sandbox.home, path)} (enroll made it for the hook)`;
+      const lines = c.agent === "claude-code" ? [restored, removed(".claude/settings.json")] : c.agent === "codex" ? [removed(".codex/hooks.json"), restored] : [restored];
+      expect({ code: back.code, stdout: back.stdout }).toEqual({ code: 0, stdout: `${lines.join("\n")}\n` });
       if (c.agent === "claude-code") {
         // `claude -p` saves ~/.claude.json on every run (start counts, the session): its changes are kept,
         // and the server entries are exactly as they were.
@@ -140,7 +144,7 @@ describe("enroll, plain runs governed on their own, unenroll", () => {
     expect(thoughtgate(sandbox, "enroll", "claude-code").code).toBe(0);
     const run = await runAgent(list, sandbox);
     expect(run.stdout).toMatch(new RegExp(`everything: ${shimCommandPattern(sandbox, "everything")}.* - ✔ Connected`));
-    expect(thoughtgate(sandbox, "unenroll", "claude-code").stdout).toBe(`claude-code: restored ${config} (byte-identical)\n`);
+    expect(thoughtgate(sandbox, "unenroll", "claude-code").stdout).toBe(`claude-code: restored ${config} (byte-identical)\nclaude-code: removed ${join(sandbox.home, ".claude", "settings.json")} (enroll made it for the hook)\n`);
     expect(bytes(config).equals(original)).toBe(true);
   });
 
