@@ -208,7 +208,7 @@ export function withClaudeHook(text: string | null, binary: string): { text: str
 }
 
 /** Whether the settings `text` hold `entry` first under `path` (doctor: a hook missing or changed). */
-export function hasHookFirst(text: string, path: JSONPath, entry: unknown): boolean {
+function hasHookFirst(text: string, path: JSONPath, entry: unknown): boolean {
   const tree = parseTree(text);
   const node = tree === undefined ? undefined : findNodeAtLocation(tree, path);
   const list: unknown = node === undefined ? undefined : getNodeValue(node);

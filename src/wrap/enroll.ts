@@ -109,7 +109,7 @@ function serversOf(entries: readonly ServerEntry[]): string[] {
 }
 
 /** The config files the journal holds for `agent`'s enrollment. */
-export function enrolledFiles(agent: AgentType): string[] {
+function enrolledFiles(agent: AgentType): string[] {
   return readJournal()
     .filter((record) => record.holders.some((holder) => holder.kind === "enroll" && holder.agent === agent))
     .map((record) => record.configPath);

@@ -33,11 +33,7 @@ import { readJournal } from "./journal.ts";
 
 export type HookAgent = Extract<AgentType, "claude-code" | "codex" | "gemini">;
 
-export const HOOK_AGENTS: readonly HookAgent[] = ["claude-code", "codex", "gemini"];
-
-export function isHookAgent(agent: AgentType): agent is HookAgent {
-  return (HOOK_AGENTS as readonly AgentType[]).includes(agent);
-}
+const HOOK_AGENTS: readonly HookAgent[] = ["claude-code", "codex", "gemini"];
 
 /** Where each agent's hook is written, and what is written there. */
 export function hookFile(agent: HookAgent, ctx: AgentContext): { path: string; list: JSONPath } {
@@ -56,7 +52,7 @@ function hookEntry(agent: HookAgent, binary: string): Record<string, unknown> {
 }
 
 /** The key Codex trusts the hook at place `group` of `hooksPath` by. */
-export function codexTrustKey(hooksPath: string, group: number): string {
+function codexTrustKey(hooksPath: string, group: number): string {
   return `${hooksPath}:pre_tool_use:${group}:0`;
 }
 
@@ -113,7 +109,7 @@ function readText(path: string): { text: string | null } | { problem: string } {
  * has the key already. Null when the file's own layout leaves no place for it (`hooks` written as
  * an inline table).
  */
-export function withCodexTrust(text: string, key: string, hash: string): { text: string; owned: JSONPath[] } | null {
+function withCodexTrust(text: string, key: string, hash: string): { text: string; owned: JSONPath[] } | null {
   const path: JSONPath = ["hooks", "state", key];
   const owned = [path];
   if (codexTrusted(text, key, hash)) return { text, owned };
@@ -152,7 +148,7 @@ export function codexTrustEdit(ctx: AgentContext, binary: string, group: number)
   return (text) => withCodexTrust(text, key, codexHookHash(binary));
 }
 
-export type HookState =
+type HookState =
   /** Where enroll (or the user) put it, as ThoughtGate writes it (for Codex, trusted too). */
   | { state: "installed" }
   /** Not there: for an enrolled agent, gone since. */
