@@ -68,6 +68,9 @@ export function renderAnswer(agent: HookAgent, answer: HookAnswer): Rendered {
   if (agent === "gemini") {
     return { stdout: `${JSON.stringify({ decision: kind, reason })}\n`, stderr: "", exitCode: 0 };
   }
+  // Codex reads `permissionDecision: "allow"` as a rewrite that needs `updatedInput`, and without
+  // one reports the hook as failed (and goes on): its allow is an answer with nothing in it.
+  if (agent === "codex" && kind === "allow") return { stdout: "", stderr: "", exitCode: 0 };
   return {
     stdout: `${JSON.stringify({ hookSpecificOutput: { hookEventName: "PreToolUse", permissionDecision: kind, permissionDecisionReason: reason } })}\n`,
     stderr: "",

@@ -57,6 +57,8 @@ governance:
   const results = model.toolResults.map(({ text }) => text);
   expect(results[0], why).toContain("Command blocked by PreToolUse hook: ThoughtGate denied this shell call: rule no-touch");
   expect(results[1], why).toContain("data");
+  // Codex takes a PreToolUse answer of "allow" for an unsupported one and says the hook failed: an allow is silence.
+  expect(`${run.stdout}${run.stderr}`, why).not.toContain("PreToolUse Failed");
   const calls = sessionCalls(wrapped.env, run.stderr).filter((call) => call.server === "agent");
   // `log` lists the newest first.
   expect(calls.map((call) => [call.tool, call.arguments.tool, call.arguments.command, call.outcome]).reverse()).toEqual([
