@@ -234,7 +234,8 @@ async function governAndRun(options: WrapOptions, agent: AgentType, ctx: AgentCo
   voice.say(
     [
       ...(canAsk ? [] : [`thoughtgate: ${agentName} in this mode answers no approval prompt itself: approvals go to the page, thoughtgate approve${desktop ? " and a desktop notification" : ""}`]),
-      ...(options.soleApprover ? sole.lines : [agentPromptsNote(agent, mode, hooksGovern(agent, options.command))].filter((line): line is string => line !== null)),
+      // Who asks about MCP tools: said only when the session governs an MCP server.
+      ...(options.soleApprover ? sole.lines : governedNames(first).length === 0 ? [] : [agentPromptsNote(agent, mode, hooksGovern(agent, options.command))].filter((line): line is string => line !== null)),
       ...hooksLines(agent, options.command, codexTrust, codexEnrolled !== null),
       ...(screen === "owns"
         ? [`thoughtgate: while ${agentName} runs, wrap writes nothing here: approve in ${agentName}'s own prompt, on the page (\`thoughtgate approvals\` prints its link again)${desktop ? ", in the desktop notification" : ""}; wrap's log ${voice.recording ? voice.path : "cannot be written"}`]

@@ -2,6 +2,7 @@ import { existsSync, mkdirSync, openSync, readFileSync, readSync, closeSync, sta
 import { join } from "node:path";
 import { stateDir } from "../core/paths.ts";
 import { SESSION_GRANT_PREFIX } from "../governance/approval/session-grants.ts";
+import { AGENT_SOURCE } from "../governance/verdict/agent-tools.ts";
 import { briefArguments } from "../core/brief-arguments.ts";
 import { showInvisible } from "../core/visible-text.ts";
 import { approvedByPerson, decidedByText, PERSON_CHANNELS, shortCallId, type LogCall } from "../record/log-call.ts";
@@ -19,7 +20,10 @@ export function createSessionDir(runId: string, env: NodeJS.ProcessEnv = process
 }
 
 export type SessionSummary = {
+  /** MCP servers governed (each once, however many shims ran it). */
   servers: number;
+  /** The agent's own tools were governed (its hook decided at least one call). */
+  ownTools: boolean;
   calls: number;
   forwarded: number;
   denied: number;
@@ -60,6 +64,7 @@ export function readEvents(path: string): Event[] {
 export function summarize(events: Event[]): SessionSummary {
   const summary: SessionSummary = {
     servers: 0,
+    ownTools: false,
     calls: 0,
     forwarded: 0,
     denied: 0,
@@ -82,8 +87,12 @@ export function summarize(events: Event[]): SessionSummary {
     seen.add(key);
     summary.definitions[what] += 1;
   };
+  const servers = new Set<string>();
   for (const event of events) {
-    if (event.type === "run_start") summary.servers += 1;
+    if (event.type === "run_start") {
+      if (event.server_id === AGENT_SOURCE) summary.ownTools = true;
+      else servers.add(String(event.server_id));
+    }
     else if (event.type === "tool_call_start") summary.calls += 1;
     else if (event.type === "definition_pinned") once(event, "pinned");
     else if (event.type === "definition_changed") once(event, "changed");
@@ -108,6 +117,7 @@ export function summarize(events: Event[]): SessionSummary {
       if (event.written_by !== undefined) summary.shimsKilled += 1;
     }
   }
+  summary.servers = servers.size;
   return summary;
 }
 
@@ -151,7 +161,7 @@ function shorten(text: string, room: number): string {
 
 export function renderSummary(summary: SessionSummary, eventsPath: string): string {
   const lines = [
-    `thoughtgate: session summary (${summary.servers} server${summary.servers === 1 ? "" : "s"} governed)`,
+    `thoughtgate: session summary (${summary.servers} MCP server${summary.servers === 1 ? "" : "s"}${summary.ownTools ? " and the agent's own tools" : ""} governed)`,
     `  tool calls   ${summary.calls}`,
     `  forwarded    ${summary.forwarded}${summary.approved ? ` (${summary.approved} approved by a person)` : ""}${summary.sessionGranted ? ` (${summary.sessionGranted} allowed for the session by a person's earlier approval)` : ""}${summary.approvedUnasked ? ` (${summary.approvedUnasked} let through by a workflow rule, no person: on_timeout approve)` : ""}${summary.autoApproved ? ` (${summary.autoApproved} auto-approved: development)` : ""}`,
     `  denied       ${summary.denied}`,

@@ -59,6 +59,9 @@ governance:
   expect(results[1], why).toContain("data");
   // Codex takes a PreToolUse answer of "allow" for an unsupported one and says the hook failed: an allow is silence.
   expect(`${run.stdout}${run.stderr}`, why).not.toContain("PreToolUse Failed");
+  // No MCP server here: the summary counts none, and no word about who asks for MCP tools.
+  expect(run.stderr, why).toContain("session summary (0 MCP servers and the agent's own tools governed)");
+  expect(run.stderr, why).not.toContain("--sole-approver");
   const calls = sessionCalls(wrapped.env, run.stderr).filter((call) => call.server === "agent");
   // `log` lists the newest first.
   expect(calls.map((call) => [call.tool, call.arguments.tool, call.arguments.command, call.outcome]).reverse()).toEqual([
