@@ -21,6 +21,8 @@ import { wallTimes } from "./measure.ts";
 import { ALL_PARTS, measureShimPhase, partsOf, pickRuns } from "./shim-phase.ts";
 import { measureWrapLaunch } from "./wrap-launch.ts";
 import { hourChecks, hourSection, measureHour } from "./hour.ts";
+import { hookRows, measureHook, type HookFigures } from "./hook.ts";
+import { measureShimMemory } from "./shim-memory.ts";
 import { measureRemote } from "./remote.ts";
 import { measurePins, type PinsFigures } from "./pins.ts";
 import { measureRewrite } from "./wrap-rewrite.ts";
@@ -28,12 +30,14 @@ import { measureSecrets, secretsRows } from "./secrets.ts";
 import { measureScanner, scannerRows, type ScannerFigures } from "./secret-scan.ts";
 import { logRows, measureLog, type LogFigures } from "./log.ts";
 import {
+  AGAINST,
   ARBITER_PLAN,
   CEDAR_PLAN,
   CONCURRENT_PROXIES,
   GOVERNANCE_TARGET,
   INITIALIZE,
   GOVERNED_PIPELINED,
+  HOOK_PLAN,
   ONLY,
   PINS_TOOL_COUNT,
   PIPELINE_WINDOW,
@@ -293,6 +297,7 @@ async function main(): Promise<void> {
   const scanner = measureScanner();
   const logFigures = await measureLog(server, work.path, runId, env);
   const hour = await measureHour();
+  const hook = await measureHook(work.path, await compile("noop-hook.ts", join(work.path, "noop-hook")), marker, env);
   // Last: it loads Cedar's wasm into the bench process itself.
   const cedar = await measureCedar(work.path);
 
@@ -373,11 +378,52 @@ async function main(): Promise<void> {
       "",
       hourSection(hour),
       "",
+      ...hookSection(hook),
+      "",
       `- processes left behind: ${leftovers.length === 0 ? "none" : `${leftovers.length} (killed: ${leftovers.join(", ")})`}`,
       `- bench wall time: ${((performance.now() - started) / 1000).toFixed(1)} s`,
     ].join("\n"),
   );
   if (leftovers.length > 0 || hourChecks(hour).length > 0) process.exitCode = 1;
+}
+
+const HOOK_NOTE =
+  "- `thoughtgate hook claude-code` spawned by the bench with a PreToolUse JSON on stdin, timed from spawn to exit with the answer read (what the agent waits before each call), every answer checked; outside a session: HOME and XDG dirs in the bench's temp dir, the embedded default policy loaded and decided in the hook's process; in a wrap session: `thoughtgate wrap --agent-type custom` whose agent waits, the hook given its `THOUGHTGATE_SESSION`, the session's governance service deciding; baselines: `/bin/cat` as the hook, compiled test/bench/noop-hook.ts (reads the input, allows), `thoughtgate --version`";
+
+function hookSection(figures: HookFigures): string[] {
+  const rank = Math.ceil(0.99 * HOOK_PLAN.calls);
+  const plan = `- plan: ${HOOK_PLAN.calls} spawns per configuration after ${HOOK_PLAN.warmup} uncounted, in interleaved rounds; p99 is nearest-rank (${rank === HOOK_PLAN.calls ? `of ${HOOK_PLAN.calls}, the slowest` : `the ${rank}th of ${HOOK_PLAN.calls}`})`;
+  const against = AGAINST ? [`- --against: ${AGAINST} (${Bun.spawnSync([AGAINST, "--version"]).stdout.toString().trim()}), its own wrap session`] : [];
+  return ["## An agent's own tool calls (`thoughtgate hook`)", "", HOOK_NOTE, plan, ...against, "", renderTable(hookRows(figures))];
+}
+
+/** `--only hook`: the hook's phase alone. */
+async function onlyHook(): Promise<void> {
+  requireBinary();
+  const loadAtStart = loadavg()[0] ?? 0;
+  using work = tempDir("thoughtgate-bench-");
+  const runId = Bun.randomUUIDv7();
+  const noop = await compile("noop-hook.ts", join(work.path, "noop-hook"));
+  const figures = await measureHook(work.path, noop, `--bench-run=${runId}`, childEnv());
+  const leftovers = processesWith(runId);
+  for (const pid of leftovers) process.kill(pid, "SIGKILL");
+  console.log([...phaseHeader("an agent's own tool calls only", loadAtStart), "", ...hookSection(figures)].join("\n"));
+  if (leftovers.length > 0) process.exitCode = 1;
+}
+
+/** `--only shim-memory`: the shim's private dirty memory up to 120,000 calls (with `--against`, beside that binary's). */
+async function onlyShimMemory(): Promise<void> {
+  requireBinary();
+  const loadAtStart = loadavg()[0] ?? 0;
+  const section = await measureShimMemory();
+  console.log([...phaseHeader("shim memory only", loadAtStart), "", ...section].join("\n"));
+}
+
+function phaseHeader(what: string, loadAtStart: number): string[] {
+  const cpu = cpus();
+  const machine = `${cpu.length} cores (${cpu[0]?.model.trim() ?? "unknown CPU"}), Linux ${release()}, bun ${Bun.version}`;
+  const load = `1-minute load average ${loadAtStart.toFixed(2)} at the start, ${(loadavg()[0] ?? 0).toFixed(2)} at the end`;
+  return [`# thoughtgate benchmark: ${what}${QUICK ? " (--quick)" : ""}`, "", `- date: ${new Date().toISOString()}`, `- machine: ${machine}; ${load}`, `- binary: dist/thoughtgate from ${sourceRevision()}`];
 }
 
 /** `--only hour`: the scripted hour alone. */
@@ -392,5 +438,7 @@ async function onlyHour(): Promise<void> {
 if (ONLY === "secrets") await onlySecrets();
 else if (ONLY === "log") await onlyLog();
 else if (ONLY === "hour") await onlyHour();
+else if (ONLY === "hook") await onlyHook();
+else if (ONLY === "shim-memory") await onlyShimMemory();
 else if (ONLY === "cedar") await runCedarAlone();
 else await main();

@@ -8,15 +8,14 @@
  * a release against the one before it. Each shim runs `--events none` in front of its own
  * `bench-server.ts`, under a temporary HOME. Prints a Markdown table to stdout, progress to stderr.
  */
-import { existsSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { cpus, release } from "node:os";
 import { join } from "node:path";
 import { BINARY, processesWith, requireBinary, tempDir } from "../support/harness.ts";
 import { BenchClient } from "./bench-client.ts";
-import { ECHO_CALL, INITIALIZE, MEMORY_SETTLE_MS, PIPELINE_WINDOW } from "./plan.ts";
+import { AGAINST, ECHO_CALL, INITIALIZE, MEMORY_SETTLE_MS, PIPELINE_WINDOW, QUICK } from "./plan.ts";
 import { progress, renderTable, verdict, type Row } from "./report.ts";
 
-const QUICK = process.argv.includes("--quick");
 /** Shims per binary, each with its own server. */
 const SHIMS = 3;
 const MEMORY_STEP_CALLS = QUICK ? 5_000 : 20_000;
@@ -33,14 +32,6 @@ export function privateDirtyKb(pid: number): number {
 
 type Build = { name: string; binary: string; clients: BenchClient[]; readings: Map<string, number[]> };
 
-function againstBinary(): string | null {
-  const at = process.argv.indexOf("--against");
-  if (at === -1) return null;
-  const binary = process.argv[at + 1];
-  if (binary === undefined || !existsSync(binary)) throw new Error(`--against: no binary at ${JSON.stringify(binary)}`);
-  return binary;
-}
-
 function read(build: Build, label: string): void {
   build.readings.set(label, build.clients.map((client) => privateDirtyKb(client.pid)));
 }
@@ -52,9 +43,10 @@ function range(readings: number[]): string {
   return low === high ? `${mb(low)} MB` : `${mb(low)} – ${mb(high)} MB`;
 }
 
-async function main(): Promise<void> {
+/** The table and its notes (Markdown lines); exit code 1 when a process of the run was left behind. */
+export async function measureShimMemory(): Promise<string[]> {
   requireBinary();
-  const against = againstBinary();
+  const against = AGAINST;
   using home = tempDir("thoughtgate-bench-memory-");
   const runId = Bun.randomUUIDv7();
   const server = [process.execPath, join(import.meta.dir, "bench-server.ts"), `--bench-run=${runId}`];
@@ -103,18 +95,18 @@ async function main(): Promise<void> {
   await stack.disposeAsync();
   const leftovers = processesWith(runId);
   for (const pid of leftovers) process.kill(pid, "SIGKILL");
-  const cpu = cpus();
-  console.log(
-    [
-      `# thoughtgate shim memory${QUICK ? " (--quick)" : ""}`,
+  if (leftovers.length > 0) process.exitCode = 1;
+  return [
+      "## Shim memory as calls accumulate",
       "",
-      `- machine: ${cpu.length} cores (${cpu[0]?.model.trim() ?? "unknown CPU"}), Linux ${release()}, bun ${Bun.version}`,
       `- ${SHIMS} shims per binary, \`shim --server-id bench --events none -- bun test/bench/bench-server.ts\`, ${MEMORY_STEP_CALLS.toLocaleString("en-US")} pipelined tools/call per step (≤ ${PIPELINE_WINDOW} unanswered), Private_Dirty of /proc/<pid>/smaps_rollup (lowest – highest of the shims)`,
       "",
       renderTable(rows, [["figure", "figure"], ["config", "binary"], ["value", "value"], ["target", "target"], ["result", "result"]]),
-    ].join("\n"),
-  );
-  if (leftovers.length > 0) process.exitCode = 1;
+  ];
 }
 
-await main();
+if (import.meta.main) {
+  const cpu = cpus();
+  const section = await measureShimMemory();
+  console.log([`# thoughtgate shim memory${QUICK ? " (--quick)" : ""}`, "", `- machine: ${cpu.length} cores (${cpu[0]?.model.trim() ?? "unknown CPU"}), Linux ${release()}, bun ${Bun.version}`, "", ...section].join("\n"));
+}
