@@ -153,7 +153,7 @@ export const ECHO_CALL: Call = {
   params: { name: "echo", arguments: { message: "hello from the benchmark", count: 3 } },
 };
 
-export type ConfigName = "direct" | "relay" | "parse relay" | "shim" | "shim+events" | "shim+engine" | "shim+service" | "shim+session" | "shim --url" | "shim, pin: off" | "shim, pin: strict";
+export type ConfigName = "direct" | "relay" | "parse relay" | "shim" | "shim, --against" | "shim+events" | "shim+engine" | "shim+service" | "shim+session" | "shim --url" | "shim, pin: off" | "shim, pin: strict";
 /** `tag` names the event file of a `--events` run; `env` is added to the bench's child environment. */
 export type Config = { name: ConfigName; command: (tag: string) => string[]; env?: Record<string, string> };
 /** `cpu`: the proxy process's CPU time (user + system) over every pipelined round that completed, and their calls. */

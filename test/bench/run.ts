@@ -23,6 +23,7 @@ import { measureWrapLaunch } from "./wrap-launch.ts";
 import { hourChecks, hourSection, measureHour } from "./hour.ts";
 import { hookRows, measureHook, type HookFigures } from "./hook.ts";
 import { measureShimMemory } from "./shim-memory.ts";
+import { AGAINST_TOLERANCE, againstRows, PREVIOUS } from "./against.ts";
 import { measureRemote } from "./remote.ts";
 import { measurePins, type PinsFigures } from "./pins.ts";
 import { measureRewrite } from "./wrap-rewrite.ts";
@@ -54,13 +55,32 @@ import { arbiterRows, binaryRows, cedarRows, decisionRateRows, latencyRows, serv
 
 function configurations(server: string[], relay: string, parseRelay: string, eventsDir: string): Config[] {
   const shim = [BINARY, "shim", "--server-id", "bench"];
+  const against = AGAINST;
   return [
     { name: "direct", command: () => server },
     { name: "relay", command: () => [relay, "--", ...server] },
     { name: "parse relay", command: () => [parseRelay, "--", ...server] },
     { name: "shim", command: () => [...shim, "--events", "none", "--", ...server] },
+    // With --against, the older build's shim in the same sessions (against.ts).
+    ...(against === null ? [] : [{ name: PREVIOUS, command: () => [against, "shim", "--server-id", "bench", "--events", "none", "--", ...server] } satisfies Config]),
     { name: "shim+events", command: (tag) => [...shim, "--events", eventsPath(eventsDir, tag), "--", ...server] },
   ];
+}
+
+/** The shim phase's table, and with `--against` ours beside the older build's as ratios. */
+function shimTables(phase: Awaited<ReturnType<typeof measureShimPhase>>): string {
+  const against = phase.sessions ? againstRows(phase.sessions) : [];
+  if (!AGAINST || against.length === 0) return renderTable(phase.rows);
+  const version = Bun.spawnSync([AGAINST, "--version"]).stdout.toString().trim();
+  return [
+    renderTable(phase.rows),
+    "",
+    `### shim against --against (${AGAINST}, ${version}), same sessions, same blocks`,
+    "",
+    `- judged "no worse" within ${Math.round(AGAINST_TOLERANCE * 100)} % (what two runs of one binary differ by on a shared machine)`,
+    "",
+    renderTable(against),
+  ].join("\n");
 }
 
 function eventsPath(dir: string, tag: string): string {
@@ -239,7 +259,7 @@ async function main(): Promise<void> {
   }
 
   if (ONLY !== null && ONLY !== "remote" && ONLY !== "secrets" && ONLY !== "log") {
-    const sections = ONLY === "governed" ? await governedOnly(server, relay, work.path, runId, env) : renderTable((await measureShimPhase(configs, env, partsOf(ONLY))).rows);
+    const sections = ONLY === "governed" ? await governedOnly(server, relay, work.path, runId, env) : shimTables(await measureShimPhase(configs, env, partsOf(ONLY)));
     const leftovers = processesWith(runId);
     for (const pid of leftovers) process.kill(pid, "SIGKILL");
     console.log(
@@ -304,7 +324,6 @@ async function main(): Promise<void> {
   const leftovers = processesWith(runId);
   for (const pid of leftovers) process.kill(pid, "SIGKILL");
 
-  const rows = shimPhase.rows;
   const relayMemory = memory.get("relay");
   if (!relayMemory) throw new Error("no memory figures for the relay");
   const governance = governanceRows(governed, cedar, relayMemory.idle.rssKb);
@@ -329,7 +348,7 @@ async function main(): Promise<void> {
       `- plan: ${PLAN.iterations.toLocaleString("en-US")} sequential round trips per latency figure after ${PLAN.warmup.toLocaleString("en-US")} warm-up, in ${PLAN.blocks} interleaved blocks; median of ${PLAN.throughputRounds} × ${PLAN.pipelined.toLocaleString("en-US")} pipelined tools/call (responses per second), once with at most ${PIPELINE_WINDOW} unanswered and once unbounded; median of ${PLAN.spawns} spawns; ${CONCURRENT_PROXIES} concurrent proxies for memory`,
       "- direct: the client talks to `bun test/bench/bench-server.ts` itself; relay: compiled `test/bench/byte-relay.ts` (no parsing); shim: `thoughtgate shim --server-id bench --events none` (no audit); shim+events: the same with `--events FILE` (the audit every shim writes by default)",
       "",
-      renderTable(rows),
+      shimTables(shimPhase),
       "",
       renderTable(binary),
       "",
