@@ -28,7 +28,8 @@ import { percentile, progress, type Row } from "./report.ts";
 type HookCall = { name: string; tool: string; input: Record<string, unknown>; expect: "allow" | "deny" };
 type Place = "outside a session" | "in a wrap session";
 type Probe = { figure: string; config: string; command: string[]; env: Record<string, string>; stdin: string; expect: "allow" | "deny" | null };
-export type HookFigures = { probes: Probe[]; samples: Map<Probe, number[]>; binaries: Array<{ label: string; path: string }> };
+/** Per configuration: wall times (spawn → exit with the answer read) and the hook process's CPU time (user + system), in ms. */
+export type HookFigures = { probes: Probe[]; samples: Map<Probe, number[]>; cpu: Map<Probe, number[]>; binaries: Array<{ label: string; path: string }> };
 
 /** `noopHook`: the compiled noop-hook.ts; `marker` goes on the wrap sessions' agents' command lines. */
 export async function measureHook(dir: string, noopHook: string, marker: string, env: Record<string, string>): Promise<HookFigures> {
@@ -73,15 +74,19 @@ export async function measureHook(dir: string, noopHook: string, marker: string,
   }
 
   const samples = new Map<Probe, number[]>(probes.map((probe) => [probe, []]));
+  const cpu = new Map<Probe, number[]>(probes.map((probe) => [probe, []]));
   progress(`hook: ${HOOK_PLAN.calls} spawns per configuration (${probes.length}) after ${HOOK_PLAN.warmup} uncounted rounds, interleaved`);
   // Interleaved rounds: a slow spell of the machine lands on every configuration, not on one.
   for (let round = 0; round < HOOK_PLAN.warmup + HOOK_PLAN.calls; round++) {
     for (const probe of probes) {
-      const ms = spawnOnce(probe, project);
-      if (round >= HOOK_PLAN.warmup) samples.get(probe)?.push(ms);
+      const run = spawnOnce(probe, project);
+      if (round >= HOOK_PLAN.warmup) {
+        samples.get(probe)?.push(run.wallMs);
+        cpu.get(probe)?.push(run.cpuMs);
+      }
     }
   }
-  return { probes, samples, binaries };
+  return { probes, samples, cpu, binaries };
 }
 
 /** A `thoughtgate wrap` whose agent waits on its stdin; the session's id once the agent runs. */
@@ -106,8 +111,12 @@ async function startSession(stack: AsyncDisposableStack, binary: string, config:
   return id;
 }
 
-/** Spawn → exit with the answer read, in ms; the answer checked against the decision the call must get. */
-function spawnOnce(probe: Probe, cwd: string): number {
+/**
+ * Spawn → exit with the answer read, and the process's CPU time, in ms; the answer checked against
+ * the decision the call must get. CPU time hardly moves when other processes hold the cores, wall
+ * time does.
+ */
+function spawnOnce(probe: Probe, cwd: string): { wallMs: number; cpuMs: number } {
   const started = performance.now();
   const run = Bun.spawnSync(probe.command, { cwd, env: probe.env, stdin: new TextEncoder().encode(probe.stdin), stdout: "pipe", stderr: "pipe" });
   const elapsed = performance.now() - started;
@@ -116,7 +125,7 @@ function spawnOnce(probe: Probe, cwd: string): number {
     const said = (JSON.parse(run.stdout.toString()) as { hookSpecificOutput?: { permissionDecision?: string } }).hookSpecificOutput?.permissionDecision;
     if (said !== probe.expect) throw new Error(`${probe.config}, ${probe.figure}: answered ${String(said)}, expected ${probe.expect}: ${run.stdout.toString().trim()}`);
   }
-  return elapsed;
+  return { wallMs: elapsed, cpuMs: Number(run.resourceUsage.cpuTime.total) / 1000 };
 }
 
 /**
@@ -131,8 +140,8 @@ export function hookRows(figures: HookFigures): Row[] {
   const rows: Row[] = [];
   const f = (value: number) => `${value.toFixed(1)} ms`;
   const signed = (value: number) => `${value >= 0 ? "+" : "−"}${f(Math.abs(value))}`;
-  for (const [q, name] of [[0.5, "p50"], [0.99, "p99"]] as const) {
-    const at = (probe: Probe) => percentile(figures.samples.get(probe) ?? [], q);
+  for (const [q, name, kind] of [[0.5, "p50", figures.samples], [0.99, "p99", figures.samples], [0.5, "CPU (user + system) p50", figures.cpu]] as const) {
+    const at = (probe: Probe) => percentile(kind.get(probe) ?? [], q);
     const base = at(cat);
     for (const probe of figures.probes) {
       const value = at(probe);
@@ -142,7 +151,9 @@ export function hookRows(figures: HookFigures): Row[] {
         continue;
       }
       const parts = [`${signed(value - base)}, ${(value / base).toFixed(1)}× /bin/cat`];
-      if (probe.command[0] !== "/bin/cat" && probe !== start && !probe.config.startsWith("compiled")) parts.push(`${signed(value - at(start))} over --version`);
+      // A hook call against the start of the same binary.
+      const own = figures.probes.find((other) => other.figure === start.figure && other.command[0] === probe.command[0]);
+      if (own && own !== probe) parts.push(`${signed(value - at(own))} over its --version`);
       const before = AGAINST ? figures.probes.find((other) => other.figure === probe.figure && other.config === `${probe.config}, --against`) : undefined;
       if (before) parts.push(`${(value / at(before)).toFixed(2)}× --against`);
       rows.push({ figure, config: probe.config, value: f(value), baseline: f(base), delta: parts.join("; "), target: "", result: "" });
