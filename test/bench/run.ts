@@ -77,7 +77,7 @@ function shimTables(phase: Awaited<ReturnType<typeof measureShimPhase>>): string
     "",
     `### shim against --against (${AGAINST}, ${version}), same sessions, same blocks`,
     "",
-    `- judged "no worse" within ${Math.round(AGAINST_TOLERANCE * 100)} % (what two runs of one binary differ by on a shared machine)`,
+    `- judged "no worse" within ${Math.round(AGAINST_TOLERANCE * 100)} %, a band for noise: on a shared machine one binary against itself can differ by more, so a MISS counts when it repeats across runs`,
     "",
     renderTable(against),
   ].join("\n");
