@@ -4,8 +4,10 @@
  * nothing (the floor any stdio proxy built on Bun pays); then what governing a call costs, with
  * the engine in the shim and in `thoughtgate serve`, and one Cedar evaluation alone; then what
  * `thoughtgate wrap` adds before the agent runs, and what rewriting a 1 MB `~/.claude.json` takes;
- * how long `thoughtgate arbiter` makes a codecli wait for a decision; and what secret scanning adds
- * to a result's round trip (`--only remote|governed|secrets` runs that phase alone).
+ * how long `thoughtgate arbiter` makes a codecli wait for a decision; what secret scanning adds
+ * to a result's round trip; and what an agent's own tool call waits for `thoughtgate hook`
+ * (`--only PHASE` runs one phase alone, plan.ts; `--against OLD_BINARY` measures an older build
+ * beside ours in the same run).
  * Prints the machine and the tables to stdout, progress to stderr. Pipes, and loopback HTTP and WebSocket
  * between the shim and the governance service only; every process it starts is reaped.
  */
