@@ -1,3 +1,4 @@
+import { writeSync } from "node:fs";
 import { defineCommand } from "citty";
 import { messageOf, usageError } from "../core/errors.ts";
 import { HOOK_AGENTS, parseHookInput, renderAnswer, renderFailure, type HookAgent, type HookAnswer, type Rendered } from "../hook/agent-formats.ts";
@@ -83,7 +84,12 @@ async function answer(agent: HookAgent, profile: ReturnType<typeof resolveProfil
   }
 }
 
+/**
+ * The answer, written to the file descriptors themselves: `process.stdout` and `process.stderr`
+ * are streams made on first use, which would add their making to every call the agent waits on
+ * (docs/benchmarks.md, "An agent's own tool calls"). A few hundred bytes into a fresh pipe.
+ */
 function write(rendered: Rendered): void {
-  if (rendered.stdout !== "") process.stdout.write(rendered.stdout);
-  if (rendered.stderr !== "") process.stderr.write(rendered.stderr);
+  if (rendered.stdout !== "") writeSync(1, rendered.stdout);
+  if (rendered.stderr !== "") writeSync(2, rendered.stderr);
 }

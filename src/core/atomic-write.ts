@@ -9,7 +9,6 @@
  * follow it anyway: it would replace the link by a regular file). The temp file is created with
  * O_CREAT|O_EXCL|O_NOFOLLOW (safe-open.ts).
  */
-import { randomBytes } from "node:crypto";
 import { closeSync, constants, fchmodSync, fchownSync, fsyncSync, openSync, renameSync, unlinkSync, writeSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { bestEffort, messageOf, ThoughtGateError } from "./errors.ts";
@@ -27,7 +26,9 @@ export function writeFileAtomic(path: string, data: Uint8Array | string, options
   if (existing && !existing.isFile()) throw refusal(path, "to write", `is ${kindOf(existing)}, not a regular file`, "");
   const mode = existing ? existing.mode & 0o7777 : (options.mode ?? 0o600);
   const dir = dirname(path);
-  const temp = join(dir, `.${basename(path)}.thoughtgate-${process.pid}-${randomBytes(4).toString("hex")}.tmp`);
+  // Web Crypto, not node:crypto: this module is loaded by every shim and hook (the session lookup),
+  // and node:crypto would cost each a few ms and MB to load (docs/benchmarks.md, "Where the memory goes").
+  const temp = join(dir, `.${basename(path)}.thoughtgate-${process.pid}-${Buffer.from(crypto.getRandomValues(new Uint8Array(4))).toString("hex")}.tmp`);
   let created = false;
   try {
     const fd = createExclusive(temp, "a temporary file");

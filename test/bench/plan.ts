@@ -2,6 +2,7 @@
  * What the bench runs and what it holds the shim to: iteration counts (`--quick` for a shorter
  * run), the targets each figure is held to (docs/benchmarks.md), the requests, and the configurations' names.
  */
+import { existsSync, realpathSync } from "node:fs";
 import type { Call, Throughput } from "./bench-client.ts";
 import type { Memory } from "./report.ts";
 
@@ -13,14 +14,30 @@ export const QUICK = process.argv.includes("--quick");
  * `governed` (the governance section without Cedar alone); `pins` (pinned definitions); `secrets`
  * (secret scanning); `cedar` (one Cedar evaluation, sliced and whole, at 50 and 5,000 policies); `log` (the
  * audit's cost with arguments recorded, and `thoughtgate log` over a million recorded calls); `hour`
- * (the scripted hour: prompts a person sees in an ordinary hour of work, hour.ts).
+ * (the scripted hour: prompts a person sees in an ordinary hour of work, hour.ts); `hook` (an agent's own
+ * tool call through `thoughtgate hook`, hook.ts); `shim-memory` (a shim's private dirty memory up to
+ * 120,000 calls, shim-memory.ts).
  */
 export const ONLY = process.argv.includes("--only") ? (process.argv[process.argv.indexOf("--only") + 1] ?? null) : null;
-export const PHASES = ["remote", "shim", "startup", "memory", "throughput", "governed", "pins", "secrets", "cedar", "log", "hour"] as const;
+export const PHASES = ["remote", "shim", "startup", "memory", "throughput", "governed", "pins", "secrets", "cedar", "log", "hour", "hook", "shim-memory"] as const;
 if (ONLY !== null && !(PHASES as readonly string[]).includes(ONLY)) throw new Error(`--only: unknown phase ${JSON.stringify(ONLY)} (one of ${PHASES.join(", ")})`);
+/**
+ * `--against OTHER_BINARY`: an older thoughtgate measured beside dist/thoughtgate in the same run
+ * (the shim's sessions, the shim's memory, the hook), with the ratio of ours to it.
+ */
+export const AGAINST = againstBinary();
+function againstBinary(): string | null {
+  const at = process.argv.indexOf("--against");
+  if (at === -1) return null;
+  const binary = process.argv[at + 1];
+  if (binary === undefined || !existsSync(binary)) throw new Error(`--against: no binary at ${JSON.stringify(binary)}`);
+  return realpathSync(binary);
+}
 export const PLAN = QUICK
   ? { warmup: 200, iterations: 1_000, blocks: 10, pipelined: 10_000, throughputRounds: 2, spawns: 5, versionRuns: 10 }
   : { warmup: 1_000, iterations: 5_000, blocks: 25, pipelined: 50_000, throughputRounds: 3, spawns: 20, versionRuns: 20 };
+/** Hook processes timed per configuration, after uncounted rounds (hook.ts); p99 of 60 is the second slowest. */
+export const HOOK_PLAN = QUICK ? { calls: 15, warmup: 1 } : { calls: 60, warmup: 2 };
 /** Pipelined calls per round in the governed sessions (the rest of their plan is `PLAN`'s). */
 export const GOVERNED_PIPELINED = QUICK ? 4_000 : 20_000;
 /**
@@ -136,7 +153,7 @@ export const ECHO_CALL: Call = {
   params: { name: "echo", arguments: { message: "hello from the benchmark", count: 3 } },
 };
 
-export type ConfigName = "direct" | "relay" | "parse relay" | "shim" | "shim+events" | "shim+engine" | "shim+service" | "shim+session" | "shim --url" | "shim, pin: off" | "shim, pin: strict";
+export type ConfigName = "direct" | "relay" | "parse relay" | "shim" | "shim, --against" | "shim+events" | "shim+engine" | "shim+service" | "shim+session" | "shim --url" | "shim, pin: off" | "shim, pin: strict";
 /** `tag` names the event file of a `--events` run; `env` is added to the bench's child environment. */
 export type Config = { name: ConfigName; command: (tag: string) => string[]; env?: Record<string, string> };
 /** `cpu`: the proxy process's CPU time (user + system) over every pipelined round that completed, and their calls. */

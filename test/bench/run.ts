@@ -4,8 +4,10 @@
  * nothing (the floor any stdio proxy built on Bun pays); then what governing a call costs, with
  * the engine in the shim and in `thoughtgate serve`, and one Cedar evaluation alone; then what
  * `thoughtgate wrap` adds before the agent runs, and what rewriting a 1 MB `~/.claude.json` takes;
- * how long `thoughtgate arbiter` makes a codecli wait for a decision; and what secret scanning adds
- * to a result's round trip (`--only remote|governed|secrets` runs that phase alone).
+ * how long `thoughtgate arbiter` makes a codecli wait for a decision; what secret scanning adds
+ * to a result's round trip; and what an agent's own tool call waits for `thoughtgate hook`
+ * (`--only PHASE` runs one phase alone, plan.ts; `--against OLD_BINARY` measures an older build
+ * beside ours in the same run).
  * Prints the machine and the tables to stdout, progress to stderr. Pipes, and loopback HTTP and WebSocket
  * between the shim and the governance service only; every process it starts is reaped.
  */
@@ -21,6 +23,9 @@ import { wallTimes } from "./measure.ts";
 import { ALL_PARTS, measureShimPhase, partsOf, pickRuns } from "./shim-phase.ts";
 import { measureWrapLaunch } from "./wrap-launch.ts";
 import { hourChecks, hourSection, measureHour } from "./hour.ts";
+import { hookRows, measureHook, type HookFigures } from "./hook.ts";
+import { measureShimMemory } from "./shim-memory.ts";
+import { AGAINST_TOLERANCE, againstRows, PREVIOUS } from "./against.ts";
 import { measureRemote } from "./remote.ts";
 import { measurePins, type PinsFigures } from "./pins.ts";
 import { measureRewrite } from "./wrap-rewrite.ts";
@@ -28,12 +33,14 @@ import { measureSecrets, secretsRows } from "./secrets.ts";
 import { measureScanner, scannerRows, type ScannerFigures } from "./secret-scan.ts";
 import { logRows, measureLog, type LogFigures } from "./log.ts";
 import {
+  AGAINST,
   ARBITER_PLAN,
   CEDAR_PLAN,
   CONCURRENT_PROXIES,
   GOVERNANCE_TARGET,
   INITIALIZE,
   GOVERNED_PIPELINED,
+  HOOK_PLAN,
   ONLY,
   PINS_TOOL_COUNT,
   PIPELINE_WINDOW,
@@ -50,13 +57,32 @@ import { arbiterRows, binaryRows, cedarRows, decisionRateRows, latencyRows, serv
 
 function configurations(server: string[], relay: string, parseRelay: string, eventsDir: string): Config[] {
   const shim = [BINARY, "shim", "--server-id", "bench"];
+  const against = AGAINST;
   return [
     { name: "direct", command: () => server },
     { name: "relay", command: () => [relay, "--", ...server] },
     { name: "parse relay", command: () => [parseRelay, "--", ...server] },
     { name: "shim", command: () => [...shim, "--events", "none", "--", ...server] },
+    // With --against, the older build's shim in the same sessions (against.ts).
+    ...(against === null ? [] : [{ name: PREVIOUS, command: () => [against, "shim", "--server-id", "bench", "--events", "none", "--", ...server] } satisfies Config]),
     { name: "shim+events", command: (tag) => [...shim, "--events", eventsPath(eventsDir, tag), "--", ...server] },
   ];
+}
+
+/** The shim phase's table, and with `--against` ours beside the older build's as ratios. */
+function shimTables(phase: Awaited<ReturnType<typeof measureShimPhase>>): string {
+  const against = phase.sessions ? againstRows(phase.sessions) : [];
+  if (!AGAINST || against.length === 0) return renderTable(phase.rows);
+  const version = Bun.spawnSync([AGAINST, "--version"]).stdout.toString().trim();
+  return [
+    renderTable(phase.rows),
+    "",
+    `### shim against --against (${AGAINST}, ${version}), same sessions, same blocks`,
+    "",
+    `- judged "no worse" within ${Math.round(AGAINST_TOLERANCE * 100)} %, a band for noise: on a shared machine one binary against itself can differ by more, so a MISS counts when it repeats across runs`,
+    "",
+    renderTable(against),
+  ].join("\n");
 }
 
 function eventsPath(dir: string, tag: string): string {
@@ -235,7 +261,7 @@ async function main(): Promise<void> {
   }
 
   if (ONLY !== null && ONLY !== "remote" && ONLY !== "secrets" && ONLY !== "log") {
-    const sections = ONLY === "governed" ? await governedOnly(server, relay, work.path, runId, env) : renderTable((await measureShimPhase(configs, env, partsOf(ONLY))).rows);
+    const sections = ONLY === "governed" ? await governedOnly(server, relay, work.path, runId, env) : shimTables(await measureShimPhase(configs, env, partsOf(ONLY)));
     const leftovers = processesWith(runId);
     for (const pid of leftovers) process.kill(pid, "SIGKILL");
     console.log(
@@ -293,13 +319,13 @@ async function main(): Promise<void> {
   const scanner = measureScanner();
   const logFigures = await measureLog(server, work.path, runId, env);
   const hour = await measureHour();
+  const hook = await measureHook(work.path, await compile("noop-hook.ts", join(work.path, "noop-hook")), marker, env);
   // Last: it loads Cedar's wasm into the bench process itself.
   const cedar = await measureCedar(work.path);
 
   const leftovers = processesWith(runId);
   for (const pid of leftovers) process.kill(pid, "SIGKILL");
 
-  const rows = shimPhase.rows;
   const relayMemory = memory.get("relay");
   if (!relayMemory) throw new Error("no memory figures for the relay");
   const governance = governanceRows(governed, cedar, relayMemory.idle.rssKb);
@@ -324,7 +350,7 @@ async function main(): Promise<void> {
       `- plan: ${PLAN.iterations.toLocaleString("en-US")} sequential round trips per latency figure after ${PLAN.warmup.toLocaleString("en-US")} warm-up, in ${PLAN.blocks} interleaved blocks; median of ${PLAN.throughputRounds} × ${PLAN.pipelined.toLocaleString("en-US")} pipelined tools/call (responses per second), once with at most ${PIPELINE_WINDOW} unanswered and once unbounded; median of ${PLAN.spawns} spawns; ${CONCURRENT_PROXIES} concurrent proxies for memory`,
       "- direct: the client talks to `bun test/bench/bench-server.ts` itself; relay: compiled `test/bench/byte-relay.ts` (no parsing); shim: `thoughtgate shim --server-id bench --events none` (no audit); shim+events: the same with `--events FILE` (the audit every shim writes by default)",
       "",
-      renderTable(rows),
+      shimTables(shimPhase),
       "",
       renderTable(binary),
       "",
@@ -373,11 +399,52 @@ async function main(): Promise<void> {
       "",
       hourSection(hour),
       "",
+      ...hookSection(hook),
+      "",
       `- processes left behind: ${leftovers.length === 0 ? "none" : `${leftovers.length} (killed: ${leftovers.join(", ")})`}`,
       `- bench wall time: ${((performance.now() - started) / 1000).toFixed(1)} s`,
     ].join("\n"),
   );
   if (leftovers.length > 0 || hourChecks(hour).length > 0) process.exitCode = 1;
+}
+
+const HOOK_NOTE =
+  "- `thoughtgate hook claude-code` spawned by the bench with a PreToolUse JSON on stdin, timed from spawn to exit with the answer read (what the agent waits before each call), every answer checked; outside a session: HOME and XDG dirs in the bench's temp dir, the embedded default policy loaded and decided in the hook's process; in a wrap session: `thoughtgate wrap --agent-type custom` whose agent waits, the hook given its `THOUGHTGATE_SESSION`, the session's governance service deciding; baselines: `/bin/cat` as the hook, compiled test/bench/noop-hook.ts (reads the input, allows), `thoughtgate --version`";
+
+function hookSection(figures: HookFigures): string[] {
+  const rank = Math.ceil(0.99 * HOOK_PLAN.calls);
+  const plan = `- plan: ${HOOK_PLAN.calls} spawns per configuration after ${HOOK_PLAN.warmup} uncounted, in interleaved rounds; p99 is nearest-rank (${rank === HOOK_PLAN.calls ? `of ${HOOK_PLAN.calls}, the slowest` : `the ${rank}th of ${HOOK_PLAN.calls}`})`;
+  const against = AGAINST ? [`- --against: ${AGAINST} (${Bun.spawnSync([AGAINST, "--version"]).stdout.toString().trim()}), its own wrap session`] : [];
+  return ["## An agent's own tool calls (`thoughtgate hook`)", "", HOOK_NOTE, plan, ...against, "", renderTable(hookRows(figures))];
+}
+
+/** `--only hook`: the hook's phase alone. */
+async function onlyHook(): Promise<void> {
+  requireBinary();
+  const loadAtStart = loadavg()[0] ?? 0;
+  using work = tempDir("thoughtgate-bench-");
+  const runId = Bun.randomUUIDv7();
+  const noop = await compile("noop-hook.ts", join(work.path, "noop-hook"));
+  const figures = await measureHook(work.path, noop, `--bench-run=${runId}`, childEnv());
+  const leftovers = processesWith(runId);
+  for (const pid of leftovers) process.kill(pid, "SIGKILL");
+  console.log([...phaseHeader("an agent's own tool calls only", loadAtStart), "", ...hookSection(figures)].join("\n"));
+  if (leftovers.length > 0) process.exitCode = 1;
+}
+
+/** `--only shim-memory`: the shim's private dirty memory up to 120,000 calls (with `--against`, beside that binary's). */
+async function onlyShimMemory(): Promise<void> {
+  requireBinary();
+  const loadAtStart = loadavg()[0] ?? 0;
+  const section = await measureShimMemory();
+  console.log([...phaseHeader("shim memory only", loadAtStart), "", ...section].join("\n"));
+}
+
+function phaseHeader(what: string, loadAtStart: number): string[] {
+  const cpu = cpus();
+  const machine = `${cpu.length} cores (${cpu[0]?.model.trim() ?? "unknown CPU"}), Linux ${release()}, bun ${Bun.version}`;
+  const load = `1-minute load average ${loadAtStart.toFixed(2)} at the start, ${(loadavg()[0] ?? 0).toFixed(2)} at the end`;
+  return [`# thoughtgate benchmark: ${what}${QUICK ? " (--quick)" : ""}`, "", `- date: ${new Date().toISOString()}`, `- machine: ${machine}; ${load}`, `- binary: dist/thoughtgate from ${sourceRevision()}`];
 }
 
 /** `--only hour`: the scripted hour alone. */
@@ -392,5 +459,7 @@ async function onlyHour(): Promise<void> {
 if (ONLY === "secrets") await onlySecrets();
 else if (ONLY === "log") await onlyLog();
 else if (ONLY === "hour") await onlyHour();
+else if (ONLY === "hook") await onlyHook();
+else if (ONLY === "shim-memory") await onlyShimMemory();
 else if (ONLY === "cedar") await runCedarAlone();
 else await main();

@@ -8,21 +8,24 @@
  * a release against the one before it. Each shim runs `--events none` in front of its own
  * `bench-server.ts`, under a temporary HOME. Prints a Markdown table to stdout, progress to stderr.
  */
-import { existsSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { cpus, release } from "node:os";
 import { join } from "node:path";
 import { BINARY, processesWith, requireBinary, tempDir } from "../support/harness.ts";
 import { BenchClient } from "./bench-client.ts";
-import { ECHO_CALL, INITIALIZE, MEMORY_SETTLE_MS, PIPELINE_WINDOW } from "./plan.ts";
+import { AGAINST, ECHO_CALL, INITIALIZE, MEMORY_SETTLE_MS, PIPELINE_WINDOW, QUICK } from "./plan.ts";
 import { progress, renderTable, verdict, type Row } from "./report.ts";
 
-const QUICK = process.argv.includes("--quick");
 /** Shims per binary, each with its own server. */
 const SHIMS = 3;
 const MEMORY_STEP_CALLS = QUICK ? 5_000 : 20_000;
 const MEMORY_TOTAL_CALLS = QUICK ? 30_000 : 120_000;
 /** The line the shims are held to: ≤ 15 MB private dirty each, and no growth from the first step on. */
 const TARGET_KB = 15 * 1024;
+/** What "flat" allows between settled readings: the allocator's noise, not growth with the calls. */
+const FLAT_KB = 1024;
+/** Flat from here on; before it a shim is still warming up (its JIT and the engine's collector budget). */
+const FLAT_FROM_CALLS = 20_000;
 
 /** The pages only this process has written (`Private_Dirty:` in /proc/<pid>/smaps_rollup), in kB. */
 export function privateDirtyKb(pid: number): number {
@@ -32,14 +35,6 @@ export function privateDirtyKb(pid: number): number {
 }
 
 type Build = { name: string; binary: string; clients: BenchClient[]; readings: Map<string, number[]> };
-
-function againstBinary(): string | null {
-  const at = process.argv.indexOf("--against");
-  if (at === -1) return null;
-  const binary = process.argv[at + 1];
-  if (binary === undefined || !existsSync(binary)) throw new Error(`--against: no binary at ${JSON.stringify(binary)}`);
-  return binary;
-}
 
 function read(build: Build, label: string): void {
   build.readings.set(label, build.clients.map((client) => privateDirtyKb(client.pid)));
@@ -52,9 +47,10 @@ function range(readings: number[]): string {
   return low === high ? `${mb(low)} MB` : `${mb(low)} – ${mb(high)} MB`;
 }
 
-async function main(): Promise<void> {
+/** The table and its notes (Markdown lines); exit code 1 when a process of the run was left behind. */
+export async function measureShimMemory(): Promise<string[]> {
   requireBinary();
-  const against = againstBinary();
+  const against = AGAINST;
   using home = tempDir("thoughtgate-bench-memory-");
   const runId = Bun.randomUUIDv7();
   const server = [process.execPath, join(import.meta.dir, "bench-server.ts"), `--bench-run=${runId}`];
@@ -76,6 +72,7 @@ async function main(): Promise<void> {
   for (const build of builds) read(build, "idle");
 
   const labels = ["idle"];
+  const settledAt: Array<[number, string]> = [];
   for (let done = MEMORY_STEP_CALLS; done <= MEMORY_TOTAL_CALLS; done += MEMORY_STEP_CALLS) {
     progress(`${done.toLocaleString("en-US")} calls per shim`);
     for (const build of builds) {
@@ -88,6 +85,7 @@ async function main(): Promise<void> {
     const settled = `after ${done.toLocaleString("en-US")} calls, ${MEMORY_SETTLE_MS / 1000} s later`;
     for (const build of builds) read(build, settled);
     labels.push(settled);
+    settledAt.push([done, settled]);
   }
 
   const rows: Row[] = [];
@@ -100,21 +98,30 @@ async function main(): Promise<void> {
       rows.push({ figure: `private dirty per shim, ${label}`, config: build.name, value: range(readings), baseline: "", delta: "", target: judged ? "≤ 15.0 MB" : "", result });
     }
   }
+  // Flat: every settled reading from `FLAT_FROM_CALLS` on within `FLAT_KB` of the first of them.
+  const settledLabels = settledAt.filter(([done]) => done >= FLAT_FROM_CALLS).map(([, label]) => label);
+  for (const build of builds) {
+    const first = Math.max(...(build.readings.get(settledLabels[0] ?? "") ?? []));
+    const highest = Math.max(...settledLabels.flatMap((label) => build.readings.get(label) ?? []));
+    const judged = build.binary === BINARY;
+    const growth = (highest - first) / 1024;
+    rows.push({ figure: `private dirty per shim, ${MEMORY_SETTLE_MS / 1000} s after each step: highest from ${FLAT_FROM_CALLS.toLocaleString("en-US")} calls on, less the ${FLAT_FROM_CALLS.toLocaleString("en-US")} one`, config: build.name, value: `${growth >= 0 ? "+" : "−"}${Math.abs(growth).toFixed(1)} MB`, baseline: "", delta: "", target: judged ? `≤ +${(FLAT_KB / 1024).toFixed(1)} MB (flat)` : "", result: judged ? verdict(highest - first <= FLAT_KB) : "" });
+  }
   await stack.disposeAsync();
   const leftovers = processesWith(runId);
   for (const pid of leftovers) process.kill(pid, "SIGKILL");
-  const cpu = cpus();
-  console.log(
-    [
-      `# thoughtgate shim memory${QUICK ? " (--quick)" : ""}`,
+  if (leftovers.length > 0) process.exitCode = 1;
+  return [
+      "## Shim memory as calls accumulate",
       "",
-      `- machine: ${cpu.length} cores (${cpu[0]?.model.trim() ?? "unknown CPU"}), Linux ${release()}, bun ${Bun.version}`,
       `- ${SHIMS} shims per binary, \`shim --server-id bench --events none -- bun test/bench/bench-server.ts\`, ${MEMORY_STEP_CALLS.toLocaleString("en-US")} pipelined tools/call per step (≤ ${PIPELINE_WINDOW} unanswered), Private_Dirty of /proc/<pid>/smaps_rollup (lowest – highest of the shims)`,
       "",
       renderTable(rows, [["figure", "figure"], ["config", "binary"], ["value", "value"], ["target", "target"], ["result", "result"]]),
-    ].join("\n"),
-  );
-  if (leftovers.length > 0) process.exitCode = 1;
+  ];
 }
 
-await main();
+if (import.meta.main) {
+  const cpu = cpus();
+  const section = await measureShimMemory();
+  console.log([`# thoughtgate shim memory${QUICK ? " (--quick)" : ""}`, "", `- machine: ${cpu.length} cores (${cpu[0]?.model.trim() ?? "unknown CPU"}), Linux ${release()}, bun ${Bun.version}`, "", ...section].join("\n"));
+}
