@@ -10,6 +10,7 @@ import type { AgentContext, AgentType } from "../wrap/adapters/types.ts";
 import { enroll as enrollAgent, enrolledAgents, enrollmentPlan, ENROLLABLE, unenroll as unenrollAgent, type EnrollReport } from "../wrap/enroll.ts";
 import type { JSONPath } from "jsonc-parser";
 import { describeChangedSince, type PutBackKind } from "../wrap/put-back.ts";
+import { unenrollOpencodePlugin, type PluginRemoval } from "../wrap/opencode-plugin.ts";
 import { commonArgs, rejectUnknownFlags } from "./_shared.ts";
 
 const args = {
@@ -84,6 +85,7 @@ function render(report: EnrollReport, ctx: AgentContext): string[] {
   for (const server of report.ungoverned) lines.push(`${report.label}: still ungoverned: ${server.name} in ${show(server.file)}: ${server.reason}`);
   for (const problem of report.problems) lines.push(`${report.label}: warning: ${show(problem.path)} ${problem.problem}; not enrolled`);
   if (report.hook !== undefined && "problem" in report.hook) lines.push(`${report.label}: warning: ${show(report.hook.path)} ${report.hook.problem}`);
+  else if (report.hook !== undefined && report.agent === "opencode") lines.push(`${report.label}: its own tools (bash, edit, write, read, webfetch, …) governed in every run: its plugin ${show(report.hook.path)}`);
   else if (report.hook !== undefined) lines.push(`${report.label}: its own tools (Bash, Read, Edit, Write, WebFetch, …) governed in every run: PreToolUse hook in ${show(report.hook.path)}`);
   return lines;
 }
@@ -93,13 +95,16 @@ export const unenroll = defineCommand({
   args,
   run({ rawArgs, args: parsed }) {
     rejectUnknownFlags(rawArgs, args);
-    const enrolled = new Set(enrolledAgents());
+    const enrolled = new Set(enrolledAgents(context()));
     const agents = chosen(parsed.agent, parsed.all === true, (agent) => enrolled.has(agent), "unenroll");
     const lines: string[] = [];
     let failed = false;
     for (const agent of agents) {
       const results = unenrollAgent(agent);
-      if (results.length === 0) lines.push(`${agent}: not enrolled`);
+      const plugin = agent === "opencode" ? unenrollOpencodePlugin(context()) : null;
+      if (plugin !== null && plugin.status !== "absent") lines.push(pluginLine(plugin));
+      if (plugin?.status === "failed") failed = true;
+      if (results.length === 0 && (plugin === null || plugin.status === "absent")) lines.push(`${agent}: not enrolled`);
       for (const result of results) {
         if (result.status === "restored") lines.push(`${agent}: restored ${result.configPath} (${restoredHow(result.kind, result.changedSince)})`);
         else if (result.status === "kept") lines.push(`${agent}: ${result.configPath} stays rewritten while ${result.holders} uses it; it is put back when that ends`);
@@ -114,6 +119,13 @@ export const unenroll = defineCommand({
     return failed ? EXIT.error : EXIT.ok;
   },
 });
+
+/** What became of opencode's enrolled plugin. */
+function pluginLine(removal: PluginRemoval): string {
+  if (removal.status === "removed") return `opencode: removed ${removal.path} (ThoughtGate's plugin)`;
+  if (removal.status === "changed") return `opencode: left ${removal.path}: changed since enroll wrote it; remove it yourself if it is no longer wanted`;
+  return `opencode: FAILED to remove ${removal.path}: ${removal.error ?? "unknown error"}`;
+}
 
 /** How the file came back: whole, or only the keys enroll wrote that still hold what it wrote. */
 function restoredHow(kind: PutBackKind, changedSince: readonly JSONPath[] | undefined): string {

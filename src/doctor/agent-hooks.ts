@@ -4,6 +4,7 @@ import type { AgentContext } from "../wrap/adapters/index.ts";
 import { CLAUDE_HOOK_PATH, claudeHookEntry, hasHookFirst } from "../wrap/agent-hooks.ts";
 import { realConfigPath } from "../wrap/config-path.ts";
 import { enrolledFiles } from "../wrap/enroll.ts";
+import { enrolledPluginPath, enrolledPluginState } from "../wrap/opencode-plugin.ts";
 import { stableShim } from "../wrap/shim-path.ts";
 import type { CheckBody } from "./report.ts";
 
@@ -27,9 +28,11 @@ export function checkAgentHooks(ctx: AgentContext): CheckBody {
   details.push(`Gemini CLI: its own tools governed under \`thoughtgate wrap\` (BeforeTool hook added to ${join(ctx.home, ".gemini", "settings.json")} for the session, put back after)${gemini ? "; `thoughtgate hook gemini` in that file now (a wrap running, or put there by hand)" : "; not in plain runs"}`);
   const codex = hookIn(join(ctx.home, ".codex", "hooks.json"), "hook codex") || hookIn(join(ctx.home, ".codex", "config.toml"), "hook codex");
   details.push(`Codex: its own tools governed under \`thoughtgate wrap\` (PreToolUse hook and its trust on its command line, for the session; wrap's banner says if Codex did not take it); not in plain runs${codex ? "; `thoughtgate hook codex` also found in ~/.codex (Codex runs it only if it trusts it: `codex` asks once)" : ""}`);
-  details.push("opencode: only JavaScript plugins (tool.execute.before), which ThoughtGate does not install yet; Copilot CLI and the others: no hook system; their MCP servers only");
+  const plugin = enrolledPluginState(ctx, stableShim({ create: false }).path);
+  details.push(`opencode: its own tools governed under \`thoughtgate wrap\` (ThoughtGate's plugin, named in its environment for the session)${plugin === "ok" ? `; enrolled: the plugin in ${enrolledPluginPath(ctx)} governs plain runs too` : plugin === "changed" ? `; ${enrolledPluginPath(ctx)} is not the plugin ThoughtGate writes (changed, or another thoughtgate's): run \`thoughtgate enroll opencode\` again` : "; not in plain runs (`thoughtgate enroll opencode` installs its plugin)"}`);
+  details.push("Copilot CLI: its hooks (preToolUse) are not installed by ThoughtGate: its MCP servers only; the others: no hook system, their MCP servers only");
   return {
-    status: blocking.length > 0 || enrolledHook?.ok === false ? "warn" : "pass",
+    status: blocking.length > 0 || enrolledHook?.ok === false || plugin === "changed" ? "warn" : "pass",
     summary: blocking.length > 0 ? "a managed Claude Code setting turns ThoughtGate's hook off" : enrolledHook?.ok === false ? "Claude Code's enrolled hook is missing or changed" : "Claude Code under wrap",
     details,
     data: { claudeCodeManaged: blocking.map((found) => ({ path: found.path, key: found.key })), gemini, codex },

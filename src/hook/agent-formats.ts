@@ -10,10 +10,13 @@
  *   deny (no `ask`: Codex asks in its `PermissionRequest` event); exit 2 blocks.
  * - Gemini CLI (`BeforeTool` in settings.json): `{tool_name, tool_input, cwd, hook_event_name, ...}`;
  *   answers `{"decision": "allow" | "deny", "reason": "..."}`; exit 2 blocks with stderr.
+ * - opencode (ThoughtGate's plugin, src/wrap/opencode-plugin.ts, from `tool.execute.before`): the
+ *   same input; answers Gemini CLI's way, and `{"decision": "none"}` where the hook says nothing (the
+ *   plugin lets the call go only on allow or none; anything else, exit 2 included, it refuses).
  */
 import * as v from "valibot";
 
-export const HOOK_AGENTS = ["claude-code", "codex", "gemini"] as const;
+export const HOOK_AGENTS = ["claude-code", "codex", "gemini", "opencode"] as const;
 export type HookAgent = (typeof HOOK_AGENTS)[number];
 
 /** The blocking exit code of every supported agent's hooks. */
@@ -58,12 +61,12 @@ export type Rendered = { stdout: string; stderr: string; exitCode: number };
 
 /** The answer in the agent's format. */
 export function renderAnswer(agent: HookAgent, answer: HookAnswer): Rendered {
-  if (answer.kind === "none") return { stdout: "", stderr: "", exitCode: 0 };
+  if (answer.kind === "none") return { stdout: agent === "opencode" ? `${JSON.stringify({ decision: "none" })}\n` : "", stderr: "", exitCode: 0 };
   // Only Claude Code's hooks can hand the question to the agent's own prompt: elsewhere what would
   // be asked is refused, with the reason.
   const kind = agent !== "claude-code" && answer.kind === "ask" ? "deny" : answer.kind;
   const reason = oneLine(answer.reason);
-  if (agent === "gemini") {
+  if (agent === "gemini" || agent === "opencode") {
     return { stdout: `${JSON.stringify({ decision: kind, reason })}\n`, stderr: "", exitCode: 0 };
   }
   return {

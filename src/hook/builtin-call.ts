@@ -39,6 +39,16 @@ const TOOLS: Record<string, { tool: AgentTool; path?: string[]; url?: string; co
   write_file: { tool: "write", path: ["file_path"] },
   replace: { tool: "edit", path: ["file_path"] },
   web_fetch: { tool: "fetch" },
+  // opencode (its tools' ids, as its plugin is given them: src/hook/opencode-tools.ts)
+  bash: { tool: "shell", command: "command" },
+  read: { tool: "read", path: ["filePath"] },
+  grep: { tool: "read", path: ["path"] },
+  list: { tool: "read", path: ["path"] },
+  write: { tool: "write", path: ["filePath"] },
+  edit: { tool: "edit", path: ["filePath"] },
+  multiedit: { tool: "edit", path: ["filePath"] },
+  patch: { tool: "edit" },
+  webfetch: { tool: "fetch", url: "url" },
 };
 
 /** The arguments the hook derives: the agent's input never sets them. */
@@ -82,8 +92,8 @@ export async function builtinCall(
   if (hook.toolName === "read_many_files" && Array.isArray(input.paths)) {
     args.path = input.paths.filter((p): p is string => typeof p === "string").map((p) => absolute(p, hook.cwd));
   }
-  if (hook.toolName === "apply_patch") {
-    const patch = typeof input.patch === "string" ? input.patch : typeof input.input === "string" ? input.input : typeof input.command === "string" ? input.command : "";
+  if (hook.toolName === "apply_patch" || hook.toolName === "patch") {
+    const patch = [input.patch, input.input, input.command, input.patchText].find((text): text is string => typeof text === "string") ?? "";
     args.path = patchedFiles(patch).map((p) => absolute(p, hook.cwd));
   }
   if (known.tool === "fetch") {

@@ -5,6 +5,7 @@ import { applyEdits, modify, parseTree, findNodeAtLocation, getNodeValue, type J
 import { messageOf, ThoughtGateError } from "../core/errors.ts";
 import { detectAgent } from "./adapters/detect.ts";
 import type { AgentType, ConfigFile } from "./adapters/types.ts";
+import { opencodePluginsOff } from "./opencode-plugin.ts";
 
 /**
  * The hook that governs an agent's own tools (its shell, reads, edits, writes, fetches) during a
@@ -41,8 +42,10 @@ const ASKED_TOOLS = "Bash|Edit|MultiEdit|NotebookEdit|Write|WebFetch";
  * Claude Code itself (`--agent-type claude-code` over another program, a script or a test's stand-in,
  * would not know the flag).
  */
-export function hooksGovern(agent: AgentType, command: readonly string[]): boolean {
+export function hooksGovern(agent: AgentType, command: readonly string[], env: NodeJS.ProcessEnv = process.env): boolean {
   if (agent === "codex" || agent === "gemini") return detectAgent(command) === agent;
+  // opencode's hook is a plugin (opencode-plugin.ts), which --pure turns off.
+  if (agent === "opencode") return detectAgent(command) === agent && opencodePluginsOff(command, env) === null;
   return agent === "claude-code" && detectAgent(command) === "claude-code" && hooklessMode(command) === null;
 }
 
@@ -63,11 +66,12 @@ function claudeServerName(name: string): string {
  * as (`a` and `a__b` both make `mcp__a__b__x`), is left out: the hook then says nothing about it,
  * and Claude Code asks as it would.
  */
-export function governedServerNames(entries: ReadonlyArray<{ name: string; governed: boolean; status: string }>): string[] {
+export function governedServerNames(entries: ReadonlyArray<{ name: string; governed: boolean; status: string }>, separator = "__"): string[] {
   const runsThroughShim = (entry: { governed: boolean; status: string }) => entry.governed || entry.status === "wrapped";
   const ungoverned = entries.filter((entry) => !runsThroughShim(entry)).map((entry) => claudeServerName(entry.name));
   const governed = new Set(entries.filter(runsThroughShim).map((entry) => claudeServerName(entry.name)));
-  const clash = (a: string, b: string) => a === b || a.startsWith(`${b}__`) || b.startsWith(`${a}__`);
+  // opencode names a server's tools `<server>_<tool>`: its separator is one `_`.
+  const clash = (a: string, b: string) => a === b || a.startsWith(`${b}${separator}`) || b.startsWith(`${a}${separator}`);
   return [...governed].filter((name) => !ungoverned.some((other) => clash(name, other))).sort();
 }
 

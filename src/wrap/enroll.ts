@@ -11,6 +11,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { messageOf } from "../core/errors.ts";
 import { withClaudeHook } from "./agent-hooks.ts";
+import { enrolledPluginState, enrollOpencodePlugin } from "./opencode-plugin.ts";
 import { ADAPTERS, AGENT_TYPES, type AgentContext, type AgentType, type ConfigFile, type ServerEntry } from "./adapters/index.ts";
 import { ConfigGuard, type RestoreResult } from "./config-guard.ts";
 import { enrollHolder } from "./holders.ts";
@@ -51,6 +52,8 @@ export function enroll(agent: AgentType, ctx: AgentContext): EnrollReport {
   const report = describe(agent, plan.files);
   report.shared = shared.map(({ file, outcome }) => ({ path: file.path, outcome, servers: serversOf(file.entries) }));
   if (agent === "claude-code") report.hook = enrollClaudeHook(ctx, binary);
+  // opencode's hook is a plugin file of its own (opencode-plugin.ts), outside the config guard.
+  if (agent === "opencode") report.hook = enrollOpencodePlugin(ctx, binary);
   return report;
 }
 
@@ -118,8 +121,9 @@ export function unenroll(agent: AgentType): RestoreResult[] {
 }
 
 /** The agents the journal holds an enrollment for. */
-export function enrolledAgents(): AgentType[] {
+export function enrolledAgents(ctx?: AgentContext): AgentType[] {
   const agents = new Set(readJournal().flatMap((record) => record.holders.flatMap((holder) => (holder.kind === "enroll" ? [holder.agent] : []))));
+  if (ctx !== undefined && enrolledPluginState(ctx, stableShim({ create: false }).path) !== "missing") agents.add("opencode");
   return ENROLLABLE.filter((agent) => agents.has(agent));
 }
 

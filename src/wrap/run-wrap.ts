@@ -39,6 +39,7 @@ import { pinsSummary } from "./pins-summary.ts";
 import { stableShim } from "./shim-path.ts";
 import { governedServerNames, hooklessMode, hooksGovern, withAgentHooks, withGeminiHook } from "./agent-hooks.ts";
 import { codexHookTrust, type CodexHookTrust } from "./codex-trust.ts";
+import { opencodePluginsOff, opencodeSessionEnv } from "./opencode-plugin.ts";
 
 /** How long shims get to drain after the agent exits. */
 const SHIM_DRAIN_MS = 10_000;
@@ -278,7 +279,7 @@ async function governAndRun(options: WrapOptions, agent: AgentType, ctx: AgentCo
   const { plan } = shared;
   if ("addHook" in hook) voice.say(geminiHookLine(shared.shared.map((one) => one.file)));
   // The servers whose tools the agent's hook leaves to their shims (agent-hooks.ts).
-  if (hooksGovern(agent, options.command)) info.serversGoverned(governedServerNames([...plan.files, ...plan.given].flatMap((file) => file.entries)));
+  if (hooksGovern(agent, options.command)) info.serversGoverned(governedServerNames([...plan.files, ...plan.given].flatMap((file) => file.entries), agent === "opencode" ? "_" : "__"));
 
   const pins = pinsSummary(plan.serverIds, engines.engine);
   if (pins) voice.say(pins);
@@ -303,7 +304,9 @@ async function governAndRun(options: WrapOptions, agent: AgentType, ctx: AgentCo
     const approving = options.soleApprover ? soleApprover(agent, launched, governedNames(plan), mode, where).command : launched;
     // The agent's own tools go through `thoughtgate hook` for this session (agent-hooks.ts).
     const command = withAgentHooks(agent, approving, planning.binary, record.dir, ctx.cwd);
-    exitCode = await runAgent({ command, env: { [SESSION_ENV]: runId }, onStart }, (text) => voice.say(text));
+    // opencode's hook is a plugin named in its environment (opencode-plugin.ts).
+    const hookEnv = agent === "opencode" && hooksGovern(agent, options.command) ? opencodeSessionEnv(planning.binary, record.dir, process.env) : {};
+    exitCode = await runAgent({ command, env: { [SESSION_ENV]: runId, ...hookEnv }, onStart }, (text) => voice.say(text));
   } finally {
     voice.agentExited();
     // Tell the shims to drain, give them time, then put the configs back.
@@ -338,6 +341,11 @@ function hooksLines(agent: AgentType, command: readonly string[], codexTrust: Co
     return [`thoughtgate: warning: Codex will not run ThoughtGate's hook: ${codexTrust?.why ?? "its trust is unknown"}; its own tools (shell, apply_patch, …) are not governed this session, only its MCP servers`];
   }
   if (agent === "claude-code" && hooksGovern(agent, command)) return ["thoughtgate: Claude Code's own tools (Bash, Read, Edit, Write, WebFetch, …) go through ThoughtGate too: its PreToolUse hook, for this session (--settings in the session directory; your settings files are not touched)"];
+  if (agent === "opencode") {
+    const pure = opencodePluginsOff(command, process.env);
+    if (pure === null && hooksGovern(agent, command)) return ["thoughtgate: opencode's own tools (bash, edit, write, read, webfetch, …) go through ThoughtGate too: its plugin, for this session (OPENCODE_CONFIG_CONTENT, the file in the session directory; your opencode files are not touched)"];
+    if (pure !== null) return [`thoughtgate: warning: ${pure} turns opencode's plugins off: its own tools (bash, edit, write, …) are not governed this session, only its MCP servers`];
+  }
   const off = hooklessMode(command);
   if (agent === "claude-code" && off !== null) return [`thoughtgate: warning: ${off} turns Claude Code's hooks off: its own tools (Bash, Edit, Write, …) are not governed this session, only its MCP servers`];
   return [];
