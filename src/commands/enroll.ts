@@ -85,6 +85,7 @@ function render(report: EnrollReport, ctx: AgentContext): string[] {
   for (const server of report.ungoverned) lines.push(`${report.label}: still ungoverned: ${server.name} in ${show(server.file)}: ${server.reason}`);
   for (const problem of report.problems) lines.push(`${report.label}: warning: ${show(problem.path)} ${problem.problem}; not enrolled`);
   if (report.hook !== undefined && "problem" in report.hook) lines.push(`${report.label}: warning: ${show(report.hook.path)} ${report.hook.problem}`);
+  else if (report.hook !== undefined && report.agent === "copilot") lines.push(`${report.label}: its own tools (bash, edit, create, view, web_fetch, …) governed in every run: preToolUse hook in ${show(report.hook.path)}`);
   else if (report.hook !== undefined && report.agent === "opencode") lines.push(`${report.label}: its own tools (bash, edit, write, read, webfetch, …) governed in every run: its plugin ${show(report.hook.path)}`);
   else if (report.hook !== undefined) lines.push(`${report.label}: its own tools (Bash, Read, Edit, Write, WebFetch, …) governed in every run: PreToolUse hook in ${show(report.hook.path)}`);
   return lines;

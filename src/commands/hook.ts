@@ -4,7 +4,7 @@ import { HOOK_AGENTS, parseHookInput, renderAnswer, renderFailure, type HookAgen
 import { builtinCall } from "../hook/builtin-call.ts";
 import { decideBuiltinCall, recordRan } from "../hook/hook-decision.ts";
 import { mcpToolAnswer } from "../hook/mcp-tool.ts";
-import { OPENCODE_TOOLS, opencodeHookCall, opencodeMcpAnswer, otherOpencodeTool } from "../hook/opencode-tools.ts";
+import { announcesByNameAlone, governedMcpAnswer, isOwnTool, otherTool, ownToolCall } from "../hook/own-tool-names.ts";
 import { findSession } from "../governance/deciders/find-session.ts";
 import { defaultEventsPath, optionalDuration, profileArg, resolveProfile } from "./_shared.ts";
 
@@ -61,11 +61,11 @@ async function answer(agent: HookAgent, profile: ReturnType<typeof resolveProfil
     // The bash parser (WebAssembly) is loaded only for a shell call.
     const readShell = async (command: string) => (await import("../hook/shell-commands.ts")).readShellCommand(command);
     let call;
-    if (agent === "opencode") {
-      // opencode's plugin announces every tool, its MCP servers' too, by a name alone (hook/opencode-tools.ts).
-      const mcp = opencodeMcpAnswer(input.call.toolName, await findSession());
+    if (announcesByNameAlone(agent)) {
+      // opencode's plugin and Copilot CLI's hook announce every tool, MCP servers' too, by a name alone (hook/own-tool-names.ts).
+      const mcp = governedMcpAnswer(agent, input.call.toolName, await findSession());
       if (mcp !== null) return renderAnswer(agent, mcp);
-      call = OPENCODE_TOOLS.has(input.call.toolName) ? await builtinCall(opencodeHookCall(input.call), readShell) : otherOpencodeTool(input.call);
+      call = isOwnTool(agent, input.call.toolName) ? await builtinCall(ownToolCall(input.call), readShell) : otherTool(input.call);
     } else call = await builtinCall(input.call, readShell);
     if (call === null) return renderAnswer(agent, mcpToolAnswer(input.call.toolName, await findSession()));
     const verdict = await decideBuiltinCall(call, {

@@ -5,6 +5,7 @@ import { CLAUDE_HOOK_PATH, claudeHookEntry, hasHookFirst } from "../wrap/agent-h
 import { realConfigPath } from "../wrap/config-path.ts";
 import { enrolledFiles } from "../wrap/enroll.ts";
 import { enrolledPluginPath, enrolledPluginState } from "../wrap/opencode-plugin.ts";
+import { copilotSettingsPath, hooksTurnedOff } from "../wrap/copilot-hook.ts";
 import { stableShim } from "../wrap/shim-path.ts";
 import type { CheckBody } from "./report.ts";
 
@@ -30,9 +31,13 @@ export function checkAgentHooks(ctx: AgentContext): CheckBody {
   details.push(`Codex: its own tools governed under \`thoughtgate wrap\` (PreToolUse hook and its trust on its command line, for the session; wrap's banner says if Codex did not take it); not in plain runs${codex ? "; `thoughtgate hook codex` also found in ~/.codex (Codex runs it only if it trusts it: `codex` asks once)" : ""}`);
   const plugin = enrolledPluginState(ctx, stableShim({ create: false }).path);
   details.push(`opencode: its own tools governed under \`thoughtgate wrap\` (ThoughtGate's plugin, named in its environment for the session)${plugin === "ok" ? `; enrolled: the plugin in ${enrolledPluginPath(ctx)} governs plain runs too` : plugin === "changed" ? `; ${enrolledPluginPath(ctx)} is not the plugin ThoughtGate writes (changed, or another thoughtgate's): run \`thoughtgate enroll opencode\` again` : "; not in plain runs (`thoughtgate enroll opencode` installs its plugin)"}`);
-  details.push("Copilot CLI: its hooks (preToolUse) are not installed by ThoughtGate: its MCP servers only; the others: no hook system, their MCP servers only");
+  const copilot = copilotSettingsPath(ctx);
+  const copilotOff = hooksTurnedOff(ctx);
+  details.push(`Copilot CLI: its own tools governed under \`thoughtgate wrap\` (preToolUse hook added to ${copilot} for the session, put back after)${hookIn(copilot, "hook copilot") ? "; `thoughtgate hook copilot` in that file now (enrolled, or a wrap running)" : "; not in plain runs (`thoughtgate enroll copilot` keeps it)"}`);
+  for (const path of copilotOff) details.push(`  ${path} sets disableAllHooks: Copilot CLI runs no hook, so its own tools are not governed (wrap refuses to start it)`);
+  details.push("the other agents: no hook system; their MCP servers only");
   return {
-    status: blocking.length > 0 || enrolledHook?.ok === false || plugin === "changed" ? "warn" : "pass",
+    status: blocking.length > 0 || enrolledHook?.ok === false || plugin === "changed" || copilotOff.length > 0 ? "warn" : "pass",
     summary: blocking.length > 0 ? "a managed Claude Code setting turns ThoughtGate's hook off" : enrolledHook?.ok === false ? "Claude Code's enrolled hook is missing or changed" : "Claude Code under wrap",
     details,
     data: { claudeCodeManaged: blocking.map((found) => ({ path: found.path, key: found.key })), gemini, codex },

@@ -43,7 +43,7 @@ const ASKED_TOOLS = "Bash|Edit|MultiEdit|NotebookEdit|Write|WebFetch";
  * would not know the flag).
  */
 export function hooksGovern(agent: AgentType, command: readonly string[], env: NodeJS.ProcessEnv = process.env): boolean {
-  if (agent === "codex" || agent === "gemini") return detectAgent(command) === agent;
+  if (agent === "codex" || agent === "gemini" || agent === "copilot") return detectAgent(command) === agent;
   // opencode's hook is a plugin (opencode-plugin.ts), which --pure turns off.
   if (agent === "opencode") return detectAgent(command) === agent && opencodePluginsOff(command, env) === null;
   return agent === "claude-code" && detectAgent(command) === "claude-code" && hooklessMode(command) === null;
@@ -76,7 +76,7 @@ export function governedServerNames(entries: ReadonlyArray<{ name: string; gover
 }
 
 /** The shell command a hook entry runs: this binary (its stable path) and the agent's name. */
-function hookCommand(binary: string, agent: "claude-code" | "codex" | "gemini"): string {
+function hookCommand(binary: string, agent: "claude-code" | "codex" | "gemini" | "copilot"): string {
   return `${shellQuote(binary)} hook ${agent}`;
 }
 
@@ -195,6 +195,22 @@ export function claudeHookEntry(binary: string): Record<string, unknown> {
 
 export function withClaudeHook(text: string, binary: string): { text: string; owned: JSONPath[] } | null {
   return withHookFirst(text, CLAUDE_HOOK_PATH, claudeHookEntry(binary));
+}
+
+/**
+ * Copilot CLI takes hooks from its settings files (`hooks.preToolUse` in `$COPILOT_HOME/settings.json`,
+ * the same schema as `.github/hooks/*.json`: a `bash` command line, `timeoutSec`, its default 30 s
+ * shorter than a person), so wrap and enroll add ThoughtGate's first in the user's file through the
+ * config guard (copilot-hook.ts), as Gemini CLI's.
+ */
+const COPILOT_HOOK_PATH: JSONPath = ["hooks", "preToolUse"];
+
+function copilotHookEntry(binary: string): Record<string, unknown> {
+  return { type: "command", bash: hookCommand(binary, "copilot"), timeoutSec: HOOK_TIMEOUT_S };
+}
+
+export function withCopilotHook(text: string, binary: string): { text: string; owned: JSONPath[] } | null {
+  return withHookFirst(text, COPILOT_HOOK_PATH, copilotHookEntry(binary));
 }
 
 /** Whether the settings `text` hold `entry` first under `path` (doctor: a hook missing or changed). */

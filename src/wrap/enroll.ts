@@ -12,6 +12,7 @@ import { join } from "node:path";
 import { messageOf } from "../core/errors.ts";
 import { withClaudeHook } from "./agent-hooks.ts";
 import { enrolledPluginState, enrollOpencodePlugin } from "./opencode-plugin.ts";
+import { shareCopilotHook } from "./copilot-hook.ts";
 import { ADAPTERS, AGENT_TYPES, type AgentContext, type AgentType, type ConfigFile, type ServerEntry } from "./adapters/index.ts";
 import { ConfigGuard, type RestoreResult } from "./config-guard.ts";
 import { enrollHolder } from "./holders.ts";
@@ -54,6 +55,7 @@ export function enroll(agent: AgentType, ctx: AgentContext): EnrollReport {
   if (agent === "claude-code") report.hook = enrollClaudeHook(ctx, binary);
   // opencode's hook is a plugin file of its own (opencode-plugin.ts), outside the config guard.
   if (agent === "opencode") report.hook = enrollOpencodePlugin(ctx, binary);
+  if (agent === "copilot") report.hook = shareCopilotHook(ctx, binary, enrollHolder(agent), true);
   return report;
 }
 

@@ -2,7 +2,7 @@ import { rmSync, writeFileSync } from "node:fs";
 import { basename, join, resolve } from "node:path";
 import { homedir } from "node:os";
 import { createTwoFilesPatch } from "diff";
-import { bestEffort, messageOf, usageError } from "../core/errors.ts";
+import { bestEffort, messageOf, ThoughtGateError, usageError } from "../core/errors.ts";
 import { log } from "../core/log.ts";
 import type { Profile } from "../core/profile.ts";
 import { APPROVAL_KEY_ENV, ENDPOINT_ENV } from "../governance/wire/env.ts";
@@ -40,6 +40,7 @@ import { stableShim } from "./shim-path.ts";
 import { governedServerNames, hooklessMode, hooksGovern, withAgentHooks, withGeminiHook } from "./agent-hooks.ts";
 import { codexHookTrust, type CodexHookTrust } from "./codex-trust.ts";
 import { opencodePluginsOff, opencodeSessionEnv } from "./opencode-plugin.ts";
+import { hooksTurnedOff, shareCopilotHook } from "./copilot-hook.ts";
 
 /** How long shims get to drain after the agent exits. */
 const SHIM_DRAIN_MS = 10_000;
@@ -278,8 +279,19 @@ async function governAndRun(options: WrapOptions, agent: AgentType, ctx: AgentCo
   }
   const { plan } = shared;
   if ("addHook" in hook) voice.say(geminiHookLine(shared.shared.map((one) => one.file)));
+  // Copilot CLI's hook goes into its user settings.json through the same guard (copilot-hook.ts).
+  if (agent === "copilot" && hooksGovern(agent, options.command)) {
+    const off = hooksTurnedOff(ctx);
+    if (off.length > 0) {
+      restoreEverything();
+      await endSession();
+      voice.close();
+      throw new ThoughtGateError("CONFIG", `${off.join(", ")} set${off.length === 1 ? "s" : ""} disableAllHooks: Copilot CLI would run its own tools (bash, edit, create, …) without ThoughtGate's hook; remove it, then run wrap again`);
+    }
+    voice.say(copilotHookLine(shareCopilotHook(ctx, planning.binary, wrapHolder(runId), false)));
+  }
   // The servers whose tools the agent's hook leaves to their shims (agent-hooks.ts).
-  if (hooksGovern(agent, options.command)) info.serversGoverned(governedServerNames([...plan.files, ...plan.given].flatMap((file) => file.entries), agent === "opencode" ? "_" : "__"));
+  if (hooksGovern(agent, options.command)) info.serversGoverned(governedServerNames([...plan.files, ...plan.given].flatMap((file) => file.entries), agent === "opencode" ? "_" : agent === "copilot" ? "-" : "__"));
 
   const pins = pinsSummary(plan.serverIds, engines.engine);
   if (pins) voice.say(pins);
@@ -332,6 +344,12 @@ function geminiHookLine(files: readonly ConfigFile[]): string {
   const user = files.find((file) => file.agent === "gemini" && file.scope === "user");
   if (user !== undefined) return `thoughtgate: Gemini CLI's own tools (run_shell_command, write_file, replace, …) go through ThoughtGate too: its BeforeTool hook, in ${user.path} for this session (put back byte for byte after)`;
   return "thoughtgate: warning: Gemini CLI's hook could not be added (no readable ~/.gemini/settings.json): its own tools are not governed this session, only its MCP servers";
+}
+
+/** Whether Copilot CLI's settings took ThoughtGate's hook, or why not. */
+function copilotHookLine(shared: ReturnType<typeof shareCopilotHook>): string {
+  if ("problem" in shared) return `thoughtgate: warning: Copilot CLI's hook could not be added: ${shared.path} ${shared.problem}; its own tools are not governed this session, only its MCP servers`;
+  return `thoughtgate: Copilot CLI's own tools (bash, edit, create, view, web_fetch, …) go through ThoughtGate too: its preToolUse hook, in ${shared.path} for this session (put back byte for byte after)`;
 }
 
 /** What the banner says of the agent's own tools: governed through its hook, or why not. */
