@@ -11,7 +11,6 @@
  * wrap/agent-hooks.ts). Any other tool is decided under its own name as one of the agent's
  * (docs/governance.md, "Built-in tools").
  */
-import { resolve } from "node:path";
 import type { SessionLookup } from "../governance/deciders/find-session.ts";
 import type { HookAnswer, HookCall } from "./agent-formats.ts";
 import type { BuiltinCall } from "./builtin-call.ts";
@@ -40,13 +39,6 @@ export function governedMcpAnswer(agent: NamedToolsAgent, toolName: string, look
   const server = lookup.session.governedServers.find((name) => toolName.startsWith(`${name}${separator}`) && toolName.length > name.length + separator.length);
   if (server === undefined) return null;
   return { kind: "allow", reason: `ThoughtGate: the ${server} server runs through ThoughtGate, which decides this call` };
-}
-
-/** The call as builtinCall reads it: opencode's bash runs in its `workdir` when it names one. */
-export function ownToolCall(call: HookCall): HookCall {
-  const workdir = call.toolInput.workdir;
-  if (call.toolName === "bash" && typeof workdir === "string" && workdir !== "") return { ...call, cwd: resolve(call.cwd, workdir) };
-  return call;
 }
 
 /** A tool that is neither the agent's own nor a governed server's: decided under its own name (the policy's rules for other tools apply). */
