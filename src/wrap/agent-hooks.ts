@@ -201,7 +201,10 @@ export function withClaudeHook(text: string, binary: string): { text: string; ow
  * Copilot CLI takes hooks from its settings files (`hooks.preToolUse` in `$COPILOT_HOME/settings.json`,
  * the same schema as `.github/hooks/*.json`: a `bash` command line, `timeoutSec`, its default 30 s
  * shorter than a person), so wrap and enroll add ThoughtGate's first in the user's file through the
- * config guard (copilot-hook.ts), as Gemini CLI's.
+ * config guard (copilot-hook.ts), as Gemini CLI's. Copilot CLI 1.0.102 runs the call when a hook
+ * times out (measured), and waits the `timeoutSec` given (35 s under 600, measured): the hook
+ * answers before, as for Claude Code (commands/hook.ts, HOOK_DEADLINE_MS). A hook that exits
+ * non-zero or cannot be started refuses the call (measured).
  */
 const COPILOT_HOOK_PATH: JSONPath = ["hooks", "preToolUse"];
 

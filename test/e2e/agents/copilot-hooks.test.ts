@@ -15,7 +15,7 @@ import { join } from "node:path";
 import { agentBinary, agentSandbox, describeRun, runAgent, type AgentLaunch, type AgentSandbox } from "../../support/agents.ts";
 import { startFakeOpenAIChat } from "../../support/fake-models/openai-chat.ts";
 import type { FakeModel } from "../../support/fake-models/fake-model.ts";
-import { requireBinary } from "../../support/harness.ts";
+import { BINARY, requireBinary } from "../../support/harness.ts";
 import { sessionCalls, throughWrap, writeUserPolicy } from "../../support/wrapped-agents.ts";
 
 setDefaultTimeout(180_000);
@@ -117,4 +117,25 @@ test("a repository whose settings turn Copilot CLI's hooks off (honoured in a tr
   expect(model.requests, why).toEqual([]);
   expect(existsSync(join(sandbox.project, "data", "keep.txt"))).toBe(true);
   expect(readFileSync(join(sandbox.home, ".copilot", "settings.json"), "utf8")).toBe(SETTINGS);
+});
+
+test("enroll copilot keeps the hook in settings.json for plain runs; unenroll puts the file back byte for byte", async () => {
+  await using sandbox = agentSandbox();
+  project(sandbox);
+  writeUserPolicy(sandbox, DENY_DELETES);
+  await using model = startFakeOpenAIChat({ calls: [{ tool: "bash", arguments: { command: "rm -rf ./data", description: "Clean up" } }], finalText: "Done." });
+  const launch = copilot(sandbox, model, "Clean up.");
+  const settings = join(sandbox.home, ".copilot", "settings.json");
+  const enrolled = Bun.spawnSync([BINARY, "enroll", "copilot"], { cwd: sandbox.project, env: launch.env, stdout: "pipe", stderr: "pipe" });
+  expect(enrolled.exitCode, enrolled.stderr.toString()).toBe(0);
+  expect(enrolled.stdout.toString()).toContain(`its own tools (bash, edit, create, view, web_fetch, …) governed in every run: preToolUse hook in ${join("~", ".copilot", "settings.json")}`);
+  const run = await runAgent(launch, sandbox, 150_000);
+  const why = describeRun(launch, run, model);
+  expect(run.exitCode, why).toBe(0);
+  expect(model.toolResults[0]?.text, why).toContain("ThoughtGate denied this shell call: rule no-deletes: deny");
+  expect(existsSync(join(sandbox.project, "data", "keep.txt"))).toBe(true);
+  const unenrolled = Bun.spawnSync([BINARY, "unenroll", "copilot"], { cwd: sandbox.project, env: launch.env, stdout: "pipe", stderr: "pipe" });
+  expect(unenrolled.exitCode, unenrolled.stderr.toString()).toBe(0);
+  expect(unenrolled.stdout.toString()).toContain(`restored ${settings} (byte-identical)`);
+  expect(readFileSync(settings, "utf8")).toBe(SETTINGS);
 });
