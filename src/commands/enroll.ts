@@ -103,7 +103,6 @@ export const unenroll = defineCommand({
     for (const agent of agents) {
       const results = unenrollAgent(agent);
       const plugin = agent === "opencode" ? unenrollOpencodePlugin(context()) : null;
-      if (plugin !== null && plugin.status !== "absent") lines.push(pluginLine(plugin));
       if (plugin?.status === "failed") failed = true;
       if (results.length === 0 && (plugin === null || plugin.status === "absent")) lines.push(`${agent}: not enrolled`);
       for (const result of results) {
@@ -114,6 +113,7 @@ export const unenroll = defineCommand({
           lines.push(`${agent}: FAILED ${result.configPath}: ${result.error}`);
         }
       }
+      if (plugin !== null && plugin.status !== "absent") lines.push(pluginLine(plugin));
     }
     if (agents.length === 0) lines.push("no agent is enrolled");
     process.stdout.write(`${lines.join("\n")}\n`);

@@ -6,10 +6,13 @@
  * from the tools each offers its model) are normalised by builtinCall. An MCP server's tool is
  * `<server>_<tool>` in opencode (each name with every character but letters, digits, `_` and `-`
  * made `_`), `<server>-<tool>` in Copilot CLI: indistinguishable by its form from a tool of a
- * plugin or an extension, so it is left to its shim only when it is a tool of a server every entry
- * of which runs through a shim of the session (the session's descriptor names them,
- * wrap/agent-hooks.ts). Any other tool is decided under its own name as one of the agent's
- * (docs/governance.md, "Built-in tools").
+ * plugin or an extension. In a wrap session, a tool of a server every entry of which runs through a
+ * shim of the session (the session's descriptor names them, wrap/agent-hooks.ts) is left to its
+ * shim, and any other tool is decided under its own name as one of the agent's. Outside a session
+ * (an enrolled agent's plain run, whose servers' shims govern on their own) nothing says which
+ * names are MCP tools: a tool that is not the agent's own gets no answer (the agent's own rules,
+ * and a server's shim, apply), so an MCP call is not decided and recorded twice (docs/governance.md,
+ * "Built-in tools").
  */
 import type { SessionLookup } from "../governance/deciders/find-session.ts";
 import type { HookAnswer, HookCall } from "./agent-formats.ts";
@@ -32,10 +35,11 @@ export function isOwnTool(agent: NamedToolsAgent, toolName: string): boolean {
   return AGENTS[agent].tools.has(toolName);
 }
 
-/** The answer for a tool of a governed MCP server (its shim decides), or null when the call is the agent's to decide here. */
+/** The answer for a tool that may be an MCP server's (its shim decides), or null when the call is the agent's to decide here. */
 export function governedMcpAnswer(agent: NamedToolsAgent, toolName: string, lookup: SessionLookup): HookAnswer | null {
   const { separator } = AGENTS[agent];
-  if (isOwnTool(agent, toolName) || lookup.kind !== "joined") return null;
+  if (isOwnTool(agent, toolName)) return null;
+  if (lookup.kind !== "joined") return { kind: "none" };
   const server = lookup.session.governedServers.find((name) => toolName.startsWith(`${name}${separator}`) && toolName.length > name.length + separator.length);
   if (server === undefined) return null;
   return { kind: "allow", reason: `ThoughtGate: the ${server} server runs through ThoughtGate, which decides this call` };

@@ -87,8 +87,8 @@ describe("thoughtgate hook, outside a wrap session", () => {
     expect(opencode("read", { filePath: join(sandbox.project, "a.txt") })).toEqual({ decision: "allow", reason: "ThoughtGate: rule agent-read-project: forward" });
     expect(opencode("write", { filePath: join(sandbox.home, ".config", "opencode", "opencode.json"), content: "{}" })).toEqual({ decision: "deny", reason: "ThoughtGate denied this write call: rule agent-self-protection: deny" });
     expect(opencode("edit", { filePath: join(sandbox.project, ".opencode", "plugins", "x.js"), oldString: "a", newString: "b" })).toEqual({ decision: "deny", reason: "ThoughtGate denied this edit call: rule agent-self-protection: deny" });
-    // Outside a session an MCP server's tool cannot be told from a plugin's: decided as the agent's, by its name.
-    expect(opencode("notes_delete_note", { id: "a" })).toEqual({ decision: "allow", reason: "ThoughtGate: rule agent-other-tools: forward" });
+    // Outside a session an MCP server's tool cannot be told from a plugin's: no answer (its shim, if any, decides).
+    expect(opencode("notes_delete_note", { id: "a" })).toEqual({ decision: "none" });
 
     const copilot = (toolName: string, toolArgs: unknown) => JSON.parse(hook("copilot", { sessionId: "s", timestamp: 1, cwd: sandbox.project, toolName, toolArgs }, sandbox.env, sandbox.project).stdout) as unknown;
     expect(copilot("bash", { command: "ls" })).toEqual({ permissionDecision: "allow", permissionDecisionReason: "ThoughtGate: rule agent-read-only-shell: forward" });

@@ -98,7 +98,7 @@ describe("unenroll keeps a server the user changed since enroll", () => {
       expect(readFileSync(config, "utf8")).toBe(c.expected);
       expect({ code: back.code, stdout: back.stdout, stderr: back.stderr }).toEqual({
         code: 0,
-        stdout: `${c.agent}: restored ${config} (kept the agent's own changes; kept gh's ${c.agent === "opencode" ? "command" : "command, args"} as you changed them since ThoughtGate rewrote them (not put back to the pre-rewrite values))\n`,
+        stdout: `${c.agent}: restored ${config} (kept the agent's own changes; kept gh's ${c.agent === "opencode" ? "command" : "command, args"} as you changed them since ThoughtGate rewrote them (not put back to the pre-rewrite values))\n${c.agent === "opencode" ? `opencode: removed ${join(home, ".config", "opencode", "plugins", "thoughtgate.js")} (ThoughtGate's plugin)\n` : ""}`,
         stderr: "",
       });
     });

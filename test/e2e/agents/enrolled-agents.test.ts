@@ -115,7 +115,9 @@ describe("enroll, plain runs governed on their own, unenroll", () => {
       expect(ownAudits(sandbox)).toEqual(["everything.echo forward", "everything.get-sum deny"]);
 
       const back = thoughtgate(sandbox, "unenroll", c.agent);
-      expect({ code: back.code, stdout: back.stdout }).toEqual({ code: 0, stdout: `${c.agent}: restored ${config} (${c.agent === "claude-code" ? "kept the agent's own changes" : "byte-identical"})\n` });
+      // opencode's enrollment also wrote its plugin, which unenroll removes.
+      const plugin = c.agent === "opencode" ? `opencode: removed ${join(sandbox.home, ".config", "opencode", "plugins", "thoughtgate.js")} (ThoughtGate's plugin)\n` : "";
+      expect({ code: back.code, stdout: back.stdout }).toEqual({ code: 0, stdout: `${c.agent}: restored ${config} (${c.agent === "claude-code" ? "kept the agent's own changes" : "byte-identical"})\n${plugin}` });
       if (c.agent === "claude-code") {
         // `claude -p` saves ~/.claude.json on every run (start counts, the session): its changes are kept,
         // and the server entries are exactly as they were.
