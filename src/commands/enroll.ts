@@ -13,6 +13,7 @@ import { describeChangedSince, type PutBackKind } from "../wrap/put-back.ts";
 import { codexHookTrust } from "../wrap/codex-trust.ts";
 import { enrolledCodexHookKey } from "../wrap/enrolled-hooks.ts";
 import { stableShim } from "../wrap/shim-path.ts";
+import { unenrollOpencodePlugin, type PluginRemoval } from "../wrap/opencode-plugin.ts";
 import { commonArgs, rejectUnknownFlags } from "./_shared.ts";
 
 const args = {
@@ -118,21 +119,29 @@ function render(report: EnrollReport, ctx: AgentContext): string[] {
 }
 
 /** What each agent's hook governs, and what it is called there (enrolled-hooks.ts). */
-const OWN_TOOLS: Partial<Record<AgentType, string>> = { "claude-code": "Bash, Read, Edit, Write, WebFetch, …", codex: "its shell, apply_patch, …", gemini: "run_shell_command, write_file, replace, …" };
-const HOOK_WHERE: Partial<Record<AgentType, string>> = { "claude-code": "PreToolUse hook in", codex: "PreToolUse hook in", gemini: "BeforeTool hook in" };
+const OWN_TOOLS: Partial<Record<AgentType, string>> = {
+  "claude-code": "Bash, Read, Edit, Write, WebFetch, …",
+  codex: "its shell, apply_patch, …",
+  gemini: "run_shell_command, write_file, replace, …",
+  copilot: "bash, edit, create, view, web_fetch, …",
+  opencode: "bash, edit, write, read, webfetch, …",
+};
+const HOOK_WHERE: Partial<Record<AgentType, string>> = { "claude-code": "PreToolUse hook in", codex: "PreToolUse hook in", gemini: "BeforeTool hook in", copilot: "preToolUse hook in", opencode: "its plugin" };
 
 export const unenroll = defineCommand({
   meta: { name: "unenroll", description: "Put an enrolled agent's MCP config back as it was (its own later changes kept)" },
   args,
   run({ rawArgs, args: parsed }) {
     rejectUnknownFlags(rawArgs, args);
-    const enrolled = new Set(enrolledAgents());
+    const enrolled = new Set(enrolledAgents(context()));
     const agents = chosen(parsed.agent, parsed.all === true, (agent) => enrolled.has(agent), "unenroll");
     const lines: string[] = [];
     let failed = false;
     for (const agent of agents) {
       const results = unenrollAgent(agent);
-      if (results.length === 0) lines.push(`${agent}: not enrolled`);
+      const plugin = agent === "opencode" ? unenrollOpencodePlugin(context()) : null;
+      if (plugin?.status === "failed") failed = true;
+      if (results.length === 0 && (plugin === null || plugin.status === "absent")) lines.push(`${agent}: not enrolled`);
       for (const result of results) {
         if (result.status === "restored" && result.removed) lines.push(`${agent}: removed ${result.configPath} (enroll made it for the hook)`);
         else if (result.status === "restored") lines.push(`${agent}: restored ${result.configPath} (${restoredHow(result.kind, result.changedSince)})`);
@@ -142,12 +151,20 @@ export const unenroll = defineCommand({
           lines.push(`${agent}: FAILED ${result.configPath}: ${result.error}`);
         }
       }
+      if (plugin !== null && plugin.status !== "absent") lines.push(pluginLine(plugin));
     }
     if (agents.length === 0) lines.push("no agent is enrolled");
     process.stdout.write(`${lines.join("\n")}\n`);
     return failed ? EXIT.error : EXIT.ok;
   },
 });
+
+/** What became of opencode's enrolled plugin. */
+function pluginLine(removal: PluginRemoval): string {
+  if (removal.status === "removed") return `opencode: removed ${removal.path} (ThoughtGate's plugin)`;
+  if (removal.status === "changed") return `opencode: left ${removal.path}: changed since enroll wrote it; remove it yourself if it is no longer wanted`;
+  return `opencode: FAILED to remove ${removal.path}: ${removal.error ?? "unknown error"}`;
+}
 
 /** How the file came back: whole, or only the keys enroll wrote that still hold what it wrote. */
 function restoredHow(kind: PutBackKind, changedSince: readonly JSONPath[] | undefined): string {

@@ -5,6 +5,7 @@ import { HOOK_AGENTS, parseHookInput, renderAnswer, renderFailure, type HookAgen
 import { builtinCall } from "../hook/builtin-call.ts";
 import { decideBuiltinCall, recordRan } from "../hook/hook-decision.ts";
 import { mcpToolAnswer } from "../hook/mcp-tool.ts";
+import { announcesByNameAlone, governedMcpAnswer, isOwnTool, otherTool } from "../hook/own-tool-names.ts";
 import { findSession } from "../governance/deciders/find-session.ts";
 import { defaultEventsPath, optionalDuration, profileArg, resolveProfile } from "./_shared.ts";
 
@@ -59,7 +60,14 @@ async function answer(agent: HookAgent, profile: ReturnType<typeof resolveProfil
       return renderAnswer(agent, { kind: "none" });
     }
     // The bash parser (WebAssembly) is loaded only for a shell call.
-    const call = await builtinCall(input.call, async (command) => (await import("../hook/shell-commands.ts")).readShellCommand(command));
+    const readShell = async (command: string) => (await import("../hook/shell-commands.ts")).readShellCommand(command);
+    let call;
+    if (announcesByNameAlone(agent)) {
+      // opencode's plugin and Copilot CLI's hook announce every tool, MCP servers' too, by a name alone (hook/own-tool-names.ts).
+      const mcp = governedMcpAnswer(agent, input.call.toolName, await findSession());
+      if (mcp !== null) return renderAnswer(agent, mcp);
+      call = isOwnTool(agent, input.call.toolName) ? await builtinCall(input.call, readShell) : otherTool(input.call);
+    } else call = await builtinCall(input.call, readShell);
     if (call === null) return renderAnswer(agent, mcpToolAnswer(input.call.toolName, await findSession()));
     const verdict = await decideBuiltinCall(call, {
       agent,

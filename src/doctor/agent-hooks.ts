@@ -1,6 +1,8 @@
 import { readFileSync } from "node:fs";
 import type { AgentContext } from "../wrap/adapters/index.ts";
 import { hookInstallations, type HookAgent, type HookInstallation } from "../wrap/enrolled-hooks.ts";
+import { enrolledPluginPath, enrolledPluginState } from "../wrap/opencode-plugin.ts";
+import { copilotSettingsPath, hooksTurnedOff } from "../wrap/copilot-hook.ts";
 import { stableShim } from "../wrap/shim-path.ts";
 import type { CheckBody } from "./report.ts";
 
@@ -19,16 +21,26 @@ export function checkAgentHooks(ctx: AgentContext): CheckBody {
   const managed = claudeManagedSettings(ctx);
   const blocking = managed.filter((found) => found.key !== null);
   for (const found of blocking) details.push(`  ${found.path} sets ${found.key}: Claude Code will not run ThoughtGate's hook, so its own tools are not governed`);
-  details.push("opencode: only JavaScript plugins (tool.execute.before), which ThoughtGate does not install yet; Copilot CLI and the others: no hook system; their MCP servers only");
+  const plugin = enrolledPluginState(ctx, stableShim({ create: false }).path);
+  details.push(`opencode: its own tools governed under \`thoughtgate wrap\` (ThoughtGate's plugin, named in its environment for the session)${plugin === "ok" ? `; enrolled: the plugin in ${enrolledPluginPath(ctx)} governs plain runs too` : plugin === "changed" ? `; ${enrolledPluginPath(ctx)} is not the plugin ThoughtGate writes (changed, or another thoughtgate's): run \`thoughtgate enroll opencode\` again` : "; not in plain runs (`thoughtgate enroll opencode` installs its plugin)"}`);
+  const copilot = copilotSettingsPath(ctx);
+  const copilotOff = hooksTurnedOff(ctx);
+  details.push(`Copilot CLI: its own tools governed under \`thoughtgate wrap\` (preToolUse hook added to ${copilot} for the session, put back after)${hookIn(copilot, "hook copilot") ? "; `thoughtgate hook copilot` in that file now (enrolled, or a wrap running)" : "; not in plain runs (`thoughtgate enroll copilot` keeps it)"}`);
+  for (const path of copilotOff) details.push(`  ${path} sets disableAllHooks: Copilot CLI runs no hook, so its own tools are not governed (wrap refuses to start it)`);
+  details.push("the other agents: no hook system; their MCP servers only");
   const broken = installations.filter((found) => found.state === "untrusted" || found.state === "changed" || (found.state === "missing" && found.enrolled));
   return {
-    status: blocking.length > 0 || broken.length > 0 ? "warn" : "pass",
+    status: blocking.length > 0 || broken.length > 0 || plugin === "changed" || copilotOff.length > 0 ? "warn" : "pass",
     summary:
       blocking.length > 0
         ? "a managed Claude Code setting turns ThoughtGate's hook off"
         : broken.length > 0
           ? `${broken.map((found) => LABELS[found.agent]).join(", ")}: ThoughtGate's hook ${broken.map((found) => found.state).join(", ")}`
-          : enrolledSummary(installations),
+          : plugin === "changed"
+            ? "opencode's enrolled plugin is changed"
+            : copilotOff.length > 0
+              ? "a Copilot CLI setting turns every hook off"
+              : enrolledSummary(installations),
     details,
     data: { claudeCodeManaged: blocking.map((found) => ({ path: found.path, key: found.key })), hooks: installations.map(({ agent, path, enrolled, state }) => ({ agent, path, enrolled, state })) },
   };
@@ -87,5 +99,13 @@ function readJson(path: string): Record<string, unknown> | null {
     return json !== null && typeof json === "object" && !Array.isArray(json) ? (json as Record<string, unknown>) : null;
   } catch {
     return null;
+  }
+}
+
+function hookIn(path: string, words: string): boolean {
+  try {
+    return readFileSync(path, "utf8").includes(words);
+  } catch {
+    return false;
   }
 }

@@ -10,10 +10,17 @@
  *   deny (no `ask`: Codex asks in its `PermissionRequest` event); exit 2 blocks.
  * - Gemini CLI (`BeforeTool` in settings.json): `{tool_name, tool_input, cwd, hook_event_name, ...}`;
  *   answers `{"decision": "allow" | "deny", "reason": "..."}`; exit 2 blocks with stderr.
+ * - opencode (ThoughtGate's plugin, src/wrap/opencode-plugin.ts, from `tool.execute.before`): the
+ *   same input; answers Gemini CLI's way, and `{"decision": "none"}` where the hook says nothing (the
+ *   plugin lets the call go only on allow or none; anything else, exit 2 included, it refuses).
+ * - Copilot CLI (`preToolUse` in its settings.json): `{toolName, toolArgs, cwd, sessionId, ...}`
+ *   (toolArgs an object, or that object as JSON text); answers `{"permissionDecision": "allow" |
+ *   "deny", "permissionDecisionReason": "..."}`, nothing to let its own rules apply; exit 2 blocks
+ *   (measured with Copilot CLI 1.0.102).
  */
 import * as v from "valibot";
 
-export const HOOK_AGENTS = ["claude-code", "codex", "gemini"] as const;
+export const HOOK_AGENTS = ["claude-code", "codex", "gemini", "opencode", "copilot"] as const;
 export type HookAgent = (typeof HOOK_AGENTS)[number];
 
 /** The blocking exit code of every supported agent's hooks. */
@@ -44,13 +51,29 @@ export function parseHookInput(text: string, fallbackCwd: string): { ok: true; c
   } catch (error) {
     return { ok: false, why: `the hook's input is not JSON (${error instanceof Error ? error.message : String(error)})` };
   }
-  const parsed = v.safeParse(hookInput, json);
+  const parsed = v.safeParse(hookInput, copilotInput(json));
   if (!parsed.success) return { ok: false, why: `the hook's input is not a tool call: ${v.summarize(parsed.issues).split("\n")[0]}` };
   const { tool_name, tool_input, cwd, hook_event_name, tool_use_id, duration_ms, mcp_context, permission_mode } = parsed.output;
   return {
     ok: true,
     call: { toolName: tool_name, toolInput: tool_input, cwd: cwd ?? fallbackCwd, event: hook_event_name ?? null, toolUseId: tool_use_id || null, durationMs: duration_ms ?? null, mcp: mcp_context !== undefined && mcp_context !== null, agentMode: permission_mode ?? null },
   };
+}
+
+/** Copilot CLI's input in the others' names (its toolArgs may come as JSON text); any other input as it is. */
+function copilotInput(json: unknown): unknown {
+  if (json === null || typeof json !== "object" || Array.isArray(json)) return json;
+  const input = json as Record<string, unknown>;
+  if (input.tool_name !== undefined || typeof input.toolName !== "string") return json;
+  let args = input.toolArgs;
+  if (typeof args === "string") {
+    try {
+      args = JSON.parse(args);
+    } catch {
+      // Left as text: refused below as not a tool call.
+    }
+  }
+  return { tool_name: input.toolName, tool_input: args ?? {}, cwd: input.cwd, hook_event_name: "preToolUse" };
 }
 
 /** What the hook answers: let the call run, refuse it, let the agent ask its person, or say nothing (the agent's own rules apply). */
@@ -60,12 +83,13 @@ export type Rendered = { stdout: string; stderr: string; exitCode: number };
 
 /** The answer in the agent's format. */
 export function renderAnswer(agent: HookAgent, answer: HookAnswer): Rendered {
-  if (answer.kind === "none") return { stdout: "", stderr: "", exitCode: 0 };
+  if (answer.kind === "none") return { stdout: agent === "opencode" ? `${JSON.stringify({ decision: "none" })}\n` : "", stderr: "", exitCode: 0 };
   // Only Claude Code's hooks can hand the question to the agent's own prompt: elsewhere what would
   // be asked is refused, with the reason.
   const kind = agent !== "claude-code" && answer.kind === "ask" ? "deny" : answer.kind;
   const reason = oneLine(answer.reason);
-  if (agent === "gemini") {
+  if (agent === "copilot") return { stdout: `${JSON.stringify({ permissionDecision: kind, permissionDecisionReason: reason })}\n`, stderr: "", exitCode: 0 };
+  if (agent === "gemini" || agent === "opencode") {
     return { stdout: `${JSON.stringify({ decision: kind, reason })}\n`, stderr: "", exitCode: 0 };
   }
   // Codex reads `permissionDecision: "allow"` as a rewrite that needs `updatedInput`, and without

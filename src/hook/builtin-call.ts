@@ -34,11 +34,24 @@ const TOOLS: Record<string, { tool: AgentTool; path?: string[]; url?: string; co
   read_file: { tool: "read", path: ["absolute_path", "file_path"] },
   read_many_files: { tool: "read" },
   list_directory: { tool: "read", path: ["path", "dir_path"] },
-  glob: { tool: "read", path: ["path", "dir_path"] },
+  glob: { tool: "read", path: ["path", "dir_path", "paths"] },
   search_file_content: { tool: "read", path: ["path", "dir_path"] },
   write_file: { tool: "write", path: ["file_path"] },
   replace: { tool: "edit", path: ["file_path"] },
   web_fetch: { tool: "fetch" },
+  // opencode (its tools' ids, as its plugin is given them: src/hook/own-tool-names.ts)
+  bash: { tool: "shell", command: "command" },
+  read: { tool: "read", path: ["filePath"] },
+  grep: { tool: "read", path: ["path", "paths"] },
+  list: { tool: "read", path: ["path"] },
+  write: { tool: "write", path: ["filePath"] },
+  edit: { tool: "edit", path: ["filePath", "path"] },
+  multiedit: { tool: "edit", path: ["filePath"] },
+  patch: { tool: "edit" },
+  webfetch: { tool: "fetch", url: "url" },
+  // Copilot CLI (bash, edit, grep, glob and web_fetch as above)
+  view: { tool: "read", path: ["path"] },
+  create: { tool: "write", path: ["path"] },
 };
 
 /** The arguments the hook derives: the agent's input never sets them. */
@@ -79,11 +92,12 @@ export async function builtinCall(
     // Glob and Grep without a path search the working directory.
     args.path = absolute(given ?? ".", hook.cwd);
   }
-  if (hook.toolName === "read_many_files" && Array.isArray(input.paths)) {
+  // Gemini CLI's read_many_files, Copilot CLI's grep and glob: a list of paths.
+  if ((known.path !== undefined || hook.toolName === "read_many_files") && Array.isArray(input.paths)) {
     args.path = input.paths.filter((p): p is string => typeof p === "string").map((p) => absolute(p, hook.cwd));
   }
-  if (hook.toolName === "apply_patch") {
-    const patch = typeof input.patch === "string" ? input.patch : typeof input.input === "string" ? input.input : typeof input.command === "string" ? input.command : "";
+  if (hook.toolName === "apply_patch" || hook.toolName === "patch") {
+    const patch = [input.patch, input.input, input.command, input.patchText].find((text): text is string => typeof text === "string") ?? "";
     args.path = patchedFiles(patch).map((p) => absolute(p, hook.cwd));
   }
   if (known.tool === "fetch") {

@@ -5,6 +5,7 @@ import { applyEdits, modify, parseTree, findNodeAtLocation, getNodeValue, type J
 import { messageOf, ThoughtGateError } from "../core/errors.ts";
 import { detectAgent } from "./adapters/detect.ts";
 import type { AgentType, ConfigFile } from "./adapters/types.ts";
+import { opencodePluginsOff } from "./opencode-plugin.ts";
 
 /**
  * The hook that governs an agent's own tools (its shell, reads, edits, writes, fetches) during a
@@ -41,8 +42,10 @@ const ASKED_TOOLS = "Bash|Edit|MultiEdit|NotebookEdit|Write|WebFetch";
  * Claude Code itself (`--agent-type claude-code` over another program, a script or a test's stand-in,
  * would not know the flag).
  */
-export function hooksGovern(agent: AgentType, command: readonly string[]): boolean {
-  if (agent === "codex" || agent === "gemini") return detectAgent(command) === agent;
+export function hooksGovern(agent: AgentType, command: readonly string[], env: NodeJS.ProcessEnv = process.env): boolean {
+  if (agent === "codex" || agent === "gemini" || agent === "copilot") return detectAgent(command) === agent;
+  // opencode's hook is a plugin (opencode-plugin.ts), which --pure turns off.
+  if (agent === "opencode") return detectAgent(command) === agent && opencodePluginsOff(command, env) === null;
   return agent === "claude-code" && detectAgent(command) === "claude-code" && hooklessMode(command) === null;
 }
 
@@ -63,16 +66,17 @@ function claudeServerName(name: string): string {
  * as (`a` and `a__b` both make `mcp__a__b__x`), is left out: the hook then says nothing about it,
  * and Claude Code asks as it would.
  */
-export function governedServerNames(entries: ReadonlyArray<{ name: string; governed: boolean; status: string }>): string[] {
+export function governedServerNames(entries: ReadonlyArray<{ name: string; governed: boolean; status: string }>, separator = "__"): string[] {
   const runsThroughShim = (entry: { governed: boolean; status: string }) => entry.governed || entry.status === "wrapped";
   const ungoverned = entries.filter((entry) => !runsThroughShim(entry)).map((entry) => claudeServerName(entry.name));
   const governed = new Set(entries.filter(runsThroughShim).map((entry) => claudeServerName(entry.name)));
-  const clash = (a: string, b: string) => a === b || a.startsWith(`${b}__`) || b.startsWith(`${a}__`);
+  // opencode names a server's tools `<server>_<tool>`: its separator is one `_`.
+  const clash = (a: string, b: string) => a === b || a.startsWith(`${b}${separator}`) || b.startsWith(`${a}${separator}`);
   return [...governed].filter((name) => !ungoverned.some((other) => clash(name, other))).sort();
 }
 
 /** The shell command a hook entry runs: this binary (its stable path) and the agent's name. */
-function hookCommand(binary: string, agent: "claude-code" | "codex" | "gemini"): string {
+function hookCommand(binary: string, agent: "claude-code" | "codex" | "gemini" | "copilot"): string {
   return `${shellQuote(binary)} hook ${agent}`;
 }
 
@@ -205,6 +209,25 @@ export function claudeHookEntry(binary: string): Record<string, unknown> {
 /** `text` with Claude Code's hook first; a settings file that does not exist yet (`text` null) becomes one holding it. */
 export function withClaudeHook(text: string | null, binary: string): { text: string; owned: JSONPath[] } | null {
   return withHookFirst(text ?? "{}\n", CLAUDE_HOOK_PATH, claudeHookEntry(binary));
+}
+
+/**
+ * Copilot CLI takes hooks from its settings files (`hooks.preToolUse` in `$COPILOT_HOME/settings.json`,
+ * the same schema as `.github/hooks/*.json`: a `bash` command line, `timeoutSec`, its default 30 s
+ * shorter than a person), so wrap and enroll add ThoughtGate's first in the user's file through the
+ * config guard (copilot-hook.ts), as Gemini CLI's. Copilot CLI 1.0.102 runs the call when a hook
+ * times out (measured), and waits the `timeoutSec` given (35 s under 600, measured): the hook
+ * answers before, as for Claude Code (commands/hook.ts, HOOK_DEADLINE_MS). A hook that exits
+ * non-zero or cannot be started refuses the call (measured).
+ */
+const COPILOT_HOOK_PATH: JSONPath = ["hooks", "preToolUse"];
+
+function copilotHookEntry(binary: string): Record<string, unknown> {
+  return { type: "command", bash: hookCommand(binary, "copilot"), timeoutSec: HOOK_TIMEOUT_S };
+}
+
+export function withCopilotHook(text: string, binary: string): { text: string; owned: JSONPath[] } | null {
+  return withHookFirst(text, COPILOT_HOOK_PATH, copilotHookEntry(binary));
 }
 
 /** Whether the settings `text` hold `entry` first under `path` (doctor: a hook missing or changed). */

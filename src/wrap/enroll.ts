@@ -11,6 +11,8 @@ import { join } from "node:path";
 import { withClaudeHook, withGeminiHook } from "./agent-hooks.ts";
 import { codexHome } from "./adapters/codex.ts";
 import { codexTrustEdit, enrollClaudeSettings, enrollCodexHooksFile, hookFile } from "./enrolled-hooks.ts";
+import { enrolledPluginState, enrollOpencodePlugin } from "./opencode-plugin.ts";
+import { shareCopilotHook } from "./copilot-hook.ts";
 import { ADAPTERS, AGENT_TYPES, type AgentContext, type AgentType, type ConfigFile, type ServerEntry } from "./adapters/index.ts";
 import { ConfigGuard, type RestoreResult } from "./config-guard.ts";
 import { enrollHolder } from "./holders.ts";
@@ -62,6 +64,9 @@ export function enroll(agent: AgentType, ctx: AgentContext): EnrollReport {
   if (agent === "claude-code") report.hook = enrollClaudeSettings(ctx, (text) => withClaudeHook(text, binary));
   if (agent === "gemini") report.hook = hookShared(shared, hookFile("gemini", ctx).path, "gemini");
   if (codexHooks !== undefined) report.hook = "problem" in codexHooks ? codexHooks : trustShared(shared, codexHooks, join(codexHome(ctx), "config.toml"));
+  // opencode's hook is a plugin file of its own (opencode-plugin.ts), outside the config guard.
+  if (agent === "opencode") report.hook = enrollOpencodePlugin(ctx, binary);
+  if (agent === "copilot") report.hook = shareCopilotHook(ctx, binary, enrollHolder(agent), true);
   return report;
 }
 
@@ -121,8 +126,9 @@ export function unenroll(agent: AgentType): RestoreResult[] {
 }
 
 /** The agents the journal holds an enrollment for. */
-export function enrolledAgents(): AgentType[] {
+export function enrolledAgents(ctx?: AgentContext): AgentType[] {
   const agents = new Set(readJournal().flatMap((record) => record.holders.flatMap((holder) => (holder.kind === "enroll" ? [holder.agent] : []))));
+  if (ctx !== undefined && enrolledPluginState(ctx, stableShim({ create: false }).path) !== "missing") agents.add("opencode");
   return ENROLLABLE.filter((agent) => agents.has(agent));
 }
 

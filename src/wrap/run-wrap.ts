@@ -40,6 +40,8 @@ import { stableShim } from "./shim-path.ts";
 import { governedServerNames, hooklessMode, hooksGovern, withAgentHooks, withGeminiHook } from "./agent-hooks.ts";
 import { codexHookTrust, type CodexHookTrust } from "./codex-trust.ts";
 import { enrolledCodexHookKey } from "./enrolled-hooks.ts";
+import { opencodePluginsOff, opencodeSessionEnv } from "./opencode-plugin.ts";
+import { hooksTurnedOff, shareCopilotHook } from "./copilot-hook.ts";
 
 /** How long shims get to drain after the agent exits. */
 const SHIM_DRAIN_MS = 10_000;
@@ -290,8 +292,19 @@ async function governAndRun(options: WrapOptions, agent: AgentType, ctx: AgentCo
   }
   const { plan } = shared;
   if ("addHook" in hook) voice.say(geminiHookLine(shared.shared.map((one) => one.file)));
+  // Copilot CLI's hook goes into its user settings.json through the same guard (copilot-hook.ts).
+  if (agent === "copilot" && hooksGovern(agent, options.command)) {
+    const off = hooksTurnedOff(ctx);
+    if (off.length > 0) {
+      restoreEverything();
+      await endSession();
+      voice.close();
+      throw new ThoughtGateError("CONFIG", `${off.join(", ")} set${off.length === 1 ? "s" : ""} disableAllHooks: Copilot CLI would run its own tools (bash, edit, create, …) without ThoughtGate's hook; remove it, then run wrap again`);
+    }
+    voice.say(copilotHookLine(shareCopilotHook(ctx, planning.binary, wrapHolder(runId), false)));
+  }
   // The servers whose tools the agent's hook leaves to their shims (agent-hooks.ts).
-  if (hooksGovern(agent, options.command)) info.serversGoverned(governedServerNames([...plan.files, ...plan.given].flatMap((file) => file.entries)));
+  if (hooksGovern(agent, options.command)) info.serversGoverned(governedServerNames([...plan.files, ...plan.given].flatMap((file) => file.entries), agent === "opencode" ? "_" : agent === "copilot" ? "-" : "__"));
 
   const pins = pinsSummary(plan.serverIds, engines.engine);
   if (pins) voice.say(pins);
@@ -316,7 +329,9 @@ async function governAndRun(options: WrapOptions, agent: AgentType, ctx: AgentCo
     const approving = options.soleApprover ? soleApprover(agent, launched, governedNames(plan), mode, where).command : launched;
     // The agent's own tools go through `thoughtgate hook` for this session (agent-hooks.ts).
     const command = codexEnrolled === null ? withAgentHooks(agent, approving, planning.binary, record.dir, ctx.cwd) : approving;
-    exitCode = await runAgent({ command, env: { [SESSION_ENV]: runId, ...claudeConnectsFirst(agent) }, onStart }, (text) => voice.say(text));
+    // opencode's hook is a plugin named in its environment (opencode-plugin.ts).
+    const hookEnv = agent === "opencode" && hooksGovern(agent, options.command) ? opencodeSessionEnv(planning.binary, record.dir, process.env) : {};
+    exitCode = await runAgent({ command, env: { [SESSION_ENV]: runId, ...claudeConnectsFirst(agent), ...hookEnv }, onStart }, (text) => voice.say(text));
   } finally {
     voice.agentExited();
     // Tell the shims to drain, give them time, then put the configs back.
@@ -354,6 +369,12 @@ function geminiHookLine(files: readonly ConfigFile[]): string {
   return "thoughtgate: warning: Gemini CLI's hook could not be added (no readable ~/.gemini/settings.json): its own tools are not governed this session, only its MCP servers";
 }
 
+/** Whether Copilot CLI's settings took ThoughtGate's hook, or why not. */
+function copilotHookLine(shared: ReturnType<typeof shareCopilotHook>): string {
+  if ("problem" in shared) return `thoughtgate: warning: Copilot CLI's hook could not be added: ${shared.path} ${shared.problem}; its own tools are not governed this session, only its MCP servers`;
+  return `thoughtgate: Copilot CLI's own tools (bash, edit, create, view, web_fetch, …) go through ThoughtGate too: its preToolUse hook, in ${shared.path} for this session (put back byte for byte after)`;
+}
+
 /** What the banner says of the agent's own tools: governed through its hook, or why not. */
 function hooksLines(agent: AgentType, command: readonly string[], codexTrust: CodexHookTrust | null, codexEnrolled: boolean): string[] {
   if (agent === "codex" && hooksGovern(agent, command)) {
@@ -362,6 +383,11 @@ function hooksLines(agent: AgentType, command: readonly string[], codexTrust: Co
     return [`thoughtgate: warning: --allow-ungoverned: Codex will not run ThoughtGate's hook: ${codexTrust?.why ?? "its trust is unknown"}; its own tools (shell, apply_patch, …) are not governed this session, only its MCP servers`];
   }
   if (agent === "claude-code" && hooksGovern(agent, command)) return ["thoughtgate: Claude Code's own tools (Bash, Read, Edit, Write, WebFetch, …) go through ThoughtGate too: its PreToolUse hook, for this session (--settings in the session directory; your settings files are not touched)"];
+  if (agent === "opencode") {
+    const pure = opencodePluginsOff(command, process.env);
+    if (pure === null && hooksGovern(agent, command)) return ["thoughtgate: opencode's own tools (bash, edit, write, read, webfetch, …) go through ThoughtGate too: its plugin, for this session (OPENCODE_CONFIG_CONTENT, the file in the session directory; your opencode files are not touched)"];
+    if (pure !== null) return [`thoughtgate: warning: ${pure} turns opencode's plugins off: its own tools (bash, edit, write, …) are not governed this session, only its MCP servers`];
+  }
   const off = hooklessMode(command);
   if (agent === "claude-code" && off !== null) return [`thoughtgate: warning: ${off} turns Claude Code's hooks off: its own tools (Bash, Edit, Write, …) are not governed this session, only its MCP servers`];
   return [];

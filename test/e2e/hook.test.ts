@@ -82,6 +82,27 @@ describe("thoughtgate hook, outside a wrap session", () => {
     expect(JSON.parse(refused.stdout)).toEqual({ decision: "deny", reason: "ThoughtGate denied this write call: rule agent-self-protection: deny" });
   });
 
+  test("opencode's plugin and Copilot CLI's hook: their own tools normalised, their answers in their formats, other tools decided under their own names", async () => {
+    await using sandbox = agentSandbox();
+    mkdirSync(join(sandbox.project, ".git"));
+    const opencode = (tool_name: string, tool_input: Record<string, unknown>) => JSON.parse(hook("opencode", { hook_event_name: "tool.execute.before", cwd: sandbox.project, tool_name, tool_input }, sandbox.env, sandbox.project).stdout) as unknown;
+    expect(opencode("bash", { command: "ls", description: "List" })).toEqual({ decision: "allow", reason: "ThoughtGate: rule agent-read-only-shell: forward" });
+    expect(opencode("read", { filePath: join(sandbox.project, "a.txt") })).toEqual({ decision: "allow", reason: "ThoughtGate: rule agent-read-project: forward" });
+    expect(opencode("write", { filePath: join(sandbox.home, ".config", "opencode", "opencode.json"), content: "{}" })).toEqual({ decision: "deny", reason: "ThoughtGate denied this write call: rule agent-self-protection: deny" });
+    expect(opencode("edit", { filePath: join(sandbox.project, ".opencode", "plugins", "x.js"), oldString: "a", newString: "b" })).toEqual({ decision: "deny", reason: "ThoughtGate denied this edit call: rule agent-self-protection: deny" });
+    // Outside a session an MCP server's tool cannot be told from a plugin's: no answer (its shim, if any, decides).
+    expect(opencode("notes_delete_note", { id: "a" })).toEqual({ decision: "none" });
+
+    const copilot = (toolName: string, toolArgs: unknown) => JSON.parse(hook("copilot", { sessionId: "s", timestamp: 1, cwd: sandbox.project, toolName, toolArgs }, sandbox.env, sandbox.project).stdout) as unknown;
+    expect(copilot("bash", { command: "ls" })).toEqual({ permissionDecision: "allow", permissionDecisionReason: "ThoughtGate: rule agent-read-only-shell: forward" });
+    // toolArgs as JSON text, as some versions send it.
+    expect(copilot("view", JSON.stringify({ path: join(sandbox.home, ".ssh", "id_ed25519") }))).toEqual({ permissionDecision: "deny", permissionDecisionReason: "ThoughtGate denied this read call: rule agent-secret-files: deny" });
+    expect(copilot("create", { path: join(sandbox.home, ".copilot", "settings.json"), file_text: "{}" })).toEqual({ permissionDecision: "deny", permissionDecisionReason: "ThoughtGate denied this write call: rule agent-self-protection: deny" });
+    const garbage = hook("opencode", "not json", sandbox.env, sandbox.project);
+    expect([garbage.exitCode, garbage.stdout]).toEqual([2, ""]);
+    expect(garbage.stderr).toContain("thoughtgate hook: blocked: the hook's input is not JSON");
+  });
+
   test("what cannot be decided blocks with the blocking exit code and one line", async () => {
     await using sandbox = agentSandbox();
     const garbage = hook("claude-code", "not json", sandbox.env, sandbox.project);

@@ -99,6 +99,8 @@ describe("unenroll keeps a server the user changed since enroll", () => {
       // Claude Code's and Codex's own-tools hook went into a file enroll made for it (enrolled-hooks.ts): it goes again.
       const hookFile = { "claude-code": join(home, ".claude", "settings.json"), codex: join(home, ".codex", "hooks.json") }[c.agent as string];
       const removed = hookFile === undefined ? [] : [`${c.agent}: removed ${hookFile} (enroll made it for the hook)`];
+      // opencode's enrollment wrote its plugin, which unenroll removes.
+      if (c.agent === "opencode") removed.push(`opencode: removed ${join(home, ".config", "opencode", "plugins", "thoughtgate.js")} (ThoughtGate's plugin)`);
       expect({ code: back.code, stdout: back.stdout.split("\n").sort(), stderr: back.stderr }).toEqual({
         code: 0,
         stdout: [`${c.agent}: restored ${config} (kept the agent's own changes; kept gh's ${c.agent === "opencode" ? "command" : "command, args"} as you changed them since ThoughtGate rewrote them (not put back to the pre-rewrite values))`, ...removed, ""].sort(),

@@ -14,6 +14,13 @@ const PROTECTED_PATHS = [
   { glob: "*/.codex/*" },
   { within: "${HOME}/.gemini" },
   { glob: "*/.gemini/*" },
+  { within: "${HOME}/.config/opencode" },
+  { glob: "*/.opencode/*" },
+  { glob: "*/opencode.json" },
+  { glob: "*/opencode.jsonc" },
+  { within: "${HOME}/.copilot" },
+  { glob: "*/.github/copilot/*" },
+  { glob: "*/.github/hooks/*" },
   { within: "${HOME}/.config/thoughtgate" },
   { within: "${HOME}/.local/state/thoughtgate" },
   { glob: "*/thoughtgate.yaml" },
@@ -33,7 +40,7 @@ const SECRET_PATHS = [
 ];
 
 /** The same places as they appear in a shell command line (a glob over the whole line: stricter, never looser). */
-const PROTECTED_IN_COMMANDS = ["*.claude/*", "*.claude.json*", "*.mcp.json*", "*.codex/*", "*.gemini/*", "*thoughtgate.yaml*", "*/thoughtgate/*", "*.config/thoughtgate*", "*state/thoughtgate*"];
+const PROTECTED_IN_COMMANDS = ["*.claude/*", "*.claude.json*", "*.mcp.json*", "*.codex/*", "*.gemini/*", "*.config/opencode*", "*.opencode/*", "*opencode.json*", "*.copilot/*", "*.github/copilot*", "*.github/hooks*", "*thoughtgate.yaml*", "*/thoughtgate/*", "*.config/thoughtgate*", "*state/thoughtgate*"];
 const SECRETS_IN_COMMANDS = ["*.ssh/*", "*/.ssh", "*.aws/*", "*/.aws", "*.config/gh*", "*.gnupg*", "*.netrc*", "*.kube/*", "* .env*", "*/.env*"];
 
 /**

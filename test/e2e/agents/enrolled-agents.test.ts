@@ -115,10 +115,12 @@ describe("enroll, plain runs governed on their own, unenroll", () => {
       expect(ownAudits(sandbox)).toEqual(["everything.echo forward", "everything.get-sum deny"]);
 
       const back = thoughtgate(sandbox, "unenroll", c.agent);
-      // Claude Code's and Codex's own-tools hook went into a file enroll made for it: it is removed again.
+      // Claude Code's and Codex's own-tools hook went into a file enroll made for it: it is removed
+      // again; opencode's enrollment wrote its plugin, which unenroll removes.
       const restored = `${c.agent}: restored ${config} (${c.agent === "claude-code" ? "kept the agent's own changes" : "byte-identical"})`;
       const removed = (path: string) => `${c.agent}: removed ${join(sandbox.home, path)} (enroll made it for the hook)`;
-      const lines = c.agent === "claude-code" ? [restored, removed(".claude/settings.json")] : c.agent === "codex" ? [removed(".codex/hooks.json"), restored] : [restored];
+      const plugin = `opencode: removed ${join(sandbox.home, ".config", "opencode", "plugins", "thoughtgate.js")} (ThoughtGate's plugin)`;
+      const lines = c.agent === "claude-code" ? [restored, removed(".claude/settings.json")] : c.agent === "codex" ? [removed(".codex/hooks.json"), restored] : c.agent === "opencode" ? [restored, plugin] : [restored];
       expect({ code: back.code, stdout: back.stdout }).toEqual({ code: 0, stdout: `${lines.join("\n")}\n` });
       if (c.agent === "claude-code") {
         // `claude -p` saves ~/.claude.json on every run (start counts, the session): its changes are kept,
