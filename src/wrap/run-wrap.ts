@@ -117,6 +117,12 @@ async function governAndRun(options: WrapOptions, agent: AgentType, ctx: AgentCo
     binary: stableShim({ create: !options.dryRun }).path,
     given: given.files,
   };
+  // A mode that turns the agent's hooks or plugins off leaves its own tools ungoverned: refused the
+  // same way, unless --allow-ungoverned (then the banner says so: hooksLines).
+  const hooksOff = agent === "claude-code" ? hooklessMode(options.command) : agent === "opencode" ? opencodePluginsOff(options.command, process.env) : null;
+  if (hooksOff !== null && !options.allowUngoverned) {
+    throw new ThoughtGateError("CONFIG", `${hooksOff} turns ${agent === "opencode" ? "opencode's plugins" : "Claude Code's hooks"} off, so its own tools (shell, edits, writes, …) would run ungoverned; the agent was not started (drop ${hooksOff}; or pass --allow-ungoverned to run it with only its MCP servers governed)`);
+  }
   const first = planConfigs(planning);
   options.say(`thoughtgate: ${agent} MCP servers\n${renderCoverage([...first.files, ...first.given], ctx)}`);
   const coverage = {
@@ -291,7 +297,16 @@ async function governAndRun(options: WrapOptions, agent: AgentType, ctx: AgentCo
     throw error;
   }
   const { plan } = shared;
-  if ("addHook" in hook) voice.say(geminiHookLine(shared.shared.map((one) => one.file)));
+  if ("addHook" in hook) {
+    const line = geminiHookLine(shared.shared.map((one) => one.file));
+    if (line === null && !options.allowUngoverned) {
+      restoreEverything();
+      await endSession();
+      voice.close();
+      throw new ThoughtGateError("CONFIG", "Gemini CLI's hook could not be added (no readable ~/.gemini/settings.json), so its own tools (run_shell_command, write_file, …) would run ungoverned; the agent was not started (make the file readable; or pass --allow-ungoverned to run it with only its MCP servers governed)");
+    }
+    voice.say(line ?? "thoughtgate: warning: --allow-ungoverned: Gemini CLI's hook could not be added (no readable ~/.gemini/settings.json): its own tools are not governed this session, only its MCP servers");
+  }
   // Copilot CLI's hook goes into its user settings.json through the same guard (copilot-hook.ts).
   if (agent === "copilot" && hooksGovern(agent, options.command)) {
     const off = hooksTurnedOff(ctx);
@@ -301,7 +316,14 @@ async function governAndRun(options: WrapOptions, agent: AgentType, ctx: AgentCo
       voice.close();
       throw new ThoughtGateError("CONFIG", `${off.join(", ")} set${off.length === 1 ? "s" : ""} disableAllHooks: Copilot CLI would run its own tools (bash, edit, create, …) without ThoughtGate's hook; remove it, then run wrap again`);
     }
-    voice.say(copilotHookLine(shareCopilotHook(ctx, planning.binary, wrapHolder(runId), false)));
+    const copilotHook = shareCopilotHook(ctx, planning.binary, wrapHolder(runId), false);
+    if ("problem" in copilotHook && !options.allowUngoverned) {
+      restoreEverything();
+      await endSession();
+      voice.close();
+      throw new ThoughtGateError("CONFIG", `Copilot CLI's hook could not be added: ${copilotHook.path} ${copilotHook.problem}; its own tools (bash, edit, create, …) would run ungoverned, so the agent was not started (or pass --allow-ungoverned to run it with only its MCP servers governed)`);
+    }
+    voice.say(copilotHookLine(copilotHook));
   }
   // The servers whose tools the agent's hook leaves to their shims (agent-hooks.ts).
   if (hooksGovern(agent, options.command)) info.serversGoverned(governedServerNames([...plan.files, ...plan.given].flatMap((file) => file.entries), agent === "opencode" ? "_" : agent === "copilot" ? "-" : "__"));
@@ -362,16 +384,16 @@ function claudeConnectsFirst(agent: AgentType): Record<string, string> {
   return agent === "claude-code" && process.env.MCP_CONNECTION_NONBLOCKING === undefined ? { MCP_CONNECTION_NONBLOCKING: "false" } : {};
 }
 
-/** Whether Gemini CLI's user settings took ThoughtGate's hook (shared through the guard), or why not. */
-function geminiHookLine(files: readonly ConfigFile[]): string {
+/** The banner's line when Gemini CLI's user settings took ThoughtGate's hook (shared through the guard); null when they did not. */
+function geminiHookLine(files: readonly ConfigFile[]): string | null {
   const user = files.find((file) => file.agent === "gemini" && file.scope === "user");
   if (user !== undefined) return `thoughtgate: Gemini CLI's own tools (run_shell_command, write_file, replace, …) go through ThoughtGate too: its BeforeTool hook, in ${user.path} for this session (${user.exists ? "put back byte for byte after" : "created for it, removed after"})`;
-  return "thoughtgate: warning: Gemini CLI's hook could not be added (no readable ~/.gemini/settings.json): its own tools are not governed this session, only its MCP servers";
+  return null;
 }
 
 /** Whether Copilot CLI's settings took ThoughtGate's hook, or why not. */
 function copilotHookLine(shared: ReturnType<typeof shareCopilotHook>): string {
-  if ("problem" in shared) return `thoughtgate: warning: Copilot CLI's hook could not be added: ${shared.path} ${shared.problem}; its own tools are not governed this session, only its MCP servers`;
+  if ("problem" in shared) return `thoughtgate: warning: --allow-ungoverned: Copilot CLI's hook could not be added: ${shared.path} ${shared.problem}; its own tools are not governed this session, only its MCP servers`;
   return `thoughtgate: Copilot CLI's own tools (bash, edit, create, view, web_fetch, …) go through ThoughtGate too: its preToolUse hook, in ${shared.path} for this session (put back byte for byte after)`;
 }
 
@@ -386,10 +408,10 @@ function hooksLines(agent: AgentType, command: readonly string[], codexTrust: Co
   if (agent === "opencode") {
     const pure = opencodePluginsOff(command, process.env);
     if (pure === null && hooksGovern(agent, command)) return ["thoughtgate: opencode's own tools (bash, edit, write, read, webfetch, …) go through ThoughtGate too: its plugin, for this session (OPENCODE_CONFIG_CONTENT, the file in the session directory; your opencode files are not touched)"];
-    if (pure !== null) return [`thoughtgate: warning: ${pure} turns opencode's plugins off: its own tools (bash, edit, write, …) are not governed this session, only its MCP servers`];
+    if (pure !== null) return [`thoughtgate: warning: --allow-ungoverned: ${pure} turns opencode's plugins off: its own tools (bash, edit, write, …) are not governed this session, only its MCP servers`];
   }
   const off = hooklessMode(command);
-  if (agent === "claude-code" && off !== null) return [`thoughtgate: warning: ${off} turns Claude Code's hooks off: its own tools (Bash, Edit, Write, …) are not governed this session, only its MCP servers`];
+  if (agent === "claude-code" && off !== null) return [`thoughtgate: warning: --allow-ungoverned: ${off} turns Claude Code's hooks off: its own tools (Bash, Edit, Write, …) are not governed this session, only its MCP servers`];
   return [];
 }
 

@@ -119,6 +119,24 @@ test("a repository whose settings turn Copilot CLI's hooks off (honoured in a tr
   expect(readFileSync(join(sandbox.home, ".copilot", "settings.json"), "utf8")).toBe(SETTINGS);
 });
 
+test("a Copilot CLI settings.json ThoughtGate cannot add its hook to is refused by wrap: the agent does not start, the file is as it was", async () => {
+  await using sandbox = agentSandbox();
+  project(sandbox);
+  await using model = startFakeOpenAIChat({ calls: [{ tool: "bash", arguments: { command: "rm -rf ./data", description: "Clean up" } }], finalText: "Done." });
+  const launch = throughWrap(copilot(sandbox, model, "Clean up."));
+  const settings = join(sandbox.home, ".copilot", "settings.json");
+  writeFileSync(settings, "[]\n");
+  const run = await runAgent(launch, sandbox, 150_000);
+  const why = describeRun(launch, run, model);
+  expect(run.exitCode, why).not.toBe(0);
+  expect(run.stderr.split("\n").filter((line) => line.startsWith("[error]")), why).toEqual([
+    `[error] Copilot CLI's hook could not be added: ${settings} is not a JSON object; ThoughtGate's hook was not added; its own tools (bash, edit, create, …) would run ungoverned, so the agent was not started (or pass --allow-ungoverned to run it with only its MCP servers governed)`,
+  ]);
+  expect(model.requests, why).toEqual([]);
+  expect(readFileSync(settings, "utf8")).toBe("[]\n");
+  expect(existsSync(join(sandbox.project, "data", "keep.txt"))).toBe(true);
+});
+
 test("enroll copilot keeps the hook in settings.json for plain runs; unenroll puts the file back byte for byte", async () => {
   await using sandbox = agentSandbox();
   project(sandbox);

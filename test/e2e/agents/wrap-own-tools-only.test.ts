@@ -99,3 +99,26 @@ test("wrap -- codex whose own -c hooks override leaves ThoughtGate's hook out: r
   ]);
   expect(model.requests, why).toEqual([]);
 });
+
+test("wrap -- claude --bare (hooks off) is refused before the agent starts; with --allow-ungoverned it runs and the banner says its own tools are not governed", async () => {
+  await using sandbox = agentSandbox();
+  mkdirSync(join(sandbox.project, "data"));
+  writeUserPolicy(sandbox, NO_DELETES);
+  await using model = startFakeAnthropic({ calls: [{ tool: "Bash", arguments: { command: "ls", description: "list" } }], finalText: "Done." });
+  const env = { ...sandbox.env, ANTHROPIC_BASE_URL: model.url, ANTHROPIC_API_KEY: "sk-ant-thoughtgate-test", ENABLE_TOOL_SEARCH: "false", CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1", DISABLE_AUTOUPDATER: "1" };
+  const bare = { agent: "claude-code" as const, argv: [agentBinary("claude-code"), "--bare", "-p", "List.", "--allowedTools", "Bash"], cwd: sandbox.project, env };
+  const refused = throughWrap(bare);
+  const run = await runWrapped(refused, sandbox, 90_000);
+  const why = describeRun(refused, run, model);
+  expect(run.exitCode, why).not.toBe(0);
+  expect(run.stderr.split("\n").filter((line) => line.startsWith("[error]")), why).toEqual([
+    "[error] --bare turns Claude Code's hooks off, so its own tools (shell, edits, writes, …) would run ungoverned; the agent was not started (drop --bare; or pass --allow-ungoverned to run it with only its MCP servers governed)",
+  ]);
+  expect(model.requests, why).toEqual([]);
+
+  const allowed = throughWrap(bare, { flags: ["--allow-ungoverned"] });
+  const ran = await runWrapped(allowed, sandbox, 90_000);
+  const ranWhy = describeRun(allowed, ran, model);
+  expect(ran.exitCode, ranWhy).toBe(0);
+  expect(ran.stderr, ranWhy).toContain("thoughtgate: warning: --allow-ungoverned: --bare turns Claude Code's hooks off: its own tools (Bash, Edit, Write, …) are not governed this session, only its MCP servers");
+});
