@@ -15,10 +15,12 @@ import { baseResource } from "../telemetry/tracing/tracer.ts";
 
 /**
  * How long the spans may take to leave before the hook exits. The agent waits for the hook, so
- * this bounds what a slow collector can add to a call; what is not out by then is dropped and
- * said on stderr (span-queue.ts).
+ * this bounds what a collector that is down or slow adds to a call (the exporter retries a refused
+ * connection until the budget is spent); what is not out by then is dropped and said on stderr
+ * (span-queue.ts). Half a shim's exit budget: a loopback or nearby collector takes a span in
+ * milliseconds, and a hook pays this on every call where a shim pays it once per session.
  */
-const FLUSH_MS = 1_000;
+const FLUSH_MS = 500;
 
 export type HookTracing = {
   /** The call's spans, begun as the call is built. */

@@ -104,6 +104,27 @@ describe("thoughtgate hook claude-code with telemetry.otlp in the user's policy"
     expect(otlp.requests).toEqual([]);
   });
 
+  test("a collector that is down costs the span, never the answer: the hook answers as without tracing and says on stderr what was lost", async () => {
+    await using sandbox = agentSandbox();
+    // A port that was just free: nothing listens there.
+    const closed = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => new Response() });
+    const endpoint = `http://127.0.0.1:${closed.port}`;
+    await closed.stop(true);
+    userPolicy(sandbox, USER_POLICY + telemetry(endpoint));
+    const run = await hook(sandbox, { tool_name: "Bash", tool_input: { command: "ls" } });
+    expect(decisionOf(run)).toBe("allow");
+    expect(run.stderr).toContain(`OTLP export to ${endpoint}/v1/traces`);
+    expect(run.stderr).toContain("1 span(s) were not exported");
+  });
+
+  test("a collector the spans may not go to (plain http elsewhere) blocks the call with one line, as it stops a shim at start", async () => {
+    await using sandbox = agentSandbox();
+    userPolicy(sandbox, `${USER_POLICY}telemetry: { otlp: {} }\n`);
+    const run = await hook(sandbox, { tool_name: "Bash", tool_input: { command: "ls" } }, { OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector.example:4318" });
+    expect([run.exitCode, run.stdout]).toEqual([2, ""]);
+    expect(run.stderr.trim().split("\n")).toEqual(["thoughtgate hook: blocked: $OTEL_EXPORTER_OTLP_ENDPOINT: OTLP traces go only to an https:// URL, or http:// to 127.0.0.1, [::1] or localhost, without user:password@ (got http://collector.example:4318/v1/traces); run `thoughtgate doctor`"]);
+  });
+
   test("in a wrap session: the call's span goes to the session's service, which exports it under the session's span with the service's decision beneath", async () => {
     await using sandbox = agentSandbox();
     const otlp = collector();
