@@ -154,9 +154,8 @@ describe("thoughtgate hook claude-code with telemetry.otlp in the user's policy"
     const shell = one(spans, (span) => span.name === "tools/call shell" && span.kind === "server" && span.parentSpanId === session.spanId, "the hook's span of the shell call");
     expect(shell.traceId).toBe(session.traceId);
     expect(shell.attributes).toMatchObject({ "gen_ai.tool.name": "shell", "thoughtgate.server_id": "agent", "thoughtgate.decision": "forward", "thoughtgate.rule_id": "defaults" });
-    // Relayed, not exported by the hook: the service names the process that recorded it (a shim's
-    // resource, for the agent's source), and the hook never loaded the exporter.
-    expect(shell.resource).toMatchObject({ "thoughtgate.component": "shim", "thoughtgate.server_id": "agent" });
+    // Relayed, not exported by the hook: the service names the process that recorded it (its pid).
+    expect(shell.resource).toMatchObject({ "thoughtgate.component": "hook", "thoughtgate.server_id": "agent", "process.pid": expect.any(Number) });
     // The service decided: its span hangs under the hook's.
     const evaluate = one(spans, (span) => span.name === "thoughtgate.evaluate" && span.parentSpanId === shell.spanId, "the service's decision of the shell call");
     expect(evaluate.attributes).toMatchObject({ "thoughtgate.decision": "forward", "thoughtgate.rule_id": "defaults" });
