@@ -2,6 +2,7 @@ import type { JsonRpcRequest } from "../core/jsonrpc.ts";
 import type { Profile } from "../core/profile.ts";
 import type { EngineHolder } from "../governance/engine/engine-holder.ts";
 import { decideSafely, type EvaluateInput, type Outcome } from "../governance/engine/engine.ts";
+import { recordGates } from "../governance/engine/gate-trail.ts";
 import { approvalPrompt } from "../governance/verdict/approval-prompt.ts";
 import { callRef, toInput, type CallRef, type DecisionContext, type Decider, type Verdict } from "../governance/verdict/decider.ts";
 import { deniedVerdict } from "../governance/verdict/deny-error.ts";
@@ -69,6 +70,7 @@ export class ArbiterDecider implements Decider, ArbiterDeciding {
     // The arbiter knows no server's program: a rule "always allow" wrote (it names one) never matches here.
     const input = toInput(request, context);
     const outcome = decideSafely(this.options.engines.engine, input, this.options.profile);
+    recordGates(context.span, outcome);
     const call = callRef(request, context.serverId);
     if (outcome.kind === "forward") return forwardVerdict(outcome, "");
     if (outcome.kind === "deny") return deniedVerdict(outcome.block, call);
@@ -83,6 +85,7 @@ export class ArbiterDecider implements Decider, ArbiterDeciding {
   readonly unwaited: Pick<Decider, "decide"> = {
     decide: (request, context) => {
       const outcome = decideSafely(this.options.engines.engine, toInput(request, context), this.options.profile);
+      recordGates(context.span, outcome);
       if (outcome.kind === "forward") return forwardVerdict(outcome, UNWAITED_FORWARD);
       const block = outcome.kind === "deny" ? outcome.block : { gate: "approval" as const, code: GOVERNANCE_ERROR.approvalRejected, ruleId: outcome.ruleId, policyId: outcome.policyId, reason: outcome.reason };
       return deniedVerdict({ ...block, reason: `${UNWAITED_DENY}${block.reason}` }, callRef(request, context.serverId));

@@ -4,10 +4,11 @@ import type { Profile } from "../core/profile.ts";
 import type { EngineHolder } from "../governance/engine/engine-holder.ts";
 import type { DecisionContext } from "../governance/verdict/decider.ts";
 import { auditStage, recordPending } from "../pipeline/audit-stage.ts";
-import { callOf, toolCallRequest, type Call } from "../pipeline/call.ts";
+import { callOf, toolCallRequest, type Call, type CallSpans } from "../pipeline/call.ts";
 import { CallRecord } from "../pipeline/call-record.ts";
 import { decideStage } from "../pipeline/decide-stage.ts";
 import { compose, type Pipeline, type Stage } from "../pipeline/stages.ts";
+import { traceStage } from "../pipeline/trace-stage.ts";
 import { rawForLog, type ArbiterSummary, type CallStatus, type EventStream } from "../telemetry/events.ts";
 import { ArbiterDecider, UNWAITED_DENY, UNWAITED_FORWARD, Withdrawn, type ArbiterDeciding } from "./arbiter-decider.ts";
 import { CallTable, type TrackedCall } from "./call-table.ts";
@@ -31,6 +32,8 @@ export type ArbiterOptions = {
   onAbort: (code: AbortCode, reason: string) => void;
   /** What decides; absent: an `ArbiterDecider` on `engines` with `approver` (a test gives a fake). */
   decider?: ArbiterDeciding;
+  /** Tracing on (docs/governance.md, "Traces"): a call's spans, begun as it arrives. */
+  spans?: ((call: Call) => CallSpans) | undefined;
 };
 
 /** The signal of a call nothing withdraws (an unwaited call is decided at once). */
@@ -61,11 +64,11 @@ export class Arbiter {
   private readonly log: Logger;
   private readonly record: CallRecord;
   private readonly decider: ArbiterDeciding;
-  /** A waited request: decide → audit → the decision to the child (docs/architecture.md, "Every tool call, one pipeline"). */
+  /** A waited request: decide → audit → trace → the decision to the child (docs/architecture.md, "Every tool call, one pipeline"). */
   private readonly waited: Pipeline<Call>;
-  /** An unwaited one: decide (no one asked) → audit → a policy violation ends the session. */
+  /** An unwaited one: decide (no one asked) → audit → trace → a policy violation ends the session. */
   private readonly unwaited: Pipeline<Call>;
-  /** A call's end on the way back (its result, a deny, a withdrawal). */
+  /** A call's end on the way back (its result, a deny, a withdrawal): audit → trace. */
   private readonly ended: Pipeline<Call>;
 
   constructor(private readonly options: ArbiterOptions) {
@@ -86,13 +89,18 @@ export class Arbiter {
       serverId: call.serverId,
       annotations: undefined,
       elicit: null,
-      awaitingApproval: (reason) => recordPending(this.record, call, reason),
+      awaitingApproval: (reason) => {
+        recordPending(this.record, call, reason);
+        call.spans?.waiting();
+      },
+      span: call.spans?.deciding,
     });
     const answer: Stage = { name: "forward", request: (call, next) => (this.answer(call), next()) };
     const violation: Stage = { name: "forward", request: (call, next) => (this.unwaitedRan(call), next()) };
-    this.waited = compose<Call>([decideStage(this.decider, contextOf), audit, answer], "request");
-    this.unwaited = compose<Call>([decideStage(this.decider.unwaited, contextOf), audit, violation], "request");
-    this.ended = compose<Call>([audit], "response");
+    const trace = traceStage();
+    this.waited = compose<Call>([decideStage(this.decider, contextOf), audit, trace, answer], "request");
+    this.unwaited = compose<Call>([decideStage(this.decider.unwaited, contextOf), audit, trace, violation], "request");
+    this.ended = compose<Call>([audit, trace], "response");
   }
 
   handle(event: ToolEvent): void {
@@ -172,6 +180,7 @@ export class Arbiter {
       flow,
     });
     if (!call) return this.duplicate(event);
+    if (this.options.spans) flow.spans = this.options.spans(flow);
     if (this.closed) {
       this.log.debug(`${call.tool} (id ${JSON.stringify(call.id)}) arrived as the child was stopping: not decided`);
       if (call.state === "pending") this.abandon(call);

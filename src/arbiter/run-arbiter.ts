@@ -12,7 +12,9 @@ import { VERSION } from "../version.ts";
 import { projectRoot } from "../core/project.ts";
 import { startIdField } from "../core/process-identity.ts";
 import { redactArgv } from "../telemetry/redact-argv.ts";
+import type { Tracer } from "../telemetry/tracing/tracer.ts";
 import { Arbiter, emptySummary } from "./arbiter.ts";
+import type { Call } from "../pipeline/call.ts";
 import { ControlChannel } from "./control-channel.ts";
 import { EventSplitter, type Piece } from "./event-splitter.ts";
 import { parseEvent, pingMessage, type AbortCode, type ArbiterDecision } from "./protocol.ts";
@@ -42,7 +44,12 @@ export type ArbiterSessionOptions = {
   approver?: Approver;
   stdinCloseGraceMs?: number;
   sigtermGraceMs?: number;
+  /** Tracing on (docs/governance.md, "Traces"): where the session's and its calls' spans go. */
+  tracer?: Tracer | undefined;
 };
+
+/** At exit, how long the spans still queued may take to leave before they are dropped (as a shim's). */
+const TRACE_FLUSH_MS = 1_000;
 
 type Stop =
   | { kind: "child_exit" }
@@ -93,6 +100,7 @@ export async function runArbiter(options: ArbiterSessionOptions): Promise<number
     stopping = true;
   });
 
+  const tracing = options.tracer?.on ? await startTracing(options, options.tracer) : null;
   const control = new ControlChannel(child.stdin, (reason) => void transportFailed(reason));
   const approver = options.approver ?? new TerminalApprover();
   const arbiter = new Arbiter({
@@ -106,6 +114,7 @@ export async function runArbiter(options: ArbiterSessionOptions): Promise<number
     approver,
     events,
     onAbort: (code) => stopWith({ kind: "abort", code }),
+    spans: tracing?.spans,
   });
 
   const transportFailed = async (reason: string): Promise<void> => {
@@ -162,12 +171,28 @@ export async function runArbiter(options: ArbiterSessionOptions): Promise<number
   for (const signal of signals) process.off(signal, onSignal);
   options.engines.close();
   arbiter.finish();
+  if (tracing) {
+    tracing.session.end();
+    await tracing.tracer.close(TRACE_FLUSH_MS);
+  }
   const exitCode = stop.kind === "transport" ? EXIT.error : exitCodeOf(exit);
   const status = stop.kind === "child_exit" ? "child_exited" : stop.kind === "transport" ? "transport_failed" : "aborted";
   if (arbiter.summary.malformed_events > 0) serverLog.warn(`${arbiter.summary.malformed_events} malformed event line(s) passed through as output`);
   events.emit("run_end", { ended_at: new Date().toISOString(), status, pid: process.pid, exit_code: exitCode, summary: arbiter.summary });
   await events.close();
   return exitCode;
+}
+
+/** The session's span (the parent of its calls' spans) and the calls' spans, loaded only now. */
+async function startTracing(options: ArbiterSessionOptions, tracer: Tracer) {
+  const { beginCallSpans } = await import("../pipeline/call-spans.ts");
+  const session = tracer.session("thoughtgate arbiter", {
+    "thoughtgate.server_id": options.serverId,
+    "thoughtgate.run_id": options.runId,
+    "thoughtgate.profile": options.profile,
+  });
+  const spans = (call: Call) => beginCallSpans(call, { tracer, profile: options.profile, runId: options.runId, transport: "pipe" });
+  return { tracer, session, spans };
 }
 
 /**

@@ -36,6 +36,8 @@ export default defineCommand({
     const runId = runIdFromEnv();
     const serverId = givenOrAbsent(parsed["server-id"], "--server-id") ?? "codecli";
     const engines = await EngineHolder.load(parsed["thoughtgate-config"]);
+    // Traces only when the user's policy asks for them: nothing of it is loaded otherwise.
+    const tracer = engines.policy.base.engine.config.telemetry?.otlp ? await (await import("../governance/engine/tracing.ts")).startServiceTracer(engines.policy, "arbiter") : undefined;
     return runArbiter({
       command: child,
       profile,
@@ -46,6 +48,7 @@ export default defineCommand({
       eventPrefix: givenOrAbsent(parsed["event-prefix"], "--event-prefix") ?? null,
       defaultAction,
       decisionTimeoutMs,
+      tracer,
     });
   },
 });

@@ -22,6 +22,7 @@ import { VERSION } from "../version.ts";
 import { personsAnswer } from "./agent-answer.ts";
 import type { BuiltinCall } from "./builtin-call.ts";
 import { recordHookCallRan, runHookCall } from "./hook-pipeline.ts";
+import type { HookTracing } from "./hook-trace.ts";
 
 /** How long the hook waits for a service that does not answer yet before it blocks the call. */
 const SERVICE_READY_MS = 5_000;
@@ -55,7 +56,10 @@ export async function decideBuiltinCall(call: BuiltinCall, context: HookContext,
   const profile = session?.profile ?? context.profile;
   const runId = session?.id ?? Bun.randomUUIDv7();
   const decider = await deciderFor(lookup, profile);
+  let tracing: HookTracing | null = null;
   try {
+    // Traced as a shim here would be (the decider's plan); nothing of it is loaded otherwise.
+    if (decider.tracing) tracing = await (await import("./hook-trace.ts")).startHookTracing(decider.tracing, profile, runId);
     const events = EventStream.open(session ? session.events : context.standaloneEvents(runId), { run_id: runId, server_id: AGENT_SOURCE, profile });
     events.emit("run_start", {
       started_at: new Date().toISOString(),
@@ -68,7 +72,7 @@ export async function decideBuiltinCall(call: BuiltinCall, context: HookContext,
     const record = new CallRecord(events, () => decider.auditArguments?.() ?? true);
     // The agent's own id for the call, where it gives one, so its PostToolUse finds the call (recordRan).
     const callId = toolUseId !== null ? agentCallId(toolUseId) : Bun.randomUUIDv7();
-    const { verdict, askedInAgent } = await runHookCall(call, decider, record, { callId, signal: context.signal, agentCanPrompt: context.agentCanPrompt, agentMode: context.agentMode ?? null });
+    const { verdict, askedInAgent } = await runHookCall(call, decider, record, { callId, signal: context.signal, agentCanPrompt: context.agentCanPrompt, agentMode: context.agentMode ?? null, spans: tracing?.spans });
     // One call, one run: ended here, so wrap's drain does not take the hook for a shim gone silent.
     const forwarded = verdict.action === "forward" ? 1 : 0;
     events.emit("run_end", {
@@ -81,6 +85,8 @@ export async function decideBuiltinCall(call: BuiltinCall, context: HookContext,
     await events.close();
     return { ...verdict, session: session?.id ?? null, askedInAgent, failed: isDecisionFailure(verdict) };
   } finally {
+    // Before the decider closes: in a wrap session the spans go to the service over its channel.
+    await tracing?.close();
     await decider.close?.();
   }
 }

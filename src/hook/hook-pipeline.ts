@@ -3,7 +3,8 @@
  * tool call, one pipeline"): the hook's input becomes a `Call` (origin `hooks`, the agent's tool as
  * a `tools/call`), the decide stage asks the decider (a decider that throws or rejects is a deny),
  * the audit stage writes the call's record through the one `CallRecord` the shim and the arbiter
- * write through, and the hook's own last stage (its answer to the agent) ends a refused call there.
+ * write through, the trace stage puts the decision on the call's spans when tracing is on
+ * (hook-trace.ts), and the hook's own last stage (its answer to the agent) ends a refused call there.
  * Its end is the agent's to report when it ran the call (`recordRan`).
  */
 import { argsHash } from "../core/canonical-json.ts";
@@ -11,10 +12,11 @@ import { RPC } from "../core/jsonrpc.ts";
 import { AGENT_SOURCE } from "../governance/verdict/agent-tools.ts";
 import type { DecisionContext, Decider, Verdict } from "../governance/verdict/decider.ts";
 import { auditStage, recordPending } from "../pipeline/audit-stage.ts";
-import { callOf, toolCallRequest, type Call } from "../pipeline/call.ts";
+import { callOf, toolCallRequest, type Call, type CallSpans } from "../pipeline/call.ts";
 import { decisionFields, type CallRecord } from "../pipeline/call-record.ts";
 import { decideStage } from "../pipeline/decide-stage.ts";
 import { compose, type Stage } from "../pipeline/stages.ts";
+import { traceStage } from "../pipeline/trace-stage.ts";
 import type { PersonsAnswer } from "./agent-answer.ts";
 import type { BuiltinCall } from "./builtin-call.ts";
 
@@ -27,6 +29,8 @@ export type HookCallOptions = {
   agentCanPrompt: boolean;
   /** The agent's permission mode, as its hook input said (agent-answer.ts). */
   agentMode?: string | null;
+  /** Tracing on: the call's spans, begun as the call is built (hook-trace.ts). */
+  spans?: ((call: Call) => CallSpans) | undefined;
 };
 
 /** `askedInAgent`: the question handed to the agent's own prompt (decider.ts, `askInAgent`), or null. */
@@ -51,6 +55,7 @@ const answer: Stage = {
 export async function runHookCall(builtin: BuiltinCall, decider: Pick<Decider, "decide">, record: CallRecord, options: HookCallOptions): Promise<HookOutcome> {
   const call = callOf("hooks", AGENT_SOURCE, toolCallRequest(`hook-${options.callId}`, builtin.name, builtin.arguments));
   call.recordCallId = options.callId;
+  if (options.spans) call.spans = options.spans(call);
   let askedInAgent: string | null = null;
   const contextOf = (call: Call): DecisionContext => ({
     signal: options.signal,
@@ -62,11 +67,17 @@ export async function runHookCall(builtin: BuiltinCall, decider: Pick<Decider, "
     // Where the agent shows a person its own prompt, the question goes there instead, once (the
     // service says whether the agent's mode shows one: not `claude -p`).
     ...(options.agentCanPrompt ? { askInAgent: (prompt: string) => void (askedInAgent = prompt), ...(options.agentMode ? { agentMode: options.agentMode } : {}) } : {}),
-    awaitingApproval: (reason) => recordPending(record, call, reason),
+    awaitingApproval: (reason) => {
+      recordPending(record, call, reason);
+      call.spans?.waiting();
+    },
+    span: call.spans?.deciding,
   });
   const audit = auditStage(record);
-  await compose<Call>([decideStage(decider, contextOf), audit, answer], "request")(call);
-  if (call.status !== undefined) await compose<Call>([audit], "response")(call);
+  // The agent runs a call let through after the hook answered: its spans end with the answer.
+  const trace = traceStage({ endsWithAnswer: true });
+  await compose<Call>([decideStage(decider, contextOf), audit, trace, answer], "request")(call);
+  if (call.status !== undefined) await compose<Call>([audit, trace], "response")(call);
   return { verdict: call.verdict ?? refused(), askedInAgent };
 }
 

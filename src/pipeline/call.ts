@@ -1,18 +1,25 @@
 import type { JsonRpcId, JsonRpcRequest } from "../core/jsonrpc.ts";
 import type { Verdict } from "../governance/verdict/decider.ts";
 import type { CallStatus } from "../telemetry/events.ts";
+import type { Span } from "../telemetry/tracing/tracer.ts";
 import type { StartFields } from "./call-record.ts";
 
 /** Which front end built the call (docs/architecture.md, "Every tool call, one pipeline"). */
 export type CallOrigin = "mcp" | "arbiter" | "hooks";
 
 /**
- * A call's spans, when tracing is on: what the trace stage needs of them, whoever made them.
- * (The shim's `RequestTrace`, shim/call-trace.ts, is one.)
+ * A call's spans, when tracing is on: what the trace stage needs of them, whoever made them
+ * (the shim's `RequestTrace`, shim/call-trace.ts; the arbiter's and the hooks', call-spans.ts).
  */
-type CallSpans = {
+export type CallSpans = {
+  /** The decision on the request's span (a deny: its error). */
   decided(verdict: Verdict): void;
+  /** The call ended with `status`: its spans end, once, whichever way it ended. */
   end(status: CallStatus): void;
+  /** The decision now waits for a person: the time it takes is a span of its own. */
+  waiting(): void;
+  /** Where the decider records the gates (or whose context it hands to the governance service). */
+  readonly deciding: Span;
 };
 
 /**

@@ -1,7 +1,8 @@
 import type { JsonRpcRequest, JsonRpcResponse } from "../core/jsonrpc.ts";
 import { argsHash } from "../core/canonical-json.ts";
 import type { Profile } from "../core/profile.ts";
-import { targetName, type Verdict } from "../governance/verdict/decider.ts";
+import type { Verdict } from "../governance/verdict/decider.ts";
+import { callSpanName, requestAttributes, verdictAttributes } from "../pipeline/call-spans.ts";
 import type { CallStatus } from "../telemetry/events.ts";
 import { redactText } from "../telemetry/redact.ts";
 import { withTraceparent } from "../telemetry/tracing/meta-splice.ts";
@@ -44,14 +45,10 @@ export class CallTracer {
 
   begin(request: JsonRpcRequest, knownArgsHash: string | undefined): RequestTrace {
     const { tracer } = this.options;
-    const name = spanName(request);
+    const name = callSpanName(request);
     const meta = metaOf(request.params);
     const version = typeof meta?.[META_VERSION] === "string" ? (meta[META_VERSION] as string) : this.negotiated;
-    const call: Attributes = { "mcp.method.name": request.method, "jsonrpc.request.id": String(request.id), "thoughtgate.server_id": this.options.serverId };
-    const target = targetName(request);
-    if (request.method === "tools/call") Object.assign(call, { "gen_ai.tool.name": redactText(target), "gen_ai.operation.name": "execute_tool" });
-    else if (request.method === "prompts/get") call["gen_ai.prompt.name"] = redactText(target);
-    else call["mcp.resource.uri"] = redactText(target);
+    const call = requestAttributes(request, this.options.serverId);
     const attributes: Attributes = {
       ...call,
       "network.transport": this.options.agentTransport,
@@ -171,23 +168,4 @@ export class RequestTrace {
     this.done = true;
     for (const span of [this.wait, this.client, this.span]) span?.end();
   }
-}
-
-/** `{mcp.method.name} {target}`: the tool or prompt name; a resource URI is left out (high cardinality, and may hold anything). */
-function spanName(request: JsonRpcRequest): string {
-  if (request.method !== "tools/call" && request.method !== "prompts/get") return request.method;
-  return `${request.method} ${redactText(targetName(request))}`;
-}
-
-function verdictAttributes(verdict: Verdict): Attributes {
-  const attributes: Attributes = { "thoughtgate.decision": verdict.action, "thoughtgate.reason": redactText(verdict.reason) };
-  if (verdict.gate) attributes["thoughtgate.gate"] = verdict.gate;
-  if (verdict.ruleId) attributes["thoughtgate.rule_id"] = verdict.ruleId;
-  if (verdict.policyId) attributes["thoughtgate.policy_id"] = verdict.policyId;
-  if (verdict.action === "forward") {
-    if (verdict.would) attributes["thoughtgate.would"] = verdict.would;
-    if (verdict.autoApproved) attributes["thoughtgate.auto_approved"] = true;
-    if (verdict.approvedBy) attributes["thoughtgate.approved_by"] = verdict.approvedBy;
-  }
-  return attributes;
 }

@@ -4,12 +4,12 @@ import type { PolicyInForce } from "./policy.ts";
 
 /**
  * Who starts a tracer, and from what (docs/governance.md, "Traces"): the governance service of
- * `wrap` and `serve` from the user's policy (`telemetry.otlp` of the base layer; a project policy
- * may not set it, core/config/load.ts), a shim from its decider's plan (shim-decider.ts: its own
+ * `wrap` and `serve`, and the arbiter, from the user's policy (`telemetry.otlp` of the base layer; a
+ * project policy may not set it, core/config/load.ts), a shim from its decider's plan (shim-decider.ts: its own
  * policy, or the relay to a service that traces). Nothing of OpenTelemetry is loaded unless one
  * is needed: start.ts, and through it the exporter, are imported here on demand.
  */
-export async function startServiceTracer(policy: PolicyInForce, role: "wrap" | "serve"): Promise<Tracer | undefined> {
+export async function startServiceTracer(policy: PolicyInForce, role: "wrap" | "serve" | "arbiter"): Promise<Tracer | undefined> {
   const otlp = policy.base.engine.config.telemetry?.otlp;
   if (!otlp) return undefined;
   const { startTracer } = await import("../../telemetry/tracing/start.ts");

@@ -69,7 +69,7 @@ export interface Tracer {
 }
 
 /** What spans come from (the OTLP resource): $OTEL_SERVICE_NAME or `thoughtgate`, and which part of it. */
-export function baseResource(component: "shim" | "wrap" | "serve", env: NodeJS.ProcessEnv = process.env): Attributes {
+export function baseResource(component: "shim" | "wrap" | "serve" | "arbiter" | "hook", env: NodeJS.ProcessEnv = process.env): Attributes {
   return { "service.name": env.OTEL_SERVICE_NAME?.trim() || "thoughtgate", "service.version": VERSION, "thoughtgate.component": component };
 }
 
