@@ -8,7 +8,7 @@
  */
 import { argsHash } from "../core/canonical-json.ts";
 import { RPC } from "../core/jsonrpc.ts";
-import { AGENT_SOURCE } from "../governance/verdict/agent-tools.ts";
+import { AGENT_SOURCE, withShellReading } from "../governance/verdict/agent-tools.ts";
 import type { DecisionContext, Decider, Verdict } from "../governance/verdict/decider.ts";
 import { auditStage, recordPending } from "../pipeline/audit-stage.ts";
 import { callOf, toolCallRequest, type Call } from "../pipeline/call.ts";
@@ -63,6 +63,10 @@ export async function runHookCall(builtin: BuiltinCall, decider: Pick<Decider, "
     // service says whether the agent's mode shows one: not `claude -p`).
     ...(options.agentCanPrompt ? { askInAgent: (prompt: string) => void (askedInAgent = prompt), ...(options.agentMode ? { agentMode: options.agentMode } : {}) } : {}),
     awaitingApproval: (reason) => recordPending(record, call, reason),
+    // The service read the shell line: the call is recorded with the commands it judged.
+    shellRead: (reading) => {
+      (call.request.params as { arguments: unknown }).arguments = withShellReading(builtin.arguments, reading);
+    },
   });
   const audit = auditStage(record);
   await compose<Call>([decideStage(decider, contextOf), audit, answer], "request")(call);
