@@ -33,7 +33,7 @@ function start(shellReader?: ShellReader): GovernanceService {
   return service;
 }
 
-async function evaluate(service: GovernanceService, name: string, args: Record<string, unknown>) {
+async function evaluateOverHttp(service: GovernanceService, name: string, args: Record<string, unknown>) {
   const response = await fetch(`${service.url}/governance/evaluate`, {
     method: "POST",
     headers: { authorization: `Bearer ${SESSION}`, "content-type": "application/json" },
@@ -46,35 +46,35 @@ async function evaluate(service: GovernanceService, name: string, args: Record<s
 describe("an agent's shell call, read by the service", () => {
   test("the gates judge the service's reading of `command`, whatever command list the caller sent", async () => {
     const service = start();
-    const listed = await evaluate(service, "shell", { command: "ls -la && git status", tool: "Bash" });
+    const listed = await evaluateOverHttp(service, "shell", { command: "ls -la && git status", tool: "Bash" });
     expect([listed.decision, listed.rule_id, listed.shell]).toEqual(["forward", "agent-read-only-shell", { commands: ["ls -la", "git status"] }]);
 
     // A caller that says the line runs only `ls`: the service reads `rm -rf /` and asks.
-    const lied = await evaluate(service, "shell", { command: "rm -rf /", commands: ["ls"], tool: "Bash" });
+    const lied = await evaluateOverHttp(service, "shell", { command: "rm -rf /", commands: ["ls"], tool: "Bash" });
     expect([lied.decision, lied.rule_id, lied.shell]).toEqual(["pending_approval", "agent-ask", { commands: ["rm -rf /"] }]);
     expect(lied.prompt).toContain("rm -rf /");
 
     // A line the parser cannot read is asked, with why, even with a read-only list beside it.
-    const unreadable = await evaluate(service, "shell", { command: "ls; $(echo rm) -rf /", commands: ["ls"], tool: "Bash" });
+    const unreadable = await evaluateOverHttp(service, "shell", { command: "ls; $(echo rm) -rf /", commands: ["ls"], tool: "Bash" });
     expect([unreadable.decision, unreadable.rule_id]).toEqual(["pending_approval", "agent-ask"]);
     expect(unreadable.shell).toEqual({ unreadable: expect.stringContaining("only known when it runs") });
 
     // A readable line with an `unreadable` of the caller's: judged on what the service read.
-    const cleared = await evaluate(service, "shell", { command: "ls", unreadable: "x", tool: "Bash" });
+    const cleared = await evaluateOverHttp(service, "shell", { command: "ls", unreadable: "x", tool: "Bash" });
     expect([cleared.decision, cleared.shell]).toEqual(["forward", { commands: ["ls"] }]);
 
     // A command that is not a string reads as nothing run: asked.
-    const odd = await evaluate(service, "shell", { command: ["ls"], commands: ["ls"], tool: "Bash" });
+    const odd = await evaluateOverHttp(service, "shell", { command: ["ls"], commands: ["ls"], tool: "Bash" });
     expect([odd.decision, odd.shell]).toEqual(["pending_approval", { unreadable: "the command runs nothing the parser could find" }]);
   });
 
   test("a service whose bash parser cannot load denies each shell call with one line saying why, and decides the rest", async () => {
     const service = start(serviceShellReader(async () => Promise.reject(new Error("wasm compile failed"))));
-    const shell = await evaluate(service, "shell", { command: "ls", tool: "Bash" });
+    const shell = await evaluateOverHttp(service, "shell", { command: "ls", tool: "Bash" });
     expect([shell.decision, shell.gate]).toEqual(["deny", "governance"]);
     expect(shell.reason).toBe("the governance service's bash parser did not load (wasm compile failed)");
     expect(shell.error?.message).toContain("the governance service's bash parser did not load");
-    const read = await evaluate(service, "read", { path: "/etc/hostname", tool: "Read" });
+    const read = await evaluateOverHttp(service, "read", { path: "/etc/hostname", tool: "Read" });
     expect(read.decision).not.toBe("deny");
     expect(read.shell).toBeUndefined();
   });
@@ -93,10 +93,47 @@ describe("an agent's shell call, read by the service", () => {
         };
       }),
     );
-    await evaluate(service, "read", { path: "/etc/hostname", tool: "Read" });
+    await evaluateOverHttp(service, "read", { path: "/etc/hostname", tool: "Read" });
     expect(loads).toBe(0);
-    await Promise.all([evaluate(service, "shell", { command: "ls", tool: "Bash" }), evaluate(service, "shell", { command: "pwd", tool: "Bash" })]);
-    await evaluate(service, "shell", { command: "git status", tool: "Bash" });
+    await Promise.all([evaluateOverHttp(service, "shell", { command: "ls", tool: "Bash" }), evaluateOverHttp(service, "shell", { command: "pwd", tool: "Bash" })]);
+    await evaluateOverHttp(service, "shell", { command: "git status", tool: "Bash" });
     expect(loads).toBe(1);
+  });
+
+  test("on a shim's channel, a frame with a shell call waits for the parser, and its answers come back in one frame", async () => {
+    const parser = Promise.withResolvers<void>();
+    const embedded = serviceShellReader();
+    const service = start(
+      serviceShellReader(async () => {
+        await parser.promise;
+        await embedded.whenReady();
+        return (line) => {
+          const reading = embedded.read(line);
+          if ("failed" in reading) throw new Error(reading.failed);
+          return reading;
+        };
+      }),
+    );
+    const socket = new WebSocket(`${service.url.replace("http", "ws")}/governance/channel`, { headers: { authorization: `Bearer ${SESSION}` } } as unknown as string[]);
+    const frames: string[] = [];
+    const arrived = Promise.withResolvers<void>();
+    socket.onmessage = (event) => {
+      frames.push(String(event.data));
+      arrived.resolve();
+    };
+    await new Promise((resolve) => (socket.onopen = resolve));
+    const evaluate = { server_id: "agent", direction: "agent_to_server", method: "tools/call", name: "shell", arguments: { command: "cd x && rm -rf y", commands: ["ls"], tool: "Bash" }, id: "hook-1", message_type: "request", profile: "production" };
+    socket.send([JSON.stringify({ id: 1, method: "POST", path: "/governance/heartbeat", body: { server_id: "agent", pid: process.pid } }), JSON.stringify({ id: 2, method: "POST", path: "/governance/evaluate", body: evaluate })].join("\n"));
+    // Nothing answers while the parser loads; a call that is not a shell call meanwhile is answered at once.
+    const other = await evaluateOverHttp(service, "read", { path: "/etc/hostname", tool: "Read" });
+    expect(other.decision).toBe("pending_approval");
+    expect(frames).toEqual([]);
+    parser.resolve();
+    await arrived.promise;
+    socket.close();
+    expect(frames).toHaveLength(1);
+    const answers = (frames[0] as string).split("\n").map((line) => JSON.parse(line) as { id: number; status: number; body: { decision?: string; shell?: unknown } });
+    expect(answers.map((answer) => [answer.id, answer.status])).toEqual([[1, 200], [2, 200]]);
+    expect([answers[1]?.body.decision, answers[1]?.body.shell]).toEqual(["pending_approval", { commands: ["cd x", "rm -rf y"] }]);
   });
 });
