@@ -55,19 +55,17 @@ async function answer(agent: HookAgent, profile: ReturnType<typeof resolveProfil
     if (input.call.event === "PostToolUse") {
       // After the call ran: recorded, nothing to answer (the call is done). Its start holds its
       // arguments: the shell line is not read again.
-      const ran = await builtinCall(input.call, async () => ({ ok: false, why: "not read after the call" }));
+      const ran = builtinCall(input.call);
       if (ran !== null && input.call.toolUseId !== null) await recordRan(ran, input.call.toolUseId, input.call.durationMs, input.call.agentMode);
       return renderAnswer(agent, { kind: "none" });
     }
-    // The bash parser (WebAssembly) is loaded only for a shell call.
-    const readShell = async (command: string) => (await import("../hook/shell-commands.ts")).readShellCommand(command);
     let call;
     if (announcesByNameAlone(agent)) {
       // opencode's plugin and Copilot CLI's hook announce every tool, MCP servers' too, by a name alone (hook/own-tool-names.ts).
       const mcp = governedMcpAnswer(agent, input.call.toolName, await findSession());
       if (mcp !== null) return renderAnswer(agent, mcp);
-      call = isOwnTool(agent, input.call.toolName) ? await builtinCall(input.call, readShell) : otherTool(input.call);
-    } else call = await builtinCall(input.call, readShell);
+      call = isOwnTool(agent, input.call.toolName) ? builtinCall(input.call) : otherTool(input.call);
+    } else call = builtinCall(input.call);
     if (call === null) return renderAnswer(agent, mcpToolAnswer(input.call.toolName, await findSession()));
     const verdict = await decideBuiltinCall(call, {
       agent,

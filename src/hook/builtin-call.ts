@@ -68,12 +68,11 @@ const ANNOTATIONS: Record<AgentTool, ToolAnnotations | undefined> = {
 /**
  * The call for the policy, or null for a call that is not the agent's own tool: an MCP server's
  * tool (`mcp__server__tool` in Claude Code and Codex; in Gemini CLI, one announced with its
- * `mcp_context`), which the server's shim governs. `shellCommands` reads a shell line (shell-commands.ts, loaded only here).
+ * `mcp_context`), which the server's shim governs. A shell call carries its line as `command`, not
+ * yet read: where it is read (the session's service, else this process) is hook-decision.ts's
+ * choice, and the reading goes in with `withShellReading` (governance/verdict/agent-tools.ts).
  */
-export async function builtinCall(
-  hook: HookCall,
-  readShell: (command: string) => Promise<{ ok: true; commands: string[] } | { ok: false; why: string }>,
-): Promise<BuiltinCall | null> {
+export function builtinCall(hook: HookCall): BuiltinCall | null {
   if (hook.toolName.startsWith("mcp__") || hook.mcp) return null;
   const known = TOOLS[hook.toolName];
   const input = hook.toolInput;
@@ -83,9 +82,6 @@ export async function builtinCall(
     const command = input[known.command];
     const line = typeof command === "string" ? command : Array.isArray(command) ? command.join(" ") : "";
     args.command = line;
-    const reading = await readShell(line);
-    if (reading.ok) args.commands = reading.commands;
-    else args.unreadable = reading.why;
   }
   if (known.path !== undefined) {
     const given = known.path.map((key) => input[key]).find((value): value is string => typeof value === "string");

@@ -11,7 +11,8 @@
  */
 import type { Profile } from "../core/profile.ts";
 import { projectRoot } from "../core/project.ts";
-import { AGENT_SOURCE } from "../governance/verdict/agent-tools.ts";
+import { messageOf } from "../core/errors.ts";
+import { AGENT_SOURCE, shellLine, withShellReading, type ShellReading } from "../governance/verdict/agent-tools.ts";
 import type { Decider, Verdict } from "../governance/verdict/decider.ts";
 import { findSession, type SessionLookup } from "../governance/deciders/find-session.ts";
 import { createShimDecider } from "../governance/deciders/shim-decider.ts";
@@ -57,6 +58,12 @@ export async function decideBuiltinCall(call: BuiltinCall, context: HookContext,
   const runId = session?.id ?? Bun.randomUUIDv7();
   const decider = await deciderFor(lookup, profile);
   let tracing: HookTracing | null = null;
+  // A shell line is read where the call is decided: by the session's service (one warm parser for
+  // the session: docs/governance.md, "Built-in tools"), else here.
+  const line = shellLine({ serverId: AGENT_SOURCE, method: "tools/call", name: call.name, arguments: call.arguments });
+  let deciding: Pick<Decider, "decide"> = decider;
+  if (line !== null && lookup.kind === "joined") deciding = readByTheService(decider, line);
+  else if (line !== null) call = { ...call, arguments: withShellReading(call.arguments, await readHere(line)) };
   try {
     // Traced as a shim here would be (the decider's plan); nothing of it is loaded otherwise.
     if (decider.tracing) tracing = await (await import("./hook-trace.ts")).startHookTracing(decider.tracing, profile, runId);
@@ -72,7 +79,7 @@ export async function decideBuiltinCall(call: BuiltinCall, context: HookContext,
     const record = new CallRecord(events, () => decider.auditArguments?.() ?? true);
     // The agent's own id for the call, where it gives one, so its PostToolUse finds the call (recordRan).
     const callId = toolUseId !== null ? agentCallId(toolUseId) : Bun.randomUUIDv7();
-    const { verdict, askedInAgent } = await runHookCall(call, decider, record, { callId, signal: context.signal, agentCanPrompt: context.agentCanPrompt, agentMode: context.agentMode ?? null, spans: tracing?.spans });
+    const { verdict, askedInAgent } = await runHookCall(call, deciding, record, { callId, signal: context.signal, agentCanPrompt: context.agentCanPrompt, agentMode: context.agentMode ?? null, spans: tracing?.spans });
     // One call, one run: ended here, so wrap's drain does not take the hook for a shim gone silent.
     const forwarded = verdict.action === "forward" ? 1 : 0;
     events.emit("run_end", {
@@ -89,6 +96,33 @@ export async function decideBuiltinCall(call: BuiltinCall, context: HookContext,
     await tracing?.close();
     await decider.close?.();
   }
+}
+
+/** The bash parser in this process, loaded only now (WebAssembly, a few tens of ms). */
+async function readHere(line: string): Promise<ShellReading> {
+  return (await import("../shell/shell-commands.ts")).readShellCommand(line);
+}
+
+/**
+ * The session's service reads the line and decides on its reading, which it sends back for the
+ * record. An answer without one (the service could not be asked: the decision is its failure's)
+ * is recorded with the line read here, so the record shows the commands whoever decided.
+ */
+function readByTheService(decider: Pick<Decider, "decide">, line: string): Pick<Decider, "decide"> {
+  return {
+    async decide(request, context) {
+      let read = false;
+      const verdict = await decider.decide(request, {
+        ...context,
+        shellRead: (reading) => {
+          read = true;
+          context.shellRead?.(reading);
+        },
+      });
+      if (!read) context.shellRead?.(await readHere(line).catch((error: unknown): ShellReading => ({ ok: false, why: `the bash parser failed: ${messageOf(error)}` })));
+      return verdict;
+    },
+  };
 }
 
 function agentCallId(toolUseId: string): string {
@@ -108,6 +142,8 @@ export async function recordRan(call: BuiltinCall, toolUseId: string, durationMs
   if (lookup.kind !== "joined") return false;
   const session = lookup.session;
   const answer = await personsAnswer(session, `hook-${agentCallId(toolUseId)}`, agentMode);
+  // Its start holds the commands judged: the shell line is not read again.
+  if (shellLine({ serverId: AGENT_SOURCE, method: "tools/call", name: call.name, arguments: call.arguments }) !== null) call = { ...call, arguments: withShellReading(call.arguments, { ok: false, why: "not read after the call" }) };
   const events = EventStream.open(session.events, { run_id: session.id, server_id: AGENT_SOURCE, profile: session.profile });
   events.emit("run_start", { started_at: new Date().toISOString(), pid: process.pid, server_command: ["thoughtgate", "hook"], policy: "-", version: VERSION, agent_command: session.agent.command, project: session.project });
   await recordHookCallRan(call, new CallRecord(events, () => false), agentCallId(toolUseId), durationMs, answer);

@@ -9,7 +9,7 @@
  */
 import { argsHash } from "../core/canonical-json.ts";
 import { RPC } from "../core/jsonrpc.ts";
-import { AGENT_SOURCE } from "../governance/verdict/agent-tools.ts";
+import { AGENT_SOURCE, withShellReading } from "../governance/verdict/agent-tools.ts";
 import type { DecisionContext, Decider, Verdict } from "../governance/verdict/decider.ts";
 import { auditStage, recordPending } from "../pipeline/audit-stage.ts";
 import { callOf, toolCallRequest, type Call, type CallSpans } from "../pipeline/call.ts";
@@ -72,6 +72,10 @@ export async function runHookCall(builtin: BuiltinCall, decider: Pick<Decider, "
       call.spans?.waiting();
     },
     span: call.spans?.deciding,
+    // The service read the shell line: the call is recorded with the commands it judged.
+    shellRead: (reading) => {
+      (call.request.params as { arguments: unknown }).arguments = withShellReading(builtin.arguments, reading);
+    },
   });
   const audit = auditStage(record);
   // The agent runs a call let through after the hook answered: its spans end with the answer.

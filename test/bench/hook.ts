@@ -4,9 +4,10 @@
  * hook with a PreToolUse JSON on its stdin to its exit with the answer read, in the bench process
  * (one clock), for four calls: a Read of a project file and a Bash `ls -la && git status` that the
  * embedded default allows outright, and a Read of `~/.ssh/id_ed25519` and a Bash `cat
- * ~/.ssh/id_ed25519` it denies (the shell calls load the bash parser). Each outside any session (the
- * user's policy loaded and decided in the hook's process) and inside a `thoughtgate wrap` session
- * (the hook finds the session by `THOUGHTGATE_SESSION` and its governance service decides).
+ * ~/.ssh/id_ed25519` it denies. Each outside any session (the user's policy loaded and decided in
+ * the hook's process, the shell calls' line read by the bash parser loaded there) and inside a
+ * `thoughtgate wrap` session (the hook finds the session by `THOUGHTGATE_SESSION` and its governance
+ * service reads the line with the parser it keeps, and decides).
  *
  * The baselines, in the same interleaved rounds: `/bin/cat` as the hook (any process the agent
  * starts: fork, exec, a pipe each way), a compiled Bun program that reads the input and allows

@@ -178,6 +178,7 @@ export class RemoteDecider implements Decider {
       return this.unavailable(request, `governance service unavailable: ${messageOf(error)}`);
     }
     if (answer.shutdown) this.requestStop("the governance service is shutting down");
+    if (answer.shell) context.shellRead?.("commands" in answer.shell ? { ok: true, commands: answer.shell.commands } : { ok: false, why: answer.shell.unreadable });
     if (answer.decision === "forward") {
       return {
         action: "forward",

@@ -46,7 +46,7 @@ const SECRETS_IN_COMMANDS = ["*.ssh/*", "*/.ssh", "*.aws/*", "*/.aws", "*.config
 /**
  * Commands that only read, run unasked when every command of a line is one of them (one glob of
  * alternatives: a list of strings matches when every item does, docs/governance.md; a line's
- * writes by redirection are commands of their own, src/hook/shell-commands.ts). Anything not here
+ * writes by redirection are commands of their own, src/shell/shell-commands.ts). Anything not here
  * (deletes, moves, installs, `git push`, `curl`, `sudo`, a script) is asked.
  */
 const READ_ONLY_COMMANDS = [

@@ -18,10 +18,11 @@ import { GOVERNANCE_ERROR } from "../verdict/errors.ts";
 import { recordGates } from "../engine/gate-trail.ts";
 import { grantApprover, grantHolder, type SessionGrants } from "../approval/session-grants.ts";
 import type { AgentPromptAsks } from "../approval/agent-prompt-answers.ts";
-import { AGENT_SOURCE } from "../verdict/agent-tools.ts";
+import { AGENT_SOURCE, shellLine, withShellReading } from "../verdict/agent-tools.ts";
 import { pathsWithin } from "../engine/argument-match.ts";
 import type { Task, TaskStore } from "../approval/tasks.ts";
 import { SEE_ALL_AT } from "../approval/task-prompt.ts";
+import type { ShellReader } from "./shell-reading.ts";
 
 /** How often a shim should poll a pending task. */
 const POLL_INTERVAL_MS = 250;
@@ -52,6 +53,8 @@ export type EvaluationOptions = {
   agentAsks?: AgentPromptAsks;
   /** A wrap session's project: it wins over what a shim sends (docs/governance.md, "Rules that see arguments"); absent (`serve`): the shim's, else the service's own working directory's. */
   sessionProject?: string;
+  /** The service's bash parser, which reads an agent's shell calls (shell-reading.ts); absent: each is denied. */
+  shell?: ShellReader;
 };
 
 /**
@@ -130,9 +133,22 @@ export function createEvaluator(options: EvaluationOptions): (request: EvaluateR
       }
       return count(evaluateDefinitionChange(request, request.definition_change, profile, engine, tasks, base, SEE_ALL_AT, { caller, canElicit }), request, profile);
     }
-    // The JSON-RPC id ties the error to the shim's audit events, as in the in-process shim.
-    const correlationId = request.id === undefined || request.id === null ? Bun.randomUUIDv7() : String(request.id);
-    const call = { serverId: request.server_id, method: request.method, name: request.name, correlationId };
+    const line = shellLine({ serverId: request.server_id, method: request.method, name: request.name, arguments: request.arguments });
+    if (line === null) return decideCall(request, caller, span, profile, base, canElicit);
+    // An agent's shell call: the gates decide on this service's reading of the line the agent gave,
+    // never on one the caller sent (docs/governance.md, "Built-in tools"); the caller is told it.
+    const reading = options.shell?.read(line) ?? { failed: "this governance service reads no shell commands" };
+    if ("failed" in reading) {
+      const block = { gate: "governance" as const, code: GOVERNANCE_ERROR.serviceUnavailable, ruleId: null, policyId: null, reason: reading.failed };
+      log.error(`${request.server_id} ${request.name}: ${reading.failed}; denying (fail closed)`);
+      return count({ ...base, decision: "deny", gate: "governance", reason: reading.failed, error: denyError(block, callOf(request)), shell: { unreadable: reading.failed } }, request, profile);
+    }
+    const read = { ...request, arguments: withShellReading(request.arguments, reading) };
+    return { ...decideCall(read, caller, span, profile, base, canElicit), shell: reading.ok ? { commands: reading.commands } : { unreadable: reading.why } };
+  }
+
+  function decideCall(request: EvaluateRequest, caller: Caller, span: Span | undefined, profile: Profile, base: Base, canElicit: boolean): EvaluateResponse {
+    const call = callOf(request);
     const place = placeOfRequest(request);
     const input = decisionInput({
       serverId: request.server_id,
@@ -241,6 +257,15 @@ export function createEvaluator(options: EvaluationOptions): (request: EvaluateR
       profile,
     );
   }
+}
+
+/** What every answer carries. */
+type Base = { gate: null; rule_id: null; policy_id: null; shutdown: boolean };
+
+/** The call a deny's error names; the JSON-RPC id ties the error to the shim's audit events, as in the in-process shim. */
+function callOf(request: EvaluateRequest) {
+  const correlationId = request.id === undefined || request.id === null ? Bun.randomUUIDv7() : String(request.id);
+  return { serverId: request.server_id, method: request.method, name: request.name, correlationId };
 }
 
 /** The decision on the service's span; the reason redacted like every text a person may read. */

@@ -23,6 +23,7 @@ import type { Sibling } from "../approval/slack/handoff.ts";
 import { secretDigest, secretMatches } from "../wire/secrets.ts";
 import type { SessionView, TaskView } from "../wire/api.ts";
 import { shimApi, taskChange } from "./shim-api.ts";
+import { serviceShellReader, type ShellReader } from "./shell-reading.ts";
 import { CHANNEL_PATH, shimChannels } from "./shim-channel.ts";
 import type { PersonAct, PersonCheck } from "./person-check.ts";
 import { spanRelayHandler } from "./span-relay.ts";
@@ -61,6 +62,8 @@ export type ServiceOptions = {
   origin?: string;
   /** For tests: task timeouts without waiting. */
   clock?: Clock;
+  /** The bash parser that reads agents' shell calls (shell-reading.ts); the embedded one when absent. */
+  shellReader?: ShellReader;
   maxTasks?: number;
   /**
    * False when the agent is known to answer no elicitation (`claude -p`, `codex exec`: wrap knows
@@ -173,8 +176,11 @@ export function startGovernanceService(options: ServiceOptions): GovernanceServi
     changed: (result, id) => changed(result, id),
     ...(options.session ? { session: options.session } : {}),
   });
+  // One bash parser for the service's life, loaded on the first shell call (shell-reading.ts).
+  const shell = options.shellReader ?? serviceShellReader();
   const evaluate = createEvaluator({
     engine,
+    shell,
     profile: options.profile,
     tasks,
     grants,
@@ -200,6 +206,7 @@ export function startGovernanceService(options: ServiceOptions): GovernanceServi
   const tracing = tracer.root ? { traceparent: formatTraceparent(tracer.root), spans: spanRelayHandler(tracer, metrics, () => shutdown) } : undefined;
   const api = shimApi({
     evaluate,
+    shell,
     engine,
     profile: options.profile,
     metrics,
@@ -246,7 +253,7 @@ export function startGovernanceService(options: ServiceOptions): GovernanceServi
     }
     if (!path.startsWith("/governance/")) return failure(404, "not_found", `no such endpoint: ${method} ${path}`);
     const read = await readJson(request);
-    return toResponse(read.ok ? api(method, path, read.raw, HTTP_CALLER) : read.answer);
+    return toResponse(read.ok ? await api(method, path, read.raw, HTTP_CALLER) : read.answer);
   }
 
   /** Which person's key a request carries: both are compared every time, in constant time. */

@@ -8,6 +8,8 @@ import { answer, parseValue, refusal } from "./http-guard.ts";
 import type { Caller } from "./evaluation.ts";
 import type { ChangeResult, Task, TaskStore } from "../approval/tasks.ts";
 import type { DecideTask } from "./decide-task.ts";
+import type { ShellReader } from "./shell-reading.ts";
+import { shellLine } from "../verdict/agent-tools.ts";
 
 /**
  * What a shim asks the governance service (`/governance/*`), free of its transport: the same
@@ -16,7 +18,7 @@ import type { DecideTask } from "./decide-task.ts";
  * channel it came in on (`http` without one). A task is the caller's that asked for it: only that
  * caller reads it, cancels it, or relays its agent's answer to it.
  */
-export type ShimApi = (method: string, path: string, body: unknown, caller: Caller) => Answer;
+export type ShimApi = (method: string, path: string, body: unknown, caller: Caller) => Answer | Promise<Answer>;
 
 export type ShimApiOptions = {
   evaluate: (request: EvaluateRequest, caller: Caller) => EvaluateResponse;
@@ -39,6 +41,8 @@ export type ShimApiOptions = {
    * hang under, and `POST /governance/spans` takes their spans (span-relay.ts).
    */
   tracing?: { traceparent: string; spans: (body: unknown) => Answer };
+  /** The service's bash parser: an agent's shell call that comes before it is loaded waits for it (shell-reading.ts). */
+  shell?: ShellReader;
 };
 
 const TASK_PATH = /^\/governance\/task\/([^/]+)(\/decision|\/cancel|\/unanswered)?$/;
@@ -92,7 +96,13 @@ export function shimApi(options: ShimApiOptions): ShimApi {
   return (method, path, body, caller) => {
     if (path === "/governance/evaluate" && method === "POST") {
       const parsed = parseValue(body, evaluateRequest);
-      return parsed.ok ? answer(evaluate(parsed.value, caller)) : parsed.answer;
+      if (!parsed.ok) return parsed.answer;
+      const request = parsed.value;
+      const shell = options.shell;
+      if (shell && !shell.ready() && shellLine({ serverId: request.server_id, method: request.method, name: request.name, arguments: request.arguments }) !== null) {
+        return shell.whenReady().then(() => answer(evaluate(request, caller)));
+      }
+      return answer(evaluate(request, caller));
     }
     if (path === "/governance/agent-ran" && method === "POST") {
       const parsed = parseValue(body, agentRanRequest);

@@ -41,19 +41,25 @@ export function shimChannels(api: ShimApi, maxPayloadBytes: number, closed: (cal
 
   const answerLine = (id: number, given: Answer) => JSON.stringify({ id, status: given.status, body: given.body } satisfies ChannelAnswer);
 
-  /** A frame's messages (a line each), answered in one frame. */
+  /**
+   * A frame's messages (a line each), answered in one frame: at once, or when the last answer that
+   * waits (an agent's shell call before the service's bash parser is loaded: shell-reading.ts) is in.
+   */
   function frame(ws: ServerWebSocket<ChannelData>, text: string): void {
-    const answers: string[] = [];
+    const answers: Array<string | Promise<string>> = [];
     for (const line of text.split("\n")) {
       const answered = handle(ws, line);
       if (answered === null) return;
       answers.push(answered);
     }
-    ws.send(answers.join("\n"));
+    if (answers.every((line) => typeof line === "string")) return void ws.send(answers.join("\n"));
+    void Promise.all(answers).then((lines) => {
+      if (ws.readyState === 1) ws.send(lines.join("\n"));
+    });
   }
 
   /** The answer's line; null when the channel was closed instead. */
-  function handle(ws: ServerWebSocket<ChannelData>, text: string): string | null {
+  function handle(ws: ServerWebSocket<ChannelData>, text: string): string | Promise<string> | null {
     let raw: unknown;
     try {
       raw = JSON.parse(text);
@@ -70,14 +76,17 @@ export function shimChannels(api: ShimApi, maxPayloadBytes: number, closed: (cal
       return null;
     }
     const { id, method, path, body } = parsed.output;
-    let given: Answer;
+    const failed = (error: unknown) => {
+      log.error(`governance service: ${method} ${path} on a shim's channel failed: ${messageOf(error)}`);
+      return refusal(500, "internal", "internal error");
+    };
+    let given: Answer | Promise<Answer>;
     try {
       given = api(method, path, body, ws.data.caller);
     } catch (error) {
-      log.error(`governance service: ${method} ${path} on a shim's channel failed: ${messageOf(error)}`);
-      given = refusal(500, "internal", "internal error");
+      given = failed(error);
     }
-    return answerLine(id, given);
+    return given instanceof Promise ? given.then((later) => answerLine(id, later), (error: unknown) => answerLine(id, failed(error))) : answerLine(id, given);
   }
 
   return {

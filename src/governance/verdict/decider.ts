@@ -5,6 +5,7 @@ import type { DefinitionChange, PinPolicy } from "../definitions/change.ts";
 import type { TracingPlan } from "../../telemetry/tracing/start.ts";
 import type { Span } from "../../telemetry/tracing/tracer.ts";
 import type { SecretScanPolicy } from "./secret-policy.ts";
+import type { ShellReading } from "./agent-tools.ts";
 
 /**
  * The decision contract: the single point every governed agent→server message goes through
@@ -112,6 +113,12 @@ export type DecisionContext = {
   agentMode?: string;
   /** The decider is now waiting for a human: recorded as a `pending` decision in the audit. */
   awaitingApproval(reason: string): void;
+  /**
+   * Set by the hooks front end for an agent's shell call whose line the session's service reads
+   * (docs/governance.md, "Built-in tools"): told the service's reading, what the gates decided on,
+   * before anything of the call is recorded, so the record shows what was judged.
+   */
+  shellRead?: (reading: ShellReading) => void;
   /**
    * Set when the decision is not about the call but about its target's definition, which changed
    * since it was pinned or was flagged (docs/governance.md, "Pinned definitions"): `forward` means a

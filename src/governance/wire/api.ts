@@ -97,6 +97,12 @@ export const evaluateResponse = v.object({
   prompt: v.optional(v.string()),
   /** With `shim_channels`: the form may offer "always" (a rule could be written into the user's policy for this call). */
   always: v.optional(v.boolean()),
+  /**
+   * An agent's shell call (`agent` source, tool `shell`): what the service's bash parser made of the
+   * call's `command`, which the gates decided on (any `commands` or `unreadable` the caller sent is
+   * dropped): the hook records the call with it.
+   */
+  shell: v.optional(v.union([v.object({ commands: v.array(v.string()) }), v.object({ unreadable: v.string() })])),
   shutdown: v.boolean(),
 });
 export type EvaluateResponse = v.InferOutput<typeof evaluateResponse>;

@@ -9,7 +9,7 @@ import { parseConfig } from "../../../src/core/config/load.ts";
 import type { Place } from "../../../src/core/project.ts";
 import { GovernanceEngine } from "../../../src/governance/engine/engine.ts";
 import { EMBEDDED_DEFAULT } from "../../../src/governance/engine/default-policy.ts";
-import { readShellCommand } from "../../../src/hook/shell-commands.ts";
+import { readShellCommand } from "../../../src/shell/shell-commands.ts";
 import { tempDir } from "../../support/harness.ts";
 
 using home = tempDir("thoughtgate-agent-tools-");

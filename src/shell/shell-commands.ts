@@ -45,8 +45,20 @@ class Unreadable extends Error {}
 
 /** Read a command line: its commands, or why it cannot be read. */
 export async function readShellCommand(command: string): Promise<ShellReading> {
-  if (command.length > MAX_COMMAND_CHARS) return { ok: false, why: `the command is longer than ${MAX_COMMAND_CHARS} characters` };
+  return readWith(await bashParser(), command);
+}
+
+/**
+ * A reader with the parser loaded once, for a process that reads many lines (the governance
+ * service): each line is then read at once, without waiting. Rejects when the parser cannot load.
+ */
+export async function shellReader(): Promise<(command: string) => ShellReading> {
   const parser = await bashParser();
+  return (command) => readWith(parser, command);
+}
+
+function readWith(parser: BashParser, command: string): ShellReading {
+  if (command.length > MAX_COMMAND_CHARS) return { ok: false, why: `the command is longer than ${MAX_COMMAND_CHARS} characters` };
   const lines: string[] = [];
   try {
     readScript(parser, command, lines, 0);

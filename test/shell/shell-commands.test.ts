@@ -1,10 +1,10 @@
 /**
- * Shell command lines read with the real bash parser (src/hook/shell-commands.ts): every command a
+ * Shell command lines read with the real bash parser (src/shell/shell-commands.ts): every command a
  * line runs comes out as its own line for the rules to judge, wrappers unwrapped, and what the
  * parser cannot read is unreadable (the hook then asks a person, never allows).
  */
 import { describe, expect, test } from "bun:test";
-import { readShellCommand } from "../../src/hook/shell-commands.ts";
+import { readShellCommand } from "../../src/shell/shell-commands.ts";
 
 async function commands(line: string): Promise<string[]> {
   const reading = await readShellCommand(line);

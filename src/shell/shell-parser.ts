@@ -1,7 +1,8 @@
 /**
  * The bash parser, embedded in the executable: tree-sitter-bash's grammar run by web-tree-sitter,
- * both WebAssembly. Loaded only by the hook command, and only for a shell call (a few tens of ms
- * and a few MB): never by a shim.
+ * both WebAssembly. Loaded only where a shell call is read (a few tens of ms and a few MB): by the
+ * governance service on its first one, kept for the session, and by the hook command outside a
+ * session; never by a shim.
  *
  * The two .wasm files are imported `with { type: "file" }`, which embeds them in a compiled binary
  * (a `/$bunfs/...` path at run time, the real path when run from source), and are handed over as
