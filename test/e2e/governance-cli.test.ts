@@ -405,8 +405,8 @@ describe("validate-config", () => {
     const explained = await runBinary(["validate-config", "--explain"], { cwd: empty.path });
     // The agent's own tools' rules come first (docs/governance.md, Built-in tools), then the MCP ones.
     expect(explained.stdout).toContain("1. agent-self-protection: tool {edit,write} on agent where path one of (within ${HOME}/.claude,");
-    expect(explained.stdout).toContain("9. default-read-only: tool * with readOnlyHint=true → forward");
-    expect(explained.stdout).toContain("10. default-destructive: tool * with destructiveHint=true → approve (workflow default)");
+    expect(explained.stdout).toContain("10. default-read-only: tool * with readOnlyHint=true → forward");
+    expect(explained.stdout).toContain("11. default-destructive: tool * with destructiveHint=true → approve (workflow default)");
     const missing = await runBinary(["validate-config", join(empty.path, "nope.yaml")]);
     expect(missing).toMatchObject({ exitCode: 1, stdout: `${join(empty.path, "nope.yaml")}: no such file\n` });
   });
