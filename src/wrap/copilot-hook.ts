@@ -39,21 +39,22 @@ export function hooksTurnedOff(ctx: AgentContext): string[] {
 }
 
 /** Add the hook for `holder`; `keep`: the guard stays held past this process (enroll). */
-export function shareCopilotHook(ctx: AgentContext, binary: string, holder: Holder, keep: boolean): { path: string; outcome: ShareOutcome } | { path: string; problem: string } {
+export function shareCopilotHook(ctx: AgentContext, binary: string, holder: Holder, keep: boolean): { path: string; outcome: ShareOutcome; created: boolean } | { path: string; problem: string } {
   const path = copilotSettingsPath(ctx);
-  let text: string;
+  // A settings file that does not exist yet is made for the hook (the guard removes it again on restore).
+  let text: string | null = null;
   try {
     text = readFileSync(path, "utf8");
   } catch (error) {
-    return { path, problem: `cannot be read (${messageOf(error)}); create it (\`{}\`) for Copilot CLI's own tools to be governed` };
+    if ((error as NodeJS.ErrnoException).code !== "ENOENT") return { path, problem: `cannot be read (${messageOf(error)})` };
   }
-  const hooked = withCopilotHook(text, binary);
+  const hooked = withCopilotHook(text ?? "{}\n", binary);
   if (hooked === null) return { path, problem: "is not a JSON object; ThoughtGate's hook was not added" };
   try {
     const guard = new ConfigGuard({ configPath: path, agentType: "copilot", holder });
-    const outcome = guard.share(text, hooked);
+    const outcome = guard.share(text ?? "", hooked);
     if (keep) guard.release();
-    return { path, outcome };
+    return { path, outcome, created: text === null };
   } catch (error) {
     return { path, problem: `${messageOf(error)}; ThoughtGate's hook was not added` };
   }

@@ -394,7 +394,7 @@ function geminiHookLine(files: readonly ConfigFile[]): string | null {
 /** Whether Copilot CLI's settings took ThoughtGate's hook, or why not. */
 function copilotHookLine(shared: ReturnType<typeof shareCopilotHook>): string {
   if ("problem" in shared) return `thoughtgate: warning: --allow-ungoverned: Copilot CLI's hook could not be added: ${shared.path} ${shared.problem}; its own tools are not governed this session, only its MCP servers`;
-  return `thoughtgate: Copilot CLI's own tools (bash, edit, create, view, web_fetch, …) go through ThoughtGate too: its preToolUse hook, in ${shared.path} for this session (put back byte for byte after)`;
+  return `thoughtgate: Copilot CLI's own tools (bash, edit, create, view, web_fetch, …) go through ThoughtGate too: its preToolUse hook, in ${shared.path} for this session (${shared.created ? "created for it, removed after" : "put back byte for byte after"})`;
 }
 
 /** What the banner says of the agent's own tools: governed through its hook, or why not. */

@@ -76,8 +76,18 @@ describe("servers given to the agent outside its config files are refused", () =
   }
 
   test("what carries no server is no reason to refuse: codex -c model=…, an OPENCODE_CONFIG_CONTENT without mcp", async () => {
+    // The sandbox's codex is a stand-in that cannot say whether it takes ThoughtGate's hook, which
+    // wrap then refuses on its own ground (agents/wrap-own-tools-only): what is asserted here is that
+    // no server is read into `-c model=…`.
+    {
+      await using box = wrapSandbox();
+      agentHome(box, "codex");
+      const run = await box.run(["wrap", "--", "codex", "-c", "model=o3", "exec", "hi"]);
+      const errors = run.stderr.split("\n").filter((line) => line.startsWith("[error]"));
+      expect(errors.filter((line) => line.includes("MCP servers given this way"))).toEqual([]);
+      expect(errors.map((line) => line.slice(0, "[error] Codex will not run ThoughtGate's hook".length))).toEqual(["[error] Codex will not run ThoughtGate's hook"]);
+    }
     for (const [agent, args, env] of [
-      ["codex", ["-c", "model=o3", "exec", "hi"], {}],
       ["opencode", ["run", "hi"], { OPENCODE_CONFIG_CONTENT: '{"model": "anthropic/claude", "username": "{env:USER}"}' }],
     ] as const) {
       await using box = wrapSandbox();
