@@ -4,7 +4,7 @@
  * a mutant in it is caught without the binary (docs/testing.md, "Mutation testing").
  */
 import { describe, expect, test } from "bun:test";
-import { ArbiterDecider, UNWAITED_DENY, UNWAITED_FORWARD, Withdrawn } from "../../src/arbiter/arbiter-decider.ts";
+import { ArbiterDecider, UNWAITED_DENY, Withdrawn } from "../../src/arbiter/arbiter-decider.ts";
 import type { ApprovalAnswer, ApprovalQuestion, Approver } from "../../src/arbiter/terminal-approver.ts";
 import type { Profile } from "../../src/core/profile.ts";
 import type { JsonRpcRequest } from "../../src/core/jsonrpc.ts";
@@ -43,7 +43,7 @@ function terminal(answer: ApprovalAnswer | null) {
   return { approver, asked };
 }
 
-function deciderWith(decision: EngineDecision, approver: Approver, options: { profile?: Profile; defaultAction?: "allow" | "deny"; decisionTimeoutMs?: number } = {}) {
+function deciderWith(decision: EngineDecision, approver: Approver, options: { profile?: Profile; defaultAction?: "allow" | "deny"; decisionTimeoutMs?: number; action?: string | null } = {}) {
   const engine = { evaluate: () => decision, auditArguments: () => false };
   return new ArbiterDecider({
     engines: { engine, label: "team-policy" } as unknown as Pick<EngineHolder, "engine" | "label">,
@@ -52,7 +52,7 @@ function deciderWith(decision: EngineDecision, approver: Approver, options: { pr
     approver,
     defaultAction: options.defaultAction ?? "deny",
     decisionTimeoutMs: options.decisionTimeoutMs ?? 60_000,
-    actionOf: () => "write",
+    actionOf: () => (options.action === undefined ? "write" : options.action),
   });
 }
 
@@ -93,9 +93,16 @@ describe("the arbiter's decider", () => {
     expect(asked).toHaveLength(1);
     expect(asked[0]?.timeoutMs).toBe(1_500);
     expect(asked[0]?.text.split("\n")[0]).toBe("thoughtgate: codecli wants to run fs.write (action: write)");
-    expect(asked[0]?.text).toContain("\n  ");
+    // The prompt under the first line, every line of it indented.
+    const below = asked[0]?.text.split("\n").slice(1) ?? [];
+    expect(below.length).toBeGreaterThan(1);
+    expect(below.filter((line) => !line.startsWith("  "))).toEqual([]);
     expect(asked[0]?.text).toContain("notes.txt");
     expect(verdict).toEqual({ action: "forward", gate: "approval", ruleId: "ask-writes", policyId: "p-ask", reason: "rule ask-writes: approval required: approved on the terminal", approvedBy: "terminal" });
+    // A request with no codecli action: the question names none.
+    const plain = terminal("approve");
+    await deciderWith(approve(), plain.approver, { action: null }).decide(request, contextWith().context);
+    expect(plain.asked[0]?.text.split("\n")[0]).toBe("thoughtgate: codecli wants to run fs.write");
   });
 
   test("each answer at the terminal: a no, an abort (which ends the session), a timeout by the workflow's on_timeout", async () => {
@@ -145,6 +152,12 @@ describe("the arbiter's decider", () => {
     session.abort(new Withdrawn("session aborted: the child ended"));
     expect(denyOf(await withdrawn)).toEqual({ code: GOVERNANCE_ERROR.taskCancelled, gate: "governance", reason: "session aborted: the child ended", decidedBy: undefined });
 
+    // Withdrawn before the question was put: the terminal does not hear it, the decider does.
+    const ended = new AbortController();
+    ended.abort(new Withdrawn("session aborted: already over"));
+    const late = await deciderWith(approve(), terminal(null).approver).decide(request, contextWith(ended.signal).context);
+    expect(denyOf(late)).toEqual({ code: GOVERNANCE_ERROR.taskCancelled, gate: "governance", reason: "session aborted: already over", decidedBy: undefined });
+
     const gone = new AbortController();
     gone.abort();
     const cancelled = await deciderWith(approve(), terminal("cancelled").approver).decide(request, contextWith(gone.signal).context);
@@ -158,12 +171,12 @@ describe("the arbiter's decider", () => {
       gate: "rules",
       ruleId: "reads",
       policyId: "p-reads",
-      reason: `${UNWAITED_FORWARD}rule reads: forward`,
+      reason: "not waited for (requires_policy: false); rule reads: forward",
     });
     expect(denyOf(deciderWith(DENY, approver).unwaited.decide(request, contextWith().context) as Verdict)).toEqual({
       code: GOVERNANCE_ERROR.ruleDenied,
       gate: "rules",
-      reason: `${UNWAITED_DENY}rule no-write: deny`,
+      reason: "ran without waiting for a decision (requires_policy: false), but rule no-write: deny",
       decidedBy: undefined,
     });
     const unasked = deciderWith(approve(), approver).unwaited.decide(request, contextWith().context) as Verdict;

@@ -50,6 +50,17 @@ describe("the hook's call through the shared stages", () => {
     expect(written[2]?.fields).toMatchObject({ call_id: "agent-toolu_01", status: "denied", bytes_out: 0 });
   });
 
+  test("a decider that gives no verdict at all: the hook refuses the call with the governance error, and records it so", async () => {
+    const { record, written } = recorder();
+    const { verdict } = await runHookCall(SHELL, deciding(() => undefined as unknown as Verdict), record, options());
+    expect(verdict).toEqual({ action: "deny", gate: "governance", ruleId: null, reason: "no decision was reached", error: { code: -32603, message: "ThoughtGate reached no decision" } });
+    expect(written.map((event) => [event.type, event.fields.decision ?? event.fields.status ?? null, event.fields.reason ?? null])).toEqual([
+      ["tool_call_start", null, null],
+      ["tool_call_decision", "deny", "no decision was reached"],
+      ["tool_call_end", "denied", null],
+    ]);
+  });
+
   test("the decider is asked with the hook's deadline and no MCP form; the agent's mode comes with its prompt", async () => {
     const signal = new AbortController().signal;
     const seen: Array<Pick<DecisionContext, "signal" | "elicit" | "agentMode"> & { canAskInAgent: boolean }> = [];
