@@ -173,12 +173,14 @@ describe("decide (the shim's way in)", () => {
 
   test("a decider that waits for a person: the call's pending decision is in the record while it waits, and its span notes the wait", () => {
     const { run, written } = setup((_req, context) => (context.awaitingApproval("rule ask: approval required"), forward));
-    run(governed(toolCall(1, "echo")));
+    const untraced = run(governed(toolCall(1, "echo")));
     const waited: string[] = [];
     const traced = governed(toolCall(2, "echo"));
     traced.entry.trace = { waiting: () => void waited.push("waiting"), deciding: undefined } as unknown as PendingRequest["trace"];
-    run(traced);
+    const withSpans = run(traced);
     expect({ written, waited }).toEqual({ written: ["decision 1 pending", "decision 2 pending"], waited: ["waiting"] });
+    // With tracing off or on, the decision after the wait is the decider's.
+    expect([untraced.seen, withSpans.seen]).toEqual([[forward], [forward]]);
   });
 
   test("a tool's annotations (and where they came from) are given for a tools/call only", () => {
