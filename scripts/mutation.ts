@@ -60,7 +60,7 @@ const TARGETS: Record<string, Target> = {
     tests: ["test/telemetry/secret-scan.test.ts", "test/telemetry/redact.test.ts", "test/shim/result-scanner.test.ts"],
   },
   "pipeline-stages": {
-    files: ["src/pipeline/stages.ts", "src/pipeline/decide-stage.ts", "src/pipeline/audit-stage.ts", "src/pipeline/call-record.ts"],
+    files: ["src/pipeline/stages.ts", "src/pipeline/decide-stage.ts", "src/pipeline/decision-failed.ts", "src/pipeline/audit-stage.ts", "src/pipeline/call-record.ts"],
     tests: ["test/pipeline/stages.test.ts", "test/pipeline/security-stages.test.ts"],
   },
   "shim-stages": {
@@ -74,6 +74,8 @@ const TARGETS: Record<string, Target> = {
       "test/shim/pipeline-walk.test.ts",
     ],
   },
+  "hook-pipeline": { files: ["src/hook/hook-pipeline.ts"], tests: ["test/hook/hook-pipeline.test.ts"] },
+  "arbiter-decider": { files: ["src/arbiter/arbiter-decider.ts"], tests: ["test/arbiter/arbiter-decider.test.ts", "test/arbiter/arbiter-pipeline.test.ts"] },
   "coverage-gate": { files: ["src/wrap/coverage-gate.ts"], tests: ["test/wrap/coverage-gate.test.ts", "test/e2e/attacks/claude-plugins.test.ts"] },
   "safe-open": {
     files: ["src/core/safe-open.ts"],

@@ -4,6 +4,7 @@
  * binary (the e2e tests in test/e2e/hook.test.ts hold the same through it).
  */
 import { describe, expect, test } from "bun:test";
+import { argsHash } from "../../src/core/canonical-json.ts";
 import type { DecisionContext, Decider, Verdict } from "../../src/governance/verdict/decider.ts";
 import type { BuiltinCall } from "../../src/hook/builtin-call.ts";
 import { recordHookCallRan, runHookCall } from "../../src/hook/hook-pipeline.ts";
@@ -46,7 +47,54 @@ describe("the hook's call through the shared stages", () => {
     expect(outcome.verdict).toEqual(DENY);
     expect(types()).toEqual(["tool_call_start", "tool_call_decision", "tool_call_end"]);
     expect(written[1]?.fields).toMatchObject({ decision: "deny", gate: "rules", rule_id: "agent-no-rm", reason: "rule agent-no-rm: deny" });
-    expect(written[2]?.fields).toMatchObject({ call_id: "agent-toolu_01", status: "denied" });
+    expect(written[2]?.fields).toMatchObject({ call_id: "agent-toolu_01", status: "denied", bytes_out: 0 });
+  });
+
+  test("a decider that gives no verdict at all: the hook refuses the call with the governance error, and records it so", async () => {
+    const { record, written } = recorder();
+    const { verdict } = await runHookCall(SHELL, deciding(() => undefined as unknown as Verdict), record, options());
+    expect(verdict).toEqual({ action: "deny", gate: "governance", ruleId: null, reason: "no decision was reached", error: { code: -32603, message: "ThoughtGate reached no decision" } });
+    expect(written.map((event) => [event.type, event.fields.decision ?? event.fields.status ?? null, event.fields.reason ?? null])).toEqual([
+      ["tool_call_start", null, null],
+      ["tool_call_decision", "deny", "no decision was reached"],
+      ["tool_call_end", "denied", null],
+    ]);
+  });
+
+  test("the decider is asked with the hook's deadline and no MCP form; the agent's mode comes with its prompt", async () => {
+    const signal = new AbortController().signal;
+    const seen: Array<Pick<DecisionContext, "signal" | "elicit" | "agentMode"> & { canAskInAgent: boolean }> = [];
+    const decide = deciding((_request, context) => (seen.push({ signal: context.signal, elicit: context.elicit, agentMode: context.agentMode, canAskInAgent: context.askInAgent !== undefined }), ALLOW));
+    await runHookCall(SHELL, decide, recorder().record, { callId: "c1", signal, agentCanPrompt: true, agentMode: "acceptEdits" });
+    await runHookCall(SHELL, decide, recorder().record, { callId: "c2", signal, agentCanPrompt: true, agentMode: null });
+    await runHookCall(SHELL, decide, recorder().record, { callId: "c3", signal, agentCanPrompt: false, agentMode: "acceptEdits" });
+    expect(seen).toEqual([
+      { signal, elicit: null, agentMode: "acceptEdits", canAskInAgent: true },
+      { signal, elicit: null, agentMode: undefined, canAskInAgent: true },
+      { signal, elicit: null, agentMode: undefined, canAskInAgent: false },
+    ]);
+  });
+
+  test("a call the person allowed in the agent's own prompt: that yes is recorded as its decision, with its scope, before its end", async () => {
+    for (const [scope, how] of [
+      ["once", "allowed in the agent's own prompt, once"],
+      ["session", "allowed in the agent's own prompt, with its edits for this session"],
+    ] as const) {
+      const { record, written, types } = recorder();
+      await recordHookCallRan(SHELL, record, "agent-toolu_02", null, { scope, ruleId: "agent-ask" });
+      expect(types()).toEqual(["tool_call_decision", "tool_call_end"]);
+      expect(written[0]?.fields).toEqual({
+        call_id: "agent-toolu_02",
+        tool: "shell",
+        decision: "forward",
+        gate: "approval",
+        rule_id: "agent-ask",
+        policy_id: null,
+        reason: how,
+        decided_by: { channel: "agent_prompt", scope },
+      });
+      expect(written[1]?.fields).toMatchObject({ call_id: "agent-toolu_02", status: "ok", bytes_out: 0, args_hash: argsHash(SHELL.arguments) });
+    }
   });
 
   test("a decider that throws or rejects is a deny the hook blocks on, recorded as one, never an allow", async () => {

@@ -4,10 +4,11 @@
  */
 import { describe, expect, test } from "bun:test";
 import type { DecisionContext, Decider, Verdict } from "../../src/governance/verdict/decider.ts";
-import { auditStage } from "../../src/pipeline/audit-stage.ts";
+import { auditStage, recordPending } from "../../src/pipeline/audit-stage.ts";
 import { callOf, toolCallRequest, type Call } from "../../src/pipeline/call.ts";
 import { CallRecord, decisionFields } from "../../src/pipeline/call-record.ts";
 import { decideStage } from "../../src/pipeline/decide-stage.ts";
+import { decisionFailed, isDecisionFailure } from "../../src/pipeline/decision-failed.ts";
 import { compose, type Next, type Stage } from "../../src/pipeline/stages.ts";
 import type { EventStream } from "../../src/telemetry/events.ts";
 
@@ -66,6 +67,21 @@ describe("decide", () => {
     }
   });
 
+  test("a decision that failed tells the agent why, and is told apart from a policy's deny", () => {
+    const call = newCall();
+    const { next, seen } = fakeNext(call);
+    decideStage(
+      decider(() => {
+        throw new Error("engine broke");
+      }),
+      context,
+    ).request?.(call, next);
+    expect(seen[0]).toEqual({ action: "deny", gate: "governance", ruleId: null, reason: "decision failed", error: { code: -32603, message: "ThoughtGate could not decide: engine broke" } });
+    expect(isDecisionFailure(seen[0] as Verdict)).toBe(true);
+    expect(isDecisionFailure(DENY)).toBe(false);
+    expect(isDecisionFailure(decisionFailed("service gone"))).toBe(true);
+  });
+
   test("a call a stage before it refused is not decided again", () => {
     const call = newCall();
     call.verdict = DENY;
@@ -101,6 +117,49 @@ describe("audit", () => {
     const call = newCall();
     auditStage(new CallRecord(stream, () => true)).request?.(call, fakeNext(call).next);
     expect(written[1]?.fields).toMatchObject({ decision: "deny", reason: "no decision was reached" });
+  });
+
+  test("a call that ended before it was decided (withdrawn while it waited) records only its end, no decision", () => {
+    const { stream, written } = events();
+    const stage = auditStage(new CallRecord(stream, () => true));
+    const call = newCall();
+    call.status = "cancelled";
+    const { next, seen } = fakeNext(call);
+    stage.request?.(call, next);
+    stage.response?.(call, next);
+    expect(seen).toHaveLength(2);
+    expect(written.map((event) => event.type)).toEqual(["tool_call_start", "tool_call_end"]);
+    expect(written[1]?.fields).toMatchObject({ status: "cancelled" });
+  });
+
+  test("a call waiting for a person is in the record as pending while it waits, then its decision, under one start", () => {
+    const { stream, written } = events();
+    const record = new CallRecord(stream, () => true);
+    const call = newCall();
+    recordPending(record, call, "rule ask-first asks a person (key ghp_0123456789abcdefghijABCDEFGHIJ012345)");
+    call.verdict = ALLOW;
+    auditStage(record).request?.(call, fakeNext(call).next);
+    expect(written.map((event) => [event.type, event.fields.decision])).toEqual([
+      ["tool_call_start", undefined],
+      ["tool_call_decision", "pending"],
+      ["tool_call_decision", "forward"],
+    ]);
+    expect(written[1]?.fields).toMatchObject({ call_id: call.audit?.callId, tool: "Bash", gate: null, rule_id: null });
+    expect(written[1]?.fields.reason).toBe("rule ask-first asks a person (key [REDACTED:github_token])");
+    const off = events(false);
+    const unread = newCall();
+    recordPending(new CallRecord(off.stream, () => true), unread, "asks");
+    expect({ written: off.written, audit: unread.audit }).toEqual({ written: [], audit: undefined });
+  });
+
+  test("a request with no params is recorded with no arguments", () => {
+    const { stream, written } = events();
+    const call = newCall();
+    const request = { kind: "request" as const, id: "r1", method: "resources/read", params: undefined, body: { jsonrpc: "2.0" as const, id: "r1", method: "resources/read" } };
+    const bare: Call = { ...call, request };
+    bare.verdict = DENY;
+    auditStage(new CallRecord(stream, () => true)).request?.(bare, fakeNext(bare).next);
+    expect(written.map((event) => event.type)).toEqual(["tool_call_start", "tool_call_decision"]);
   });
 
   test("audit.arguments: hash keeps the arguments out of the record, and a forward by an always rule names the person's earlier yes", () => {
@@ -142,6 +201,10 @@ describe("the call record every front end writes through", () => {
     expect(decisionFields("pending", null, "waiting")).toEqual({ decision: "pending", gate: null, rule_id: null, policy_id: null, reason: "waiting" });
     expect(decisionFields("pending", decided, "waiting")).not.toHaveProperty("decided_by");
     expect(decisionFields("deny", { gate: "rules", ruleId: "always-allow-x", reason: "r" }, "r")).not.toHaveProperty("decided_by");
+    // Only the rules gate's "always allow" rule is a person's earlier yes; a forward with no rule, or another gate's id, is not.
+    expect(decisionFields("forward", { gate: "cedar", ruleId: "always-allow-x", reason: "r" }, "r")).not.toHaveProperty("decided_by");
+    expect(decisionFields("forward", { gate: "rules", ruleId: null, reason: "r" }, "r")).toEqual({ decision: "forward", gate: "rules", rule_id: null, policy_id: null, reason: "r" });
+    expect(decisionFields("forward", null, "no decider")).toEqual({ decision: "forward", gate: null, rule_id: null, policy_id: null, reason: "no decider" });
   });
 
   test("start: a fresh id and the arguments' hash, the arguments as recorded, and the front end's own fields; end: the latency in ms", () => {

@@ -31,6 +31,21 @@ describe("the pipeline", () => {
     expect(() => compose([noting("audit", seen), noting("decide", seen)], "request")).toThrow('stage "decide" is out of order');
   });
 
+  test("a stage named twice is refused when composing", () => {
+    const seen: string[] = [];
+    expect(() => compose([noting("audit", seen), noting("audit", seen)], "request")).toThrow(
+      'pipeline: stage "audit" is out of order for the request (parse → lists → definitions → decide → audit → trace → forward)',
+    );
+  });
+
+  test("a stage with nothing for this direction, or not of this direction, is skipped", () => {
+    const seen: string[] = [];
+    const backOnly: Stage = { name: "decide", response: (_call, next) => (seen.push("out:decide"), next()) };
+    const secrets = noting("secrets", seen);
+    expect(compose([backOnly, secrets, noting("audit", seen)], "request")(newCall())).toBeUndefined();
+    expect(seen).toEqual(["in:audit"]);
+  });
+
   test("synchronous stages keep the run synchronous; one that waits makes it a promise the stages after it share", async () => {
     const seen: string[] = [];
     const sync = compose([noting("decide", seen), noting("audit", seen)], "request");
@@ -76,5 +91,10 @@ describe("the pipeline", () => {
     });
     expect(() => compose([twice, noting("audit", seen)], "request")(newCall())).toThrow("next() called twice");
     expect(seen.filter((entry) => entry === "in:audit")).toHaveLength(1);
+    const last = noting("audit", seen, (_call, next) => {
+      next();
+      next();
+    });
+    expect(() => compose([last], "request")(newCall())).toThrow("next() called twice");
   });
 });

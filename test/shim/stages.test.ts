@@ -6,9 +6,9 @@ import { describe, expect, test } from "bun:test";
 import type { JsonRpcRequest, JsonRpcResponse } from "../../src/core/jsonrpc.ts";
 import type { Verdict } from "../../src/governance/verdict/decider.ts";
 import type { PendingRequest } from "../../src/shim/request-tracker.ts";
-import type { Answer } from "../../src/shim/stages/answer.ts";
+import { statusOf, type Answer } from "../../src/shim/stages/answer.ts";
 import { auditStage } from "../../src/shim/stages/audit-stage.ts";
-import type { DecidedRequest } from "../../src/shim/stages/governed-request.ts";
+import { verdictOf, type DecidedRequest } from "../../src/shim/stages/governed-request.ts";
 import { definitionsStage } from "../../src/shim/stages/definitions-stage.ts";
 import { forwardStage } from "../../src/shim/stages/forward-stage.ts";
 import { secretsStage } from "../../src/shim/stages/secrets-stage.ts";
@@ -84,7 +84,30 @@ describe("audit", () => {
   });
 });
 
+describe("how a call ended, from its answer", () => {
+  test("an error, a result that is an error, an ask for input, or ok", () => {
+    expect([response({ code: -32000, message: "x" }, true), response({ isError: true }), response({ resultType: "input_required" }), response({ content: [] }), response(undefined)].map(statusOf)).toEqual([
+      "error",
+      "error",
+      "input_required",
+      "ok",
+      "ok",
+    ]);
+  });
+});
+
 describe("forward", () => {
+  test("a request that reached it undecided is refused, never sent (fails closed)", () => {
+    const sent: string[] = [];
+    const agent: string[] = [];
+    const undecided: DecidedRequest = { entry: callEntry(), request, bytes: bytes("original") };
+    forwardStage((_entry, data) => void sent.push(text(data)), { sendText: (line) => void agent.push(line) }).request?.(undecided, () => {});
+    expect(sent).toEqual([]);
+    const reason = "no decision was reached";
+    expect(agent.map((line) => JSON.parse(line))).toEqual([{ jsonrpc: "2.0", id: 1, error: { code: -32603, message: `ThoughtGate refused the request: ${reason}`, data: { gate: "governance", reason } } }]);
+    expect(verdictOf({})).toMatchObject({ action: "deny", gate: "governance", ruleId: null, reason });
+  });
+
   test("a forward goes to the server with the bytes the stages before it made; a deny never does, and answers the agent with its error", () => {
     const sent: string[] = [];
     const agent: string[] = [];
@@ -128,5 +151,17 @@ describe("trace", () => {
     const answered: string[] = [];
     traceStage({ response: (e) => void answered.push(e.method) }).response?.(answer(entry, response({ isError: true })), () => {});
     expect({ answered, seen }).toEqual({ answered: ["tools/call"], seen: ["end error"] });
+  });
+
+  test("on the way back: a cancelled call's or a list's answer ends no spans; with tracing off, nothing is traced and the answer goes on", () => {
+    const cancelled = spans();
+    const list = spans();
+    const stage = traceStage({ response: () => {} });
+    stage.response?.(answer({ ...cancelled.entry, cancelled: true }, response({})), () => {});
+    stage.response?.(answer({ ...list.entry, method: "tools/list", call: undefined }, response({ tools: [] })), () => {});
+    expect([cancelled.seen, list.seen]).toEqual([[], []]);
+    const went: boolean[] = [];
+    traceStage(undefined).response?.(answer(callEntry(), response({})), () => void went.push(true));
+    expect(went).toEqual([true]);
   });
 });

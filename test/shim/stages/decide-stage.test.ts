@@ -17,7 +17,7 @@ import { deny, fakeNext, forward, governed, later, MODERN_META, request, toolCal
 
 const change: DefinitionChange = { kind: "tool", name: "echo", status: "changed", changed: ["description"], pinnedDigest: "a", servedDigest: "b", diff: "", findings: [] };
 
-function setup(decide: Decider["decide"], agentCanElicit = false) {
+function setup(decide: Decider["decide"], agentCanElicit = false, annotations: Record<string, Record<string, unknown>> = {}) {
   const held = new HeldDecisions();
   const toAgent: string[] = [];
   const written: string[] = [];
@@ -30,17 +30,19 @@ function setup(decide: Decider["decide"], agentCanElicit = false) {
   const announced: string[] = [];
   const contexts: DecisionContext[] = [];
   const decided: string[] = [];
+  const requests: unknown[] = [];
   const stage = decideStage({
     serverId: "s",
     server: { command: ["server"], url: null },
     decider: {
       decide: (req, context) => {
         contexts.push(context);
+        requests.push(req);
         decided.push(`${req.method} ${(req.params as { name?: string; uri?: string }).name ?? (req.params as { uri?: string }).uri}`);
         return decide(req, context);
       },
     },
-    catalog: { annotationsOf: () => undefined, annotationSourceOf: () => undefined },
+    catalog: { annotationsOf: (name) => annotations[name], annotationSourceOf: (name) => (annotations[name] ? "server" : undefined) },
     held,
     audit,
     asks,
@@ -53,7 +55,7 @@ function setup(decide: Decider["decide"], agentCanElicit = false) {
     const result = stage.request?.(call, next);
     return { result, seen };
   };
-  return { held, toAgent, written, asks, accepted, announced, contexts, decided, run };
+  return { held, toAgent, written, asks, accepted, announced, contexts, decided, requests, run };
 }
 
 describe("decide (the shim's way in)", () => {
@@ -167,5 +169,143 @@ describe("decide (the shim's way in)", () => {
     const { result, seen } = run(call);
     await result;
     expect({ decided, asks: contexts.map((c) => c.elicit), seen }).toEqual({ decided: ["resources/subscribe file:///a", "resources/subscribe file:///b"], asks: [null, null], seen: [deny] });
+  });
+
+  test("a decider that waits for a person: the call's pending decision is in the record while it waits, and its span notes the wait", () => {
+    const { run, written } = setup((_req, context) => (context.awaitingApproval("rule ask: approval required"), forward));
+    const untraced = run(governed(toolCall(1, "echo")));
+    const waited: string[] = [];
+    const traced = governed(toolCall(2, "echo"));
+    traced.entry.trace = { waiting: () => void waited.push("waiting"), deciding: undefined } as unknown as PendingRequest["trace"];
+    const withSpans = run(traced);
+    expect({ written, waited }).toEqual({ written: ["decision 1 pending", "decision 2 pending"], waited: ["waiting"] });
+    // With tracing off or on, the decision after the wait is the decider's.
+    expect([untraced.seen, withSpans.seen]).toEqual([[forward], [forward]]);
+  });
+
+  test("a tool's annotations (and where they came from) are given for a tools/call only", () => {
+    const { run, contexts } = setup(() => forward, false, { echo: { readOnlyHint: true } });
+    run(governed(toolCall(1, "echo")));
+    run(governed(request(2, "prompts/get", { name: "echo" })));
+    expect(contexts.map((c) => [c.annotations, c.annotationSource])).toEqual([
+      [{ readOnlyHint: true }, "server"],
+      [undefined, undefined],
+    ]);
+  });
+
+  test("modern: an agent whose request does not declare form elicitation is not asked; a forward is kept for the server's own rounds, a deny or a legacy call is not", () => {
+    const { run, contexts, asks } = setup((req) => ((req.params as { name: string }).name === "blocked" ? deny : forward));
+    const kept: Array<string | number> = [];
+    const keep = asks.decided.bind(asks);
+    asks.decided = (entry, req, verdict) => (kept.push(entry.id), keep(entry, req, verdict));
+    const modern = (id: number, name: string, meta: Record<string, unknown> = MODERN_META) => {
+      const call = governed(toolCall(id, name, { _meta: meta }));
+      call.era = requestEra(call.request);
+      return call;
+    };
+    run(modern(1, "echo", { "io.modelcontextprotocol/protocolVersion": "2026-07-28" }));
+    run(modern(2, "blocked"));
+    run(governed(toolCall(3, "echo")));
+    run(modern(4, "echo"));
+    expect(contexts[0]?.elicit).toBeNull();
+    expect(kept).toEqual([1, 4]);
+  });
+
+  test("a changed definition refused by another gate: the definitions gate's error, carrying the approval task; accepted without a channel named: 'unknown'", () => {
+    const refusing: Verdict = { action: "deny", ruleId: "r1", gate: "approval", reason: "rejected", error: { code: -32007, message: "no", data: { task_id: "task-9" } } };
+    const { run } = setup(() => refusing);
+    const call = governed(toolCall(1, "echo"));
+    call.change = change;
+    const { seen } = run(call);
+    expect(seen[0]).toMatchObject({ action: "deny", gate: "definitions", reason: expect.stringContaining("rejected"), error: { code: -32011, data: { gate: "definitions", task_id: "task-9" } } });
+    const noTask = setup(() => ({ ...refusing, error: { code: -32007, message: "no", data: { task_id: 9 } } }));
+    const other = governed(toolCall(1, "echo"));
+    other.change = change;
+    const refused = noTask.run(other).seen[0];
+    expect(refused?.action === "deny" && refused.error.data).not.toHaveProperty("task_id");
+    // The definitions gate's own refusal goes to the agent as it is.
+    const own: Verdict = { action: "deny", ruleId: null, gate: "definitions", reason: "own", error: { code: -32011, message: "own words" } };
+    const kept = setup(() => own);
+    const third = governed(toolCall(1, "echo"));
+    third.change = change;
+    expect(kept.run(third).seen).toEqual([own]);
+    const anonymous = setup((_req, context) => (context.definitionChange ? forward : forward));
+    const fourth = governed(toolCall(1, "echo"));
+    fourth.change = change;
+    anonymous.run(fourth);
+    expect(anonymous.accepted).toEqual(["echo by unknown"]);
+  });
+
+  test("the retry that carries an answer: a decision given at once goes on synchronously; an answer that ends nothing goes no further", async () => {
+    const sync = setup(() => forward);
+    sync.asks.changeAsked = () => undefined;
+    sync.asks.answered = () => forward;
+    const retry = governed(toolCall(2, "echo"));
+    retry.answered = { ask: {} as never, outcome: { kind: "approved", scope: "once" } };
+    const once = sync.run(retry);
+    expect({ result: once.result, seen: once.seen }).toEqual({ result: undefined, seen: [forward] });
+    const none = setup(() => forward);
+    none.asks.changeAsked = () => undefined;
+    none.asks.answered = () => Promise.resolve(null);
+    const other = governed(toolCall(3, "echo"));
+    other.answered = { ask: {} as never, outcome: { kind: "approved", scope: "once" } };
+    const nothing = none.run(other);
+    await nothing.result;
+    expect(nothing.seen).toEqual([]);
+  });
+
+  test("modern: a decider that asks only after a wait holds the call, and lets it go when the question goes out", async () => {
+    const { run, held, asks, toAgent } = setup(async (_req, context) => {
+      await Promise.resolve();
+      const outcome: ElicitOutcome = (await context.elicit?.("Allow echo?", context.signal)) ?? { kind: "unanswered" };
+      return outcome.kind === "approved" ? forward : deny;
+    });
+    const first = governed(toolCall(1, "echo", { _meta: MODERN_META }));
+    first.era = requestEra(first.request);
+    const asked = run(first);
+    expect(held.has(1)).toBe(true);
+    const ask = await (async () => {
+      while (!asks.openFor(first.entry)) await Promise.resolve();
+      return asks.openFor(first.entry);
+    })();
+    expect(JSON.parse(toAgent[0] ?? "{}")).toMatchObject({ id: 1, result: { resultType: "input_required" } });
+    const retry = governed(toolCall(2, "echo", { _meta: MODERN_META }));
+    retry.era = requestEra(retry.request);
+    if (ask) retry.answered = { ask, outcome: { kind: "approved", scope: "once" } };
+    const continued = run(retry);
+    await continued.result;
+    await asked.result;
+    expect({ first: asked.seen, retry: continued.seen, held: held.size }).toEqual({ first: [], retry: [forward], held: 0 });
+  });
+
+  test("subscriptions/listen: each URI as a resources/subscribe request; all allowed is one forward; a decider that throws refuses it; a cancel ends it", async () => {
+    const { run, requests, contexts } = setup(() => forward, true);
+    const call = governed(request(5, "subscriptions/listen", {}), ["file:///a", "file:///b"]);
+    const { result, seen } = run(call);
+    await result;
+    expect(seen).toEqual([{ action: "forward", gate: "rules", ruleId: "r0", reason: "every resource subscription allowed (2)" }]);
+    expect(requests[0]).toEqual({ kind: "request", id: 5, method: "resources/subscribe", params: { uri: "file:///a" }, body: { jsonrpc: "2.0", id: 5, method: "resources/subscribe", params: { uri: "file:///a" } } });
+    // Never asked, even of an agent that can answer a form.
+    expect(contexts.map((c) => c.elicit)).toEqual([null, null]);
+
+    const throwing = setup((req) => {
+      if ((req.params as { uri: string }).uri === "file:///b") throw new Error("engine broke");
+      return forward;
+    });
+    const broken = throwing.run(governed(request(6, "subscriptions/listen", {}), ["file:///a", "file:///b"]));
+    await broken.result;
+    expect(broken.seen[0]).toMatchObject({ action: "deny", gate: "governance", reason: "decision failed" });
+
+    const ungated = setup(() => ({ action: "forward", gate: null, ruleId: null, reason: "no policy" }));
+    const none = ungated.run(governed(request(7, "subscriptions/listen", {}), []));
+    await none.result;
+    expect(none.seen).toEqual([{ action: "forward", gate: null, ruleId: null, reason: "every resource subscription allowed (0)" }]);
+
+    const cancelled = setup(() => forward);
+    const waiting = governed(request(8, "subscriptions/listen", {}), ["file:///a"]);
+    const run8 = cancelled.run(waiting);
+    cancelled.held.cancel(8);
+    await run8.result;
+    expect(run8.seen).toEqual([]);
   });
 });

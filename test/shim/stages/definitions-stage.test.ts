@@ -15,7 +15,7 @@ const change: DefinitionChange = { kind: "tool", name: "echo", status: "changed"
 const STRICT: PinPolicy = { mode: "strict", blockSeverity: "high", enforce: true };
 
 /** A guard with `echo` blocked until `acceptElsewhere()` (as `thoughtgate pins accept` would). */
-function setup(policy: PinPolicy = STRICT) {
+function setup(policy: PinPolicy = STRICT, pendingChange: DefinitionChange = change) {
   let blocked = true;
   const held = new HeldDecisions();
   const announced: DefinitionKind[] = [];
@@ -26,7 +26,7 @@ function setup(policy: PinPolicy = STRICT) {
     get hasBlocked() {
       return blocked;
     },
-    pending: (method: string, target: string) => (blocked && method === "tools/call" && target === "echo" ? change : null),
+    pending: (method: string, target: string) => (blocked && method === "tools/call" && target === "echo" ? pendingChange : null),
     refresh: () => {
       refreshes += 1;
       return new Set<DefinitionKind>(blocked ? [] : ["tool"]);
@@ -78,6 +78,43 @@ describe("definitions (the shim's way in)", () => {
     await run;
     expect({ went: seen.length, change: call.change }).toEqual({ went: 1, change: undefined });
     expect(warned).toEqual([expect.stringContaining("WOULD_BLOCK tools/call echo: its definition changed since it was pinned (description)")]);
+  });
+
+  test("development: a flagged definition (not changed) is logged as flagged", async () => {
+    const { stage, pinsRead, warned } = setup({ ...STRICT, enforce: false }, { ...change, status: "flagged", changed: ["description", "inputSchema"] } as DefinitionChange);
+    const call = governed(toolCall(1, "echo"));
+    const run = stage.request?.(call, fakeNext(call).next);
+    pinsRead();
+    await run;
+    expect(warned).toEqual(["WOULD_BLOCK tools/call echo: its definition was flagged; forwarded (development)"]);
+    const changed = setup({ ...STRICT, enforce: false }, { ...change, changed: ["description", "inputSchema"] });
+    const again = governed(toolCall(1, "echo"));
+    const second = changed.stage.request?.(again, fakeNext(again).next);
+    changed.pinsRead();
+    await second;
+    expect(changed.warned).toEqual(["WOULD_BLOCK tools/call echo: its definition changed since it was pinned (description, inputSchema); forwarded (development)"]);
+  });
+
+  test("pin mode warn or off: the change is not asked about, and no WOULD_BLOCK is logged; development with nothing pending logs nothing", async () => {
+    for (const policy of [
+      { mode: "warn", blockSeverity: "high", enforce: true },
+      { mode: "off", blockSeverity: "high", enforce: false },
+    ] satisfies PinPolicy[]) {
+      const { stage, pinsRead, warned } = setup(policy);
+      const call = governed(toolCall(1, "echo"));
+      const { next, seen } = fakeNext(call);
+      const run = stage.request?.(call, next);
+      pinsRead();
+      await run;
+      expect({ went: seen.length, change: call.change, warned }).toEqual({ went: 1, change: undefined, warned: [] });
+    }
+    const { stage, pinsRead, warned, acceptElsewhere } = setup({ ...STRICT, enforce: false });
+    const call = governed(toolCall(1, "echo"));
+    const run = stage.request?.(call, fakeNext(call).next);
+    acceptElsewhere();
+    pinsRead();
+    await run;
+    expect(warned).toEqual([]);
   });
 
   test("another tool, a call already refused, or nothing blocked: on at once, synchronously", () => {

@@ -21,19 +21,20 @@ function setup() {
   const asked: { method: string; params: unknown }[] = [];
   const answers = [later<JsonRpcResponse | null>()];
   const checked: unknown[][] = [];
+  const kinds: string[] = [];
   const stage = listsStage({
     catalog,
-    definitions: { check: (_kind, items) => (checked.push([...items]), new Set<string>()) },
+    definitions: { check: (kind, items) => (kinds.push(kind), checked.push([...items]), new Set<string>()) },
     pinPolicy: () => ({ mode: "strict", blockSeverity: "high", enforce: true }),
     own: { askServer: (method, params) => (asked.push({ method, params }), (answers[asked.length - 1] ?? later<JsonRpcResponse | null>()).promise) },
     held,
   });
-  return { catalog, held, asked, answer: answers[0] as ReturnType<typeof later<JsonRpcResponse | null>>, checked, stage };
+  return { catalog, held, asked, answer: answers[0] as ReturnType<typeof later<JsonRpcResponse | null>>, checked, kinds, stage };
 }
 
 describe("lists (the shim's way in)", () => {
   test("a call for a tool not seen listed waits, held, for one read of the whole list; then it goes on with the tool's annotations known", async () => {
-    const { catalog, held, asked, answer, checked, stage } = setup();
+    const { catalog, held, asked, answer, checked, kinds, stage } = setup();
     const first = governed(toolCall(1, "echo"));
     const second = governed(toolCall(2, "other"));
     const a = fakeNext(first);
@@ -45,6 +46,7 @@ describe("lists (the shim's way in)", () => {
     // Each waiting call has what was read checked against the pins before it goes on (the second
     // is the guard's lookup of a page it has seen).
     expect({ went: [a.seen.length, b.seen.length], held: held.size, checked, annotations: catalog.annotationsOf("echo") }).toEqual({ went: [1, 1], held: 0, checked: [TOOLS, TOOLS], annotations: { readOnlyHint: true } });
+    expect(kinds).toEqual(["tool", "tool"]);
     // Read once: a later call for a tool still unknown is decided under the MCP defaults, not read again.
     const third = governed(toolCall(3, "missing"));
     const c = fakeNext(third);
@@ -72,6 +74,16 @@ describe("lists (the shim's way in)", () => {
     call.era = requestEra(call.request);
     void stage.request?.(call, () => {});
     expect(asked[0]?.params).toMatchObject({ _meta: { "io.modelcontextprotocol/protocolVersion": "2026-07-28" } });
+  });
+
+  test("a list the server does not give: nothing to check against the pins, and the call goes on (decided under the MCP defaults)", async () => {
+    const { held, answer, checked, stage } = setup();
+    const call = governed(toolCall(1, "echo"));
+    const { next, seen } = fakeNext(call);
+    const run = stage.request?.(call, next);
+    answer.settle(null);
+    await run;
+    expect({ went: seen.length, held: held.size, checked }).toEqual({ went: 1, held: 0, checked: [] });
   });
 
   test("a call cancelled while the list is read goes no further", async () => {

@@ -45,6 +45,8 @@ describe("parse (the shim's way in)", () => {
     const seen = run(call);
     expect(seen).toHaveLength(1);
     expect(seen[0]).toMatchObject({ action: "deny", gate: "governance", error: { code: -32602, data: { gate: "governance", server_id: "s" } } });
+    expect(seen[0]?.action === "deny" && seen[0].error.message).toBe(`Invalid params: ${seen[0]?.reason}`);
+    expect(seen[0]?.reason).not.toBe("");
     expect(begun).toEqual(["tools/call"]);
   });
 
@@ -53,6 +55,27 @@ describe("parse (the shim's way in)", () => {
     const call = governed(toolCall(1, "echo"));
     const seen = run(call);
     expect({ seen, era: call.era.era, answered: call.answered }).toEqual({ seen: [undefined], era: "legacy", answered: undefined });
+  });
+
+  test("a legacy call is never read as a retry: our state and an answer in it do not approve it", () => {
+    const { run, ask } = setup();
+    const { state } = ask(1);
+    const call = governed(toolCall(2, "echo", { requestState: state, inputResponses: { [APPROVAL_INPUT_KEY]: answer } }));
+    const sent = call.bytes;
+    const seen = run(call);
+    expect({ seen, era: call.era.era, answered: call.answered, bytes: call.bytes }).toEqual({ seen: [undefined], era: "legacy", answered: undefined, bytes: sent });
+  });
+
+  test("our state for another call, or one already used: a new call, decided afresh on the request with our state taken out", () => {
+    const stripped = toolCall(2, "echo", { _meta: MODERN_META });
+    const strippedBytes = new TextEncoder().encode(JSON.stringify(stripped.body));
+    const looked: unknown[] = [];
+    const stage = parseStage({ serverId: "s", asks: { recognize: () => ({ kind: "stale", request: stripped, bytes: strippedBytes }), askAgain: () => {}, continuesRound: (req) => (looked.push(req), null) } });
+    const call = governed(toolCall(2, "echo", { _meta: MODERN_META, requestState: "old" }));
+    call.era = { ...call.era, era: "modern" } as typeof call.era;
+    const { next, seen } = fakeNext(call);
+    stage.request?.(call, next);
+    expect({ seen, request: call.request, bytes: call.bytes, looked }).toEqual({ seen: [undefined], request: stripped, bytes: strippedBytes, looked: [stripped] });
   });
 
   test("a requestState ThoughtGate did not mint is refused", () => {
@@ -106,5 +129,7 @@ describe("parse (the shim's way in)", () => {
     const notUris = run(governed(request(2, "subscriptions/listen", {}), ["file:///a", 3]));
     const uris = run(governed(request(3, "subscriptions/listen", {}), ["file:///a"]));
     expect([unreadable[0]?.action, notUris[0]?.action, uris[0]]).toEqual(["deny", "deny", undefined]);
+    const reason = "subscriptions/listen needs params.notifications as an object and its resourceSubscriptions as a list of URI strings";
+    expect(notUris[0]).toMatchObject({ reason, error: { code: -32602, message: `Invalid params: ${reason}`, data: { reason } } });
   });
 });
