@@ -56,7 +56,11 @@ export function compose<C>(stages: readonly StageFor<C>[], direction: Direction,
     if (at <= last) throw new Error(`pipeline: stage "${stage.name}" is out of order for the ${direction} (${order.join(" → ")})`);
     last = at;
   }
-  const handlers = ordered.map((stage) => (stage[direction] as Handler<C>).bind(stage));
+  // Each stage's handler called as its method (no bound function in between: it is on every call).
+  const handlers: Array<(call: C, next: Next) => void | Promise<void>> =
+    direction === "request"
+      ? ordered.map((stage) => (call, next) => (stage as Required<StageFor<C>>).request(call, next))
+      : ordered.map((stage) => (call, next) => (stage as Required<StageFor<C>>).response(call, next));
   return (call) => {
     let entered = -1;
     const dispatch = (i: number): void | Promise<void> => {
