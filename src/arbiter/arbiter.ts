@@ -95,8 +95,8 @@ export class Arbiter {
       },
       span: call.spans?.deciding,
     });
-    const answer: Stage = { name: "forward", request: (call, next) => (this.answer(call), next()) };
-    const violation: Stage = { name: "forward", request: (call, next) => (this.unwaitedRan(call), next()) };
+    const answer: Stage = { name: "forward", request: (call, next) => (this.answer(call), next(call)) };
+    const violation: Stage = { name: "forward", request: (call, next) => (this.unwaitedRan(call), next(call)) };
     const trace = traceStage();
     this.waited = compose<Call>([decideStage(this.decider, contextOf), audit, trace, answer], "request");
     this.unwaited = compose<Call>([decideStage(this.decider.unwaited, contextOf), audit, trace, violation], "request");

@@ -47,7 +47,7 @@ const answer: Stage = {
       call.status = "denied";
       call.bytesOut = 0;
     }
-    return next();
+    return next(call);
   },
 };
 

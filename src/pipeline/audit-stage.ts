@@ -22,11 +22,11 @@ export function auditStage(record: CallRecord): Stage {
         const reason = redactText(verdict?.reason ?? "no decision was reached");
         record.decision(identity, targetName(call.request), decisionFields(verdict?.action ?? "deny", verdict ?? null, reason));
       }
-      return next();
+      return next(call);
     },
     response(call, next) {
       if (record.enabled && call.status) record.end(opened(record, call), targetName(call.request), call.status, call.startedAt, call.bytesOut ?? 0);
-      return next();
+      return next(call);
     },
   };
 }

@@ -23,11 +23,19 @@ export type CallSpans = {
 };
 
 /**
+ * Where a call is in each direction's stages: the index of the stage it last entered, written by
+ * `compose` alone (stages.ts), which refuses to enter a stage at or before it (a `next` called twice). One field
+ * per direction, since a call's way back may run while its way in still waits (the arbiter's
+ * unwaited call). The front ends create their calls with both, so every call has one shape.
+ */
+export type StageMarks = { requestAt?: number; responseAt?: number };
+
+/**
  * One request on its way through the stages, the same for every front end. The front end fills
  * what it was given (who asked, for what, with which arguments); each stage reads it and writes
  * only its own fields, so a stage needs no other stage, only the call.
  */
-export type Call = {
+export type Call = StageMarks & {
   /** The front end's id for it: the JSON-RPC id, the arbiter's event id, the hook's tool use id. */
   readonly id: JsonRpcId;
   readonly origin: CallOrigin;
@@ -69,5 +77,5 @@ export function toolCallRequest(id: JsonRpcId, tool: string, input: unknown): Js
 
 /** A new call of `origin` for `request`. */
 export function callOf(origin: CallOrigin, serverId: string, request: JsonRpcRequest, startedAt = performance.now()): Call {
-  return { id: request.id, origin, serverId, method: request.method, request, startedAt };
+  return { id: request.id, origin, serverId, method: request.method, request, startedAt, requestAt: -1, responseAt: -1 };
 }

@@ -13,7 +13,7 @@ export function decideStage(decider: Pick<Decider, "decide">, contextOf: (call: 
   return {
     name: "decide",
     request(call, next) {
-      if (call.verdict) return next();
+      if (call.verdict) return next(call);
       let verdict: Verdict | Promise<Verdict>;
       try {
         verdict = decider.decide(call.request, contextOf(call));
@@ -22,11 +22,11 @@ export function decideStage(decider: Pick<Decider, "decide">, contextOf: (call: 
       }
       if (!(verdict instanceof Promise)) {
         call.verdict = verdict;
-        return next();
+        return next(call);
       }
       return verdict.catch(decisionFailed).then((settled) => {
         call.verdict = settled;
-        return next();
+        return next(call);
       });
     },
   };

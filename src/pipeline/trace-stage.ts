@@ -31,15 +31,15 @@ export function traceStage(options: TraceStageOptions = {}): Stage {
   return {
     name: "trace",
     request(call, next) {
-      if (!call.spans) return next();
+      if (!call.spans) return next(call);
       call.spans.decided(call.verdict ?? UNDECIDED);
-      const after = next();
+      const after = next(call);
       if (after instanceof Promise) return after.then(() => answered(call));
       answered(call);
     },
     response(call, next) {
       if (call.status !== undefined) call.spans?.end(call.status);
-      return next();
+      return next(call);
     },
   };
 }

@@ -115,8 +115,8 @@ export class Router {
     this.log.debug(`every call passes the stages in this order (${describePipeline().replaceAll("\n", "; ")})`);
     const { held, catalog, own, listChanges } = this;
     const definitions = definitionsStage(this.lists, { guard: this.definitions, pinPolicy, held, listChanges, log: this.log });
-    const audit = auditStage(this.audit);
-    const trace = traceStage(options.trace);
+    const audit = auditStage<GovernedRequest>(this.audit);
+    const trace = traceStage<GovernedRequest>(options.trace);
     this.requestStages = compose<GovernedRequest>(
       [
         parseStage({ serverId: options.serverId, asks: this.asks, trace: options.trace }),
@@ -125,7 +125,7 @@ export class Router {
         decideStage({ serverId: options.serverId, server: { command: identity.command, url: identity.url }, decider, catalog, held, audit: this.audit, asks: this.asks, own, definitions: this.definitions, listChanges }),
         audit,
         trace,
-        forwardStage((entry, bytes) => this.toServerFor(entry, bytes), options.toAgent),
+        forwardStage<GovernedRequest>((entry, bytes) => this.toServerFor(entry, bytes), options.toAgent),
       ],
       "request",
       options.stageProbe,
@@ -243,7 +243,7 @@ export class Router {
         if (!this.unsolicited(message.id, "server_to_agent")) return;
       } else {
         if (entry.call && !entry.cancelled) this.asks.serverAnswered(entry, message);
-        const answer: Answer = { entry, message, bytes, delivered: false };
+        const answer: Answer = { entry, message, bytes, delivered: false, responseAt: -1 };
         // Synchronous: every stage on the way back answers at once (src/pipeline/stages.ts).
         void this.answerStages(answer);
         if (answer.delivered) return;
@@ -296,7 +296,7 @@ export class Router {
       return;
     }
     // The way in, once: synchronous unless a stage waits (a catalog read, the pins, a person).
-    void this.requestStages({ entry, request, bytes, era: LEGACY, control: new LazyAbort(), subscriptions });
+    void this.requestStages({ entry, request, bytes, era: LEGACY, control: new LazyAbort(), subscriptions, requestAt: -1 });
   }
 
   /** A request let through: tracked for its answer and sent, or answered unavailable if the server went away meanwhile. */

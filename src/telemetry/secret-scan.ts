@@ -2,7 +2,7 @@ import { ASSIGNMENT_RULES } from "./secret-assignments.ts";
 import { FIELD_RULES } from "./secret-fields.ts";
 import { redactedMarker, type SecretKind, type Span } from "../core/secret-kinds.ts";
 import { SHAPE_RULES, type Rule, type ScanMode } from "./secret-shapes.ts";
-import { measure } from "./secret-stretches.ts";
+import { beginStretches, endStretches, forgetStretches } from "./secret-stretches.ts";
 
 /**
  * The secret scanner: every credential the rules recognise (secret-shapes.ts by their shape,
@@ -54,12 +54,13 @@ export function scanSecrets(bytes: Uint8Array, options: ScanOptions): Span[] {
   const { mode, enabled } = options;
   const chosen = enabled ? null : RULES_BY_MODE[mode];
   const found: Span[] = [];
-  measure(b, (forget) => {
+  const outer = beginStretches(b);
+  try {
     for (let g = 0; g < GROUPS.length; g++) {
       const group = GROUPS[g] as AnchorGroup;
       const rules = chosen ? (chosen[g] as readonly Rule[]) : rulesFor(group, mode, enabled);
       if (rules.length === 0) continue;
-      forget();
+      forgetStretches();
       for (let at = b.indexOf(group.needle); at !== -1; ) {
         let next = at + 1;
         for (const rule of rules) {
@@ -71,7 +72,9 @@ export function scanSecrets(bytes: Uint8Array, options: ScanOptions): Span[] {
         at = b.indexOf(group.needle, next);
       }
     }
-  });
+  } finally {
+    endStretches(outer);
+  }
   return merge(found);
 }
 

@@ -12,27 +12,41 @@ import { BACKSLASH, type ByteClass } from "./secret-bytes.ts";
  * Within one anchor's search the looks of each kind start at increasing positions (anchors are
  * visited in order, each rule looks from a fixed offset of its anchor), so each byte is read at most
  * once per kind of look per anchor, and the scan stays linear whatever the input: the adversarial
- * corpus of `bun run bench` (docs/benchmarks.md) shows it. The scanner starts a table per anchor
- * (`measure`); the scan is synchronous and never re-entered, so one table at a time suffices. Called
- * outside a scan, or on other bytes, every look simply reads.
+ * corpus of `bun run bench` (docs/benchmarks.md) shows it. The scanner begins a table for its
+ * bytes (`beginStretches`) and forgets it before each anchor's search (`forgetStretches`); the scan
+ * is synchronous and never re-entered, so one table at a time suffices, and the outermost scan's
+ * table is one made once and cleared, not one per scan (two scans on every call). Called outside a
+ * scan, or on other bytes, every look simply reads.
  */
 
 type Stretch = { from: number; to: number; stopped: boolean };
 
-type Table = { bytes: Uint8Array; stretches: Map<object, Stretch> };
+type Table = { bytes: Uint8Array | null; stretches: Map<object, Stretch> };
+
+/** The outermost scan's table; a scan begun inside another (none is today) gets one of its own. */
+const outermost: Table = { bytes: null, stretches: new Map() };
 
 let current: Table | null = null;
 
-/** Run `scan` over `bytes` with a fresh table of stretches; each anchor's search calls `forget` first. */
-export function measure<T>(bytes: Uint8Array, scan: (forget: () => void) => T): T {
+/** Remember looks over `bytes` from now on; what it returns goes to `endStretches` (in a `finally`). */
+export function beginStretches(bytes: Uint8Array): Table | null {
   const outer = current;
-  const table: Table = { bytes, stretches: new Map() };
+  const table = outer === null ? outermost : { bytes, stretches: new Map<object, Stretch>() };
+  table.bytes = bytes;
   current = table;
-  try {
-    return scan(() => table.stretches.clear());
-  } finally {
-    current = outer;
-  }
+  forgetStretches();
+  return outer;
+}
+
+/** Forget every look remembered so far: a new anchor's search begins. */
+export function forgetStretches(): void {
+  if (current !== null && current.stretches.size > 0) current.stretches.clear();
+}
+
+/** Stop remembering: the table before `beginStretches` is current again, and the bytes are let go. */
+export function endStretches(outer: Table | null): void {
+  if (current !== null) current.bytes = null;
+  current = outer;
 }
 
 function tableFor(b: Uint8Array): Map<object, Stretch> | null {

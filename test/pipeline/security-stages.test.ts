@@ -18,10 +18,11 @@ const DENY: Verdict = { action: "deny", gate: "rules", ruleId: "no-rm", reason: 
 const newCall = (args: unknown = { command: "ls" }): Call => callOf("hooks", "claude-code", toolCallRequest("t1", "Bash", args));
 const context = (): DecisionContext => ({ signal: new AbortController().signal, serverId: "claude-code", annotations: undefined, elicit: null, awaitingApproval: () => {} });
 
-/** A `next` that counts how often it ran and what the call held when it did. */
+/** A `next` that counts how often it ran and what the call held when it did; a stage that passes on anything but its call fails the test. */
 function fakeNext(call: Call) {
   const seen: Array<Verdict | undefined> = [];
-  const next: Next = () => {
+  const next: Next = (given) => {
+    if (given !== call) throw new Error("the stage passed on another call than its own");
     seen.push(call.verdict);
   };
   return { next, seen };
@@ -241,7 +242,7 @@ describe("a front end that is not MCP (docs/architecture.md, the hooks example)"
     const { stream, written } = events();
     const record = new CallRecord(stream, () => true);
     const replies: Array<Verdict | undefined> = [];
-    const answer: Stage = { name: "forward", request: (call, next) => (replies.push(call.verdict), next()) };
+    const answer: Stage = { name: "forward", request: (call, next) => (replies.push(call.verdict), next(call)) };
     const decideAndRecord = compose<Call>([decideStage({ decide: () => Promise.resolve(DENY) }, context), auditStage(record), answer], "request");
     const call = callOf("hooks", "claude-code", toolCallRequest("toolu_1", "Bash", { command: "rm -rf /" }));
     await decideAndRecord(call);

@@ -8,7 +8,7 @@ const newCall = (): Call => callOf("hooks", "claude-code", toolCallRequest("t1",
 function noting(name: Stage["name"], seen: string[], body?: (call: Call, next: Next) => void | Promise<void>): Stage {
   const run = (direction: string) => (call: Call, next: Next) => {
     seen.push(`${direction}:${name}`);
-    return body ? body(call, next) : next();
+    return body ? body(call, next) : next(call);
   };
   return { name, request: run("in"), response: run("out") };
 }
@@ -40,7 +40,7 @@ describe("the pipeline", () => {
 
   test("a stage with nothing for this direction, or not of this direction, is skipped", () => {
     const seen: string[] = [];
-    const backOnly: Stage = { name: "decide", response: (_call, next) => (seen.push("out:decide"), next()) };
+    const backOnly: Stage = { name: "decide", response: (call, next) => (seen.push("out:decide"), next(call)) };
     const secrets = noting("secrets", seen);
     expect(compose([backOnly, secrets, noting("audit", seen)], "request")(newCall())).toBeUndefined();
     expect(seen).toEqual(["in:audit"]);
@@ -55,7 +55,7 @@ describe("the pipeline", () => {
         noting("decide", seen, async (call, next) => {
           await Promise.resolve();
           call.verdict = { action: "forward", gate: null, ruleId: null, reason: "allowed" };
-          await next();
+          await next(call);
         }),
         noting("audit", seen),
       ],
@@ -73,11 +73,11 @@ describe("the pipeline", () => {
     const denied: string[] = [];
     const deny = noting("definitions", seen, (call, next) => {
       call.verdict = { action: "deny", gate: "definitions", ruleId: null, reason: "changed", error: { code: -32016, message: "changed" } };
-      return next();
+      return next(call);
     });
     const watch = (name: Stage["name"]) => noting(name, seen, (call, next) => {
       if (call.verdict?.action === "deny") denied.push(name);
-      return next();
+      return next(call);
     });
     compose([deny, watch("audit"), watch("trace"), watch("forward")], "request")(newCall());
     expect(denied).toEqual(["audit", "trace", "forward"]);
@@ -85,15 +85,15 @@ describe("the pipeline", () => {
 
   test("a stage that calls next twice is caught, so no stage can be entered twice for one call", () => {
     const seen: string[] = [];
-    const twice = noting("decide", seen, (_call, next) => {
-      next();
-      next();
+    const twice = noting("decide", seen, (call, next) => {
+      next(call);
+      next(call);
     });
     expect(() => compose([twice, noting("audit", seen)], "request")(newCall())).toThrow("next() called twice");
     expect(seen.filter((entry) => entry === "in:audit")).toHaveLength(1);
-    const last = noting("audit", seen, (_call, next) => {
-      next();
-      next();
+    const last = noting("audit", seen, (call, next) => {
+      next(call);
+      next(call);
     });
     expect(() => compose([last], "request")(newCall())).toThrow("next() called twice");
   });

@@ -1,4 +1,5 @@
 import type { JsonRpcResponse } from "../../core/jsonrpc.ts";
+import type { StageMarks } from "../../pipeline/call.ts";
 import type { CallStatus } from "../../telemetry/events.ts";
 import type { PendingRequest } from "../request-tracker.ts";
 
@@ -7,7 +8,7 @@ import type { PendingRequest } from "../request-tracker.ts";
  * (secrets → definitions → audit → trace: src/pipeline/stages.ts). Each stage reads the request
  * it answers and the message, and changes only what the table in docs/architecture.md gives it.
  */
-export type Answer = {
+export type Answer = StageMarks & {
   readonly entry: PendingRequest;
   readonly message: JsonRpcResponse;
   /** What the agent gets: the server's bytes, then the result with its secrets redacted (secrets). */

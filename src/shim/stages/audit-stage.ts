@@ -8,17 +8,17 @@ import { verdictOf, type DecidedRequest } from "./governed-request.ts";
  * `tool_call_end` once the error went out); on the way back, a call's `tool_call_end` with its
  * status and the bytes the agent gets (after secrets).
  */
-export function auditStage(audit: Pick<CallAudit, "recordEnd" | "decision">): Stage<DecidedRequest, Answer> {
+export function auditStage<R extends DecidedRequest = DecidedRequest>(audit: Pick<CallAudit, "recordEnd" | "decision">): Stage<R, Answer> {
   return {
     name: "audit",
     request(decided, next) {
       audit.decision(decided.entry, verdictOf(decided), decided.request);
-      next();
+      next(decided);
       if (decided.answeredBytes !== undefined) audit.recordEnd(decided.entry, "denied", decided.answeredBytes);
     },
     response(answer, next) {
       if (endsCall(answer)) audit.recordEnd(answer.entry, statusOf(answer.message), answer.bytes.length);
-      return next();
+      return next(answer);
     },
   };
 }

@@ -74,14 +74,14 @@ export function decideStage(options: DecideOptions): Stage<GovernedRequest, neve
   };
 
   /** The verdict reached: the stages after see it (and a modern call let through keeps it for the server's own rounds). */
-  const decided = (call: GovernedRequest, next: Next): void | Promise<void> => {
+  const decided = (call: GovernedRequest, next: Next<GovernedRequest>): void | Promise<void> => {
     const { verdict } = call;
     if (verdict?.action === "forward" && call.era.era === "modern") asks.decided(call.entry, call.request, verdict);
-    return next();
+    return next(call);
   };
 
   /** A decision's outcome: for a definition, its acceptance or refusal; for the call, its verdict. */
-  const proceed = (call: GovernedRequest, verdict: Verdict, change: DefinitionChange | undefined, next: Next): void | Promise<void> => {
+  const proceed = (call: GovernedRequest, verdict: Verdict, change: DefinitionChange | undefined, next: Next<GovernedRequest>): void | Promise<void> => {
     if (!change) {
       call.verdict = verdict;
       return decided(call, next);
@@ -97,7 +97,7 @@ export function decideStage(options: DecideOptions): Stage<GovernedRequest, neve
     return decided(call, next);
   };
 
-  const decide = (call: GovernedRequest, change: DefinitionChange | undefined, next: Next): void | Promise<void> => {
+  const decide = (call: GovernedRequest, change: DefinitionChange | undefined, next: Next<GovernedRequest>): void | Promise<void> => {
     const { entry } = call;
     let verdict: Verdict | Promise<Verdict>;
     try {
@@ -123,14 +123,14 @@ export function decideStage(options: DecideOptions): Stage<GovernedRequest, neve
   };
 
   /** The retry that carries the agent's answer to our question: it goes on under that ask's decision. */
-  const continueAsked = (call: GovernedRequest, ask: Ask, outcome: NonNullable<GovernedRequest["answered"]>["outcome"], next: Next): void | Promise<void> => {
+  const continueAsked = (call: GovernedRequest, ask: Ask, outcome: NonNullable<GovernedRequest["answered"]>["outcome"], next: Next<GovernedRequest>): void | Promise<void> => {
     const change = asks.changeAsked(ask);
     const verdict = asks.answered(ask, outcome, call);
     if (!(verdict instanceof Promise)) return proceed(call, verdict, change, next);
     return verdict.then((settled) => (settled === null ? undefined : proceed(call, settled, change, next)));
   };
 
-  const decideListen = (call: GovernedRequest, uris: string[], next: Next): Promise<void> => {
+  const decideListen = (call: GovernedRequest, uris: string[], next: Next<GovernedRequest>): Promise<void> => {
     const { entry, request } = call;
     const verdicts = uris.map((uri) => {
       const each: JsonRpcRequest = { kind: "request", id: request.id, method: "resources/subscribe", params: { uri }, body: { jsonrpc: "2.0", id: request.id, method: "resources/subscribe", params: { uri } } };

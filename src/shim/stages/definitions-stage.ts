@@ -33,18 +33,18 @@ export type DefinitionGate = {
 export function definitionsStage(lists: Pick<ListFilter, "deliver">, gate?: DefinitionGate): Stage<GovernedRequest, Answer> {
   return {
     name: "definitions",
-    ...(gate ? { request: (call: GovernedRequest, next: Next) => gateCall(gate, call, next) } : {}),
+    ...(gate ? { request: (call: GovernedRequest, next: Next<GovernedRequest>) => gateCall(gate, call, next) } : {}),
     response(answer, next) {
       if (answer.entry.method in LISTS && !answer.message.isError && lists.deliver(answer.entry, answer.message, answer.bytes)) answer.delivered = true;
-      return next();
+      return next(answer);
     },
   };
 }
 
-function gateCall(gate: DefinitionGate, call: GovernedRequest, next: Next): void | Promise<void> {
+function gateCall(gate: DefinitionGate, call: GovernedRequest, next: Next<GovernedRequest>): void | Promise<void> {
   const { guard, held } = gate;
   const { request, entry } = call;
-  if (call.verdict || call.answered || !guard.hasBlocked || !guard.pending(request.method, targetName(request))) return next();
+  if (call.verdict || call.answered || !guard.hasBlocked || !guard.pending(request.method, targetName(request))) return next(call);
   held.hold(entry, call.control);
   return Promise.resolve(gate.pinPolicy()).then((policy) => {
     if (!held.release(entry)) return; // cancelled or the server went away
@@ -55,6 +55,6 @@ function gateCall(gate: DefinitionGate, call: GovernedRequest, next: Next): void
       gate.log.warn(`WOULD_BLOCK ${request.method} ${targetName(request)}: its definition ${change.status === "changed" ? `changed since it was pinned (${change.changed.join(", ")})` : "was flagged"}; forwarded (development)`);
     }
     if (change && policy.mode === "strict" && policy.enforce) call.change = change;
-    return next();
+    return next(call);
   });
 }

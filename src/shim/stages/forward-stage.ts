@@ -9,7 +9,7 @@ import { verdictOf, type DecidedRequest } from "./governed-request.ts";
  * a refused one is answered with the deny's error and reaches no one, and the stages before it
  * end the call on their way out (`answeredBytes`).
  */
-export function forwardStage(send: (entry: PendingRequest, bytes: Uint8Array) => void, toAgent: Pick<Sink, "sendText">): Stage<DecidedRequest, never> {
+export function forwardStage<R extends DecidedRequest = DecidedRequest>(send: (entry: PendingRequest, bytes: Uint8Array) => void, toAgent: Pick<Sink, "sendText">): Stage<R, never> {
   return {
     name: "forward",
     request(decided, next) {
@@ -22,7 +22,7 @@ export function forwardStage(send: (entry: PendingRequest, bytes: Uint8Array) =>
         toAgent.sendText(line);
         decided.answeredBytes = Buffer.byteLength(line);
       }
-      return next();
+      return next(decided);
     },
   };
 }

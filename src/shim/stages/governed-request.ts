@@ -2,6 +2,7 @@ import type { JsonRpcRequest } from "../../core/jsonrpc.ts";
 import { RPC } from "../../core/jsonrpc.ts";
 import type { ElicitOutcome, Verdict } from "../../governance/verdict/decider.ts";
 import type { DefinitionChange } from "../../governance/verdict/definition-acceptance.ts";
+import type { StageMarks } from "../../pipeline/call.ts";
 import type { RequestEra } from "../era.ts";
 import type { LazyAbort } from "../held-decisions.ts";
 import type { Ask } from "../input-asks.ts";
@@ -13,7 +14,7 @@ import type { PendingRequest } from "../request-tracker.ts";
  * with what it was given; each stage reads it and writes only the fields the table in
  * docs/architecture.md gives it, so a stage needs no other stage, only this.
  */
-export type GovernedRequest = {
+export type GovernedRequest = StageMarks & {
   readonly entry: PendingRequest;
   /** The request as decided: parse takes the shim's own answer and state out of a retry. */
   request: JsonRpcRequest;

@@ -29,7 +29,7 @@ export function listsStage(options: {
     name: "lists",
     request(call, next) {
       const { request, entry } = call;
-      if (call.verdict || call.answered || request.method !== "tools/call" || !catalog.needsRead(targetName(request))) return next();
+      if (call.verdict || call.answered || request.method !== "tools/call" || !catalog.needsRead(targetName(request))) return next(call);
       const meta = ownRequestMeta(call.era);
       held.hold(entry, call.control);
       return catalog
@@ -37,7 +37,7 @@ export function listsStage(options: {
         .then(async (tools) => {
           if (tools) definitions.check("tool", tools, await pinPolicy());
           if (!held.release(entry)) return; // cancelled or the server went away
-          return next();
+          return next(call);
         });
     },
   };

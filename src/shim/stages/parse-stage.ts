@@ -36,19 +36,19 @@ export function parseStage(options: {
           const reason = "subscriptions/listen needs params.notifications as an object and its resourceSubscriptions as a list of URI strings";
           refuse(call, RPC.invalidParams, `Invalid params: ${reason}`, reason);
         }
-        return next();
+        return next(call);
       }
       if (trace) entry.trace = trace.begin(request, entry.call?.argsHash);
       const invalid = invalidGovernedParams(request);
       if (invalid) {
         refuse(call, RPC.invalidParams, `Invalid params: ${invalid}`, invalid);
-        return next();
+        return next(call);
       }
-      if (call.era.era !== "modern") return next();
+      if (call.era.era !== "modern") return next(call);
       const recognized = asks.recognize(request);
       if (recognized.kind === "forged") {
         refuse(call, RPC.invalidParams, `ThoughtGate refused the retry: ${recognized.reason}`, recognized.reason);
-        return next();
+        return next(call);
       }
       if (recognized.kind === "unanswered") {
         asks.askAgain(entry, recognized.ask);
@@ -59,13 +59,13 @@ export function parseStage(options: {
         replace(call, recognized);
         // Cancelling the retry aborts the approval it carries the answer to.
         call.control = new LazyAbort(recognized.ask.control);
-        return next();
+        return next(call);
       }
       // Our state for another call, or one already used: a new call, decided afresh.
       if (recognized.kind === "stale") replace(call, recognized);
       const continued = asks.continuesRound(call.request);
       if (continued) call.verdict = continued;
-      return next();
+      return next(call);
     },
   };
 }

@@ -11,7 +11,7 @@ export function secretsStage(scanner: Pick<ResultScanner, "scanResult">): Stage<
     name: "secrets",
     response(answer, next) {
       answer.bytes = scanner.scanResult(answer.bytes, answer.entry).bytes;
-      return next();
+      return next(answer);
     },
   };
 }

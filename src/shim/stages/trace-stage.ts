@@ -9,7 +9,7 @@ import { verdictOf, type DecidedRequest } from "./governed-request.ts";
  * as the agent sent it: call-trace.ts), and a refused call's spans ended once its error went out;
  * on the way back, the answer on the request's spans, and a call's spans ended with its status.
  */
-export function traceStage(tracer: Pick<CallTracer, "response"> | undefined): Stage<DecidedRequest, Answer> {
+export function traceStage<R extends DecidedRequest = DecidedRequest>(tracer: Pick<CallTracer, "response"> | undefined): Stage<R, Answer> {
   return {
     name: "trace",
     request(decided, next) {
@@ -17,13 +17,13 @@ export function traceStage(tracer: Pick<CallTracer, "response"> | undefined): St
       const verdict = verdictOf(decided);
       trace?.decided(verdict);
       if (trace && verdict.action === "forward") decided.bytes = trace.forwarded(decided.bytes);
-      next();
+      next(decided);
       if (decided.answeredBytes !== undefined) trace?.end("denied");
     },
     response(answer, next) {
       tracer?.response(answer.entry, answer.message);
       if (endsCall(answer)) answer.entry.trace?.end(statusOf(answer.message));
-      return next();
+      return next(answer);
     },
   };
 }

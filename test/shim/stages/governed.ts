@@ -30,10 +30,14 @@ export function governed(of: JsonRpcRequest, subscriptions?: unknown[] | null): 
   };
 }
 
-/** A `next` that counts its calls and notes the verdict each saw. */
+/** A `next` that counts its calls and notes the verdict each saw; a stage that passes on anything but its call fails the test. */
 export function fakeNext(call: GovernedRequest) {
   const seen: (Verdict | undefined)[] = [];
-  return { next: () => void seen.push(call.verdict), seen };
+  const next = (given: GovernedRequest) => {
+    if (given !== call) throw new Error("the stage passed on another call than its own");
+    seen.push(call.verdict);
+  };
+  return { next, seen };
 }
 
 /** A promise and its resolver, to settle a decision when the test says so. */
