@@ -92,7 +92,7 @@ export class GovernanceEngine implements PolicyEngine {
       return deny("visibility", GOVERNANCE_ERROR.toolNotExposed, null, null, `${kind.slice(0, -1)} "${input.name}" is not exposed by source "${input.serverId}"`);
     }
     const place = input.place ?? defaultPlace();
-    const rule = this.rules.match({ serverId: input.serverId, method: input.method, name: input.name, annotations: input.annotations, arguments: input.arguments, place, server: input.server });
+    const rule = this.rules.match(input, place);
     const hints = rule.readsAnnotations ? hintNote(input) : "";
     // A shell line the parser could not read cannot be judged command by command: whatever would
     // let it through asks a person instead (docs/governance.md, "Built-in tools").

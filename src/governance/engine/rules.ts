@@ -21,7 +21,7 @@ export type RuleInput = {
   serverId: string;
   method: string;
   name: string;
-  annotations: ToolAnnotations | undefined;
+  annotations?: ToolAnnotations | undefined;
   arguments: unknown;
   place: Place;
   /** What runs the call's server (a rule's `server:` is compared with it); unknown (the arbiter): no such rule matches. */
@@ -95,7 +95,7 @@ export class Rules {
   whatDecides(input: Omit<RuleInput, "arguments">): Candidate[] {
     const found: Candidate[] = [];
     for (const rule of this.rules) {
-      if (!holdsBesideArguments(rule, input)) continue;
+      if (!holdsBesideArguments(rule, input, input.place)) continue;
       const { action, policyId, approval } = rule.result;
       found.push({ rule: rule.rule, ruleId: rule.id, action, policyId, approval, conditional: rule.arguments !== null });
       if (rule.arguments === null) return found;
@@ -104,12 +104,12 @@ export class Rules {
     return [...found, { rule: null, ruleId: "defaults", action, policyId, approval, conditional: false }];
   }
 
-  match(input: RuleInput): RuleMatch {
+  match(input: Omit<RuleInput, "place">, place: Place): RuleMatch {
     // An agent's own tool answers to its normalised name and to the agent's own (agent-tools.ts).
     const alias = agentToolName(input);
     for (const rule of this.rules) {
-      if (!holdsBesideArguments(rule, input, alias)) continue;
-      if (rule.arguments && !argumentsMatch(rule.arguments, input.arguments, input.place)) continue;
+      if (!holdsBesideArguments(rule, input, place, alias)) continue;
+      if (rule.arguments && !argumentsMatch(rule.arguments, input.arguments, place)) continue;
       return rule.result;
     }
     return this.defaults;
@@ -126,14 +126,14 @@ function projectOf(dir: string): (place: Place) => string {
 }
 
 /** Whether every condition of `rule` but its `arguments:` holds for the call (`alias`: another name the tool answers to). */
-function holdsBesideArguments(rule: CompiledRule, input: Omit<RuleInput, "arguments">, alias: string | null = null): boolean {
+function holdsBesideArguments(rule: CompiledRule, input: Omit<RuleInput, "arguments" | "place">, place: Place, alias: string | null = null): boolean {
   // The source first: the cheapest to tell, and it sets the agent's own tools' rules (which come
   // first in every policy) aside for every MCP call without running their name patterns.
   if (rule.source && !rule.source.test(input.serverId)) return false;
   if (!rule.method.test(input.method)) return false;
   if (!rule.match.test(input.name) && (alias === null || !rule.match.test(alias))) return false;
   if (rule.server && !sameProgram(rule.server, input.server)) return false;
-  if (rule.project && rule.project(input.place) !== input.place.project) return false;
+  if (rule.project && rule.project(place) !== place.project) return false;
   return !rule.annotations || annotationsMatch(rule.annotations, input.annotations);
 }
 

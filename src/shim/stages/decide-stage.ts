@@ -56,7 +56,7 @@ export function decideStage(options: DecideOptions): Stage<GovernedRequest, neve
     // Modern: this request's own capabilities decide, never an earlier request's (MCP 2026-07-28).
     else if (declaresFormElicitation(era.capabilities)) elicit = asks.elicit(call, change);
     return {
-      ...(change ? { definitionChange: change } : {}),
+      definitionChange: change,
       awaitingApproval: (reason) => {
         audit.decision(entry, { action: "pending", reason }, request);
         entry.trace?.waiting();
