@@ -32,7 +32,7 @@ export function requestAttributes(request: JsonRpcRequest, serverId: string): At
 }
 
 /** The decision: what, by which gate and rule, and why. */
-export function verdictAttributes(verdict: Verdict): Attributes {
+function verdictAttributes(verdict: Verdict): Attributes {
   const attributes: Attributes = { "thoughtgate.decision": verdict.action, "thoughtgate.reason": redactText(verdict.reason) };
   if (verdict.gate) attributes["thoughtgate.gate"] = verdict.gate;
   if (verdict.ruleId) attributes["thoughtgate.rule_id"] = verdict.ruleId;
@@ -69,22 +69,28 @@ export function beginCallSpans(call: Call, options: CallSpansOptions): CallSpans
   return new ToolCallSpans(options.tracer, span, call.serverId);
 }
 
-/** One call's spans, ended exactly once whichever way the call ends. */
-class ToolCallSpans implements CallSpans {
-  private wait: Span | null = null;
-  private failed = false;
-  private done = false;
+/**
+ * One call's spans, ended exactly once whichever way the call ends: the request's span and, while
+ * a person decides, the approval span under it. The shim's spans of a governed request add the
+ * call to the server (`RequestTrace`, shim/call-trace.ts).
+ */
+export class ToolCallSpans implements CallSpans {
+  protected wait: Span | null = null;
+  protected failed = false;
+  protected done = false;
 
   constructor(
-    private readonly tracer: Tracer,
-    private readonly span: Span,
+    protected readonly tracer: Tracer,
+    protected readonly span: Span,
     private readonly serverId: string,
   ) {}
 
+  /** Where the decider records the gates (or whose context it hands to the governance service): the request's span. */
   get deciding(): Span {
     return this.span;
   }
 
+  /** The decision now waits for a person. */
   waiting(): void {
     if (this.wait || this.done) return;
     this.wait = this.tracer.start("thoughtgate.approval", { parent: this.span.context, attributes: { "thoughtgate.server_id": this.serverId } });
@@ -98,23 +104,34 @@ class ToolCallSpans implements CallSpans {
       this.wait.end();
       this.wait = null;
     }
-    if (verdict.action === "deny") {
-      const code = String(verdict.error.code);
-      this.span.set({ "error.type": code, "rpc.response.status_code": code });
-      this.span.fail(redactText(verdict.error.message));
-      this.failed = true;
-    }
+    if (verdict.action === "deny") this.fail(this.span, String(verdict.error.code), verdict.error.message);
   }
 
+  /** The call ended with `status`; one that ran and failed (not refused, not asked) marks the spans failed. */
   end(status: CallStatus): void {
     if (this.done) return;
+    if (!this.failed && status !== "ok" && status !== "input_required" && status !== "denied") this.failedAs(this.errorType(status));
+    this.finish();
+  }
+
+  /** The `error.type` of a call that ended with `status`: a tool the agent or the child ran and that failed is a `tool_error`, as an MCP result with isError. */
+  protected errorType(status: CallStatus): string {
+    return status === "error" ? "tool_error" : status;
+  }
+
+  protected failedAs(type: string): void {
+    this.span.set({ "error.type": type });
+    this.span.fail(type);
+  }
+
+  protected fail(span: Span, code: string, message: string): void {
+    span.set({ "error.type": code, "rpc.response.status_code": code });
+    span.fail(redactText(message));
+    if (span === this.span) this.failed = true;
+  }
+
+  protected finish(): void {
     this.done = true;
-    if (!this.failed && status !== "ok" && status !== "input_required" && status !== "denied") {
-      // The tool ran and failed (the arbiter's `tool.result` with ok: false): as an MCP result with isError.
-      const type = status === "error" ? "tool_error" : status;
-      this.span.set({ "error.type": type });
-      this.span.fail(type);
-    }
     this.wait?.end();
     this.span.end();
   }

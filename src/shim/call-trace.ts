@@ -1,10 +1,8 @@
 import type { JsonRpcRequest, JsonRpcResponse } from "../core/jsonrpc.ts";
 import { argsHash } from "../core/canonical-json.ts";
 import type { Profile } from "../core/profile.ts";
-import type { Verdict } from "../governance/verdict/decider.ts";
-import { callSpanName, requestAttributes, verdictAttributes } from "../pipeline/call-spans.ts";
+import { callSpanName, requestAttributes, ToolCallSpans } from "../pipeline/call-spans.ts";
 import type { CallStatus } from "../telemetry/events.ts";
-import { redactText } from "../telemetry/redact.ts";
 import { withTraceparent } from "../telemetry/tracing/meta-splice.ts";
 import { formatTraceparent, parseTraceparent } from "../telemetry/tracing/trace-context.ts";
 import type { Attributes, Span, Tracer } from "../telemetry/tracing/tracer.ts";
@@ -83,40 +81,20 @@ export class CallTracer {
   }
 }
 
-/** One governed request's spans, ended exactly once whichever way the request ends. */
-export class RequestTrace {
-  private wait: Span | null = null;
+/**
+ * One governed request's spans, ended exactly once whichever way the request ends: those of any
+ * call (call-spans.ts), and the CLIENT span of its call to the server.
+ */
+export class RequestTrace extends ToolCallSpans {
   private client: Span | null = null;
-  private failed = false;
-  private done = false;
 
   constructor(
-    private readonly tracer: Tracer,
-    private readonly span: Span,
+    tracer: Tracer,
+    span: Span,
     private readonly name: string,
     private readonly call: Attributes,
-  ) {}
-
-  /** Where the decider records the gates (or whose context it hands to the governance service): the request's span. */
-  get deciding(): Span {
-    return this.span;
-  }
-
-  /** The decision now waits for a person. */
-  waiting(): void {
-    if (this.wait || this.done) return;
-    this.wait = this.tracer.start("thoughtgate.approval", { parent: this.span.context, attributes: { "thoughtgate.server_id": this.call["thoughtgate.server_id"] as string } });
-  }
-
-  decided(verdict: Verdict): void {
-    if (this.done) return;
-    this.span.set(verdictAttributes(verdict));
-    if (this.wait) {
-      this.wait.set({ "thoughtgate.approval.outcome": verdict.action === "forward" ? "approved" : "denied", ...(verdict.action === "forward" && verdict.approvedBy ? { "thoughtgate.approved_by": verdict.approvedBy } : {}) });
-      this.wait.end();
-      this.wait = null;
-    }
-    if (verdict.action === "deny") this.fail(this.span, String(verdict.error.code), verdict.error.message);
+  ) {
+    super(tracer, span, call["thoughtgate.server_id"] as string);
   }
 
   /** The request goes to the server: its CLIENT span starts, and its context goes in a copy of the bytes. */
@@ -146,25 +124,18 @@ export class RequestTrace {
     this.finish();
   }
 
-  /** The request ended another way (denied, cancelled, the server gone, answered by our question). */
-  end(status: CallStatus): void {
-    if (this.done) return;
-    if (!this.failed && status !== "ok" && status !== "input_required" && status !== "denied") {
-      this.span.set({ "error.type": status });
-      this.span.fail(status);
-      this.client?.set({ "error.type": status });
-      this.client?.fail(status);
-    }
-    this.finish();
+  /** A request that ended another way (cancelled, the server gone) is named by its status; an error the server answered went through `answered`. */
+  protected override errorType(status: CallStatus): string {
+    return status;
   }
 
-  private fail(span: Span, code: string, message: string): void {
-    span.set({ "error.type": code, "rpc.response.status_code": code });
-    span.fail(redactText(message));
-    if (span === this.span) this.failed = true;
+  protected override failedAs(type: string): void {
+    super.failedAs(type);
+    this.client?.set({ "error.type": type });
+    this.client?.fail(type);
   }
 
-  private finish(): void {
+  protected override finish(): void {
     this.done = true;
     for (const span of [this.wait, this.client, this.span]) span?.end();
   }
