@@ -95,6 +95,73 @@ describe("the pipeline", () => {
       next(call);
       next(call);
     });
-    expect(() => compose([last], "request")(newCall())).toThrow("next() called twice");
+    expect(() => compose([last], "request")(newCall())).toThrow("next() called twice before the end");
+  });
+
+  test("the same on the way back, and the error names the stage that would have been entered twice", () => {
+    const seen: string[] = [];
+    const twice = noting("secrets", seen, (call, next) => {
+      next(call);
+      next(call);
+    });
+    expect(() => compose([twice, noting("audit", seen)], "response")(newCall())).toThrow('next() called twice before stage "audit"');
+    expect(seen).toEqual(["out:secrets", "out:audit"]);
+  });
+
+  test("a call that goes through a pipeline again (decided afresh) starts at its first stage, not taken for a second next", () => {
+    const seen: string[] = [];
+    const request = compose([noting("decide", seen), noting("audit", seen)], "request");
+    const response = compose([noting("secrets", seen), noting("audit", seen)], "response");
+    const call = newCall();
+    request(call);
+    request(call);
+    response(call);
+    response(call);
+    expect(seen).toEqual(["in:decide", "in:audit", "in:decide", "in:audit", "out:secrets", "out:audit", "out:secrets", "out:audit"]);
+  });
+
+  test("a call's way back may run while its way in still waits (an arbiter call nobody waits on): each direction keeps its own place", async () => {
+    for (const probe of [undefined, () => {}]) {
+      const seen: string[] = [];
+      const decision = Promise.withResolvers<void>();
+      const request = compose(
+        [
+          noting("decide", seen, async (call, next) => {
+            await decision.promise;
+            return next(call);
+          }),
+          noting("audit", seen),
+          noting("trace", seen),
+        ],
+        "request",
+        probe,
+      );
+      const response = compose([noting("audit", seen), noting("trace", seen)], "response", probe);
+      const call = newCall();
+      const deciding = request(call);
+      response(call);
+      decision.resolve();
+      await deciding;
+      expect(seen).toEqual(["in:decide", "out:audit", "out:trace", "in:audit", "in:trace"]);
+    }
+  });
+
+  test("a probe is told each stage entered, in order, in both directions", () => {
+    const seen: string[] = [];
+    const told: string[] = [];
+    const probe = (direction: string, name: string) => void told.push(`${direction}:${name}`);
+    compose([noting("parse", seen), noting("decide", seen), noting("forward", seen)], "request", probe)(newCall());
+    compose([noting("secrets", seen), noting("trace", seen)], "response", probe)(newCall());
+    expect(told).toEqual(["request:parse", "request:decide", "request:forward", "response:secrets", "response:trace"]);
+    const twice = noting("parse", seen, (call, next) => {
+      next(call);
+      next(call);
+    });
+    expect(() => compose([twice, noting("decide", seen)], "request", probe)(newCall())).toThrow('next() called twice before stage "decide"');
+    const back = noting("secrets", seen, (call, next) => {
+      next(call);
+      next(call);
+    });
+    expect(() => compose([back], "response", probe)(newCall())).toThrow("next() called twice before the end");
   });
 });
