@@ -4,7 +4,8 @@
  * holder, like the MCP entries (config-guard.ts: backup, journal with what was written, crash
  * repair, `unenroll` putting back only what still holds what enroll wrote):
  *
- * - Claude Code: `hooks.PreToolUse` in `~/.claude/settings.json` (agent-hooks.ts, withClaudeHook).
+ * - Claude Code: `hooks.PreToolUse` in `~/.claude/settings.json` (`$CLAUDE_CONFIG_DIR/settings.json`
+ *   when set; agent-hooks.ts, withClaudeHook).
  * - Gemini CLI: `hooks.BeforeTool` in `~/.gemini/settings.json`, shared with its MCP entries
  *   (agent-hooks.ts, withGeminiHook). User-level hooks run without a trusted folder; a project's
  *   would need one.
@@ -22,6 +23,7 @@ import { join } from "node:path";
 import type { JSONPath } from "jsonc-parser";
 import { messageOf } from "../core/errors.ts";
 import { codexHome } from "./adapters/codex.ts";
+import { claudeHome } from "./adapters/claude-code.ts";
 import { geminiHome } from "./adapters/gemini.ts";
 import type { AgentContext, AgentType } from "./adapters/index.ts";
 import { CLAUDE_HOOK_PATH, claudeHookEntry, codexHookEntry, codexHookHash, GEMINI_HOOK_PATH, geminiHookEntry, hookList, withHookLast } from "./agent-hooks.ts";
@@ -37,7 +39,7 @@ const HOOK_AGENTS: readonly HookAgent[] = ["claude-code", "codex", "gemini"];
 
 /** Where each agent's hook is written, and what is written there. */
 export function hookFile(agent: HookAgent, ctx: AgentContext): { path: string; list: JSONPath } {
-  if (agent === "claude-code") return { path: join(ctx.home, ".claude", "settings.json"), list: CLAUDE_HOOK_PATH };
+  if (agent === "claude-code") return { path: join(claudeHome(ctx), "settings.json"), list: CLAUDE_HOOK_PATH };
   if (agent === "gemini") return { path: join(geminiHome(ctx), ".gemini", "settings.json"), list: GEMINI_HOOK_PATH };
   return { path: join(codexHome(ctx), "hooks.json"), list: CODEX_HOOKS_PATH };
 }

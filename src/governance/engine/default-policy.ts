@@ -1,4 +1,5 @@
 import type { Rule, ThoughtGateConfig } from "../../core/config/schema.ts";
+import { join, resolve } from "node:path";
 import { AGENT_SOURCE } from "../verdict/agent-tools.ts";
 
 /**
@@ -64,10 +65,46 @@ const AGENT = { source: AGENT_SOURCE, method: "tools/call" } as const;
  * the embedded default: the engine puts these first whatever the policy file says (engine.ts), so a
  * user's policy (one "always" answer writes one) cannot leave them out.
  */
-export const SELF_PROTECTION_RULES: readonly Rule[] = [
+const SELF_PROTECTION_RULES: readonly Rule[] = [
   { id: "agent-self-protection", ...AGENT, match: "{edit,write}", arguments: { path: PROTECTED_PATHS }, action: "deny" },
   { id: "agent-self-protection-shell", ...AGENT, match: "shell", arguments: { command: PROTECTED_IN_COMMANDS.map((glob) => ({ glob })) }, action: "deny" },
 ];
+
+/**
+ * Where the environment moves those places: an agent's settings (`CLAUDE_CONFIG_DIR`, `CODEX_HOME`,
+ * `GEMINI_CLI_HOME`, `COPILOT_HOME`, opencode's `XDG_CONFIG_HOME`) and ThoughtGate's policy and state
+ * (`XDG_CONFIG_HOME`, `XDG_STATE_HOME`), as the agents and ThoughtGate themselves follow them. A
+ * variable that is itself the agent's settings directory is refused by name in a shell line too
+ * (`> "$CLAUDE_CONFIG_DIR/settings.json"`); the XDG ones name far more, and the places under them
+ * are already in PROTECTED_IN_COMMANDS (opencode's and ThoughtGate's directories by name).
+ */
+const MOVED_BY: ReadonlyArray<{ variable: string; places: (dir: string) => string[]; byName: boolean }> = [
+  { variable: "CLAUDE_CONFIG_DIR", places: (dir) => [dir], byName: true },
+  { variable: "CODEX_HOME", places: (dir) => [dir], byName: true },
+  { variable: "GEMINI_CLI_HOME", places: (dir) => [join(dir, ".gemini")], byName: true },
+  { variable: "COPILOT_HOME", places: (dir) => [dir], byName: true },
+  { variable: "XDG_CONFIG_HOME", places: (dir) => [join(dir, "opencode"), join(dir, "thoughtgate")], byName: false },
+  { variable: "XDG_STATE_HOME", places: (dir) => [join(dir, "thoughtgate")], byName: false },
+];
+
+/**
+ * The floor under every policy (engine.ts): the rules above, and where `env` moves the places they
+ * name, those places too. The process that decides an agent's own call has the agent's environment
+ * (the hook, or the session's service, which wrap starts with the environment it gives the agent),
+ * and these rules only add refusals, so no environment loosens them.
+ */
+export function selfProtectionRules(env: Readonly<Record<string, string | undefined>>, cwd: string): readonly Rule[] {
+  const moved = MOVED_BY.filter(({ variable }) => env[variable]);
+  if (moved.length === 0) return SELF_PROTECTION_RULES;
+  const places = moved.flatMap(({ variable, places: of }) => of(resolve(cwd, env[variable] as string)));
+  // A path with glob characters in it is left to `within` (the edit and write tools).
+  const texts = [...places.filter((place) => !/[*?{]/.test(place)), ...moved.filter(({ byName }) => byName).map(({ variable }) => variable)];
+  return [
+    ...SELF_PROTECTION_RULES,
+    { id: "agent-self-protection-moved", ...AGENT, match: "{edit,write}", arguments: { path: places.map((within) => ({ within })) }, action: "deny" },
+    { id: "agent-self-protection-moved-shell", ...AGENT, match: "shell", arguments: { command: texts.map((text) => ({ glob: `*${text}*` })) }, action: "deny" },
+  ];
+}
 
 function agentRules(): Rule[] {
   const agent = AGENT;

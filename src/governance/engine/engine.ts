@@ -14,7 +14,7 @@ import { Rules, type Candidate, type RuleMatch } from "./rules.ts";
 import { secretScanOf, type SecretScanPolicy } from "../verdict/secret-policy.ts";
 import { listKindOf, Visibility, type ListVisibility } from "./visibility.ts";
 import { unreadableShell } from "../verdict/agent-tools.ts";
-import { SELF_PROTECTION_RULES } from "./default-policy.ts";
+import { selfProtectionRules } from "./default-policy.ts";
 
 export type { EvaluateInput };
 
@@ -66,7 +66,7 @@ export class GovernanceEngine implements PolicyEngine {
   ) {
     this.visibility = new Visibility(config);
     // The agent may not rewrite what governs it, whatever the policy file says (default-policy.ts).
-    this.rules = new Rules(config, SELF_PROTECTION_RULES);
+    this.rules = new Rules(config, selfProtectionRules(process.env, process.cwd()));
   }
 
   /**

@@ -68,7 +68,7 @@ export const claudeCode: Adapter = {
     const toggledOff = new Set(values[2] === undefined ? [] : (stringList(values[2]) ?? []));
     for (const entry of [...userFile.entries, ...projectEntries]) if (toggledOff.has(entry.name)) disable(entry, "disabledMcpServers");
     applyPrecedence([...localEntries, ...projectEntries, ...userEntries]);
-    return [userFile, ...projectFiles, ...pluginServers(ctx, claudeConfigDir(ctx) ?? join(ctx.home, ".claude"))];
+    return [userFile, ...projectFiles, ...pluginServers(ctx, claudeHome(ctx))];
   },
 };
 
@@ -76,6 +76,11 @@ export const claudeCode: Adapter = {
 function claudeConfigDir(ctx: AgentContext): string | undefined {
   const dir = ctx.env.CLAUDE_CONFIG_DIR;
   return dir ? resolve(ctx.cwd, dir) : undefined;
+}
+
+/** Claude Code's own directory, where its user `settings.json` is: `$CLAUDE_CONFIG_DIR`, else `~/.claude`. */
+export function claudeHome(ctx: AgentContext): string {
+  return claudeConfigDir(ctx) ?? join(ctx.home, ".claude");
 }
 
 /**
@@ -88,7 +93,7 @@ function disabledMcpjsonServers(ctx: AgentContext, fromProject: string[] | undef
   const settings = [
     join(ctx.cwd, ".claude", "settings.local.json"),
     join(ctx.cwd, ".claude", "settings.json"),
-    join(claudeConfigDir(ctx) ?? join(ctx.home, ".claude"), "settings.json"),
+    join(claudeHome(ctx), "settings.json"),
   ];
   for (const path of settings) {
     const { file, values } = openConfigFile("claude-code", path, "user", [["disabledMcpjsonServers"]]);

@@ -74,3 +74,31 @@ test("enroll claude-code governs plain runs' own tools through its hook; doctor 
   expect(check?.details?.join("\n")).toContain("Claude Code: enrolled, but ThoughtGate's PreToolUse hook is missing from ~/.claude/settings.json: plain runs are not governed; fix: `thoughtgate enroll claude-code`");
   expect(thoughtgate(["unenroll", "claude-code"], sandbox.env, sandbox.project).code).toBe(0);
 });
+
+test("with $CLAUDE_CONFIG_DIR, enroll puts the hook in the settings.json Claude Code reads there, and doctor looks there too", async () => {
+  await using sandbox = agentSandbox();
+  mkdirSync(join(sandbox.project, ".git"));
+  mkdirSync(join(sandbox.project, "data"));
+  const configDir = join(sandbox.home, "claude-config");
+  mkdirSync(configDir);
+  const settings = join(configDir, "settings.json");
+  writeFileSync(settings, SETTINGS);
+  const env = { ...sandbox.env, CLAUDE_CONFIG_DIR: configDir };
+  const enrolled = thoughtgate(["enroll", "claude-code"], env, sandbox.project);
+  expect(enrolled.code, enrolled.stderr + enrolled.stdout).toBe(0);
+  expect(readFileSync(settings, "utf8")).toContain("hook claude-code");
+  expect(existsSync(join(sandbox.home, ".claude", "settings.json"))).toBe(false);
+  expect(agentHooksCheck(env, sandbox.project)?.details?.join("\n")).toContain("Claude Code: PreToolUse hook enrolled in ~/claude-config/settings.json");
+
+  await using model = startFakeAnthropic({ calls: [{ tool: "Bash", arguments: { command: "rm -rf ./data", description: "delete the data" } }], finalText: "Done." });
+  const agentEnv = { ...env, ANTHROPIC_BASE_URL: model.url, ANTHROPIC_API_KEY: "sk-ant-thoughtgate-test", ENABLE_TOOL_SEARCH: "false", CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1", DISABLE_AUTOUPDATER: "1" };
+  const launch = { agent: "claude-code" as const, argv: [agentBinary("claude-code"), "-p", "Clean up.", "--allowedTools", "Bash"], cwd: sandbox.project, env: agentEnv };
+  const run = await runAgent(launch, sandbox, 90_000);
+  const why = describeRun(launch, run, model);
+  expect(run.exitCode, why).toBe(0);
+  expect(existsSync(join(sandbox.project, "data")), why).toBe(true);
+  expect(model.toolResults[0]?.text, why).toContain("ThoughtGate denied this shell call");
+
+  expect(thoughtgate(["unenroll", "claude-code"], env, sandbox.project).code).toBe(0);
+  expect(readFileSync(settings, "utf8")).toBe(SETTINGS);
+});

@@ -60,6 +60,19 @@ describe("the embedded default for an agent's own tools", () => {
     expect(await shell(embedded, "sed -i /hooks/d .codex/config.toml")).toBe("deny agent-self-protection-shell");
   });
 
+  test("where the environment moves an agent's settings or ThoughtGate's files, they are refused there too, by path and by variable", async () => {
+    const moved = { CLAUDE_CONFIG_DIR: join(home.path, "claude-config"), CODEX_HOME: "codex-home", XDG_STATE_HOME: join(home.path, "state") };
+    const engine = withEnvironment(moved, () => new GovernanceEngine(EMBEDDED_DEFAULT, null, "embedded default"));
+    expect(decide(engine, "write", { tool: "Write", path: join(home.path, "claude-config", "settings.json"), content: "{}" })).toBe("deny agent-self-protection-moved");
+    expect(decide(engine, "edit", { tool: "Edit", path: join(process.cwd(), "codex-home", "hooks.json") })).toBe("deny agent-self-protection-moved");
+    expect(decide(engine, "write", { tool: "Write", path: join(home.path, "state", "thoughtgate", "pins.json"), content: "{}" })).toBe("deny agent-self-protection-moved");
+    expect(await shell(engine, `echo '{}' > ${join(home.path, "claude-config", "settings.json")}`)).toBe("deny agent-self-protection-moved-shell");
+    expect(await shell(engine, `sed -i /hooks/d "$CLAUDE_CONFIG_DIR/settings.json"`)).toBe("deny agent-self-protection-moved-shell");
+    // Elsewhere, the same as without them; and without them, the places they would name are not refused.
+    expect(decide(engine, "write", { tool: "Write", path: join(project, "a.ts"), content: "x" })).toBe("approve agent-edit-project");
+    expect(decide(embedded, "write", { tool: "Write", path: join(home.path, "claude-config", "settings.json"), content: "{}" })).toBe("approve agent-ask");
+  });
+
   test("reads in the project run; reads elsewhere, writes, edits and fetches are asked (edits and writes in the project by a rule of their own)", () => {
     expect(decide(embedded, "read", { tool: "Read", path: join(project, "src", "main.ts") })).toBe("forward agent-read-project");
     expect(decide(embedded, "read", { tool: "Read", path: "/etc/hosts" })).toBe("approve agent-ask");
@@ -71,6 +84,20 @@ describe("the embedded default for an agent's own tools", () => {
     expect(decide(embedded, "TodoWrite", { tool: "TodoWrite" })).toBe("forward agent-other-tools");
   });
 });
+
+/** `make()` with `variables` set in the environment, and the environment as it was after. */
+function withEnvironment<T>(variables: Record<string, string>, make: () => T): T {
+  const before = Object.fromEntries(Object.keys(variables).map((key) => [key, process.env[key]]));
+  Object.assign(process.env, variables);
+  try {
+    return make();
+  } finally {
+    for (const [key, value] of Object.entries(before)) {
+      if (value === undefined) delete process.env[key];
+      else process.env[key] = value;
+    }
+  }
+}
 
 function engineOf(yaml: string): GovernanceEngine {
   const parsed = parseConfig(`schema: 1\n${yaml}`, {});
