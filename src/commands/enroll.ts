@@ -7,7 +7,7 @@ import { checkPolicyFile } from "../governance/engine/policy.ts";
 import { didYouMean } from "../core/suggest.ts";
 import { detectAgent, isAgentType } from "../wrap/adapters/detect.ts";
 import type { AgentContext, AgentType } from "../wrap/adapters/types.ts";
-import { enroll as enrollAgent, enrolledAgents, enrollmentPlan, ENROLLABLE, unenroll as unenrollAgent, type EnrollReport } from "../wrap/enroll.ts";
+import { enroll as enrollAgent, enrolledAgents, ENROLLABLE, unenroll as unenrollAgent, worthEnrolling, type EnrollReport } from "../wrap/enroll.ts";
 import type { JSONPath } from "jsonc-parser";
 import { describeChangedSince, type PutBackKind } from "../wrap/put-back.ts";
 import { codexHookTrust } from "../wrap/codex-trust.ts";
@@ -47,10 +47,10 @@ export const enroll = defineCommand({
   async run({ rawArgs, args: parsed }) {
     rejectUnknownFlags(rawArgs, args);
     const ctx = context();
-    const agents = chosen(parsed.agent, parsed.all === true, (agent) => enrollmentPlan(agent, ctx).own.length > 0, "enroll");
+    const agents = chosen(parsed.agent, parsed.all === true, (agent) => worthEnrolling(agent, ctx), "enroll");
     await refuseInvalidPolicy();
     if (agents.length === 0) {
-      process.stdout.write("no agent has an MCP config of its own to enroll\n");
+      process.stdout.write("no agent to enroll: none has an MCP config of its own, or the settings directory its hook would go in\n");
       return EXIT.ok;
     }
     const lines: string[] = [];

@@ -7,9 +7,14 @@
  * ThoughtGate owns). With no session to ask, every later run's shims govern on their own (the
  * user's policy, their own audit); a `wrap` on top adds its session (governance/deciders/find-session.ts).
  */
+import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { withClaudeHook, withGeminiHook } from "./agent-hooks.ts";
+import { claudeHome } from "./adapters/claude-code.ts";
 import { codexHome } from "./adapters/codex.ts";
+import { xdgConfigHome } from "./adapters/config-dirs.ts";
+import { copilotHome } from "./adapters/copilot.ts";
+import { geminiHome } from "./adapters/gemini.ts";
 import { codexTrustEdit, enrollClaudeSettings, enrollCodexHooksFile, hookFile } from "./enrolled-hooks.ts";
 import { enrolledPluginState, enrollOpencodePlugin } from "./opencode-plugin.ts";
 import { shareCopilotHook } from "./copilot-hook.ts";
@@ -23,6 +28,35 @@ import { stableShim } from "./shim-path.ts";
 
 /** The agents `enroll --all` and `doctor` look at: every one with files of its own (not `custom`). */
 export const ENROLLABLE: readonly AgentType[] = AGENT_TYPES.filter((agent) => agent !== "custom");
+
+/**
+ * The directory an agent with a hook for its own tools keeps its settings in, where it has one:
+ * an agent that has run here has made it, so `enroll --all` enrolls its hook even when it has no
+ * MCP server (its shell, edits and reads are the calls that matter then).
+ */
+function ownToolsHome(agent: AgentType, ctx: AgentContext): string | null {
+  switch (agent) {
+    case "claude-code":
+      return claudeHome(ctx);
+    case "codex":
+      return codexHome(ctx);
+    case "gemini":
+      return join(geminiHome(ctx), ".gemini");
+    case "copilot":
+      return copilotHome(ctx);
+    case "opencode":
+      return join(xdgConfigHome(ctx), "opencode");
+    default:
+      return null;
+  }
+}
+
+/** What `enroll --all` enrolls: an agent with MCP servers in its own files, or one whose own tools have a hook and that has run here. */
+export function worthEnrolling(agent: AgentType, ctx: AgentContext): boolean {
+  if (enrollmentPlan(agent, ctx).own.length > 0) return true;
+  const home = ownToolsHome(agent, ctx);
+  return home !== null && existsSync(home);
+}
 
 export type EnrollReport = {
   agent: AgentType;
@@ -84,7 +118,7 @@ function trustShared(shared: readonly Shared[], hooks: { path: string; outcome: 
 }
 
 /** What an enrollment of `agent` would do now, changing nothing (for `doctor` and `enroll --dry-run`). */
-export function enrollmentPlan(agent: AgentType, ctx: AgentContext): EnrollReport & { enrolled: string[] } {
+function enrollmentPlan(agent: AgentType, ctx: AgentContext): EnrollReport & { enrolled: string[] } {
   const plan = planConfigs({ agent, ctx, discover: { everyProject: true }, binary: stableShim({ create: false }).path });
   return { ...describe(agent, plan.files), enrolled: enrolledFiles(agent) };
 }

@@ -170,3 +170,33 @@ test("doctor, agent by agent: the hook installed or not; missing, changed and un
     `Claude Code: ThoughtGate's PreToolUse hook in ~/.claude/settings.json is changed (runs /opt/old/thoughtgate hook claude-code instead of ${box.shim} hook claude-code): plain runs are not governed; fix: \`thoughtgate enroll claude-code\` (and remove the changed entry)`,
   );
 });
+
+test("enroll --all takes every agent that has run here, MCP servers or not: its own tools get their hook; unenroll --all takes them out again", async () => {
+  using box = sandbox();
+  // Claude Code and Gemini CLI have run here (their directories), with no MCP server anywhere; no other agent has.
+  mkdirSync(join(box.home.path, ".claude"));
+  mkdirSync(join(box.home.path, ".gemini"));
+  const enrolled = await box.run("enroll", "--all");
+  expect(enrolled.exitCode, enrolled.stderr).toBe(0);
+  expect(enrolled.stdout).toBe(
+    [
+      "Claude Code: no MCP server in its own config files; its own tools are governed through its hook",
+      "Claude Code: its own tools (Bash, Read, Edit, Write, WebFetch, …) governed in every run: PreToolUse hook in ~/.claude/settings.json",
+      "Gemini CLI: no MCP server in its own config files; its own tools are governed through its hook",
+      "Gemini CLI: its own tools (run_shell_command, write_file, replace, …) governed in every run: BeforeTool hook in ~/.gemini/settings.json",
+      "",
+    ].join("\n"),
+  );
+  expect(box.read(".claude/settings.json")).toContain("hook claude-code");
+  expect(box.read(".gemini/settings.json")).toContain("hook gemini");
+  expect(box.exists(".codex")).toBe(false);
+  const unenrolled = await box.run("unenroll", "--all");
+  expect(unenrolled.exitCode, unenrolled.stderr).toBe(0);
+  expect([box.exists(".claude/settings.json"), box.exists(".gemini/settings.json")]).toEqual([false, false]);
+
+  // With no agent's directory and no MCP server, there is nothing to enroll, and it says why.
+  using empty = sandbox();
+  const none = await empty.run("enroll", "--all");
+  expect(none.exitCode).toBe(0);
+  expect(none.stdout).toBe("no agent to enroll: none has an MCP config of its own, or the settings directory its hook would go in\n");
+});

@@ -44,7 +44,7 @@ export const copilot: Adapter = {
   },
 };
 
-function copilotHome(ctx: AgentContext): string {
+export function copilotHome(ctx: AgentContext): string {
   const dir = ctx.env.COPILOT_HOME;
   return dir ? resolve(ctx.cwd, dir) : join(ctx.home, ".copilot");
 }
