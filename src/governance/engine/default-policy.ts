@@ -1,4 +1,5 @@
 import type { Rule, ThoughtGateConfig } from "../../core/config/schema.ts";
+import { homedir } from "node:os";
 import { join, resolve } from "node:path";
 import { AGENT_SOURCE } from "../verdict/agent-tools.ts";
 
@@ -78,13 +79,13 @@ const SELF_PROTECTION_RULES: readonly Rule[] = [
  * (`> "$CLAUDE_CONFIG_DIR/settings.json"`); the XDG ones name far more, and the places under them
  * are already in PROTECTED_IN_COMMANDS (opencode's and ThoughtGate's directories by name).
  */
-const MOVED_BY: ReadonlyArray<{ variable: string; places: (dir: string) => string[]; byName: boolean }> = [
-  { variable: "CLAUDE_CONFIG_DIR", places: (dir) => [dir], byName: true },
-  { variable: "CODEX_HOME", places: (dir) => [dir], byName: true },
-  { variable: "GEMINI_CLI_HOME", places: (dir) => [join(dir, ".gemini")], byName: true },
-  { variable: "COPILOT_HOME", places: (dir) => [dir], byName: true },
-  { variable: "XDG_CONFIG_HOME", places: (dir) => [join(dir, "opencode"), join(dir, "thoughtgate")], byName: false },
-  { variable: "XDG_STATE_HOME", places: (dir) => [join(dir, "thoughtgate")], byName: false },
+const MOVED_BY: ReadonlyArray<{ variable: string; unmoved: string; places: (dir: string) => string[]; byName: boolean }> = [
+  { variable: "CLAUDE_CONFIG_DIR", unmoved: ".claude", places: (dir) => [dir], byName: true },
+  { variable: "CODEX_HOME", unmoved: ".codex", places: (dir) => [dir], byName: true },
+  { variable: "GEMINI_CLI_HOME", unmoved: "", places: (dir) => [join(dir, ".gemini")], byName: true },
+  { variable: "COPILOT_HOME", unmoved: ".copilot", places: (dir) => [dir], byName: true },
+  { variable: "XDG_CONFIG_HOME", unmoved: ".config", places: (dir) => [join(dir, "opencode"), join(dir, "thoughtgate")], byName: false },
+  { variable: "XDG_STATE_HOME", unmoved: join(".local", "state"), places: (dir) => [join(dir, "thoughtgate")], byName: false },
 ];
 
 /**
@@ -94,7 +95,9 @@ const MOVED_BY: ReadonlyArray<{ variable: string; places: (dir: string) => strin
  * and these rules only add refusals, so no environment loosens them.
  */
 export function selfProtectionRules(env: Readonly<Record<string, string | undefined>>, cwd: string): readonly Rule[] {
-  const moved = MOVED_BY.filter(({ variable }) => env[variable]);
+  const home = resolve(env.HOME || homedir());
+  // Set to where it is anyway (XDG_CONFIG_HOME=~/.config): the rules above already name it.
+  const moved = MOVED_BY.filter(({ variable, unmoved }) => env[variable] && resolve(cwd, env[variable] as string) !== join(home, unmoved));
   if (moved.length === 0) return SELF_PROTECTION_RULES;
   const places = moved.flatMap(({ variable, places: of }) => of(resolve(cwd, env[variable] as string)));
   // A path with glob characters in it is left to `within` (the edit and write tools).

@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { parseConfig } from "../../../src/core/config/load.ts";
 import type { Place } from "../../../src/core/project.ts";
 import { GovernanceEngine } from "../../../src/governance/engine/engine.ts";
-import { EMBEDDED_DEFAULT } from "../../../src/governance/engine/default-policy.ts";
+import { EMBEDDED_DEFAULT, selfProtectionRules } from "../../../src/governance/engine/default-policy.ts";
 import { readShellCommand } from "../../../src/shell/shell-commands.ts";
 import { tempDir } from "../../support/harness.ts";
 
@@ -71,6 +71,12 @@ describe("the embedded default for an agent's own tools", () => {
     // Elsewhere, the same as without them; and without them, the places they would name are not refused.
     expect(decide(engine, "write", { tool: "Write", path: join(project, "a.ts"), content: "x" })).toBe("approve agent-edit-project");
     expect(decide(embedded, "write", { tool: "Write", path: join(home.path, "claude-config", "settings.json"), content: "{}" })).toBe("approve agent-ask");
+  });
+
+  test("a variable set to where the place is anyway moves nothing: the rules that name it are the usual ones", () => {
+    const ids = (env: Record<string, string>) => selfProtectionRules(env, "/").map((rule) => rule.id);
+    expect(ids({ HOME: "/h", XDG_CONFIG_HOME: "/h/.config", XDG_STATE_HOME: "/h/.local/state/", GEMINI_CLI_HOME: "/h", CLAUDE_CONFIG_DIR: "/h/.claude" })).toEqual(["agent-self-protection", "agent-self-protection-shell"]);
+    expect(ids({ HOME: "/h", XDG_CONFIG_HOME: "/elsewhere" })).toEqual(["agent-self-protection", "agent-self-protection-shell", "agent-self-protection-moved", "agent-self-protection-moved-shell"]);
   });
 
   test("reads in the project run; reads elsewhere, writes, edits and fetches are asked (edits and writes in the project by a rule of their own)", () => {
