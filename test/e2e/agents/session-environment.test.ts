@@ -4,7 +4,7 @@
  * agent passes it on; where the agent does not, the shim finds the session among its ancestors
  * (docs/architecture.md, "How a shim finds its session"). A recorder stands in front of
  * server-everything and records the variable names the server was started with.
- * Copilot CLI is not here: it starts no MCP server without a GitHub sign-in.
+ * Copilot CLI runs with a custom model provider (COPILOT_PROVIDER_BASE_URL: no GitHub sign-in).
  */
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { mkdirSync, writeFileSync } from "node:fs";
@@ -51,6 +51,23 @@ describe("does the agent pass THOUGHTGATE_SESSION to the servers it starts?", ()
     await using model = startFakeOpenAIChat({ calls: [{ tool: opencodeToolName("everything", "echo"), arguments: { message: "hi" } }], finalText: "Done." });
     const pipe = recordedServer(sandbox, everythingServer(sandbox));
     expect(await passed(sandbox, opencode(sandbox, { model, servers: { everything: pipe.server }, scope: "global", prompt: "Echo." }), pipe)).toBe(true);
+  });
+
+  test("Copilot CLI 1.0.102 (`copilot -p`, a custom model provider): yes; and it declares form elicitation", async () => {
+    await using sandbox = agentSandbox();
+    await using model = startFakeOpenAIChat({ calls: [{ tool: "everything-echo", arguments: { message: "hi" } }], finalText: "Done." });
+    const pipe = recordedServer(sandbox, everythingServer(sandbox));
+    writeJson(join(sandbox.home, ".copilot", "mcp-config.json"), { mcpServers: { everything: { type: "local", ...pipe.server, tools: ["*"] } } });
+    const launch: AgentLaunch = {
+      agent: "copilot",
+      argv: [agentBinary("copilot"), "-p", "Echo.", "--allow-all-tools", "--no-auto-update"],
+      cwd: sandbox.project,
+      env: { ...sandbox.env, COPILOT_PROVIDER_BASE_URL: `${model.url}/v1`, COPILOT_PROVIDER_API_KEY: "thoughtgate-test", COPILOT_MODEL: "gpt-4.1", COPILOT_AUTO_UPDATE: "false" },
+    };
+    expect(await passed(sandbox, launch, pipe)).toBe(true);
+    const initialize = pipe.sent().find((message) => message.method === "initialize") as { params: { capabilities: Record<string, unknown> } } | undefined;
+    expect(initialize?.params.capabilities.elicitation).toEqual({ form: {}, url: {} });
+    expect(model.toolResults.map(({ text }) => text).join("\n")).toContain("hi");
   });
 
   for (const agent of ["gemini", "qwen"] as const) {
