@@ -1,5 +1,5 @@
 import { rmSync, writeFileSync } from "node:fs";
-import { basename, join, resolve } from "node:path";
+import { basename, join, relative, resolve } from "node:path";
 import { homedir } from "node:os";
 import { createTwoFilesPatch } from "diff";
 import { bestEffort, messageOf, ThoughtGateError, usageError } from "../core/errors.ts";
@@ -23,6 +23,7 @@ import { addedSinceEnroll } from "./enroll.ts";
 import { planConfigs, shareConfigs, type ConfigPlan, type PlanOptions } from "./share-configs.ts";
 import { runAgent } from "./agent-process.ts";
 import { agentCanAsk, agentMode, agentScreen } from "./agent-modes.ts";
+import { promptAnsweringFiles } from "../governance/verdict/agent-prompt-hooks.ts";
 import { SessionVoice } from "./session-voice.ts";
 import { agentPromptsNote, soleApprover } from "./sole-approver.ts";
 import { projectRoot } from "../core/project.ts";
@@ -245,6 +246,7 @@ async function governAndRun(options: WrapOptions, agent: AgentType, ctx: AgentCo
       // Who asks about MCP tools: said only when the session governs an MCP server.
       ...(options.soleApprover ? sole.lines : governedNames(first).length === 0 ? [] : [agentPromptsNote(agent, mode, hooksGovern(agent, options.command))].filter((line): line is string => line !== null)),
       ...hooksLines(agent, options.command, codexTrust, codexEnrolled !== null),
+      ...promptHookLines(agent, options.command, ctx.cwd, desktop !== null),
       ...(screen === "owns"
         ? [`thoughtgate: while ${agentName} runs, wrap writes nothing here: approve in ${agentName}'s own prompt, on the page (\`thoughtgate approvals\` prints its link again)${desktop ? ", in the desktop notification" : ""}; wrap's log ${voice.recording ? voice.path : "cannot be written"}`]
         : [`thoughtgate: wrap's log ${voice.recording ? voice.path : "cannot be written"}`]),
@@ -398,6 +400,18 @@ function copilotHookLine(shared: ReturnType<typeof shareCopilotHook>): string {
 }
 
 /** What the banner says of the agent's own tools: governed through its hook, or why not. */
+/**
+ * The project's Claude settings could answer Claude Code's own prompt in the person's place: the
+ * hook asks on ThoughtGate's channels instead (governance/verdict/agent-prompt-hooks.ts), and the
+ * person learns where before the agent takes the screen.
+ */
+function promptHookLines(agent: AgentType, command: readonly string[], cwd: string, desktop: boolean): string[] {
+  if (agent !== "claude-code" || !hooksGovern(agent, command) || !agentCanAsk(agent, command)) return [];
+  const files = promptAnsweringFiles(cwd);
+  if (files.length === 0) return [];
+  return [`thoughtgate: ${files.map((file) => relative(cwd, file) || file).join(", ")} ha${files.length === 1 ? "s" : "ve"} a PermissionRequest hook (or cannot be read), which could answer Claude Code's own prompt in your place: its own tools are asked on the approvals page${desktop ? ", in a desktop notification" : ""} and with thoughtgate approve instead`];
+}
+
 function hooksLines(agent: AgentType, command: readonly string[], codexTrust: CodexHookTrust | null, codexEnrolled: boolean): string[] {
   if (agent === "codex" && hooksGovern(agent, command)) {
     if (codexTrust?.trusted === true && codexEnrolled) return ["thoughtgate: Codex's own tools (its shell, apply_patch, …) go through ThoughtGate too: its enrolled PreToolUse hook (hooks.json, trusted in config.toml; no second one given for the session)"];

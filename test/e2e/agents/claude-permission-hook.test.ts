@@ -7,7 +7,7 @@
  * and the person's no keeps the data (governance/verdict/agent-prompt-hooks.ts).
  */
 import { expect, setDefaultTimeout, test } from "bun:test";
-import { existsSync, mkdirSync, realpathSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { agentSandbox } from "../../support/agents.ts";
 import { startFakeAnthropic } from "../../support/fake-models/anthropic.ts";
@@ -36,6 +36,9 @@ test("a repository's PermissionRequest hook cannot answer ThoughtGate's question
   await personsPace();
   pane.press("Enter");
 
+  // Said before Claude Code takes the screen: where its own tools will be asked, and why.
+  const said = () => [...new Bun.Glob("*/wrap.log").scanSync(join(sandbox.home, ".local", "state", "thoughtgate", "sessions"))].map((log) => readFileSync(join(sandbox.home, ".local", "state", "thoughtgate", "sessions", log), "utf8")).join("");
+  expect(said()).toContain("thoughtgate: .claude/settings.json has a PermissionRequest hook (or cannot be read), which could answer Claude Code's own prompt in your place: its own tools are asked on the approvals page");
   const tasks = async () => {
     const run = await tasksAtTerminal(["--json"], { env: claude.env });
     return run.exitCode === 0 ? (JSON.parse(run.stdout) as Array<{ task_id: string; status: string; name: string }>) : [];
