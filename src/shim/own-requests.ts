@@ -1,7 +1,11 @@
 import type { JsonRpcId, JsonRpcResponse } from "../core/jsonrpc.ts";
 import type { AskOptions, AskPurpose, ElicitOutcome } from "../governance/verdict/decider.ts";
 import type { Sink } from "../stdio/line-sink.ts";
+import { answeringHookFiles } from "../governance/verdict/agent-prompt-hooks.ts";
 import { approvalForm, outcomeOf } from "./approval-form.ts";
+
+/** Claude Code's name in `clientInfo` (2.1.330). */
+const CLAUDE_CODE_CLIENT = "claude-code";
 
 /** The shim's own requests to the server (its tools/list) give up after this long. */
 const SHIM_REQUEST_TIMEOUT_MS = 10_000;
@@ -56,8 +60,21 @@ export class OwnRequests {
    */
   /** The protocol version the agent's `initialize` asked for (the form's shape depends on it). */
   agentProtocolVersion: string | null = null;
-  /** Whether the agent declared the `elicitation` capability (form mode) in its `initialize`. */
+  /** Whether the agent declared the `elicitation` capability (form mode) in its `initialize`, and no project hook answers its forms. */
   agentCanElicit = false;
+  private answeringFiles: string[] | null = null;
+
+  /**
+   * The project's Claude settings files whose `Elicitation` hook could answer a form put to this
+   * client in the person's place (governance/verdict/agent-prompt-hooks.ts): only Claude Code runs
+   * them. Read once, from the shim's working directory (where the agent started it). Non-empty:
+   * the shim puts the agent no form, and the person is asked on ThoughtGate's other channels.
+   */
+  formsAnsweredBy(client: unknown): string[] {
+    if (client !== CLAUDE_CODE_CLIENT) return [];
+    this.answeringFiles ??= answeringHookFiles(process.cwd(), "Elicitation");
+    return this.answeringFiles;
+  }
 
   readonly elicit = (message: string, signal: AbortSignal, purpose: AskPurpose = "call", options: AskOptions = {}): Promise<ElicitOutcome> =>
     new Promise<ElicitOutcome>((resolve, reject) => {

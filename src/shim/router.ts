@@ -269,8 +269,12 @@ export class Router {
     const entry: PendingRequest = { id: request.id, method: request.method, startedAt: performance.now() };
     if (request.method === "initialize") {
       this.listChanges.initialized();
-      const params = request.params as { capabilities?: unknown; protocolVersion?: unknown } | undefined;
-      this.own.agentCanElicit = declaresFormElicitation(params?.capabilities);
+      const params = request.params as { capabilities?: unknown; protocolVersion?: unknown; clientInfo?: { name?: unknown } } | undefined;
+      const answering = this.own.formsAnsweredBy(params?.clientInfo?.name);
+      this.own.agentCanElicit = declaresFormElicitation(params?.capabilities) && answering.length === 0;
+      if (answering.length > 0) {
+        this.log.warn(`${answering.join(", ")} ha${answering.length === 1 ? "s" : "ve"} an Elicitation hook (or cannot be read), which could answer ThoughtGate's approval form in the person's place: the agent is put no form, approvals go to the page, the desktop and thoughtgate approve`);
+      }
       this.own.agentProtocolVersion = typeof params?.protocolVersion === "string" ? params.protocolVersion : null;
     }
     if (request.method === "tools/list") entry.firstPage = (request.params as { cursor?: unknown } | undefined)?.cursor === undefined;

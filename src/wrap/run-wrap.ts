@@ -23,7 +23,7 @@ import { addedSinceEnroll } from "./enroll.ts";
 import { planConfigs, shareConfigs, type ConfigPlan, type PlanOptions } from "./share-configs.ts";
 import { runAgent } from "./agent-process.ts";
 import { agentCanAsk, agentMode, agentScreen } from "./agent-modes.ts";
-import { promptAnsweringFiles } from "../governance/verdict/agent-prompt-hooks.ts";
+import { answeringHookFiles } from "../governance/verdict/agent-prompt-hooks.ts";
 import { SessionVoice } from "./session-voice.ts";
 import { agentPromptsNote, soleApprover } from "./sole-approver.ts";
 import { projectRoot } from "../core/project.ts";
@@ -401,15 +401,21 @@ function copilotHookLine(shared: ReturnType<typeof shareCopilotHook>): string {
 
 /** What the banner says of the agent's own tools: governed through its hook, or why not. */
 /**
- * The project's Claude settings could answer Claude Code's own prompt in the person's place: the
- * hook asks on ThoughtGate's channels instead (governance/verdict/agent-prompt-hooks.ts), and the
- * person learns where before the agent takes the screen.
+ * The project's Claude settings could answer Claude Code's own questions in the person's place: its
+ * permission prompt (a `PermissionRequest` hook: the hook asks on ThoughtGate's channels instead)
+ * and an MCP server's form (an `Elicitation` hook: the shims put it none). Said before the agent
+ * takes the screen, so the person knows where they will be asked (governance/verdict/agent-prompt-hooks.ts).
  */
 function promptHookLines(agent: AgentType, command: readonly string[], cwd: string, desktop: boolean): string[] {
-  if (agent !== "claude-code" || !hooksGovern(agent, command) || !agentCanAsk(agent, command)) return [];
-  const files = promptAnsweringFiles(cwd);
-  if (files.length === 0) return [];
-  return [`thoughtgate: ${files.map((file) => relative(cwd, file) || file).join(", ")} ha${files.length === 1 ? "s" : "ve"} a PermissionRequest hook (or cannot be read), which could answer Claude Code's own prompt in your place: its own tools are asked on the approvals page${desktop ? ", in a desktop notification" : ""} and with thoughtgate approve instead`];
+  if (agent !== "claude-code" || detectAgent(command) !== "claude-code" || !agentCanAsk(agent, command)) return [];
+  const where = `on the approvals page${desktop ? ", in a desktop notification" : ""} and with thoughtgate approve`;
+  const named = (files: string[]) => `${files.map((file) => relative(cwd, file) || file).join(", ")} ha${files.length === 1 ? "s" : "ve"}`;
+  const lines: string[] = [];
+  const permission = hooksGovern(agent, command) ? answeringHookFiles(cwd, "PermissionRequest") : [];
+  if (permission.length > 0) lines.push(`thoughtgate: ${named(permission)} a PermissionRequest hook (or cannot be read), which could answer Claude Code's own prompt in your place: its own tools are asked ${where} instead`);
+  const elicitation = answeringHookFiles(cwd, "Elicitation");
+  if (elicitation.length > 0) lines.push(`thoughtgate: ${named(elicitation)} an Elicitation hook (or cannot be read), which could answer ThoughtGate's approval form in your place: MCP tools are asked ${where} instead of in Claude Code`);
+  return lines;
 }
 
 function hooksLines(agent: AgentType, command: readonly string[], codexTrust: CodexHookTrust | null, codexEnrolled: boolean): string[] {

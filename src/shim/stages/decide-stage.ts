@@ -5,7 +5,7 @@ import { decisionFailed } from "../../pipeline/decision-failed.ts";
 import type { Next, Stage } from "../../pipeline/stages.ts";
 import type { CallAudit } from "../call-audit.ts";
 import type { DefinitionGuard } from "../definition-guard.ts";
-import { declaresFormElicitation, LEGACY, type RequestEra } from "../era.ts";
+import { declaresFormElicitation, LEGACY, META_CLIENT_INFO, metaOf, type RequestEra } from "../era.ts";
 import type { HeldDecisions } from "../held-decisions.ts";
 import type { Ask } from "../input-asks.ts";
 import type { ListChanges } from "../list-changes.ts";
@@ -25,7 +25,7 @@ export type DecideOptions = {
   /** The modern era's asks: `input_required` and its retry (retry-asks.ts). */
   asks: Pick<RetryAsks, "elicit" | "openFor" | "changeAsked" | "settle" | "answered" | "decided">;
   /** The legacy era's ask: `elicitation/create` to an agent whose `initialize` declared form elicitation. */
-  own: Pick<OwnRequests, "elicit" | "agentCanElicit">;
+  own: Pick<OwnRequests, "elicit" | "agentCanElicit" | "formsAnsweredBy">;
   definitions: Pick<DefinitionGuard, "accept">;
   /** A person accepted a definition: the agent is told its list changed. */
   listChanges: Pick<ListChanges, "announce">;
@@ -54,7 +54,7 @@ export function decideStage(options: DecideOptions): Stage<GovernedRequest, neve
     if (!canAsk) elicit = null;
     else if (era.era === "legacy") elicit = own.agentCanElicit ? own.elicit : null;
     // Modern: this request's own capabilities decide, never an earlier request's (MCP 2026-07-28).
-    else if (declaresFormElicitation(era.capabilities)) elicit = asks.elicit(call, change);
+    else if (declaresFormElicitation(era.capabilities) && own.formsAnsweredBy(clientName(call.request)).length === 0) elicit = asks.elicit(call, change);
     return {
       definitionChange: change,
       awaitingApproval: (reason) => {
@@ -159,4 +159,10 @@ export function decideStage(options: DecideOptions): Stage<GovernedRequest, neve
       return decide(call, call.change, next);
     },
   };
+}
+
+/** The client's name a modern request carries in its `_meta`. */
+function clientName(request: JsonRpcRequest): unknown {
+  const info = metaOf(request.params)?.[META_CLIENT_INFO];
+  return info !== null && typeof info === "object" ? (info as { name?: unknown }).name : undefined;
 }

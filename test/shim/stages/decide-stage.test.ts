@@ -17,7 +17,7 @@ import { deny, fakeNext, forward, governed, later, MODERN_META, request, toolCal
 
 const change: DefinitionChange = { kind: "tool", name: "echo", status: "changed", changed: ["description"], pinnedDigest: "a", servedDigest: "b", diff: "", findings: [] };
 
-function setup(decide: Decider["decide"], agentCanElicit = false, annotations: Record<string, Record<string, unknown>> = {}) {
+function setup(decide: Decider["decide"], agentCanElicit = false, annotations: Record<string, Record<string, unknown>> = {}, answering: (client: unknown) => string[] = () => []) {
   const held = new HeldDecisions();
   const toAgent: string[] = [];
   const written: string[] = [];
@@ -46,7 +46,7 @@ function setup(decide: Decider["decide"], agentCanElicit = false, annotations: R
     held,
     audit,
     asks,
-    own: { elicit: () => Promise.resolve({ kind: "declined" }), agentCanElicit },
+    own: { elicit: () => Promise.resolve({ kind: "declined" }), agentCanElicit, formsAnsweredBy: answering },
     definitions: { accept: (c, by) => void accepted.push(`${c.name} by ${by}`) },
     listChanges: { announce: (kinds) => void announced.push(...kinds) },
   });
@@ -209,6 +209,18 @@ describe("decide (the shim's way in)", () => {
     run(modern(4, "echo"));
     expect(contexts[0]?.elicit).toBeNull();
     expect(kept).toEqual([1, 4]);
+  });
+
+  test("modern: a client whose project could answer its forms (Claude Code's Elicitation hook) is put none; another client is", () => {
+    const { run, contexts } = setup(() => forward, false, {}, (client) => (client === "claude-code" ? ["/repo/.claude/settings.json"] : []));
+    const modern = (id: number, client: string) => {
+      const call = governed(toolCall(id, "echo", { _meta: { ...MODERN_META, "io.modelcontextprotocol/clientInfo": { name: client, version: "1" } } }));
+      call.era = requestEra(call.request);
+      return call;
+    };
+    run(modern(1, "claude-code"));
+    run(modern(2, "other-agent"));
+    expect(contexts.map((context) => context.elicit === null)).toEqual([true, false]);
   });
 
   test("a changed definition refused by another gate: the definitions gate's error, carrying the approval task; accepted without a channel named: 'unknown'", () => {
