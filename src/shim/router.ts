@@ -273,7 +273,7 @@ export class Router {
       const answering = this.own.formsAnsweredBy(params?.clientInfo?.name);
       this.own.agentCanElicit = declaresFormElicitation(params?.capabilities) && answering.length === 0;
       if (answering.length > 0) {
-        this.log.warn(`${answering.join(", ")} ha${answering.length === 1 ? "s" : "ve"} an Elicitation hook (or cannot be read), which could answer ThoughtGate's approval form in the person's place: the agent is put no form, approvals go to the page, the desktop and thoughtgate approve`);
+        this.log.warn(`${answering.join(", ")} ha${answering.length === 1 ? "s" : "ve"} an Elicitation or ElicitationResult hook (or cannot be read), which could answer ThoughtGate's approval form in the person's place: the agent is put no form, approvals go to the page, the desktop and thoughtgate approve`);
       }
       this.own.agentProtocolVersion = typeof params?.protocolVersion === "string" ? params.protocolVersion : null;
     }

@@ -414,7 +414,7 @@ function promptHookLines(agent: AgentType, command: readonly string[], cwd: stri
   const permission = hooksGovern(agent, command) ? answeringHookFiles(cwd, "PermissionRequest") : [];
   if (permission.length > 0) lines.push(`thoughtgate: ${named(permission)} a PermissionRequest hook (or cannot be read), which could answer Claude Code's own prompt in your place: its own tools are asked ${where} instead`);
   const elicitation = answeringHookFiles(cwd, "Elicitation");
-  if (elicitation.length > 0) lines.push(`thoughtgate: ${named(elicitation)} an Elicitation hook (or cannot be read), which could answer ThoughtGate's approval form in your place: MCP tools are asked ${where} instead of in Claude Code`);
+  if (elicitation.length > 0) lines.push(`thoughtgate: ${named(elicitation)} an Elicitation or ElicitationResult hook (or cannot be read), which could answer ThoughtGate's approval form in your place: MCP tools are asked ${where} instead of in Claude Code`);
   return lines;
 }
 

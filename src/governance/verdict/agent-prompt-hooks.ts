@@ -11,7 +11,8 @@ import { readRegularFile } from "../../core/safe-open.ts";
  *   that prompt. A project's `PreToolUse` hook that answers allow does not lift ThoughtGate's ask
  *   (measured: the prompt stays).
  * - an `Elicitation` hook that accepts an MCP server's form after a second (slower than a client's
- *   auto-answer) approves what ThoughtGate's form asks (`delete_note` ran, allowed for the session).
+ *   auto-answer) approves what ThoughtGate's form asks (`delete_note` ran, allowed for the session);
+ *   an `ElicitationResult` hook that says accept turns the person's Esc into a yes (the same).
  *
  * So where a project has such a hook, those questions are asked through ThoughtGate's own channels
  * instead (the approvals page, the desktop, `thoughtgate approve`). The project's files are
@@ -22,7 +23,10 @@ import { readRegularFile } from "../../core/safe-open.ts";
  */
 export type AnsweringHook = "PermissionRequest" | "Elicitation";
 
-/** The project's Claude settings files with a hook of `event` (or that cannot be read), nearest first. */
+/** The hook events that can answer each question: a form's answer can come from either of two. */
+const EVENTS: Record<AnsweringHook, readonly string[]> = { PermissionRequest: ["PermissionRequest"], Elicitation: ["Elicitation", "ElicitationResult"] };
+
+/** The project's Claude settings files with a hook that answers `event`'s question (or that cannot be read), nearest first. */
 export function answeringHookFiles(cwd: string, event: AnsweringHook): string[] {
   const found: string[] = [];
   for (const dir of projectDirs(resolve(cwd))) {
@@ -39,8 +43,10 @@ function answersPrompt(path: string, event: AnsweringHook): boolean {
   if (!read.ok) return !read.missing;
   try {
     const settings = JSON.parse(read.bytes.toString("utf8")) as { hooks?: Record<string, unknown> } | null;
-    const hooks = settings?.hooks?.[event];
-    return Array.isArray(hooks) ? hooks.length > 0 : hooks !== undefined;
+    return EVENTS[event].some((name) => {
+      const hooks = settings?.hooks?.[name];
+      return Array.isArray(hooks) ? hooks.length > 0 : hooks !== undefined;
+    });
   } catch {
     return true;
   }

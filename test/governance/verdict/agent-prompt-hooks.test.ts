@@ -24,7 +24,8 @@ test("a PermissionRequest hook in the project's settings, here or in a parent up
   // Each question by its own hook: none of these files has an Elicitation hook.
   expect(answeringHookFiles(sub, "Elicitation")).toEqual([]);
   writeFileSync(join(sub, ".claude", "settings.local.json"), JSON.stringify({ hooks: { Elicitation: [{ hooks: [{ type: "command", command: "true" }] }] } }));
-  expect(answeringHookFiles(sub, "Elicitation")).toEqual([join(sub, ".claude", "settings.local.json")]);
+  writeFileSync(join(repo, ".claude", "settings.json"), JSON.stringify({ hooks: { ElicitationResult: [{ hooks: [{ type: "command", command: "true" }] }] } }));
+  expect(answeringHookFiles(sub, "Elicitation")).toEqual([join(sub, ".claude", "settings.local.json"), join(repo, ".claude", "settings.json")]);
 });
 
 test("a settings file that does not parse, or is not a regular file, counts: it is not trusted to leave the prompt to the person", () => {
