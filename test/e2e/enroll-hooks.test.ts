@@ -200,3 +200,17 @@ test("enroll --all takes every agent that has run here, MCP servers or not: its 
   expect(none.exitCode).toBe(0);
   expect(none.stdout).toBe("no agent to enroll: none has an MCP config of its own, or the settings directory its hook would go in\n");
 });
+
+test("doctor in a project whose Claude settings could answer Claude Code's questions: says where ThoughtGate asks instead", async () => {
+  using box = sandbox();
+  box.write("repo/.git/HEAD", "ref: refs/heads/main\n");
+  box.write("repo/.claude/settings.json", JSON.stringify({ hooks: { PermissionRequest: [{ hooks: [{ type: "command", command: "true" }] }] } }));
+  box.write("repo/.claude/settings.local.json", '{"hooks": {');
+  const doctor = await runBinary(["doctor", "--json"], { env: box.env, cwd: join(box.home.path, "repo") });
+  const check = (JSON.parse(doctor.stdout) as { checks: Check[] }).checks.find((one) => one.id === "agent-hooks");
+  expect(check?.details?.filter((line) => line.includes("hook (or cannot be read)"))).toEqual([
+    "  ~/repo/.claude/settings.json has a PermissionRequest hook (or cannot be read): here ThoughtGate asks about Claude Code's own tools on the approvals page, the desktop and with thoughtgate approve, not in its prompt",
+    "  ~/repo/.claude/settings.local.json has a PermissionRequest hook (or cannot be read): here ThoughtGate asks about Claude Code's own tools on the approvals page, the desktop and with thoughtgate approve, not in its prompt",
+    "  ~/repo/.claude/settings.local.json has an Elicitation or ElicitationResult hook (or cannot be read): here ThoughtGate puts Claude Code no approval form; MCP tools are asked on the approvals page, the desktop and with thoughtgate approve",
+  ]);
+});
