@@ -7,7 +7,7 @@ import { decideBuiltinCall, recordRan } from "../hook/hook-decision.ts";
 import { mcpToolAnswer } from "../hook/mcp-tool.ts";
 import { announcesByNameAlone, governedMcpAnswer, isOwnTool, otherTool } from "../hook/own-tool-names.ts";
 import { findSession } from "../governance/deciders/find-session.ts";
-import { answeringHookFiles } from "../governance/verdict/agent-prompt-hooks.ts";
+import { answeringHooks } from "../governance/verdict/agent-prompt-hooks.ts";
 import { defaultEventsPath, optionalDuration, profileArg, resolveProfile } from "./_shared.ts";
 
 /**
@@ -75,7 +75,7 @@ async function answer(agent: HookAgent, profile: ReturnType<typeof resolveProfil
       profile,
       standaloneEvents: (runId) => defaultEventsPath({ runId, serverId: "agent" }),
       // Not where the project's settings could answer that prompt in the person's place (agent-prompt-hooks.ts).
-      agentCanPrompt: agent === "claude-code" && answeringHookFiles(input.call.cwd, "PermissionRequest").length === 0,
+      agentCanPrompt: agent === "claude-code" && answeringHooks(input.call.cwd).PermissionRequest.length === 0,
       agentMode: input.call.agentMode,
     }, input.call.toolUseId);
     // No decision could be made (the decider threw or gave up): blocked, saying why, as any failure of the hook's.

@@ -1,5 +1,5 @@
 import { readFileSync } from "node:fs";
-import { answeringHookFiles } from "../governance/verdict/agent-prompt-hooks.ts";
+import { answeringHooks } from "../governance/verdict/agent-prompt-hooks.ts";
 import type { AgentContext } from "../wrap/adapters/index.ts";
 import { hookInstallations, type HookAgent, type HookInstallation } from "../wrap/enrolled-hooks.ts";
 import { enrolledPluginPath, enrolledPluginState } from "../wrap/opencode-plugin.ts";
@@ -23,8 +23,9 @@ export function checkAgentHooks(ctx: AgentContext): CheckBody {
   const blocking = managed.filter((found) => found.key !== null);
   for (const found of blocking) details.push(`  ${found.path} sets ${found.key}: Claude Code will not run ThoughtGate's hook, so its own tools are not governed`);
   // This project's settings could answer Claude Code's questions in the person's place (agent-prompt-hooks.ts).
-  for (const path of answeringHookFiles(ctx.cwd, "PermissionRequest")) details.push(`  ${shown(path, ctx)} has a PermissionRequest hook (or cannot be read): here ThoughtGate asks about Claude Code's own tools on the approvals page, the desktop and with thoughtgate approve, not in its prompt`);
-  for (const path of answeringHookFiles(ctx.cwd, "Elicitation")) details.push(`  ${shown(path, ctx)} has an Elicitation or ElicitationResult hook (or cannot be read): here ThoughtGate puts Claude Code no approval form; MCP tools are asked on the approvals page, the desktop and with thoughtgate approve`);
+  const answering = answeringHooks(ctx.cwd);
+  for (const path of answering.PermissionRequest) details.push(`  ${shown(path, ctx)} has a PermissionRequest hook (or cannot be read): here ThoughtGate asks about Claude Code's own tools on the approvals page, the desktop and with thoughtgate approve, not in its prompt`);
+  for (const path of answering.Elicitation) details.push(`  ${shown(path, ctx)} has an Elicitation or ElicitationResult hook (or cannot be read): here ThoughtGate puts Claude Code no approval form; MCP tools are asked on the approvals page, the desktop and with thoughtgate approve`);
   const plugin = enrolledPluginState(ctx, stableShim({ create: false }).path);
   details.push(`opencode: its own tools governed under \`thoughtgate wrap\` (ThoughtGate's plugin, named in its environment for the session)${plugin === "ok" ? `; enrolled: the plugin in ${enrolledPluginPath(ctx)} governs plain runs too` : plugin === "changed" ? `; ${enrolledPluginPath(ctx)} is not the plugin ThoughtGate writes (changed, or another thoughtgate's): run \`thoughtgate enroll opencode\` again` : "; not in plain runs (`thoughtgate enroll opencode` installs its plugin)"}`);
   const copilot = copilotSettingsPath(ctx);

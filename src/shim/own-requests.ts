@@ -1,7 +1,7 @@
 import type { JsonRpcId, JsonRpcResponse } from "../core/jsonrpc.ts";
 import type { AskOptions, AskPurpose, ElicitOutcome } from "../governance/verdict/decider.ts";
 import type { Sink } from "../stdio/line-sink.ts";
-import { answeringHookFiles } from "../governance/verdict/agent-prompt-hooks.ts";
+import { answeringHooks } from "../governance/verdict/agent-prompt-hooks.ts";
 import { approvalForm, outcomeOf } from "./approval-form.ts";
 
 /** Claude Code's name in `clientInfo` (2.1.330). */
@@ -72,7 +72,7 @@ export class OwnRequests {
    */
   formsAnsweredBy(client: unknown): string[] {
     if (client !== CLAUDE_CODE_CLIENT) return [];
-    this.answeringFiles ??= answeringHookFiles(process.cwd(), "Elicitation");
+    this.answeringFiles ??= answeringHooks(process.cwd()).Elicitation;
     return this.answeringFiles;
   }
 

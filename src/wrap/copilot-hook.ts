@@ -9,7 +9,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { messageOf } from "../core/errors.ts";
-import { projectDirs } from "./adapters/config-dirs.ts";
+import { projectDirs } from "../core/project.ts";
 import type { AgentContext } from "./adapters/types.ts";
 import { withCopilotHook } from "./agent-hooks.ts";
 import { ConfigGuard, type ShareOutcome } from "./config-guard.ts";

@@ -8,16 +8,12 @@
  * user's policy, their own audit); a `wrap` on top adds its session (governance/deciders/find-session.ts).
  */
 import { existsSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { withClaudeHook, withGeminiHook } from "./agent-hooks.ts";
-import { claudeHome } from "./adapters/claude-code.ts";
 import { codexHome } from "./adapters/codex.ts";
-import { xdgConfigHome } from "./adapters/config-dirs.ts";
-import { copilotHome } from "./adapters/copilot.ts";
-import { geminiHome } from "./adapters/gemini.ts";
 import { codexTrustEdit, enrollClaudeSettings, enrollCodexHooksFile, hookFile } from "./enrolled-hooks.ts";
-import { enrolledPluginState, enrollOpencodePlugin } from "./opencode-plugin.ts";
-import { shareCopilotHook } from "./copilot-hook.ts";
+import { enrolledPluginPath, enrolledPluginState, enrollOpencodePlugin } from "./opencode-plugin.ts";
+import { copilotSettingsPath, shareCopilotHook } from "./copilot-hook.ts";
 import { ADAPTERS, AGENT_TYPES, type AgentContext, type AgentType, type ConfigFile, type ServerEntry } from "./adapters/index.ts";
 import { ConfigGuard, type RestoreResult } from "./config-guard.ts";
 import { enrollHolder } from "./holders.ts";
@@ -30,25 +26,16 @@ import { stableShim } from "./shim-path.ts";
 export const ENROLLABLE: readonly AgentType[] = AGENT_TYPES.filter((agent) => agent !== "custom");
 
 /**
- * The directory an agent with a hook for its own tools keeps its settings in, where it has one:
- * an agent that has run here has made it, so `enroll --all` enrolls its hook even when it has no
- * MCP server (its shell, edits and reads are the calls that matter then).
+ * The directory an agent's own-tools hook goes in (its settings directory), for the agents that
+ * have one: an agent that has run here has made it, so `enroll --all` enrolls its hook even when
+ * it has no MCP server (its shell, edits and reads are the calls that matter then).
  */
 function ownToolsHome(agent: AgentType, ctx: AgentContext): string | null {
-  switch (agent) {
-    case "claude-code":
-      return claudeHome(ctx);
-    case "codex":
-      return codexHome(ctx);
-    case "gemini":
-      return join(geminiHome(ctx), ".gemini");
-    case "copilot":
-      return copilotHome(ctx);
-    case "opencode":
-      return join(xdgConfigHome(ctx), "opencode");
-    default:
-      return null;
-  }
+  if (agent === "claude-code" || agent === "codex" || agent === "gemini") return dirname(hookFile(agent, ctx).path);
+  if (agent === "copilot") return dirname(copilotSettingsPath(ctx));
+  // `<config>/opencode/plugins/thoughtgate.js`: opencode's own directory, whether or not it has plugins yet.
+  if (agent === "opencode") return dirname(dirname(enrolledPluginPath(ctx)));
+  return null;
 }
 
 /** What `enroll --all` enrolls: an agent with MCP servers in its own files, or one whose own tools have a hook and that has run here. */

@@ -23,7 +23,7 @@ import { addedSinceEnroll } from "./enroll.ts";
 import { planConfigs, shareConfigs, type ConfigPlan, type PlanOptions } from "./share-configs.ts";
 import { runAgent } from "./agent-process.ts";
 import { agentCanAsk, agentMode, agentScreen } from "./agent-modes.ts";
-import { answeringHookFiles } from "../governance/verdict/agent-prompt-hooks.ts";
+import { answeringHooks } from "../governance/verdict/agent-prompt-hooks.ts";
 import { SessionVoice } from "./session-voice.ts";
 import { agentPromptsNote, soleApprover } from "./sole-approver.ts";
 import { projectRoot } from "../core/project.ts";
@@ -411,9 +411,10 @@ function promptHookLines(agent: AgentType, command: readonly string[], cwd: stri
   const where = `on the approvals page${desktop ? ", in a desktop notification" : ""} and with thoughtgate approve`;
   const named = (files: string[]) => `${files.map((file) => relative(cwd, file) || file).join(", ")} ha${files.length === 1 ? "s" : "ve"}`;
   const lines: string[] = [];
-  const permission = hooksGovern(agent, command) ? answeringHookFiles(cwd, "PermissionRequest") : [];
+  const answering = answeringHooks(cwd);
+  const permission = hooksGovern(agent, command) ? answering.PermissionRequest : [];
   if (permission.length > 0) lines.push(`thoughtgate: ${named(permission)} a PermissionRequest hook (or cannot be read), which could answer Claude Code's own prompt in your place: its own tools are asked ${where} instead`);
-  const elicitation = answeringHookFiles(cwd, "Elicitation");
+  const elicitation = answering.Elicitation;
   if (elicitation.length > 0) lines.push(`thoughtgate: ${named(elicitation)} an Elicitation or ElicitationResult hook (or cannot be read), which could answer ThoughtGate's approval form in your place: MCP tools are asked ${where} instead of in Claude Code`);
   return lines;
 }

@@ -30,6 +30,13 @@ export function throughWrap(launch: AgentLaunch, options: WrapOptions = {}): Age
   };
 }
 
+/** A user policy that refuses every shell line with `rm ` in it from an agent's own tools, at once (no one to ask under `-p`). */
+export const NO_DELETES_POLICY = `schema: 1
+governance:
+  rules:
+    - { id: no-deletes, source: agent, match: shell, arguments: { command: { glob: "*rm *" } }, action: deny }
+`;
+
 /** Write the user's policy file in the sandbox (what discovery finds when no --thoughtgate-config is given). */
 export function writeUserPolicy(sandbox: AgentSandbox, yaml: string): string {
   const path = join(sandbox.home, ".config", "thoughtgate", "thoughtgate.yaml");

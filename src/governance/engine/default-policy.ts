@@ -97,9 +97,13 @@ const MOVED_BY: ReadonlyArray<{ variable: string; unmoved: string; places: (dir:
 export function selfProtectionRules(env: Readonly<Record<string, string | undefined>>, cwd: string): readonly Rule[] {
   const home = resolve(env.HOME || homedir());
   // Set to where it is anyway (XDG_CONFIG_HOME=~/.config): the rules above already name it.
-  const moved = MOVED_BY.filter(({ variable, unmoved }) => env[variable] && resolve(cwd, env[variable] as string) !== join(home, unmoved));
+  const moved = MOVED_BY.flatMap((entry) => {
+    const value = env[entry.variable];
+    const dir = value ? resolve(cwd, value) : null;
+    return dir === null || dir === join(home, entry.unmoved) ? [] : [{ ...entry, dir }];
+  });
   if (moved.length === 0) return SELF_PROTECTION_RULES;
-  const places = moved.flatMap(({ variable, places: of }) => of(resolve(cwd, env[variable] as string)));
+  const places = moved.flatMap(({ dir, places: of }) => of(dir));
   // A path with glob characters in it is left to `within` (the edit and write tools).
   const texts = [...places.filter((place) => !/[*?{]/.test(place)), ...moved.filter(({ byName }) => byName).map(({ variable }) => variable)];
   return [

@@ -1,5 +1,5 @@
-import { existsSync } from "node:fs";
-import { dirname, join, resolve } from "node:path";
+import { join } from "node:path";
+import { projectDirs } from "../../core/project.ts";
 import { readRegularFile } from "../../core/safe-open.ts";
 
 /**
@@ -26,40 +26,33 @@ export type AnsweringHook = "PermissionRequest" | "Elicitation";
 /** The hook events that can answer each question: a form's answer can come from either of two. */
 const EVENTS: Record<AnsweringHook, readonly string[]> = { PermissionRequest: ["PermissionRequest"], Elicitation: ["Elicitation", "ElicitationResult"] };
 
-/** The project's Claude settings files with a hook that answers `event`'s question (or that cannot be read), nearest first. */
-export function answeringHookFiles(cwd: string, event: AnsweringHook): string[] {
-  const found: string[] = [];
-  for (const dir of projectDirs(resolve(cwd))) {
+/**
+ * The project's Claude settings files with a hook that answers each question (or that cannot be
+ * read), nearest first. Each file is read once for both.
+ */
+export function answeringHooks(cwd: string): Record<AnsweringHook, string[]> {
+  const found: Record<AnsweringHook, string[]> = { PermissionRequest: [], Elicitation: [] };
+  for (const dir of projectDirs(cwd, "cwd")) {
     for (const name of ["settings.json", "settings.local.json"]) {
       const path = join(dir, ".claude", name);
-      if (answersPrompt(path, event)) found.push(path);
+      const hooks = hookEvents(path);
+      for (const question of ["PermissionRequest", "Elicitation"] as const) {
+        if (hooks === null || EVENTS[question].some((event) => hooks.has(event))) found[question].push(path);
+      }
     }
   }
   return found;
 }
 
-function answersPrompt(path: string, event: AnsweringHook): boolean {
+/** The hook events a settings file names (a list with at least one entry, or any other value), or null when it cannot be read. */
+function hookEvents(path: string): Set<string> | null {
   const read = readRegularFile(path, { follow: true, maxBytes: 4 * 1024 * 1024 });
-  if (!read.ok) return !read.missing;
+  if (!read.ok) return read.missing ? new Set() : null;
   try {
     const settings = JSON.parse(read.bytes.toString("utf8")) as { hooks?: Record<string, unknown> } | null;
-    return EVENTS[event].some((name) => {
-      const hooks = settings?.hooks?.[name];
-      return Array.isArray(hooks) ? hooks.length > 0 : hooks !== undefined;
-    });
+    const hooks = settings?.hooks ?? {};
+    return new Set(Object.keys(hooks).filter((event) => (Array.isArray(hooks[event]) ? hooks[event].length > 0 : hooks[event] !== undefined)));
   } catch {
-    return true;
+    return null;
   }
-}
-
-/** `cwd` and its parents up to the repository's root, or `cwd` alone outside a repository. */
-function projectDirs(cwd: string): string[] {
-  const dirs = [cwd];
-  for (let dir = cwd; !existsSync(join(dir, ".git")); ) {
-    const parent = dirname(dir);
-    if (parent === dir) return [cwd];
-    dirs.push(parent);
-    dir = parent;
-  }
-  return dirs;
 }

@@ -1,6 +1,7 @@
 import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { customPath, projectDirs, xdgConfigHome } from "./config-dirs.ts";
+import { projectDirs } from "../../core/project.ts";
+import { customPath, xdgConfigHome } from "./config-dirs.ts";
 import { applyPrecedence, readMapFile, type Adapter } from "./shared.ts";
 import type { AgentContext, ConfigScope } from "./types.ts";
 

@@ -1,7 +1,8 @@
 import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type { JSONPath } from "jsonc-parser";
-import { customPath, selfAndParents } from "./config-dirs.ts";
+import { selfAndParents } from "../../core/project.ts";
+import { customPath } from "./config-dirs.ts";
 import { pluginServers } from "./claude-plugins.ts";
 import { standardEntry } from "./entry-fields.ts";
 import { propertiesOf } from "./jsonc.ts";

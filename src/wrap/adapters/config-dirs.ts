@@ -1,5 +1,4 @@
-import { existsSync } from "node:fs";
-import { dirname, join, resolve } from "node:path";
+import { join, resolve } from "node:path";
 import type { AgentContext, DiscoverOptions } from "./types.ts";
 
 /** Where agents keep their config files: the user's directories, and a project's up to its repository root. */
@@ -29,24 +28,4 @@ export function ifReadable<T>(read: () => T): T | undefined {
   } catch {
     return undefined;
   }
-}
-
-/** `dir` and each of its parents up to the root, nearest first. */
-export function selfAndParents(dir: string): string[] {
-  const dirs = [dir];
-  for (let parent = dirname(dir); parent !== dirs.at(-1); parent = dirname(parent)) dirs.push(parent);
-  return dirs;
-}
-
-/**
- * The directories whose project config an agent reads: the working directory and its parents up
- * to the repository root (the nearest one holding `.git`), nearest first. Outside a repository,
- * `outside` says what the agent does: only the working directory (Codex, Copilot, Amp) or every
- * parent up to the root (opencode).
- */
-export function projectDirs(cwd: string, outside: "cwd" | "all"): string[] {
-  const dirs = selfAndParents(resolve(cwd));
-  const root = dirs.findIndex((dir) => existsSync(join(dir, ".git")));
-  if (root >= 0) return dirs.slice(0, root + 1);
-  return outside === "cwd" ? dirs.slice(0, 1) : dirs;
 }

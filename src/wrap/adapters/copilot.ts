@@ -1,6 +1,7 @@
 import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { customPath, projectDirs } from "./config-dirs.ts";
+import { projectDirs } from "../../core/project.ts";
+import { customPath } from "./config-dirs.ts";
 import { entryWithSwitch } from "./entry-fields.ts";
 import { applyPrecedence, disable, openConfigFile, readMapFile, stringList, type Adapter } from "./shared.ts";
 import type { AgentContext, ConfigFile } from "./types.ts";
@@ -44,7 +45,7 @@ export const copilot: Adapter = {
   },
 };
 
-export function copilotHome(ctx: AgentContext): string {
+function copilotHome(ctx: AgentContext): string {
   const dir = ctx.env.COPILOT_HOME;
   return dir ? resolve(ctx.cwd, dir) : join(ctx.home, ".copilot");
 }

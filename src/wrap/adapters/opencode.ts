@@ -1,7 +1,8 @@
 import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { isPlainObject } from "./jsonc.ts";
-import { customPath, projectDirs, xdgConfigHome } from "./config-dirs.ts";
+import { projectDirs } from "../../core/project.ts";
+import { customPath, xdgConfigHome } from "./config-dirs.ts";
 import { enabledFalse, invalid, remote, stdioFields, type EntryFields } from "./entry-fields.ts";
 import { applyPrecedence, readMapFile, type Adapter } from "./shared.ts";
 import type { AgentContext, ConfigFile, ConfigScope, EntryLayout } from "./types.ts";

@@ -16,16 +16,11 @@ import { agentBinary, agentSandbox, describeRun, runAgent, type AgentLaunch, typ
 import { startFakeOpenAIChat } from "../../support/fake-models/openai-chat.ts";
 import type { FakeModel } from "../../support/fake-models/fake-model.ts";
 import { BINARY, requireBinary } from "../../support/harness.ts";
-import { sessionCalls, throughWrap, writeUserPolicy } from "../../support/wrapped-agents.ts";
+import { NO_DELETES_POLICY, sessionCalls, throughWrap, writeUserPolicy } from "../../support/wrapped-agents.ts";
 
 setDefaultTimeout(180_000);
 requireBinary();
 
-const DENY_DELETES = `schema: 1
-governance:
-  rules:
-    - { id: no-deletes, source: agent, match: shell, arguments: { command: { glob: "*rm *" } }, action: deny }
-`;
 
 /** The user's settings, spaced their way: the same bytes must come back. */
 const SETTINGS = `{
@@ -54,7 +49,7 @@ function project(sandbox: AgentSandbox): void {
 test("under wrap, Copilot CLI's own bash goes through ThoughtGate's hook: rm -rf ./data refused, ls run, both in the log; settings.json byte for byte", async () => {
   await using sandbox = agentSandbox();
   project(sandbox);
-  writeUserPolicy(sandbox, DENY_DELETES);
+  writeUserPolicy(sandbox, NO_DELETES_POLICY);
   await using model = startFakeOpenAIChat({
     calls: [
       { tool: "bash", arguments: { command: "rm -rf ./data", description: "Clean up" } },
@@ -83,7 +78,7 @@ test("under wrap, Copilot CLI's own bash goes through ThoughtGate's hook: rm -rf
 test("Copilot CLI cannot write its way out of the hook: a repository hook file, its settings by a shell redirect, each refused", async () => {
   await using sandbox = agentSandbox();
   project(sandbox);
-  writeUserPolicy(sandbox, DENY_DELETES);
+  writeUserPolicy(sandbox, NO_DELETES_POLICY);
   const settings = join(sandbox.home, ".copilot", "settings.json");
   await using model = startFakeOpenAIChat({
     calls: [
@@ -140,7 +135,7 @@ test("a Copilot CLI settings.json ThoughtGate cannot add its hook to is refused 
 test("enroll copilot keeps the hook in settings.json for plain runs; unenroll puts the file back byte for byte", async () => {
   await using sandbox = agentSandbox();
   project(sandbox);
-  writeUserPolicy(sandbox, DENY_DELETES);
+  writeUserPolicy(sandbox, NO_DELETES_POLICY);
   await using model = startFakeOpenAIChat({ calls: [{ tool: "bash", arguments: { command: "rm -rf ./data", description: "Clean up" } }], finalText: "Done." });
   const launch = copilot(sandbox, model, "Clean up.");
   const settings = join(sandbox.home, ".copilot", "settings.json");

@@ -14,7 +14,7 @@ import { join } from "node:path";
 import { agentSandbox, describeRun, gemini } from "../../support/agents.ts";
 import { startFakeGemini } from "../../support/fake-models/gemini.ts";
 import { BINARY, requireBinary, waitFor } from "../../support/harness.ts";
-import { runWrapped, sessionCalls, throughWrap, writeUserPolicy } from "../../support/wrapped-agents.ts";
+import { NO_DELETES_POLICY, runWrapped, sessionCalls, throughWrap, writeUserPolicy } from "../../support/wrapped-agents.ts";
 
 setDefaultTimeout(120_000);
 requireBinary();
@@ -40,14 +40,7 @@ test("under wrap, Gemini CLI's own run_shell_command goes through ThoughtGate's 
     ],
     finalText: "Done.",
   });
-  writeUserPolicy(
-    sandbox,
-    `schema: 1
-governance:
-  rules:
-    - { id: no-deletes, source: agent, match: shell, arguments: { command: { glob: "*rm *" } }, action: deny }
-`,
-  );
+  writeUserPolicy(sandbox, NO_DELETES_POLICY);
   const launch = throughWrap(gemini(sandbox, { model, servers: {}, scope: "user", prompt: "Clean up, then list." }));
   const before = userSettings(settingsFile);
   const run = await runWrapped(launch, sandbox, 90_000);

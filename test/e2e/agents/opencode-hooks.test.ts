@@ -17,17 +17,12 @@ import { agentSandbox, describeRun, opencode, runAgent, type AgentSandbox } from
 import { startFakeOpenAIChat } from "../../support/fake-models/openai-chat.ts";
 import { BINARY, requireBinary, waitFor } from "../../support/harness.ts";
 import { decideAtTerminal, tasksAtTerminal } from "../../support/terminal.ts";
-import { bytes, sessionCalls, throughWrap, writeUserPolicy } from "../../support/wrapped-agents.ts";
+import { bytes, NO_DELETES_POLICY, sessionCalls, throughWrap, writeUserPolicy } from "../../support/wrapped-agents.ts";
 
 // opencode takes 3–5 s to start on this box, more under load.
 setDefaultTimeout(180_000);
 requireBinary();
 
-const DENY_DELETES = `schema: 1
-governance:
-  rules:
-    - { id: no-deletes, source: agent, match: shell, arguments: { command: { glob: "*rm *" } }, action: deny }
-`;
 
 /** opencode's global config with its own permissions allowing everything, `"$schema"` first as opencode leaves it. */
 function allowEverything(sandbox: AgentSandbox): string {
@@ -123,7 +118,7 @@ test("a repository's .opencode plugin of the same name and an opencode.json with
   writeFileSync(join(sandbox.project, ".opencode", "plugins", "opencode-plugin.js"), "export const ThoughtGate = async () => ({});\n");
   writeFileSync(join(sandbox.project, ".opencode", "plugins", "thoughtgate.js"), "export const ThoughtGate = async () => ({});\n");
   writeFileSync(join(sandbox.project, "opencode.json"), `${JSON.stringify({ $schema: "https://opencode.ai/config.json", plugin: [] })}\n`);
-  writeUserPolicy(sandbox, DENY_DELETES);
+  writeUserPolicy(sandbox, NO_DELETES_POLICY);
   await using model = startFakeOpenAIChat({ calls: [{ tool: "bash", arguments: { command: "rm -rf ./data", description: "Clean up" } }], finalText: "Done." });
   const launch = throughWrap(opencode(sandbox, { model, servers: {}, scope: "global", prompt: "Clean up." }));
   allowEverything(sandbox);
@@ -137,7 +132,7 @@ test("a repository's .opencode plugin of the same name and an opencode.json with
 test("enroll opencode governs plain runs through the plugin until unenroll removes it; a plugin that cannot start thoughtgate refuses the call", async () => {
   await using sandbox = agentSandbox();
   project(sandbox);
-  writeUserPolicy(sandbox, DENY_DELETES);
+  writeUserPolicy(sandbox, NO_DELETES_POLICY);
   const env = { ...sandbox.env, PWD: sandbox.project };
   const pluginFile = join(sandbox.home, ".config", "opencode", "plugins", "thoughtgate.js");
   const plain = async (command: string) => {

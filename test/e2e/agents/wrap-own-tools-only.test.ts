@@ -18,22 +18,17 @@ import { startFakeAnthropic } from "../../support/fake-models/anthropic.ts";
 import { startFakeGemini } from "../../support/fake-models/gemini.ts";
 import { startFakeOpenAIResponses } from "../../support/fake-models/openai-responses.ts";
 import { requireBinary } from "../../support/harness.ts";
-import { runWrapped, throughWrap, writeUserPolicy } from "../../support/wrapped-agents.ts";
+import { NO_DELETES_POLICY, runWrapped, throughWrap, writeUserPolicy } from "../../support/wrapped-agents.ts";
 
 setDefaultTimeout(120_000);
 requireBinary();
 
-const NO_DELETES = `schema: 1
-governance:
-  rules:
-    - { id: no-deletes, source: agent, match: shell, arguments: { command: { glob: "*rm *" } }, action: deny }
-`;
 
 test("wrap -- claude with no MCP server at all runs with its hook, says so in one line, and governs its Bash", async () => {
   await using sandbox = agentSandbox();
   mkdirSync(join(sandbox.project, ".git"));
   mkdirSync(join(sandbox.project, "data"));
-  writeUserPolicy(sandbox, NO_DELETES);
+  writeUserPolicy(sandbox, NO_DELETES_POLICY);
   await using model = startFakeAnthropic({
     calls: [
       { tool: "Bash", arguments: { command: "rm -rf ./data", description: "delete the data" } },
@@ -63,7 +58,7 @@ test("wrap -- gemini with no ~/.gemini/settings.json: the hook's file is made fo
   await using sandbox = agentSandbox();
   mkdirSync(join(sandbox.project, ".git"));
   mkdirSync(join(sandbox.project, "data"));
-  writeUserPolicy(sandbox, NO_DELETES);
+  writeUserPolicy(sandbox, NO_DELETES_POLICY);
   await using model = startFakeGemini({
     calls: [
       { tool: "run_shell_command", arguments: { command: "rm -rf ./data" } },
@@ -103,7 +98,7 @@ test("wrap -- codex whose own -c hooks override leaves ThoughtGate's hook out: r
 test("wrap -- claude --bare (hooks off) is refused before the agent starts; with --allow-ungoverned it runs and the banner says its own tools are not governed", async () => {
   await using sandbox = agentSandbox();
   mkdirSync(join(sandbox.project, "data"));
-  writeUserPolicy(sandbox, NO_DELETES);
+  writeUserPolicy(sandbox, NO_DELETES_POLICY);
   await using model = startFakeAnthropic({ calls: [{ tool: "Bash", arguments: { command: "ls", description: "list" } }], finalText: "Done." });
   const env = { ...sandbox.env, ANTHROPIC_BASE_URL: model.url, ANTHROPIC_API_KEY: "sk-ant-thoughtgate-test", ENABLE_TOOL_SEARCH: "false", CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1", DISABLE_AUTOUPDATER: "1" };
   const bare = { agent: "claude-code" as const, argv: [agentBinary("claude-code"), "--bare", "-p", "List.", "--allowedTools", "Bash"], cwd: sandbox.project, env };

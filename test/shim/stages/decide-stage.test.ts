@@ -8,12 +8,11 @@ import { describe, expect, test } from "bun:test";
 import type { DefinitionChange } from "../../../src/governance/verdict/definition-acceptance.ts";
 import type { DecisionContext, Decider, ElicitOutcome, Verdict } from "../../../src/governance/verdict/decider.ts";
 import { HeldDecisions } from "../../../src/shim/held-decisions.ts";
-import { requestEra } from "../../../src/shim/era.ts";
 import type { PendingRequest } from "../../../src/shim/request-tracker.ts";
 import { RetryAsks } from "../../../src/shim/retry-asks.ts";
 import { decideStage } from "../../../src/shim/stages/decide-stage.ts";
 import type { GovernedRequest } from "../../../src/shim/stages/governed-request.ts";
-import { deny, fakeNext, forward, governed, later, MODERN_META, request, toolCall } from "./governed.ts";
+import { answeredRetry, deny, fakeNext, forward, governed, later, MODERN_META, modernCall, request, toolCall } from "./governed.ts";
 
 const change: DefinitionChange = { kind: "tool", name: "echo", status: "changed", changed: ["description"], pinnedDigest: "a", servedDigest: "b", diff: "", findings: [] };
 
@@ -142,8 +141,7 @@ describe("decide (the shim's way in)", () => {
       const outcome: ElicitOutcome = (await context.elicit?.("Allow echo?", context.signal)) ?? { kind: "unanswered" };
       return outcome.kind === "approved" ? { ...forward, approvedBy: "elicitation" } : deny;
     });
-    const first = governed(toolCall(1, "echo", { _meta: MODERN_META }));
-    first.era = requestEra(first.request);
+    const first = modernCall(1, "echo");
     const asked = run(first);
     const question = JSON.parse(toAgent[0] ?? "{}");
     expect(question).toMatchObject({ id: 1, result: { resultType: "input_required" } });
@@ -151,10 +149,7 @@ describe("decide (the shim's way in)", () => {
 
     const ask = asks.openFor(first.entry);
     expect(ask).toBeDefined();
-    const retry = governed(toolCall(2, "echo", { _meta: MODERN_META }));
-    retry.era = requestEra(retry.request);
-    if (ask) retry.answered = { ask, outcome: { kind: "approved", scope: "once" } };
-    const continued = run(retry);
+    const continued = run(answeredRetry(2, "echo", ask));
     await continued.result;
     await asked.result;
     expect(asked.seen).toEqual([]);
@@ -198,28 +193,19 @@ describe("decide (the shim's way in)", () => {
     const kept: Array<string | number> = [];
     const keep = asks.decided.bind(asks);
     asks.decided = (entry, req, verdict) => (kept.push(entry.id), keep(entry, req, verdict));
-    const modern = (id: number, name: string, meta: Record<string, unknown> = MODERN_META) => {
-      const call = governed(toolCall(id, name, { _meta: meta }));
-      call.era = requestEra(call.request);
-      return call;
-    };
-    run(modern(1, "echo", { "io.modelcontextprotocol/protocolVersion": "2026-07-28" }));
-    run(modern(2, "blocked"));
+    run(modernCall(1, "echo", { "io.modelcontextprotocol/protocolVersion": "2026-07-28" }));
+    run(modernCall(2, "blocked"));
     run(governed(toolCall(3, "echo")));
-    run(modern(4, "echo"));
+    run(modernCall(4, "echo"));
     expect(contexts[0]?.elicit).toBeNull();
     expect(kept).toEqual([1, 4]);
   });
 
   test("modern: a client whose project could answer its forms (Claude Code's Elicitation hook) is put none; another client is", () => {
     const { run, contexts } = setup(() => forward, false, {}, (client) => (client === "claude-code" ? ["/repo/.claude/settings.json"] : []));
-    const modern = (id: number, client: string) => {
-      const call = governed(toolCall(id, "echo", { _meta: { ...MODERN_META, "io.modelcontextprotocol/clientInfo": { name: client, version: "1" } } }));
-      call.era = requestEra(call.request);
-      return call;
-    };
-    run(modern(1, "claude-code"));
-    run(modern(2, "other-agent"));
+    const fromClient = (id: number, client: string) => modernCall(id, "echo", { ...MODERN_META, "io.modelcontextprotocol/clientInfo": { name: client, version: "1" } });
+    run(fromClient(1, "claude-code"));
+    run(fromClient(2, "other-agent"));
     expect(contexts.map((context) => context.elicit === null)).toEqual([true, false]);
   });
 
@@ -272,8 +258,7 @@ describe("decide (the shim's way in)", () => {
       const outcome: ElicitOutcome = (await context.elicit?.("Allow echo?", context.signal)) ?? { kind: "unanswered" };
       return outcome.kind === "approved" ? forward : deny;
     });
-    const first = governed(toolCall(1, "echo", { _meta: MODERN_META }));
-    first.era = requestEra(first.request);
+    const first = modernCall(1, "echo");
     const asked = run(first);
     expect(held.has(1)).toBe(true);
     const ask = await (async () => {
@@ -281,10 +266,7 @@ describe("decide (the shim's way in)", () => {
       return asks.openFor(first.entry);
     })();
     expect(JSON.parse(toAgent[0] ?? "{}")).toMatchObject({ id: 1, result: { resultType: "input_required" } });
-    const retry = governed(toolCall(2, "echo", { _meta: MODERN_META }));
-    retry.era = requestEra(retry.request);
-    if (ask) retry.answered = { ask, outcome: { kind: "approved", scope: "once" } };
-    const continued = run(retry);
+    const continued = run(answeredRetry(2, "echo", ask));
     await continued.result;
     await asked.result;
     expect({ first: asked.seen, retry: continued.seen, held: held.size }).toEqual({ first: [], retry: [forward], held: 0 });

@@ -1,7 +1,8 @@
 /** A governed request for the way-in stages' unit tests, as the router builds it. */
 import type { JsonRpcRequest } from "../../../src/core/jsonrpc.ts";
-import type { Verdict } from "../../../src/governance/verdict/decider.ts";
-import { LEGACY, META_CAPABILITIES, META_VERSION } from "../../../src/shim/era.ts";
+import type { ElicitOutcome, Verdict } from "../../../src/governance/verdict/decider.ts";
+import type { Ask } from "../../../src/shim/input-asks.ts";
+import { LEGACY, META_CAPABILITIES, META_VERSION, requestEra } from "../../../src/shim/era.ts";
 import { LazyAbort } from "../../../src/shim/held-decisions.ts";
 import type { GovernedRequest } from "../../../src/shim/stages/governed-request.ts";
 
@@ -28,6 +29,20 @@ export function governed(of: JsonRpcRequest, subscriptions?: unknown[] | null): 
     control: new LazyAbort(),
     subscriptions,
   };
+}
+
+/** A modern request's call, with its era read as the parse stage reads it. */
+export function modernCall(id: number | string, name: string, meta: Record<string, unknown> = MODERN_META): GovernedRequest {
+  const call = governed(toolCall(id, name, { _meta: meta }));
+  call.era = requestEra(call.request);
+  return call;
+}
+
+/** The modern retry of a call, carrying the person's answer to `ask` (what parse makes of it). */
+export function answeredRetry(id: number | string, name: string, ask: Ask | undefined, outcome: ElicitOutcome = { kind: "approved", scope: "once" }): GovernedRequest {
+  const retry = modernCall(id, name);
+  if (ask) retry.answered = { ask, outcome };
+  return retry;
 }
 
 /** A `next` that counts its calls and notes the verdict each saw; a stage that passes on anything but its call fails the test. */

@@ -6,11 +6,10 @@
 import { describe, expect, test } from "bun:test";
 import type { JsonRpcResponse } from "../../../src/core/jsonrpc.ts";
 import { taggedLog } from "../../../src/core/log.ts";
-import { requestEra } from "../../../src/shim/era.ts";
 import { HeldDecisions } from "../../../src/shim/held-decisions.ts";
 import { listsStage } from "../../../src/shim/stages/lists-stage.ts";
 import { ToolCatalog } from "../../../src/shim/tool-catalog.ts";
-import { deny, fakeNext, governed, later, MODERN_META, toolCall } from "./governed.ts";
+import { deny, fakeNext, governed, later, modernCall, toolCall } from "./governed.ts";
 
 const TOOLS = [{ name: "echo", inputSchema: { type: "object" }, annotations: { readOnlyHint: true } }];
 const listAnswer = (tools: unknown[]): JsonRpcResponse => ({ kind: "response", id: "own", isError: false, body: { jsonrpc: "2.0", id: "own", result: { tools } } as JsonRpcResponse["body"] });
@@ -70,8 +69,7 @@ describe("lists (the shim's way in)", () => {
 
   test("a modern call's read carries the protocol version in _meta, as a modern server requires", () => {
     const { asked, stage } = setup();
-    const call = governed(toolCall(1, "echo", { _meta: MODERN_META }));
-    call.era = requestEra(call.request);
+    const call = modernCall(1, "echo");
     void stage.request?.(call, () => {});
     expect(asked[0]?.params).toMatchObject({ _meta: { "io.modelcontextprotocol/protocolVersion": "2026-07-28" } });
   });
